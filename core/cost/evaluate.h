@@ -1,0 +1,56 @@
+#pragma once
+// The heart of the cost model: a pure function of the scenario.
+//
+//   Scenario --place--> Placement --cost--> durations --schedule--> Timeline
+//            --traffic--> link usage --> Evaluation
+//
+// Thread-safe: no hidden state. An Evaluator prepares what depends on the
+// cluster alone (topology, routes) once, for callers that evaluate many
+// plans on one cluster (the optimizer, the GUI on every drag).
+
+#include "cost/evaluation.h"
+#include "model/scenario.h"
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sa {
+
+class Topology;
+
+// A plan that cannot be evaluated (degrees do not divide, too many GPUs...):
+// a value, not an exception. Messages name the JSON path as Diagnostics do.
+struct EvaluationError {
+    std::vector<Diagnostic> problems;
+    std::string str() const;
+};
+
+using EvaluationResult = std::variant<Evaluation, EvaluationError>;
+
+struct EvaluateOptions {
+    bool timeline = true; // record every op (off in the optimizer's hot loop)
+};
+
+class Evaluator {
+public:
+    explicit Evaluator(const Cluster& cluster);
+    ~Evaluator();
+    Evaluator(const Evaluator&) = delete;
+    Evaluator& operator=(const Evaluator&) = delete;
+
+    const Cluster& cluster() const { return cluster_; }
+    const Topology& topology() const { return *topology_; }
+
+    EvaluationResult evaluate(const Model& model, const Plan& plan,
+                              const EvaluateOptions& options = {}) const;
+
+private:
+    Cluster cluster_;
+    std::unique_ptr<Topology> topology_;
+};
+
+EvaluationResult evaluate(const Scenario& scenario, const EvaluateOptions& options = {});
+
+} // namespace sa

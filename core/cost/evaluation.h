@@ -1,0 +1,107 @@
+#pragma once
+// The result of evaluating a scenario: immutable once built, shared by views
+// as std::shared_ptr<const Evaluation>.
+
+#include "model/plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+enum class OpKind {
+    Forward,      // forward of one microbatch through one (virtual) stage
+    Backward,     // backward (input gradient; also weight gradient unless split)
+    WeightGrad,   // zero-bubble's deferred weight-gradient pass
+    Recompute,    // full recompute's extra forward, shown inside Backward in 1F1B
+    SendForward,  // P2P activations to the next stage
+    SendBackward, // P2P gradients to the previous stage
+    DpSync,       // DP/FSDP reduce-scatter / all-reduce / all-gather
+    Optimizer     // optimizer step
+};
+const char* toString(OpKind k);
+
+struct TimelineOp {
+    OpKind kind = OpKind::Forward;
+    int stage = 0;          // physical pipeline stage
+    int chunk = 0;          // virtual stage (model chunk) on that stage
+    int microbatch = -1;    // -1 for ops not tied to one microbatch
+    double start_s = 0;
+    double end_s = 0;
+    bool cross_building = false; // P2P that crosses a building boundary
+    double exposed_s = 0;        // for DpSync: the part not hidden behind compute
+};
+
+struct Timeline {
+    int stages = 0;
+    int chunks = 1;
+    int microbatches = 0;
+    double makespan_s = 0;
+    std::vector<TimelineOp> ops; // ops of the critical (slowest) replica
+};
+
+struct Breakdown {
+    double compute_s = 0;      // forward + backward (+ recompute) on the critical stage
+    double tp_exposed_s = 0;
+    double cp_exposed_s = 0;
+    double ep_exposed_s = 0;
+    double pp_exposed_s = 0;   // P2P time on the critical path
+    double dp_exposed_s = 0;   // DP/FSDP traffic not hidden behind backward
+    double bubble_s = 0;       // idle time of the critical stage in the pipeline
+    double optimizer_s = 0;
+};
+
+struct MemoryUsage {
+    double weights_gib = 0;
+    double gradients_gib = 0;
+    double optimizer_gib = 0;
+    double activations_gib = 0;
+    double other_gib = 0;         // workspace, fragmentation
+    double peak_gib_per_gpu = 0;  // worst stage
+    double capacity_gib = 0;      // of the GPU holding the worst stage
+    bool fits = true;
+    int worst_stage = 0;
+    std::vector<double> per_stage_peak_gib;
+    std::vector<double> per_stage_capacity_gib;
+};
+
+enum class LinkTier { InterBuilding, BuildingUplink, ZoneUplink };
+const char* toString(LinkTier t);
+
+struct LinkUsage {
+    std::string name;
+    LinkTier tier = LinkTier::InterBuilding;
+    int edge = -1;                   // Topology edge id
+    double capacity_gbps = 0;
+    double latency_ms = 0;
+    std::string technology;
+    double bytes_per_step = 0;       // one direction, the busier one
+    double busy_s = 0;               // time the link carries traffic in a step
+    double utilization = 0;          // mean over the step: bytes / (capacity * step)
+    double peak_utilization = 0;     // during its busiest phase
+    std::vector<Dim> dims;           // parallel dimensions that use it
+};
+
+struct Evaluation {
+    double step_time_s = 0;
+    double tokens_per_s = 0;
+    double mfu = 0;
+    double hfu = 0;
+    double tflops_per_gpu = 0;      // model FLOPs per GPU per second / 1e12
+    double model_flops_per_step = 0;
+    double hardware_flops_per_step = 0;
+    std::int64_t gpus = 0;
+    std::int64_t microbatches = 0;
+    double cross_building_bytes = 0; // sum over inter-building links
+    Breakdown breakdown;
+    MemoryUsage memory;
+    std::vector<LinkUsage> links;
+    std::vector<std::string> warnings;
+    Timeline timeline;
+    // Per-stage facts for views.
+    std::vector<int> stage_building;    // building holding most of each stage
+    std::vector<int> layers_per_stage;
+};
+
+} // namespace sa

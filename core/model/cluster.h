@@ -1,0 +1,98 @@
+#pragma once
+// Plain value types of a cluster document ("format": "scaleacross.cluster").
+// Units live in the member names, as in the JSON keys.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+struct GpuModel {
+    std::string name;
+    double peak_tflops_bf16 = 0;
+    double peak_tflops_fp8 = 0; // 0 = no FP8 support
+    double memory_gib = 0;
+    double hbm_tbps = 0;
+    // Streaming multiprocessors: GEMM wave quantisation (tiles per wave).
+    int sms = 108;
+    // Fraction of the dense peak that large, well-shaped GEMMs reach with
+    // cuBLAS (vendor and MLPerf measurements; see docs/COST_MODEL.md).
+    double gemm_efficiency = 0.8;
+
+    bool operator==(const GpuModel&) const = default;
+};
+
+// A transport profile for a link: what limits a long fat pipe beyond its
+// raw rate. Built-ins are in core/cost/network.h; a cluster may override or
+// add profiles by name.
+struct Technology {
+    std::string name;
+    double efficiency = 0.9;     // goodput / line rate on a clean, busy link
+    double window_mib = 0;       // per-flow window (0 = not window limited)
+    int flows = 1;               // parallel flows / QPs per transfer
+    double loss_rate = 0;        // packet loss probability (0 for lossless)
+    bool lossless = true;        // PFC-style: loss is never seen by the transport
+    double mtu_bytes = 4096;     // packet size, for loss recovery and Mathis' bound
+    double per_message_us = 2.0; // software + NIC overhead per message
+
+    bool operator==(const Technology&) const = default;
+};
+
+struct Building {
+    std::string name;
+    std::string region;
+    std::string gpu_model;
+    std::int64_t gpus = 0;
+    int gpus_per_host = 8;
+    double scale_up_gbps = 0;  // NVLink per GPU, one direction, Gbit/s
+    double scale_out_gbps = 0; // NIC per GPU, Gbit/s
+    std::int64_t zone_gpus = 0; // GPUs per non-blocking zone (pod)
+    double zone_oversubscription = 1;     // zone -> building spine
+    double building_oversubscription = 1; // building fabric -> aggregation
+
+    std::int64_t zones() const { return zone_gpus > 0 ? (gpus + zone_gpus - 1) / zone_gpus : 1; }
+    bool operator==(const Building&) const = default;
+};
+
+struct Link {
+    std::string a;
+    std::string b;
+    std::string name; // defaults to "A-B"
+    double bandwidth_gbps = 0;
+    double latency_ms = 0;
+    std::string technology = "roce";
+
+    bool operator==(const Link&) const = default;
+};
+
+struct Cluster {
+    std::string name;
+    std::string description;
+    std::map<std::string, GpuModel> gpu_models;
+    std::vector<Building> buildings;
+    std::vector<Link> links;
+    std::map<std::string, Technology> technologies; // user profiles (override built-ins)
+
+    std::int64_t totalGpus() const {
+        std::int64_t n = 0;
+        for (const auto& b : buildings)
+            n += b.gpus;
+        return n;
+    }
+    int buildingIndex(const std::string& name) const {
+        for (std::size_t i = 0; i < buildings.size(); ++i)
+            if (buildings[i].name == name)
+                return static_cast<int>(i);
+        return -1;
+    }
+    const GpuModel* gpuOf(const Building& b) const {
+        auto it = gpu_models.find(b.gpu_model);
+        return it == gpu_models.end() ? nullptr : &it->second;
+    }
+    bool operator==(const Cluster&) const = default;
+};
+
+} // namespace sa

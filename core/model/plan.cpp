@@ -1,0 +1,75 @@
+#include "model/plan.h"
+
+namespace sa {
+
+const char* toString(Dim d) {
+    switch (d) {
+    case Dim::TP: return "tp";
+    case Dim::CP: return "cp";
+    case Dim::PP: return "pp";
+    case Dim::DP: return "dp";
+    case Dim::EP: return "ep";
+    }
+    return "?";
+}
+
+const char* toString(Recompute r) {
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "?";
+}
+
+const char* toString(ScheduleKind k) {
+    switch (k) {
+    case ScheduleKind::GPipe: return "gpipe";
+    case ScheduleKind::OneFOneB: return "1f1b";
+    case ScheduleKind::Interleaved: return "interleaved";
+    case ScheduleKind::ZeroBubble: return "zero-bubble";
+    }
+    return "?";
+}
+
+const char* toString(CollectiveAlgo a) {
+    switch (a) {
+    case CollectiveAlgo::Auto: return "auto";
+    case CollectiveAlgo::Ring: return "ring";
+    case CollectiveAlgo::Tree: return "tree";
+    case CollectiveAlgo::Hierarchical: return "hierarchical";
+    }
+    return "?";
+}
+
+std::optional<Dim> dimFromString(const std::string& s) {
+    for (Dim d : kAllDims)
+        if (s == toString(d))
+            return d;
+    return std::nullopt;
+}
+
+std::optional<Recompute> recomputeFromString(const std::string& s) {
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+        if (s == toString(r))
+            return r;
+    return std::nullopt;
+}
+
+std::optional<ScheduleKind> scheduleFromString(const std::string& s) {
+    for (ScheduleKind k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved,
+                           ScheduleKind::ZeroBubble})
+        if (s == toString(k))
+            return k;
+    return std::nullopt;
+}
+
+std::optional<CollectiveAlgo> algoFromString(const std::string& s) {
+    for (CollectiveAlgo a : {CollectiveAlgo::Auto, CollectiveAlgo::Ring, CollectiveAlgo::Tree,
+                             CollectiveAlgo::Hierarchical})
+        if (s == toString(a))
+            return a;
+    return std::nullopt;
+}
+
+} // namespace sa

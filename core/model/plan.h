@@ -1,0 +1,109 @@
+#pragma once
+// Plain value type of a plan document ("format": "scaleacross.plan").
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+enum class Dim { TP = 0, CP = 1, PP = 2, DP = 3, EP = 4 };
+constexpr int kDimCount = 5;
+constexpr std::array<Dim, kDimCount> kAllDims = {Dim::TP, Dim::CP, Dim::PP, Dim::DP, Dim::EP};
+
+enum class Recompute { None, Selective, Full };
+enum class ScheduleKind { GPipe, OneFOneB, Interleaved, ZeroBubble };
+enum class CollectiveAlgo { Auto, Ring, Tree, Hierarchical };
+
+struct Parallelism {
+    int tp = 1;
+    int cp = 1;
+    int pp = 1;
+    int dp = 1;
+    int ep = 1; // expert parallel, carved out of dp (ep divides dp)
+
+    std::int64_t gpus() const { return std::int64_t(tp) * cp * pp * dp; }
+    int of(Dim d) const {
+        switch (d) {
+        case Dim::TP: return tp;
+        case Dim::CP: return cp;
+        case Dim::PP: return pp;
+        case Dim::DP: return dp;
+        case Dim::EP: return ep;
+        }
+        return 1;
+    }
+    bool operator==(const Parallelism&) const = default;
+};
+
+struct Schedule {
+    ScheduleKind kind = ScheduleKind::OneFOneB;
+    int virtual_stages = 1; // model chunks per stage (interleaved only)
+    bool operator==(const Schedule&) const = default;
+};
+
+// A run of grid cells (inclusive ranges) that one building holds.
+struct PlacementRun {
+    int stage_first = 0;
+    int stage_last = 0;
+    int replica_first = 0;
+    int replica_last = 0;
+    std::string building;
+    bool operator==(const PlacementRun&) const = default;
+};
+
+struct Placement {
+    std::vector<PlacementRun> runs;      // applied in order over the rank-order default
+    std::vector<int> layers_per_stage;   // empty = even split
+    bool operator==(const Placement&) const = default;
+};
+
+struct LinkOverride {
+    std::string technology; // empty = keep the cluster's
+    int flows = 0;          // 0 = keep the technology's
+    bool operator==(const LinkOverride&) const = default;
+};
+
+struct Plan {
+    std::string name;
+    std::string description;
+    std::int64_t sequence_length = 0;
+    std::int64_t global_batch_sequences = 0;
+    std::int64_t micro_batch_sequences = 1;
+    Parallelism parallelism;
+    int zero_stage = 1;
+    Recompute recompute = Recompute::None;
+    bool sequence_parallel = true;
+    Schedule schedule;
+    std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+    std::optional<Placement> placement;
+    std::map<Dim, CollectiveAlgo> collectives;          // per dimension
+    std::map<std::string, LinkOverride> link_technologies; // by link name
+    bool dp_overlap = true;      // overlap DP/FSDP traffic with backward
+    double dp_bucket_mib = 256;  // gradient bucket size
+    int grad_reduce_bytes = 4;   // bytes per element of reduced gradients (fp32)
+
+    std::int64_t microbatches() const {
+        const std::int64_t per = micro_batch_sequences * parallelism.dp;
+        return per > 0 ? global_batch_sequences / per : 0;
+    }
+    CollectiveAlgo algoFor(Dim d) const {
+        auto it = collectives.find(d);
+        return it == collectives.end() ? CollectiveAlgo::Auto : it->second;
+    }
+    bool operator==(const Plan&) const = default;
+};
+
+const char* toString(Dim d);
+const char* toString(Recompute r);
+const char* toString(ScheduleKind k);
+const char* toString(CollectiveAlgo a);
+std::optional<Dim> dimFromString(const std::string& s);
+std::optional<Recompute> recomputeFromString(const std::string& s);
+std::optional<ScheduleKind> scheduleFromString(const std::string& s);
+std::optional<CollectiveAlgo> algoFromString(const std::string& s);
+
+} // namespace sa

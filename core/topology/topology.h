@@ -1,0 +1,74 @@
+#pragma once
+// The cluster as a graph (Boost.Graph): zones, building spines, building
+// aggregation points, and the inter-building links between them. Routes
+// between any two GPU locations come with their hops, bottleneck bandwidth,
+// total latency and the edges they use.
+
+#include "model/cluster.h"
+
+#include <string>
+#include <vector>
+
+namespace sa {
+
+// Where a GPU sits: building index in Cluster::buildings and zone inside it.
+struct Location {
+    int building = 0;
+    int zone = 0;
+    bool operator==(const Location&) const = default;
+};
+
+enum class EdgeKind {
+    ZoneUplink,     // a zone's uplinks to its building spine (zone oversubscription)
+    BuildingUplink, // a building spine to its aggregation layer (building oversubscription)
+    InterBuilding   // a link of the cluster document between two buildings
+};
+
+struct TopoEdge {
+    int id = 0;
+    EdgeKind kind = EdgeKind::InterBuilding;
+    std::string name;        // "B1/zone3", "B1/uplink", or the link's name
+    int building = -1;       // for uplinks
+    int zone = -1;           // for zone uplinks
+    int link = -1;           // index into Cluster::links for inter-building edges
+    double bandwidth_gbps = 0; // aggregate capacity, one direction
+    double latency_ms = 0;
+};
+
+struct Route {
+    int hops = 0;                 // edges traversed
+    double bottleneck_gbps = 0;   // smallest edge capacity on the route (0 = no route)
+    double latency_ms = 0;        // sum of edge latencies plus intra-fabric latency
+    std::vector<int> edges;       // edge ids, in order from source to destination
+    bool reachable = true;
+};
+
+class Topology {
+public:
+    explicit Topology(const Cluster& cluster);
+
+    const std::vector<TopoEdge>& edges() const { return edges_; }
+    int buildingCount() const { return static_cast<int>(zoneCounts_.size()); }
+    int zoneCount(int building) const { return zoneCounts_.at(building); }
+
+    // Route between two GPU locations. Same zone: no edges (the zone is
+    // non-blocking); same building: two zone uplinks; otherwise zone uplink,
+    // building uplink, the cheapest path of inter-building links, and back down.
+    Route route(Location a, Location b) const;
+    // Inter-building part only (shortest latency path over the links).
+    const Route& buildingRoute(int a, int b) const;
+
+    // Edge ids for convenience.
+    int zoneUplink(int building, int zone) const;
+    int buildingUplink(int building) const;
+
+private:
+    std::vector<TopoEdge> edges_;
+    std::vector<int> zoneCounts_;
+    std::vector<int> zoneEdgeBase_;      // first zone-uplink edge id per building
+    std::vector<int> buildingUplinkEdge_;
+    std::vector<Route> buildingRoutes_;  // n x n
+    std::vector<double> fabricLatencyMs_; // per building, a few switch hops
+};
+
+} // namespace sa
