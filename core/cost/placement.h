@@ -1,0 +1,61 @@
+#pragma once
+// The job as a grid of cells: PP stages x DP replicas. Each cell is one
+// model-parallel group of tp*cp GPUs and sits inside one building. The rank
+// order gives the default assignment (GPUs are filled building by building
+// in rank order); an explicit placement reassigns runs of cells on top.
+
+#include "model/cluster.h"
+#include "model/plan.h"
+#include "model/scenario.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+struct CellGrid {
+    int stages = 0;
+    int replicas = 0;
+    std::int64_t cell_gpus = 0;          // tp * cp
+    std::vector<std::int16_t> building;  // stage-major: [stage * replicas + replica]
+    std::vector<std::int32_t> zone;      // zone of the cell's first GPU inside its building
+
+    int at(int stage, int replica) const { return building[std::size_t(stage) * replicas + replica]; }
+    int zoneAt(int stage, int replica) const { return zone[std::size_t(stage) * replicas + replica]; }
+};
+
+// A rectangle of cells held by one building: what the GUI shows as a chip.
+struct GroupChip {
+    int stage_first = 0;
+    int stage_last = 0;
+    int replica_first = 0;
+    int replica_last = 0;
+    int building = 0;
+    std::int64_t gpus = 0;
+    bool operator==(const GroupChip&) const = default;
+};
+
+struct PlacementResult {
+    CellGrid grid;
+    std::vector<Diagnostic> problems; // e.g. a building asked for more GPUs than it has
+    std::vector<std::int64_t> gpus_used; // per building
+    bool ok() const { return problems.empty(); }
+};
+
+// `planFile` names the plan in messages.
+PlacementResult placeCells(const Cluster& cluster, const Plan& plan,
+                           const std::string& planFile = "plan");
+
+// Maximal rectangles of equal building, stage runs first: one chip per
+// building per contiguous block of stages with the same replica ranges.
+std::vector<GroupChip> chipsOf(const CellGrid& grid);
+
+// The plan with one more placement run appended (the GUI's drag).
+Plan withRun(const Plan& plan, const PlacementRun& run);
+
+// Layers held by each stage: the plan's explicit split or an even split
+// (earlier stages take the remainder).
+std::vector<int> layersPerStage(const Model& model, const Plan& plan);
+
+} // namespace sa
