@@ -85,6 +85,10 @@ struct Plan {
     bool dp_overlap = true;      // overlap DP/FSDP traffic with backward
     double dp_bucket_mib = 256;  // gradient bucket size
     int grad_reduce_bytes = 4;   // bytes per element of reduced gradients (fp32)
+    // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
+    // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
+    // softmax and its output kept in memory).
+    bool flash_attention = true;
 
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
