@@ -54,16 +54,18 @@ struct PathCostLess {
         // treat them as equal so that the hop count decides.
         const double tol = 1e-12 * std::max(1.0, std::abs(a.latency_ms) + std::abs(b.latency_ms));
         if (std::abs(a.latency_ms - b.latency_ms) > tol || std::isinf(a.latency_ms) ||
-            std::isinf(b.latency_ms))
+            std::isinf(b.latency_ms)) {
             return a.latency_ms < b.latency_ms;
+        }
         return a.hops < b.hops;
     }
 };
 
 struct PathCostPlus {
     PathCost operator()(const PathCost& d, double latency_ms) const {
-        if (std::isinf(d.latency_ms))
+        if (std::isinf(d.latency_ms)) {
             return d; // saturate: infinity stays infinity
+        }
         return {d.latency_ms + latency_ms, d.hops + 1};
     }
 };
@@ -185,8 +187,9 @@ Topology::Topology(const Cluster& cluster) {
         const Link& l = cluster.links[li];
         const int a = cluster.buildingIndex(l.a);
         const int b = cluster.buildingIndex(l.b);
-        if (a < 0 || b < 0 || a == b)
+        if (a < 0 || b < 0 || a == b) {
             continue; // validation reports these; the graph just leaves them out
+        }
         TopoEdge e;
         e.id = static_cast<int>(edges_.size());
         e.kind = EdgeKind::InterBuilding;
@@ -268,14 +271,16 @@ const Route& Topology::buildingRoute(int a, int b) const {
 }
 
 int Topology::zoneUplink(int building, int zone) const {
-    if (building < 0 || building >= buildingCount() || zone < 0 || zone >= zoneCounts_[building])
+    if (building < 0 || building >= buildingCount() || zone < 0 || zone >= zoneCounts_[building]) {
         return -1;
+    }
     return zoneEdgeBase_[building] + zone;
 }
 
 int Topology::buildingUplink(int building) const {
-    if (building < 0 || building >= buildingCount())
+    if (building < 0 || building >= buildingCount()) {
         return -1;
+    }
     return buildingUplinkEdge_[building];
 }
 
@@ -299,8 +304,9 @@ Route Topology::route(Location a, Location b) const {
     }
     const int n = buildingCount();
     if (a.building == b.building) {
-        if (a.zone == b.zone)
+        if (a.zone == b.zone) {
             return buildingRoutes_[static_cast<std::size_t>(n) * n + za];
+        }
         r.edges = {za, zb};
         r.hops = 2;
         r.bottleneck_gbps = std::min(edges_[za].bandwidth_gbps, edges_[zb].bandwidth_gbps);
