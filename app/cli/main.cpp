@@ -18,8 +18,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"check", "validate cluster, model, plan or scenario documents", sa::cli::runCheck},
-    {"evaluate", "predict step time, MFU, memory and link traffic of a plan",
-     sa::cli::runEvaluate},
+    {"evaluate", "predict step time, MFU, memory and link traffic of a plan", sa::cli::runEvaluate},
     {"trace", "write the pipeline timeline as a Chrome trace (Perfetto)", sa::cli::runTrace},
 };
 

@@ -1,0 +1,832 @@
+#include "cost/evaluate.h"
+
+#include "cost/collectives.h"
+#include "cost/compute.h"
+#include "cost/network.h"
+#include "cost/placement.h"
+#include "cost/schedule.h"
+#include "cost/traffic.h"
+#include "formats/documents.h"
+#include "topology/topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace sa {
+
+const char* toString(OpKind k) {
+    switch (k) {
+    case OpKind::Forward:
+        return "forward";
+    case OpKind::Backward:
+        return "backward";
+    case OpKind::WeightGrad:
+        return "weight-grad";
+    case OpKind::Recompute:
+        return "recompute";
+    case OpKind::SendForward:
+        return "send-forward";
+    case OpKind::SendBackward:
+        return "send-backward";
+    case OpKind::DpSync:
+        return "dp-sync";
+    case OpKind::Optimizer:
+        return "optimizer";
+    }
+    return "?";
+}
+
+const char* toString(LinkTier t) {
+    switch (t) {
+    case LinkTier::InterBuilding:
+        return "inter-building";
+    case LinkTier::BuildingUplink:
+        return "building-uplink";
+    case LinkTier::ZoneUplink:
+        return "zone-uplink";
+    }
+    return "?";
+}
+
+std::string EvaluationError::str() const {
+    std::string s;
+    for (const auto& p : problems) {
+        if (!s.empty())
+            s += '\n';
+        s += p.str();
+    }
+    return s;
+}
+
+Evaluator::Evaluator(const Cluster& cluster)
+    : cluster_(cluster)
+    , topology_(std::make_unique<Topology>(cluster_)) {}
+
+Evaluator::~Evaluator() = default;
+
+EvaluationResult evaluate(const Scenario& scenario, const EvaluateOptions& options) {
+    Evaluator e(scenario.cluster);
+    return e.evaluate(scenario.model, scenario.plan, options);
+}
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// CUDA context, NCCL channel buffers and cuBLAS/cuDNN workspaces: ~1.5 GiB
+// per GPU (PyTorch + NCCL defaults), plus ~5% allocator fragmentation.
+constexpr double kRuntimeOverheadGiB = 1.5;
+constexpr double kFragmentation = 1.05;
+// Mixed-precision Adam (Rajbhandari et al. 2020, ZeRO Sec. 3): bf16 weights
+// (2 B), fp32 gradients (4 B, Megatron's main_grad), fp32 master weights,
+// momentum and variance (12 B).
+constexpr double kWeightBytes = 2.0;
+constexpr double kGradBytes = 4.0;
+constexpr double kOptimizerStateBytes = 12.0;
+// The optimizer step streams master weights, m, v (read + write), the
+// gradient and the new bf16 weights: ~30 bytes per parameter.
+constexpr double kOptimizerStepBytes = 30.0;
+
+struct BuildingCosts {
+    bool used = false;
+    const GpuModel* gpu = nullptr;
+    LayerCost dense, moe;
+    EdgeCost embedding, logits;
+    double nic_bps = 0, nvlink_bps = 0;
+};
+
+struct ChunkTimes {
+    double fwd = 0, bwd = 0, wgrad = 0;         // as scheduled
+    double compute = 0, tp = 0, cp = 0, ep = 0; // per microbatch, fwd+bwd parts
+    double params = 0, expert_params = 0;
+    double activation = 0, transient = 0;
+};
+
+double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*f) {
+    double s = 0;
+    for (const auto& c : v)
+        s += c.*f;
+    return s;
+}
+
+} // namespace
+
+EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
+                                     const EvaluateOptions& options) const {
+    const Cluster& cluster = cluster_;
+    const Topology& topo = *topology_;
+    if (options.validate) {
+        Scenario sc{cluster, model, plan};
+        auto problems = validateScenario(sc);
+        if (!problems.empty())
+            return EvaluationError{std::move(problems)};
+    }
+    PlacementResult placed = placeCells(cluster, plan);
+    if (!placed.ok())
+        return EvaluationError{std::move(placed.problems)};
+    const CellGrid& grid = placed.grid;
+
+    Evaluation ev;
+    const Parallelism& par = plan.parallelism;
+    const int pp = par.pp;
+    const int dp = par.dp;
+    const int v =
+        plan.schedule.kind == ScheduleKind::Interleaved ? plan.schedule.virtual_stages : 1;
+    const int V = pp * v;
+    const std::size_t npp = std::size_t(pp), nV = std::size_t(V), nv = std::size_t(v);
+    const std::int64_t m = plan.microbatches();
+    const int mb = int(std::max<std::int64_t>(1, m));
+    const double cellGpus = double(grid.cell_gpus);
+    const double T = double(plan.micro_batch_sequences) * plan.sequence_length / par.cp;
+    const double h = double(model.hidden);
+    const bool zb = plan.schedule.kind == ScheduleKind::ZeroBubble;
+    ev.gpus = par.gpus();
+    ev.microbatches = m;
+
+    // ---- per building: costs of one layer on its GPUs -------------------
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<BuildingCosts> bc(nb);
+    std::vector<std::vector<int>> stageBuildings(npp);
+    std::vector<std::vector<int>> stageCounts(npp, std::vector<int>(nb, 0));
+    for (int s = 0; s < pp; ++s)
+        for (int d = 0; d < dp; ++d)
+            ++stageCounts[std::size_t(s)][std::size_t(grid.at(s, d))];
+    ev.stage_building.assign(std::size_t(pp), 0);
+    for (int s = 0; s < pp; ++s) {
+        int best = 0;
+        for (std::size_t b = 0; b < nb; ++b) {
+            if (stageCounts[std::size_t(s)][b] == 0)
+                continue;
+            stageBuildings[std::size_t(s)].push_back(int(b));
+            bc[b].used = true;
+            if (stageCounts[std::size_t(s)][b] > stageCounts[std::size_t(s)][std::size_t(best)])
+                best = int(b);
+        }
+        ev.stage_building[std::size_t(s)] = best;
+    }
+    const bool isMoe = model.moe.has_value();
+    for (std::size_t b = 0; b < nb; ++b) {
+        if (!bc[b].used)
+            continue;
+        const Building& bld = cluster.buildings[b];
+        LayerContext ctx;
+        ctx.model = &model;
+        ctx.plan = &plan;
+        ctx.gpu = cluster.gpuOf(bld);
+        ctx.scale_up_gbps = bld.scale_up_gbps;
+        ctx.scale_out_gbps = bld.scale_out_gbps;
+        ctx.gpus_per_host = bld.gpus_per_host;
+        bc[b].gpu = ctx.gpu;
+        bc[b].dense = layerCost(ctx);
+        if (isMoe) {
+            ctx.moe_layer = true;
+            bc[b].moe = layerCost(ctx);
+            ctx.moe_layer = false;
+        }
+        bc[b].embedding = embeddingCost(ctx);
+        bc[b].logits = logitsCost(ctx);
+        bc[b].nic_bps = gbpsToBytesPerS(bld.scale_out_gbps) * fabricTechnology().efficiency;
+        bc[b].nvlink_bps = gbpsToBytesPerS(bld.scale_up_gbps) * 0.8;
+    }
+
+    // ---- layers of every (stage, chunk), in virtual-stage order ----------
+    const std::vector<int> stageLayers = layersPerStage(model, plan);
+    ev.layers_per_stage = stageLayers;
+    std::vector<int> chunkLayers(nV), chunkMoe(nV);
+    {
+        int next = 0;
+        const int denseLayers = isMoe ? model.moe->dense_layers : model.layers;
+        for (int vs = 0; vs < V; ++vs) {
+            const int s = vs % pp, c = vs / pp;
+            const int L = stageLayers[std::size_t(s)];
+            const int n = L / v + (c < L % v ? 1 : 0);
+            chunkLayers[std::size_t(vs)] = n;
+            chunkMoe[std::size_t(vs)] = std::max(0, next + n - std::max(next, denseLayers));
+            if (!isMoe)
+                chunkMoe[std::size_t(vs)] = 0;
+            next += n;
+        }
+    }
+
+    // ---- EP all-to-all across buildings/zones (contention) -----------------
+    const Topology& tp = topo;
+    std::vector<EdgeTransport> transport = edgeTransports(cluster, tp, plan);
+    TrafficPhase epPhase(tp, transport);
+    std::vector<double> epCrossTime(npp, 0.0); // per all-to-all, per stage
+    if (isMoe && par.ep > 1) {
+        for (int s = 0; s < pp; ++s) {
+            TrafficPhase stagePhase(tp, transport);
+            double worstLat = 0;
+            bool crosses = false;
+            for (int g0 = 0; g0 < dp; g0 += par.ep) {
+                for (int i = g0; i < g0 + par.ep && i < dp; ++i)
+                    for (int j = g0; j < g0 + par.ep && j < dp; ++j) {
+                        if (i == j)
+                            continue;
+                        const Location a{grid.at(s, i), grid.zoneAt(s, i)};
+                        const Location b{grid.at(s, j), grid.zoneAt(s, j)};
+                        if (a == b)
+                            continue;
+                        crosses = true;
+                        const double perGpu =
+                            bc[std::size_t(a.building)].moe.ep_bytes_fwd_one_way / (par.ep - 1);
+                        stagePhase.add(a, b, cellGpus * perGpu, cellGpus);
+                        epPhase.add(a, b, cellGpus * perGpu, cellGpus);
+                        worstLat = std::max(worstLat, stagePhase.routeLatency(a, b));
+                    }
+            }
+            if (crosses)
+                epCrossTime[std::size_t(s)] = stagePhase.drainTime() + worstLat;
+        }
+    }
+
+    // ---- per (stage, chunk) durations: slowest building holding the stage ----
+    std::vector<std::vector<ChunkTimes>> chunk(npp, std::vector<ChunkTimes>(nv));
+    PipelineInput pin;
+    pin.kind = plan.schedule.kind;
+    pin.stages = pp;
+    pin.chunks = v;
+    pin.microbatches = mb;
+    pin.record = options.timeline;
+    pin.fwd.assign(std::size_t(pp), std::vector<double>(std::size_t(v), 0));
+    pin.bwd = pin.fwd;
+    pin.wgrad = pin.fwd;
+    pin.activation_bytes = pin.fwd;
+    for (int vs = 0; vs < V; ++vs) {
+        const int s = vs % pp, c = vs / pp;
+        const int nMoe = chunkMoe[std::size_t(vs)];
+        const int nDense = chunkLayers[std::size_t(vs)] - nMoe;
+        ChunkTimes best;
+        double bestTotal = -1;
+        for (int b : stageBuildings[std::size_t(s)]) {
+            const BuildingCosts& k = bc[std::size_t(b)];
+            ChunkTimes t;
+            auto addLayer = [&](const LayerCost& L, int n) {
+                if (n <= 0)
+                    return;
+                double epF = L.ep_fwd_s, epB = L.ep_bwd_s;
+                if (epCrossTime[std::size_t(s)] > 0 && L.ep_bytes > 0) {
+                    epF = std::max(epF, 2.0 * epCrossTime[std::size_t(s)]);
+                    epB = std::max(epB, 2.0 * epCrossTime[std::size_t(s)]);
+                }
+                const double recompTp = L.tp_recompute_s;
+                const double recompEp = plan.recompute == Recompute::Full ? epF : 0.0;
+                t.fwd += n * (L.fwd_s + L.tp_fwd_s + L.cp_fwd_s + epF);
+                const double bIn = L.bwd_input_s + L.recompute_s + L.tp_bwd_s + L.cp_bwd_s + epB +
+                                   recompTp + recompEp;
+                if (zb) {
+                    t.bwd += n * bIn;
+                    t.wgrad += n * L.bwd_weight_s;
+                } else {
+                    t.bwd += n * (bIn + L.bwd_weight_s);
+                }
+                t.compute += n * (L.fwd_s + L.bwd_input_s + L.bwd_weight_s + L.recompute_s);
+                t.tp += n * (L.tp_fwd_s + L.tp_bwd_s + recompTp);
+                t.cp += n * (L.cp_fwd_s + L.cp_bwd_s);
+                t.ep += n * (epF + epB + recompEp);
+                t.params += n * L.params;
+                t.expert_params += n * L.expert_params;
+                t.activation += n * L.activation_bytes;
+                t.transient = std::max(t.transient, L.transient_bytes);
+            };
+            addLayer(k.dense, nDense);
+            addLayer(k.moe, nMoe);
+            if (vs == 0) {
+                t.fwd += k.embedding.fwd_s + k.embedding.tp_fwd_s;
+                t.bwd += k.embedding.bwd_s;
+                t.compute += k.embedding.fwd_s + k.embedding.bwd_s;
+                t.tp += k.embedding.tp_fwd_s;
+                t.params += k.embedding.params;
+                t.activation += k.embedding.activation_bytes;
+            }
+            if (vs == V - 1) {
+                t.fwd += k.logits.fwd_s + k.logits.tp_fwd_s;
+                t.bwd += k.logits.bwd_s + k.logits.tp_bwd_s;
+                t.compute += k.logits.fwd_s + k.logits.bwd_s;
+                t.tp += k.logits.tp_fwd_s + k.logits.tp_bwd_s;
+                t.params += k.logits.params;
+                t.activation += k.logits.activation_bytes;
+            }
+            const double total = t.fwd + t.bwd + t.wgrad;
+            if (total > bestTotal) {
+                bestTotal = total;
+                best = t;
+            }
+        }
+        chunk[std::size_t(s)][std::size_t(c)] = best;
+    }
+
+    // ---- ZeRO-3: parameter all-gathers and gradient reduce-scatters per
+    //      microbatch, prefetched behind each op's compute ----------------
+    CollectiveEnv env;
+    env.alpha_s = fabricTechnology().per_message_us * 1e-6 + 3e-6;
+    std::vector<GroupSpread> spreads(npp);
+    {
+        std::int64_t dpSpan = 1;
+        for (Dim d : plan.rank_order) {
+            if (d == Dim::DP)
+                break;
+            dpSpan *= par.of(d);
+        }
+        const int minHost = [&] {
+            int g = 1 << 30;
+            for (const auto& b : cluster.buildings)
+                g = std::min(g, b.gpus_per_host);
+            return g;
+        }();
+        const bool explicitRuns = plan.placement && !plan.placement->runs.empty();
+        for (int s = 0; s < pp; ++s) {
+            GroupSpread& g = spreads[std::size_t(s)];
+            g.members = dp;
+            for (int d = 0; d < dp; ++d) {
+                const Location loc{grid.at(s, d), grid.zoneAt(s, d)};
+                if (!g.sites.empty() && g.sites.back().loc == loc) {
+                    ++g.sites.back().members;
+                    continue;
+                }
+                auto it = std::find_if(g.sites.begin(), g.sites.end(),
+                                       [&](const GroupSpread::Site& x) { return x.loc == loc; });
+                if (it != g.sites.end())
+                    ++it->members;
+                else
+                    g.sites.push_back({loc, 1});
+            }
+            std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
+                return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
+                                                        : a.loc.zone < b.loc.zone;
+            });
+            int lastB = -1;
+            for (const auto& site : g.sites)
+                if (site.loc.building != lastB) {
+                    ++g.buildings;
+                    lastB = site.loc.building;
+                }
+            g.single_host = !explicitRuns && dpSpan * (dp - 1) + grid.cell_gpus <= minHost;
+        }
+    }
+    auto envFor = [&](int s) {
+        CollectiveEnv e = env;
+        double nic = 1e300, nvl = 1e300;
+        for (int b : stageBuildings[std::size_t(s)]) {
+            nic = std::min(nic, bc[std::size_t(b)].nic_bps);
+            nvl = std::min(nvl, bc[std::size_t(b)].nvlink_bps);
+        }
+        e.nic_bps = nic;
+        e.nvlink_bps = nvl;
+        return e;
+    };
+    const CollectiveAlgo dpAlgo = plan.algoFor(Dim::DP);
+    const double gradBytes = double(plan.grad_reduce_bytes);
+    std::vector<double> stageParams(npp, 0.0);
+    for (int s = 0; s < pp; ++s)
+        stageParams[std::size_t(s)] = sumChunks(chunk[std::size_t(s)], &ChunkTimes::params);
+
+    if (plan.zero_stage == 3 && dp > 1) {
+        TrafficPhase z3(tp, transport);
+        std::vector<CollectiveCost> ag(npp), rs(npp);
+        for (int s = 0; s < pp; ++s) {
+            const double p = stageParams[std::size_t(s)] / v;
+            ag[std::size_t(s)] =
+                loadCollective(z3, spreads[std::size_t(s)], CollectiveKind::AllGather, dpAlgo,
+                               p * kWeightBytes, cellGpus, envFor(s));
+            rs[std::size_t(s)] =
+                loadCollective(z3, spreads[std::size_t(s)], CollectiveKind::ReduceScatter, dpAlgo,
+                               p * gradBytes, cellGpus, envFor(s));
+        }
+        const double shared = z3.drainTime();
+        for (int s = 0; s < pp; ++s) {
+            const double tAg =
+                std::max(ag[std::size_t(s)].bandwidth_s, shared / 2) + ag[std::size_t(s)].latency_s;
+            const double tRs =
+                std::max(rs[std::size_t(s)].bandwidth_s, shared / 2) + rs[std::size_t(s)].latency_s;
+            for (int c = 0; c < v; ++c) {
+                ChunkTimes& t = chunk[std::size_t(s)][std::size_t(c)];
+                const double f = std::max(t.fwd, tAg);
+                const double b = std::max(t.bwd + t.wgrad, tAg + tRs) - t.wgrad;
+                // What the prefetch could not hide is DP time on the critical path.
+                t.fwd = f;
+                t.bwd = b;
+            }
+        }
+    }
+
+    for (int s = 0; s < pp; ++s)
+        for (int c = 0; c < v; ++c) {
+            const ChunkTimes& t = chunk[std::size_t(s)][std::size_t(c)];
+            pin.fwd[std::size_t(s)][std::size_t(c)] = t.fwd;
+            pin.bwd[std::size_t(s)][std::size_t(c)] = t.bwd;
+            pin.wgrad[std::size_t(s)][std::size_t(c)] = t.wgrad;
+            pin.activation_bytes[std::size_t(s)][std::size_t(c)] = t.activation;
+        }
+
+    // ---- P2P between consecutive virtual stages, all boundaries at once ----
+    const double p2pBytesPerGpu = T * h * kWeightBytes / par.tp; // scatter-gather: 1/tp each
+    TrafficPhase p2p(tp, transport);
+    struct PairRun {
+        Location a, b;
+        int count;
+    };
+    std::vector<std::vector<PairRun>> boundaryPairs(std::size_t(std::max(0, V - 1)));
+    pin.p2p_fwd.assign(std::size_t(std::max(0, V - 1)), 0.0);
+    pin.p2p_bwd = pin.p2p_fwd;
+    pin.p2p_cross.assign(std::size_t(std::max(0, V - 1)), 0);
+    for (int vs = 0; vs + 1 < V; ++vs) {
+        const int sa = vs % pp, sb = (vs + 1) % pp;
+        auto& runs = boundaryPairs[std::size_t(vs)];
+        for (int d = 0; d < dp; ++d) {
+            const Location a{grid.at(sa, d), grid.zoneAt(sa, d)};
+            const Location b{grid.at(sb, d), grid.zoneAt(sb, d)};
+            if (!runs.empty() && runs.back().a == a && runs.back().b == b)
+                ++runs.back().count;
+            else
+                runs.push_back({a, b, 1});
+        }
+        for (const PairRun& r : runs) {
+            p2p.add(r.a, r.b, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
+            p2p.add(r.b, r.a, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
+            if (r.a.building != r.b.building)
+                pin.p2p_cross[std::size_t(vs)] = 1;
+        }
+    }
+    double p2pSlot = 0;
+    for (int vs = 0; vs + 1 < V; ++vs) {
+        const int sa = vs % pp, sb = (vs + 1) % pp;
+        double nic = 1e300;
+        for (int b : stageBuildings[std::size_t(sa)])
+            nic = std::min(nic, bc[std::size_t(b)].nic_bps);
+        for (int b : stageBuildings[std::size_t(sb)])
+            nic = std::min(nic, bc[std::size_t(b)].nic_bps);
+        double worst = 0;
+        const PairRun* prev = nullptr;
+        for (const PairRun& r : boundaryPairs[std::size_t(vs)]) {
+            if (prev && prev->a == r.a && prev->b == r.b)
+                continue;
+            prev = &r;
+            double t = p2pBytesPerGpu / nic;
+            if (!(r.a == r.b)) {
+                // A single transfer is also bounded by its own flows' window.
+                double perTransfer = p2pBytesPerGpu / nic;
+                if (r.a.building != r.b.building) {
+                    for (int id : tp.buildingRoute(r.a.building, r.b.building).edges) {
+                        const EdgeTransport& et = transport[std::size_t(id)];
+                        perTransfer =
+                            std::max(perTransfer,
+                                     p2pBytesPerGpu /
+                                         std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                    }
+                }
+                t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
+            }
+            t += p2p.routeLatency(r.a, r.b) + env.alpha_s;
+            worst = std::max(worst, t);
+        }
+        pin.p2p_fwd[std::size_t(vs)] = worst;
+        pin.p2p_bwd[std::size_t(vs)] = worst;
+        p2pSlot = std::max(p2pSlot, worst);
+    }
+
+    // ---- the pipeline ------------------------------------------------------
+    PipelineResult pr = simulatePipeline(pin);
+    if (!pr.ok)
+        ev.warnings.push_back(
+            "internal: the pipeline order deadlocked; step time is a lower bound");
+    PipelineInput noP2p = pin;
+    noP2p.record = false;
+    std::fill(noP2p.p2p_fwd.begin(), noP2p.p2p_fwd.end(), 0.0);
+    std::fill(noP2p.p2p_bwd.begin(), noP2p.p2p_bwd.end(), 0.0);
+    const PipelineResult pr0 = simulatePipeline(noP2p);
+
+    // ---- DP / FSDP gradient sync, overlapped with the last backward ------
+    TrafficPhase dpPhase(tp, transport), agPhase(tp, transport);
+    std::vector<double> dpEnd(npp), agExposed(npp, 0.0), optTime(npp, 0.0), dpStart(npp),
+        dpTime(npp, 0.0);
+    const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
+    std::vector<CollectiveCost> rsCost(npp), agCost(npp);
+    CollectiveAlgo usedAlgo = dpAlgo;
+    if (dp > 1 && plan.zero_stage < 3) {
+        for (int s = 0; s < pp; ++s) {
+            const double P = stageParams[std::size_t(s)];
+            if (plan.zero_stage == 0) {
+                rsCost[std::size_t(s)] =
+                    loadCollective(dpPhase, spreads[std::size_t(s)], CollectiveKind::AllReduce,
+                                   dpAlgo, P * gradBytes, cellGpus, envFor(s));
+            } else {
+                rsCost[std::size_t(s)] =
+                    loadCollective(dpPhase, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
+                                   dpAlgo, P * gradBytes, cellGpus, envFor(s));
+                agCost[std::size_t(s)] =
+                    loadCollective(agPhase, spreads[std::size_t(s)], CollectiveKind::AllGather,
+                                   dpAlgo, P * kWeightBytes, cellGpus, envFor(s));
+            }
+            usedAlgo = rsCost[std::size_t(s)].algo;
+        }
+    }
+    double firstFwd = 0; // when each stage first needs its parameters
+    for (int s = 0; s < pp; ++s) {
+        const double P = stageParams[std::size_t(s)];
+        const double endS = pr.end_s[std::size_t(s)];
+        double t = 0, buckets = 1;
+        if (dp > 1 && plan.zero_stage < 3) {
+            buckets = std::ceil(P * gradBytes / bucketBytes);
+            const auto& g = spreads[std::size_t(s)];
+            double shared = 0;
+            for (std::size_t i = 0; i < g.sites.size() && g.sites.size() > 1; ++i)
+                shared =
+                    std::max(shared, dpPhase.routeDrainTime(g.sites[i].loc,
+                                                            g.sites[(i + 1) % g.sites.size()].loc));
+            t = std::max(rsCost[std::size_t(s)].bandwidth_s, shared) +
+                rsCost[std::size_t(s)].latency_s * buckets;
+            if (plan.zero_stage >= 1) {
+                double sharedAg = 0;
+                for (std::size_t i = 0; i < g.sites.size() && g.sites.size() > 1; ++i)
+                    sharedAg = std::max(
+                        sharedAg, agPhase.routeDrainTime(g.sites[i].loc,
+                                                         g.sites[(i + 1) % g.sites.size()].loc));
+                const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
+                const double tAg = std::max(agCost[std::size_t(s)].bandwidth_s, sharedAg) +
+                                   agCost[std::size_t(s)].latency_s * agBuckets;
+                const double window = firstFwd + pin.fwd[std::size_t(s)][0];
+                agExposed[std::size_t(s)] =
+                    plan.dp_overlap ? std::max(tAg / agBuckets, tAg - window) : tAg;
+            }
+        }
+        dpTime[std::size_t(s)] = t;
+        const double start = plan.dp_overlap ? pr.last_bwd_start_s[std::size_t(s)] : endS;
+        dpStart[std::size_t(s)] = start;
+        dpEnd[std::size_t(s)] = t > 0 ? std::max(start + t, endS + t / buckets) : endS;
+        const double shard = plan.zero_stage >= 1 ? dp : 1;
+        const BuildingCosts& k = bc[std::size_t(ev.stage_building[std::size_t(s)])];
+        optTime[std::size_t(s)] =
+            P / shard * kOptimizerStepBytes / (k.gpu->hbm_tbps * 1e12 * 0.8) + 20e-6;
+        if (s + 1 < pp)
+            firstFwd += pin.fwd[std::size_t(s)][0] + pin.p2p_fwd[std::size_t(s)];
+    }
+    int critical = 0;
+    double stepTime = 0;
+    for (int s = 0; s < pp; ++s) {
+        const double end =
+            dpEnd[std::size_t(s)] + optTime[std::size_t(s)] + agExposed[std::size_t(s)];
+        if (end > stepTime) {
+            stepTime = end;
+            critical = s;
+        }
+    }
+    ev.step_time_s = stepTime;
+
+    // ---- FLOPs, MFU, HFU -------------------------------------------------
+    {
+        const BuildingCosts& k = bc[std::size_t(ev.stage_building[0])];
+        const int nMoeLayers = isMoe ? model.layers - model.moe->dense_layers : 0;
+        const double perMicroModel =
+            cellGpus * ((model.layers - nMoeLayers) * k.dense.model_flops_total +
+                        nMoeLayers * k.moe.model_flops_total + k.logits.model_flops_total);
+        const double perMicroHw =
+            cellGpus * ((model.layers - nMoeLayers) * k.dense.hw_flops_total +
+                        nMoeLayers * k.moe.hw_flops_total + k.logits.hw_flops_total);
+        const double micro = double(m) * dp;
+        ev.model_flops_per_step = perMicroModel * micro;
+        ev.hardware_flops_per_step = perMicroHw * micro;
+        double peak = 0;
+        for (std::size_t b = 0; b < nb; ++b) {
+            if (!bc[b].used)
+                continue;
+            std::int64_t cells = 0;
+            for (int s = 0; s < pp; ++s)
+                cells += stageCounts[std::size_t(s)][b];
+            peak += double(cells) * cellGpus * gemmPeakFlops(*bc[b].gpu, model);
+        }
+        if (stepTime > 0 && peak > 0) {
+            ev.mfu = ev.model_flops_per_step / (stepTime * peak);
+            ev.hfu = ev.hardware_flops_per_step / (stepTime * peak);
+            ev.tflops_per_gpu = ev.model_flops_per_step / stepTime / double(ev.gpus) / 1e12;
+            ev.tokens_per_s = double(plan.global_batch_sequences) * plan.sequence_length / stepTime;
+        }
+    }
+
+    // ---- breakdown on the critical stage ---------------------------------
+    {
+        Breakdown& br = ev.breakdown;
+        const auto& cs = chunk[std::size_t(critical)];
+        br.compute_s = mb * sumChunks(cs, &ChunkTimes::compute);
+        br.tp_exposed_s = mb * sumChunks(cs, &ChunkTimes::tp);
+        br.cp_exposed_s = mb * sumChunks(cs, &ChunkTimes::cp);
+        br.ep_exposed_s = mb * sumChunks(cs, &ChunkTimes::ep);
+        const double busy = pr.busy_s[std::size_t(critical)];
+        const double zeroPending = std::max(
+            0.0, busy - (br.compute_s + br.tp_exposed_s + br.cp_exposed_s + br.ep_exposed_s));
+        br.dp_exposed_s = zeroPending +
+                          (dpEnd[std::size_t(critical)] - pr.end_s[std::size_t(critical)]) +
+                          agExposed[std::size_t(critical)];
+        br.bubble_s = std::max(0.0, pr0.end_s[std::size_t(critical)] - busy);
+        br.pp_exposed_s =
+            std::max(0.0, pr.end_s[std::size_t(critical)] - pr0.end_s[std::size_t(critical)]);
+        br.optimizer_s = optTime[std::size_t(critical)];
+    }
+
+    // ---- memory per stage (worst building holding it) ---------------------
+    {
+        MemoryUsage& mem = ev.memory;
+        mem.per_stage_peak_gib.assign(std::size_t(pp), 0);
+        mem.per_stage_capacity_gib.assign(std::size_t(pp), 0);
+        double worstRatio = -1;
+        for (int s = 0; s < pp; ++s) {
+            const auto& cs = chunk[std::size_t(s)];
+            const double P = stageParams[std::size_t(s)];
+            const double Pe = sumChunks(cs, &ChunkTimes::expert_params);
+            const double Pd = P - Pe;
+            const double dpShard = dp, epShard = std::max(1, dp / std::max(1, par.ep));
+            const int z = plan.zero_stage;
+            double weights = P * kWeightBytes;
+            if (z >= 3)
+                weights = Pd * kWeightBytes / dpShard + Pe * kWeightBytes / epShard +
+                          2.0 * P / std::max(1, stageLayers[std::size_t(s)]) * kWeightBytes;
+            const double grads =
+                z >= 2 ? Pd * kGradBytes / dpShard + Pe * kGradBytes / epShard : P * kGradBytes;
+            const double opt =
+                z >= 1 ? Pd * kOptimizerStateBytes / dpShard + Pe * kOptimizerStateBytes / epShard
+                       : P * kOptimizerStateBytes;
+            double transient = 0;
+            for (const auto& c : cs)
+                transient = std::max(transient, c.transient);
+            const double act = pr.peak_activation_bytes[std::size_t(s)] + transient;
+            const double total =
+                (weights + grads + opt + act) * kFragmentation / kGiB + kRuntimeOverheadGiB;
+            double cap = 1e300;
+            for (int b : stageBuildings[std::size_t(s)])
+                cap = std::min(cap, bc[std::size_t(b)].gpu->memory_gib);
+            mem.per_stage_peak_gib[std::size_t(s)] = total;
+            mem.per_stage_capacity_gib[std::size_t(s)] = cap;
+            if (total / cap > worstRatio) {
+                worstRatio = total / cap;
+                mem.worst_stage = s;
+                mem.weights_gib = weights / kGiB;
+                mem.gradients_gib = grads / kGiB;
+                mem.optimizer_gib = opt / kGiB;
+                mem.activations_gib = act / kGiB;
+                mem.other_gib = total - (weights + grads + opt + act) / kGiB;
+                mem.peak_gib_per_gpu = total;
+                mem.capacity_gib = cap;
+            }
+        }
+        mem.fits = mem.peak_gib_per_gpu <= mem.capacity_gib;
+        if (!mem.fits) {
+            char buf[256];
+            std::snprintf(
+                buf, sizeof buf,
+                "memory: stage %d needs %.1f GiB per GPU, %.1f GiB more than the %.0f GiB "
+                "it has",
+                mem.worst_stage, mem.peak_gib_per_gpu, mem.peak_gib_per_gpu - mem.capacity_gib,
+                mem.capacity_gib);
+            ev.warnings.push_back(buf);
+        }
+    }
+
+    // ---- link traffic per step --------------------------------------------
+    {
+        const auto& edges = tp.edges();
+        const double dpMult = plan.zero_stage == 3 ? 0.0 : 1.0;
+        TrafficPhase z3phase(tp, transport);
+        if (plan.zero_stage == 3 && dp > 1) {
+            for (int s = 0; s < pp; ++s) {
+                const double p = stageParams[std::size_t(s)];
+                for (int rep = 0; rep < 2; ++rep)
+                    loadCollective(z3phase, spreads[std::size_t(s)], CollectiveKind::AllGather,
+                                   dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
+                loadCollective(z3phase, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
+                               dpAlgo, p * gradBytes * mb, cellGpus, envFor(s));
+            }
+        }
+        double maxDp = 0;
+        for (double t : dpTime)
+            maxDp = std::max(maxDp, t);
+        const double p2pCrossings = double(mb); // each boundary carries every microbatch
+        double epLayers = 0;
+        for (int vs = 0; vs < V; ++vs)
+            epLayers = std::max(epLayers, double(chunkMoe[std::size_t(vs)]));
+        const double epCalls =
+            4.0 * mb * epLayers * (plan.recompute == Recompute::Full ? 1.5 : 1.0);
+        for (const TopoEdge& e : edges) {
+            LinkUsage u;
+            u.name = e.name;
+            u.edge = e.id;
+            u.tier = e.kind == EdgeKind::InterBuilding    ? LinkTier::InterBuilding
+                     : e.kind == EdgeKind::BuildingUplink ? LinkTier::BuildingUplink
+                                                          : LinkTier::ZoneUplink;
+            u.capacity_gbps = e.bandwidth_gbps;
+            u.latency_ms = e.latency_ms;
+            u.technology = transport[std::size_t(e.id)].tech.name;
+            const double line = gbpsToBytesPerS(e.bandwidth_gbps);
+            double dirBytes[2] = {0, 0}, dirBusy[2] = {0, 0}, peak = 0;
+            bool usesPP = false, usesDP = false, usesEP = false;
+            for (int dir = 0; dir < 2; ++dir) {
+                const double lp = p2p.load(e.id, dir) * p2pCrossings;
+                const double ld = dpMult * (dpPhase.load(e.id, dir) + agPhase.load(e.id, dir)) +
+                                  z3phase.load(e.id, dir);
+                const double le = epPhase.load(e.id, dir) * epCalls;
+                dirBytes[dir] = lp + ld + le;
+                if (lp > 0) {
+                    usesPP = true;
+                    const double r = p2p.rateBps(e.id, dir);
+                    dirBusy[dir] += lp / r;
+                    peak = std::max(
+                        peak, std::min(1.0, p2p.load(e.id, dir) / std::max(p2pSlot, 1e-12) / line));
+                }
+                if (ld > 0) {
+                    usesDP = true;
+                    const double r = std::max(dpPhase.rateBps(e.id, dir), 1.0);
+                    dirBusy[dir] += ld / r;
+                    peak = std::max(peak, std::min(1.0, ld / std::max(maxDp, ld / r) / line));
+                }
+                if (le > 0) {
+                    usesEP = true;
+                    const double r = epPhase.rateBps(e.id, dir);
+                    dirBusy[dir] += le / r;
+                    peak = std::max(peak, std::min(1.0, r / line));
+                }
+            }
+            u.bytes_per_step = std::max(dirBytes[0], dirBytes[1]);
+            u.busy_s = std::max(dirBusy[0], dirBusy[1]);
+            u.utilization = stepTime > 0 ? std::min(1.0, u.bytes_per_step / (line * stepTime)) : 0;
+            u.peak_utilization = std::max(peak, u.utilization);
+            if (usesPP)
+                u.dims.push_back(Dim::PP);
+            if (usesDP)
+                u.dims.push_back(Dim::DP);
+            if (usesEP)
+                u.dims.push_back(Dim::EP);
+            if (e.kind == EdgeKind::InterBuilding)
+                ev.cross_building_bytes += dirBytes[0] + dirBytes[1];
+            ev.links.push_back(std::move(u));
+        }
+        // Window-limited long links: say so, they are a design choice.
+        for (const TopoEdge& e : edges) {
+            if (e.kind != EdgeKind::InterBuilding)
+                continue;
+            const EdgeTransport& t = transport[std::size_t(e.id)];
+            const double oneTransfer = transferRateBps(t.tech, e.bandwidth_gbps, t.rtt_s);
+            const double line = gbpsToBytesPerS(e.bandwidth_gbps) * t.tech.efficiency;
+            const auto& u = ev.links[std::size_t(e.id)];
+            if (u.bytes_per_step > 0 && oneTransfer < 0.05 * line) {
+                char buf[320];
+                std::snprintf(buf, sizeof buf,
+                              "link %s: one %s transfer (%d flows) reaches %.1f Gbit/s of %.0f "
+                              "Gbit/s at %.1f ms RTT (window limit); many concurrent transfers "
+                              "or more flows are needed to fill it",
+                              e.name.c_str(), t.tech.name.c_str(), t.tech.flows,
+                              oneTransfer * 8 / 1e9, e.bandwidth_gbps, t.rtt_s * 1e3);
+                ev.warnings.push_back(buf);
+            }
+        }
+    }
+
+    // ---- other warnings ----------------------------------------------------
+    if (m < pp)
+        ev.warnings.push_back("schedule: " + std::to_string(m) + " microbatches for " +
+                              std::to_string(pp) +
+                              " pipeline stages: the pipeline never fills (bubble dominates)");
+    if (dp > 1 && plan.zero_stage < 3 && usedAlgo == CollectiveAlgo::Ring) {
+        for (int s = 0; s < pp; ++s)
+            if (spreads[std::size_t(s)].buildings > 1) {
+                ev.warnings.push_back(
+                    "collectives: DP uses a flat ring across buildings; hierarchical DP "
+                    "(\"collectives\": {\"dp\": \"hierarchical\"}) sends less over the "
+                    "inter-building links");
+                break;
+            }
+    }
+    if (ev.gpus < cluster.totalGpus())
+        ev.warnings.push_back("placement: the plan uses " + std::to_string(ev.gpus) + " of " +
+                              std::to_string(cluster.totalGpus()) + " GPUs");
+
+    // ---- timeline -------------------------------------------------------
+    if (options.timeline) {
+        Timeline& tl = ev.timeline;
+        tl.stages = pp;
+        tl.chunks = v;
+        tl.microbatches = mb;
+        tl.ops = std::move(pr.ops);
+        for (int s = 0; s < pp; ++s) {
+            const double endS = pr.end_s[std::size_t(s)];
+            if (dpTime[std::size_t(s)] > 0) {
+                TimelineOp op;
+                op.kind = OpKind::DpSync;
+                op.stage = s;
+                op.start_s = dpStart[std::size_t(s)];
+                op.end_s = dpEnd[std::size_t(s)];
+                op.exposed_s = std::max(0.0, op.end_s - endS);
+                tl.ops.push_back(op);
+            }
+            TimelineOp opt;
+            opt.kind = OpKind::Optimizer;
+            opt.stage = s;
+            opt.start_s = dpEnd[std::size_t(s)];
+            opt.end_s = opt.start_s + optTime[std::size_t(s)] + agExposed[std::size_t(s)];
+            tl.ops.push_back(opt);
+        }
+        tl.makespan_s = stepTime;
+    }
+    return ev;
+}
+
+} // namespace sa

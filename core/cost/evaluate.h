@@ -31,6 +31,7 @@ using EvaluationResult = std::variant<Evaluation, EvaluationError>;
 
 struct EvaluateOptions {
     bool timeline = true; // record every op (off in the optimizer's hot loop)
+    bool validate = true; // run validateScenario first (callers that built a valid plan skip it)
 };
 
 class Evaluator {

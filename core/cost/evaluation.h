@@ -24,9 +24,9 @@ const char* toString(OpKind k);
 
 struct TimelineOp {
     OpKind kind = OpKind::Forward;
-    int stage = 0;          // physical pipeline stage
-    int chunk = 0;          // virtual stage (model chunk) on that stage
-    int microbatch = -1;    // -1 for ops not tied to one microbatch
+    int stage = 0;       // physical pipeline stage
+    int chunk = 0;       // virtual stage (model chunk) on that stage
+    int microbatch = -1; // -1 for ops not tied to one microbatch
     double start_s = 0;
     double end_s = 0;
     bool cross_building = false; // P2P that crosses a building boundary
@@ -42,13 +42,13 @@ struct Timeline {
 };
 
 struct Breakdown {
-    double compute_s = 0;      // forward + backward (+ recompute) on the critical stage
+    double compute_s = 0; // forward + backward (+ recompute) on the critical stage
     double tp_exposed_s = 0;
     double cp_exposed_s = 0;
     double ep_exposed_s = 0;
-    double pp_exposed_s = 0;   // P2P time on the critical path
-    double dp_exposed_s = 0;   // DP/FSDP traffic not hidden behind backward
-    double bubble_s = 0;       // idle time of the critical stage in the pipeline
+    double pp_exposed_s = 0; // P2P time on the critical path
+    double dp_exposed_s = 0; // DP/FSDP traffic not hidden behind backward
+    double bubble_s = 0;     // idle time of the critical stage in the pipeline
     double optimizer_s = 0;
 };
 
@@ -57,9 +57,9 @@ struct MemoryUsage {
     double gradients_gib = 0;
     double optimizer_gib = 0;
     double activations_gib = 0;
-    double other_gib = 0;         // workspace, fragmentation
-    double peak_gib_per_gpu = 0;  // worst stage
-    double capacity_gib = 0;      // of the GPU holding the worst stage
+    double other_gib = 0;        // workspace, fragmentation
+    double peak_gib_per_gpu = 0; // worst stage
+    double capacity_gib = 0;     // of the GPU holding the worst stage
     bool fits = true;
     int worst_stage = 0;
     std::vector<double> per_stage_peak_gib;
@@ -72,15 +72,15 @@ const char* toString(LinkTier t);
 struct LinkUsage {
     std::string name;
     LinkTier tier = LinkTier::InterBuilding;
-    int edge = -1;                   // Topology edge id
+    int edge = -1; // Topology edge id
     double capacity_gbps = 0;
     double latency_ms = 0;
     std::string technology;
-    double bytes_per_step = 0;       // one direction, the busier one
-    double busy_s = 0;               // time the link carries traffic in a step
-    double utilization = 0;          // mean over the step: bytes / (capacity * step)
-    double peak_utilization = 0;     // during its busiest phase
-    std::vector<Dim> dims;           // parallel dimensions that use it
+    double bytes_per_step = 0;   // one direction, the busier one
+    double busy_s = 0;           // time the link carries traffic in a step
+    double utilization = 0;      // mean over the step: bytes / (capacity * step)
+    double peak_utilization = 0; // during its busiest phase
+    std::vector<Dim> dims;       // parallel dimensions that use it
 };
 
 struct Evaluation {
@@ -88,7 +88,7 @@ struct Evaluation {
     double tokens_per_s = 0;
     double mfu = 0;
     double hfu = 0;
-    double tflops_per_gpu = 0;      // model FLOPs per GPU per second / 1e12
+    double tflops_per_gpu = 0; // model FLOPs per GPU per second / 1e12
     double model_flops_per_step = 0;
     double hardware_flops_per_step = 0;
     std::int64_t gpus = 0;
@@ -100,7 +100,7 @@ struct Evaluation {
     std::vector<std::string> warnings;
     Timeline timeline;
     // Per-stage facts for views.
-    std::vector<int> stage_building;    // building holding most of each stage
+    std::vector<int> stage_building; // building holding most of each stage
     std::vector<int> layers_per_stage;
 };
 

@@ -17,12 +17,16 @@ namespace sa {
 struct CellGrid {
     int stages = 0;
     int replicas = 0;
-    std::int64_t cell_gpus = 0;          // tp * cp
-    std::vector<std::int16_t> building;  // stage-major: [stage * replicas + replica]
-    std::vector<std::int32_t> zone;      // zone of the cell's first GPU inside its building
+    std::int64_t cell_gpus = 0;         // tp * cp
+    std::vector<std::int16_t> building; // stage-major: [stage * replicas + replica]
+    std::vector<std::int32_t> zone;     // zone of the cell's first GPU inside its building
 
-    int at(int stage, int replica) const { return building[std::size_t(stage) * replicas + replica]; }
-    int zoneAt(int stage, int replica) const { return zone[std::size_t(stage) * replicas + replica]; }
+    int at(int stage, int replica) const {
+        return building[std::size_t(stage) * replicas + replica];
+    }
+    int zoneAt(int stage, int replica) const {
+        return zone[std::size_t(stage) * replicas + replica];
+    }
 };
 
 // A rectangle of cells held by one building: what the GUI shows as a chip.
@@ -38,7 +42,7 @@ struct GroupChip {
 
 struct PlacementResult {
     CellGrid grid;
-    std::vector<Diagnostic> problems; // e.g. a building asked for more GPUs than it has
+    std::vector<Diagnostic> problems;    // e.g. a building asked for more GPUs than it has
     std::vector<std::int64_t> gpus_used; // per building
     bool ok() const { return problems.empty(); }
 };

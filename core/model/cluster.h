@@ -47,9 +47,9 @@ struct Building {
     std::string gpu_model;
     std::int64_t gpus = 0;
     int gpus_per_host = 8;
-    double scale_up_gbps = 0;  // NVLink per GPU, one direction, Gbit/s
-    double scale_out_gbps = 0; // NIC per GPU, Gbit/s
-    std::int64_t zone_gpus = 0; // GPUs per non-blocking zone (pod)
+    double scale_up_gbps = 0;             // NVLink per GPU, one direction, Gbit/s
+    double scale_out_gbps = 0;            // NIC per GPU, Gbit/s
+    std::int64_t zone_gpus = 0;           // GPUs per non-blocking zone (pod)
     double zone_oversubscription = 1;     // zone -> building spine
     double building_oversubscription = 1; // building fabric -> aggregation
 

@@ -11,8 +11,8 @@ struct MoeConfig {
     int experts = 0;
     int top_k = 1;
     std::int64_t expert_ffn_hidden = 0;
-    int shared_experts = 0;   // always-active experts (DeepSeek style)
-    int dense_layers = 0;     // leading layers with a dense MLP instead of experts
+    int shared_experts = 0; // always-active experts (DeepSeek style)
+    int dense_layers = 0;   // leading layers with a dense MLP instead of experts
     double capacity_factor = 1.0;
 
     bool operator==(const MoeConfig&) const = default;

@@ -4,40 +4,56 @@ namespace sa {
 
 const char* toString(Dim d) {
     switch (d) {
-    case Dim::TP: return "tp";
-    case Dim::CP: return "cp";
-    case Dim::PP: return "pp";
-    case Dim::DP: return "dp";
-    case Dim::EP: return "ep";
+    case Dim::TP:
+        return "tp";
+    case Dim::CP:
+        return "cp";
+    case Dim::PP:
+        return "pp";
+    case Dim::DP:
+        return "dp";
+    case Dim::EP:
+        return "ep";
     }
     return "?";
 }
 
 const char* toString(Recompute r) {
     switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
+    case Recompute::None:
+        return "none";
+    case Recompute::Selective:
+        return "selective";
+    case Recompute::Full:
+        return "full";
     }
     return "?";
 }
 
 const char* toString(ScheduleKind k) {
     switch (k) {
-    case ScheduleKind::GPipe: return "gpipe";
-    case ScheduleKind::OneFOneB: return "1f1b";
-    case ScheduleKind::Interleaved: return "interleaved";
-    case ScheduleKind::ZeroBubble: return "zero-bubble";
+    case ScheduleKind::GPipe:
+        return "gpipe";
+    case ScheduleKind::OneFOneB:
+        return "1f1b";
+    case ScheduleKind::Interleaved:
+        return "interleaved";
+    case ScheduleKind::ZeroBubble:
+        return "zero-bubble";
     }
     return "?";
 }
 
 const char* toString(CollectiveAlgo a) {
     switch (a) {
-    case CollectiveAlgo::Auto: return "auto";
-    case CollectiveAlgo::Ring: return "ring";
-    case CollectiveAlgo::Tree: return "tree";
-    case CollectiveAlgo::Hierarchical: return "hierarchical";
+    case CollectiveAlgo::Auto:
+        return "auto";
+    case CollectiveAlgo::Ring:
+        return "ring";
+    case CollectiveAlgo::Tree:
+        return "tree";
+    case CollectiveAlgo::Hierarchical:
+        return "hierarchical";
     }
     return "?";
 }

@@ -28,11 +28,16 @@ struct Parallelism {
     std::int64_t gpus() const { return std::int64_t(tp) * cp * pp * dp; }
     int of(Dim d) const {
         switch (d) {
-        case Dim::TP: return tp;
-        case Dim::CP: return cp;
-        case Dim::PP: return pp;
-        case Dim::DP: return dp;
-        case Dim::EP: return ep;
+        case Dim::TP:
+            return tp;
+        case Dim::CP:
+            return cp;
+        case Dim::PP:
+            return pp;
+        case Dim::DP:
+            return dp;
+        case Dim::EP:
+            return ep;
         }
         return 1;
     }
@@ -56,8 +61,8 @@ struct PlacementRun {
 };
 
 struct Placement {
-    std::vector<PlacementRun> runs;      // applied in order over the rank-order default
-    std::vector<int> layers_per_stage;   // empty = even split
+    std::vector<PlacementRun> runs;    // applied in order over the rank-order default
+    std::vector<int> layers_per_stage; // empty = even split
     bool operator==(const Placement&) const = default;
 };
 
@@ -80,11 +85,11 @@ struct Plan {
     Schedule schedule;
     std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
     std::optional<Placement> placement;
-    std::map<Dim, CollectiveAlgo> collectives;          // per dimension
+    std::map<Dim, CollectiveAlgo> collectives;             // per dimension
     std::map<std::string, LinkOverride> link_technologies; // by link name
-    bool dp_overlap = true;      // overlap DP/FSDP traffic with backward
-    double dp_bucket_mib = 256;  // gradient bucket size
-    int grad_reduce_bytes = 4;   // bytes per element of reduced gradients (fp32)
+    bool dp_overlap = true;                                // overlap DP/FSDP traffic with backward
+    double dp_bucket_mib = 256;                            // gradient bucket size
+    int grad_reduce_bytes = 4; // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).

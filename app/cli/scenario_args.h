@@ -1,0 +1,23 @@
+#pragma once
+// Loading the scenario a subcommand works on: either one scenario file
+// (positional) or --cluster/--model/--plan. Prints every problem and
+// returns nullopt on bad input.
+
+#include "args.h"
+
+#include "model/scenario.h"
+
+#include <optional>
+#include <string>
+
+namespace sa::cli {
+
+std::optional<Scenario> loadScenarioArgs(const Args& args, bool requirePlan = true);
+inline const char* kScenarioUsage =
+    "  SCENARIO.json              a scenario file (cluster, model and plan), or\n"
+    "  --cluster C --model M --plan P   three separate documents\n";
+
+// Writes `contents` atomically to `path`; prints the error and returns false.
+bool writeOutput(const std::string& path, const std::string& contents);
+
+} // namespace sa::cli

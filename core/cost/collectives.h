@@ -1,0 +1,55 @@
+#pragma once
+// Data-parallel collectives over the real topology: a group's members are
+// spread over buildings and zones; ring, tree and hierarchical algorithms
+// put different bytes on the shared edges and pay different latencies.
+// Alpha-beta costs: Thakur, Rabenseifner & Gropp 2005 (ring, tree); NCCL's
+// double binary trees (Sanders et al. 2009); hierarchical all-reduce as in
+// NeMo/Megatron multi-datacenter training (reduce-scatter inside each DC,
+// all-reduce across DCs on a shard, all-gather inside).
+
+#include "cost/traffic.h"
+#include "model/plan.h"
+
+#include <vector>
+
+namespace sa {
+
+// Where the members of one group sit: (location, member count), sorted by
+// building then zone. Members in one location talk over that zone's fabric.
+struct GroupSpread {
+    struct Site {
+        Location loc;
+        int members = 0;
+    };
+    std::vector<Site> sites;
+    int members = 0;
+    int buildings = 0;
+    bool single_host = false; // the whole group shares one NVLink domain
+};
+
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
+
+struct CollectiveCost {
+    double bandwidth_s = 0; // per-GPU NIC term (the shared edges are added by the phase)
+    double latency_s = 0;   // per call (per bucket)
+    CollectiveAlgo algo = CollectiveAlgo::Ring;
+};
+
+struct CollectiveEnv {
+    double nic_bps = 0;    // per GPU scale-out goodput
+    double nvlink_bps = 0; // per GPU scale-up goodput
+    double alpha_s = 0;    // per message software/NIC overhead
+};
+
+// Loads `groups` identical concurrent groups' bytes onto `phase` and returns
+// the per-GPU and latency terms. `bytes` is the per-GPU buffer size S.
+CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& spread, CollectiveKind kind,
+                              CollectiveAlgo algo, double bytes, double groups,
+                              const CollectiveEnv& env);
+
+// Bytes each member sends for a collective of S bytes on n members, per the
+// algorithm's definition (for conservation checks): ring all-reduce
+// 2(n-1)/n S, reduce-scatter / all-gather (n-1)/n S.
+double collectiveBytesPerMember(CollectiveKind kind, int n, double bytes);
+
+} // namespace sa

@@ -1,0 +1,379 @@
+#include "cost/compute.h"
+
+#include "cost/network.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sa {
+
+namespace {
+
+constexpr double kBf16 = 2.0;
+
+struct Gemm {
+    double m, n, k, batch;
+};
+
+// Elementwise bytes per token per layer in the forward pass, in units of
+// hidden: two layer norms (read + write, 4 B/elem each) and two residual
+// adds (two reads, one write: 6 B/elem each) = 20 bytes per hidden element.
+constexpr double kElementwiseBytesPerHidden = 20.0;
+// Kernels per layer: forward ~10 (norms, GEMMs, attention, activation,
+// adds), backward about twice that.
+constexpr double kKernelsFwd = 10.0;
+constexpr double kKernelsBwd = 20.0;
+// Unfused 2021-era attention: scale-mask-softmax and dropout over the
+// b*a*s*s score tensor: ~9 bytes per score element forward (read scores,
+// write probabilities, dropout read/write + 1-byte mask), ~11 backward.
+constexpr double kSoftmaxBytesFwd = 9.0;
+constexpr double kSoftmaxBytesBwd = 11.0;
+
+double streamTime(const GpuModel& gpu, double bytes, const KernelConstants& kc) {
+    return bytes / (gpu.hbm_tbps * 1e12 * kc.hbm_efficiency);
+}
+
+// Forward GEMM plus its two backward GEMMs (dgrad, wgrad), Megatron's
+// standard decomposition: Y = X W (m x n x k); dX = dY W^T (m x k x n);
+// dW = X^T dY (k x n x m).
+struct GemmTimes {
+    double fwd = 0, dgrad = 0, wgrad = 0, flops = 0;
+};
+
+GemmTimes gemmTriple(const GpuModel& gpu, double peak, const Gemm& g, const KernelConstants& kc) {
+    GemmTimes t;
+    t.fwd = gemmTime(gpu, peak, g.m, g.n, g.k, g.batch, kc);
+    t.dgrad = gemmTime(gpu, peak, g.m, g.k, g.n, g.batch, kc);
+    t.wgrad = gemmTime(gpu, peak, g.k, g.n, g.m, g.batch, kc);
+    t.flops = 2.0 * g.m * g.n * g.k * g.batch;
+    return t;
+}
+
+double nvlinkBytesPerS(double gbps) {
+    const auto tech = builtinTechnology("nvlink");
+    return gbpsToBytesPerS(gbps) * tech->efficiency;
+}
+
+double nvlinkAlpha() {
+    return builtinTechnology("nvlink")->per_message_us * 1e-6;
+}
+
+double nicBytesPerS(double gbps) {
+    const auto tech = builtinTechnology("roce");
+    return gbpsToBytesPerS(gbps) * tech->efficiency;
+}
+
+double nicAlpha() {
+    return builtinTechnology("roce")->per_message_us * 1e-6 + 3e-6;
+}
+
+} // namespace
+
+double gemmPeakFlops(const GpuModel& gpu, const Model& model) {
+    if (model.dtype == DType::FP8 && gpu.peak_tflops_fp8 > 0)
+        return gpu.peak_tflops_fp8 * 1e12;
+    return gpu.peak_tflops_bf16 * 1e12;
+}
+
+double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double batch,
+                      const KernelConstants& kc) {
+    if (m <= 0 || n <= 0 || k <= 0)
+        return gpu.gemm_efficiency;
+    const double tiles = std::ceil(m / kc.tile_m) * std::ceil(n / kc.tile_n) * batch;
+    const double sms = std::max(1, gpu.sms);
+    const double waves = std::ceil(tiles / sms);
+    // Partial tiles do full work: the useful fraction of the tiles' area.
+    const double tileFill =
+        (m * n) / (std::ceil(m / kc.tile_m) * kc.tile_m * std::ceil(n / kc.tile_n) * kc.tile_n);
+    const double waveUse = tiles / (waves * sms);
+    const double kShare = k / (k + kc.k0);
+    return gpu.gemm_efficiency * waveUse * tileFill * kShare;
+}
+
+double gemmTime(const GpuModel& gpu, double peak, double m, double n, double k, double batch,
+                const KernelConstants& kc) {
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    const double flops = 2.0 * m * n * k * batch;
+    const double compute = flops / (peak * gemmEfficiency(gpu, m, n, k, batch, kc));
+    const double bytes = kBf16 * (m * k + k * n + m * n) * batch;
+    return std::max(compute, streamTime(gpu, bytes, kc)) + kc.kernel_overhead_s;
+}
+
+double ringAllReduceTime(double bytes, int n, double bps, double alpha) {
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return 2.0 * (n - 1) / n * bytes / bps + 2.0 * (n - 1) * alpha;
+}
+
+double ringAllGatherTime(double bytes, int n, double bps, double alpha) {
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    return double(n - 1) / n * bytes / bps + double(n - 1) * alpha;
+}
+
+double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer) {
+    const double t = plan.parallelism.tp;
+    const double h = double(model.hidden);
+    const double dh = double(model.headDim());
+    const double kvDim = double(model.kv_heads) * dh;
+    const double s = double(plan.sequence_length) / plan.parallelism.cp;
+    const double tokens = double(plan.micro_batch_sequences) * s;
+    const bool sp = plan.sequence_parallel && t > 1;
+
+    if (plan.recompute == Recompute::Full) // only each layer's input is kept
+        return tokens * kBf16 * h / (sp ? t : 1.0);
+
+    // Korthikanti et al. 2022 Table 2, per token, bf16, without dropout
+    // masks (modern recipes); MHA + GeLU reduces to their 34 sbh - 2 masks.
+    // Replicated across TP without SP: the two norm inputs and the inputs of
+    // the QKV and first MLP GEMMs (8h); the rest is split by t.
+    double ffnIn, ffnOut;
+    double ffn = double(model.ffn_hidden);
+    double tokensFactor = 1.0;
+    if (moeLayer && model.moe) {
+        ffn = double(model.moe->expert_ffn_hidden);
+        tokensFactor = model.moe->top_k * model.moe->capacity_factor +
+                       model.moe->shared_experts; // each routed copy keeps its activations
+    }
+    const bool gated = model.mlp == MlpKind::SwiGlu;
+    ffnIn = (gated ? 2.0 : 1.0) * ffn;
+    ffnOut = ffn;
+    const double replicated = 8.0 * h;
+    double split = 2.0 * (h + kvDim) + 2.0 * kvDim + 2.0 * h // Q, K, V, projection input
+                   + tokensFactor * (kBf16 * ffnIn + kBf16 * ffnOut);
+    if (!plan.flash_attention && plan.recompute == Recompute::None)
+        split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
+    const double perToken = sp ? (replicated + split) / t : replicated + split / t;
+    return tokens * perToken;
+}
+
+LayerCost layerCost(const LayerContext& ctx) {
+    const Model& model = *ctx.model;
+    const Plan& plan = *ctx.plan;
+    const GpuModel& gpu = *ctx.gpu;
+    const KernelConstants& kc = ctx.kc;
+    LayerCost c;
+
+    const double t = plan.parallelism.tp;
+    const double cp = plan.parallelism.cp;
+    const double ep = plan.parallelism.ep;
+    const double b = double(plan.micro_batch_sequences);
+    const double sFull = double(plan.sequence_length);
+    const double sLocal = sFull / cp;
+    const double T = b * sLocal; // tokens per GPU
+    const double h = double(model.hidden);
+    const double dh = double(model.headDim());
+    const double headsLocal = double(model.heads) / t;
+    const double kvLocal = std::max(1.0, double(model.kv_heads) / t);
+    const double peak = gemmPeakFlops(gpu, model);
+    const double peakBf16 = gpu.peak_tflops_bf16 * 1e12;
+    const bool sp = plan.sequence_parallel && t > 1;
+    const bool gated = model.mlp == MlpKind::SwiGlu;
+
+    double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
+    auto addGemm = [&](const Gemm& g) {
+        GemmTimes gt = gemmTriple(gpu, peak, g, kc);
+        fwd += gt.fwd;
+        dgrad += gt.dgrad;
+        wgrad += gt.wgrad;
+        modelFlops += gt.flops;
+        hwFlops += gt.flops;
+    };
+
+    // Attention projections (GQA: K and V have kv_heads heads; replicated
+    // across TP ranks when tp > kv_heads).
+    addGemm({T, (headsLocal + 2.0 * kvLocal) * dh, h, 1});
+    addGemm({T, h, headsLocal * dh, 1});
+    c.params += h * (headsLocal + 2.0 * kvLocal) * dh + headsLocal * dh * h;
+
+    // Attention core: QK^T and PV, 4 * b * a * s_q * s_kv * dh FLOPs, half of
+    // it for a causal mask (Narayanan et al. 2021 count it unmasked).
+    const double attnFlopsFull = 4.0 * b * headsLocal * sLocal * sFull * dh;
+    const double attnModel = 0.5 * attnFlopsFull;
+    double attnFwd, attnBwd, attnHw;
+    if (plan.flash_attention) {
+        // FlashAttention skips masked blocks; backward recomputes the scores:
+        // 2.5x the forward FLOPs (Dao 2023).
+        attnFwd = attnModel / (peakBf16 * gpu.gemm_efficiency * kc.flash_fwd_relative) +
+                  kc.kernel_overhead_s;
+        attnBwd = 2.5 * attnModel / (peakBf16 * gpu.gemm_efficiency * kc.flash_bwd_relative) +
+                  kc.kernel_overhead_s;
+        attnHw = 3.5 * attnModel;
+    } else {
+        // Unfused: two batched GEMMs over the full score matrix plus a
+        // memory-bound softmax/dropout over it.
+        const double batch = b * headsLocal;
+        const double scoreElems = batch * sLocal * sFull;
+        attnFwd = gemmTime(gpu, peakBf16, sLocal, sFull, dh, batch, kc) +
+                  gemmTime(gpu, peakBf16, sLocal, dh, sFull, batch, kc) +
+                  streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
+        attnBwd = 2.0 * (gemmTime(gpu, peakBf16, sLocal, sFull, dh, batch, kc) +
+                         gemmTime(gpu, peakBf16, sLocal, dh, sFull, batch, kc)) +
+                  streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
+        attnHw = 3.0 * attnFlopsFull;
+    }
+
+    // MLP: dense, or routed experts (+ shared experts) for an MoE layer.
+    double ffnActBytes = 0;
+    if (ctx.moe_layer && model.moe) {
+        const MoeConfig& moe = *model.moe;
+        const double fe = double(moe.expert_ffn_hidden);
+        const double localExperts = double(moe.experts) / ep;
+        const double tokensPerExpert = T * ep * moe.top_k * moe.capacity_factor / moe.experts;
+        addGemm({T, double(moe.experts), h, 1}); // router
+        addGemm({tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts});
+        addGemm({tokensPerExpert, h, fe / t, localExperts});
+        c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
+        c.params += c.expert_params + h * moe.experts;
+        ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
+        if (moe.shared_experts > 0) {
+            const double fs = fe * moe.shared_experts;
+            addGemm({T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
+            addGemm({T, h, fs / t, 1});
+            c.params += (gated ? 3.0 : 2.0) * h * fs / t;
+            ffnActBytes += T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
+        }
+    } else {
+        const double f = double(model.ffn_hidden);
+        addGemm({T, (gated ? 2.0 : 1.0) * f / t, h, 1});
+        addGemm({T, h, f / t, 1});
+        c.params += (gated ? 3.0 : 2.0) * h * f / t;
+        ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
+    }
+    c.params += 2.0 * h; // norms
+
+    // Memory-bound elementwise work; norms and residuals are split by TP
+    // only with sequence parallelism.
+    const double elemFwd = T * kElementwiseBytesPerHidden * h / (sp ? t : 1.0) + ffnActBytes;
+    const double elemFwdS = streamTime(gpu, elemFwd, kc);
+    const double elemBwdS = 2.0 * elemFwdS;
+
+    c.fwd_s = fwd + attnFwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
+    c.bwd_input_s = dgrad + attnBwd + elemBwdS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+    c.bwd_weight_s = wgrad + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+
+    c.model_flops_fwd = modelFlops + attnModel;
+    c.model_flops_total = 3.0 * c.model_flops_fwd;
+    double hwTotal = 3.0 * hwFlops + attnHw;
+    if (plan.recompute == Recompute::Full) {
+        c.recompute_s = c.fwd_s;
+        hwTotal += hwFlops + (plan.flash_attention ? attnModel : attnFlopsFull);
+    } else if (plan.recompute == Recompute::Selective) {
+        // Selective recompute re-runs the attention core only (Korthikanti
+        // et al. 2022, Sec. 5); with FlashAttention it is already recomputed.
+        if (!plan.flash_attention) {
+            c.recompute_s = attnFwd;
+            hwTotal += attnFlopsFull;
+        }
+    }
+    c.hw_flops_total = hwTotal;
+
+    // TP: two all-reduces (or RS+AG pairs with SP, same volume) per layer
+    // forward and two backward (Shoeybi et al. 2019, Fig. 4; Korthikanti
+    // et al. 2022, Fig. 5).
+    const int ti = plan.parallelism.tp;
+    if (ti > 1) {
+        const double bytes = T * h * kBf16;
+        const double one =
+            ringAllReduceTime(bytes, ti, nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+        c.tp_fwd_s = 2.0 * one;
+        c.tp_bwd_s = 2.0 * one;
+        if (plan.recompute == Recompute::Full)
+            c.tp_recompute_s = 2.0 * one;
+        const double perCollective = 2.0 * (ti - 1) / ti * bytes;
+        c.tp_bytes = perCollective * (4.0 + (plan.recompute == Recompute::Full ? 2.0 : 0.0));
+    }
+
+    // CP: ring exchange of K and V chunks, overlapped with the attention
+    // blocks (Megatron context parallelism); backward also returns dK, dV.
+    const int cpi = plan.parallelism.cp;
+    if (cpi > 1) {
+        const bool nvlink = ti * cpi <= ctx.gpus_per_host;
+        const double bps =
+            nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
+        const double alpha = nvlink ? nvlinkAlpha() : nicAlpha();
+        const double kvBytes = T * 2.0 * kvLocal * dh * kBf16;
+        const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
+        const double bwdComm = 2.0 * fwdComm;
+        c.cp_fwd_s = std::max(0.0, fwdComm - attnFwd) + alpha;
+        c.cp_bwd_s = std::max(0.0, bwdComm - attnBwd) + alpha;
+        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (plan.recompute == Recompute::Full ? 1.0 : 0.0));
+    }
+
+    // EP: all-to-all dispatch and combine of top_k copies of each token
+    // (Lepikhin et al. 2020; Megatron-Core MoE). With SP each TP rank
+    // dispatches its own 1/t of the tokens.
+    const int epi = plan.parallelism.ep;
+    if (ctx.moe_layer && model.moe && epi > 1) {
+        const double tokensDispatched = sp ? T / t : T;
+        const double oneWay = tokensDispatched * model.moe->top_k * h * kBf16 * (epi - 1) / epi;
+        const bool nvlink = ti * cpi * epi <= ctx.gpus_per_host;
+        const double bps =
+            nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
+        const double alpha = nvlink ? nvlinkAlpha() : nicAlpha();
+        const double a2a = oneWay / bps + (epi - 1) * alpha;
+        c.ep_fwd_s = 2.0 * a2a;
+        c.ep_bwd_s = 2.0 * a2a;
+        c.ep_bytes_fwd_one_way = oneWay;
+        c.ep_bytes = oneWay * (4.0 + (plan.recompute == Recompute::Full ? 2.0 : 0.0));
+    }
+
+    c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer);
+    if (plan.recompute == Recompute::Full) {
+        Plan noRecompute = plan;
+        noRecompute.recompute = Recompute::None;
+        c.transient_bytes = activationBytesPerLayer(model, noRecompute, ctx.moe_layer);
+    }
+    return c;
+}
+
+EdgeCost embeddingCost(const LayerContext& ctx) {
+    const Model& model = *ctx.model;
+    const Plan& plan = *ctx.plan;
+    EdgeCost e;
+    const double t = plan.parallelism.tp;
+    const double T =
+        double(plan.micro_batch_sequences) * plan.sequence_length / plan.parallelism.cp;
+    const double h = double(model.hidden);
+    e.params = double(model.vocab) * h / t;
+    // A gather of T rows, and its scatter-add in backward: memory-bound.
+    e.fwd_s = streamTime(*ctx.gpu, 2.0 * T * h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s;
+    e.bwd_s = 2.0 * e.fwd_s;
+    e.activation_bytes = T * h * kBf16 / (plan.sequence_parallel && t > 1 ? t : 1.0);
+    if (plan.parallelism.tp > 1) // vocab-parallel embedding: all-reduce of the output
+        e.tp_fwd_s = ringAllReduceTime(T * h * kBf16, plan.parallelism.tp,
+                                       nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+    return e;
+}
+
+EdgeCost logitsCost(const LayerContext& ctx) {
+    const Model& model = *ctx.model;
+    const Plan& plan = *ctx.plan;
+    const GpuModel& gpu = *ctx.gpu;
+    EdgeCost e;
+    const double t = plan.parallelism.tp;
+    const double T =
+        double(plan.micro_batch_sequences) * plan.sequence_length / plan.parallelism.cp;
+    const double h = double(model.hidden);
+    const double v = double(model.vocab) / t;
+    const double peak = gemmPeakFlops(gpu, model);
+    GemmTimes g = gemmTriple(gpu, peak, {T, v, h, 1}, ctx.kc);
+    // Cross-entropy over fp32 logits: ~3 passes forward, ~2 backward.
+    const double ce = streamTime(gpu, 3.0 * T * v * 4.0, ctx.kc);
+    e.fwd_s = g.fwd + ce + streamTime(gpu, T * h * 4.0, ctx.kc); // final norm
+    e.bwd_s = g.dgrad + g.wgrad + 2.0 / 3.0 * ce;
+    e.model_flops_total = 3.0 * g.flops;
+    e.hw_flops_total = 3.0 * g.flops;
+    e.params = model.tied_embeddings ? 0.0 : v * h;
+    e.activation_bytes = T * v * 4.0 + T * h * kBf16;
+    if (plan.parallelism.tp > 1 && plan.sequence_parallel) {
+        const double ag = ringAllGatherTime(T * h * kBf16, plan.parallelism.tp,
+                                            nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+        e.tp_fwd_s = ag;
+        e.tp_bwd_s = ag;
+    }
+    return e;
+}
+
+} // namespace sa

@@ -1,0 +1,116 @@
+#pragma once
+// Compute and memory of one transformer layer (and the embedding / logits)
+// on one GPU, for one microbatch. Every formula cites its source; every
+// constant is listed in docs/COST_MODEL.md.
+
+#include "model/cluster.h"
+#include "model/model.h"
+#include "model/plan.h"
+
+namespace sa {
+
+// Times of one kernel class: compute roofline with a size-dependent
+// efficiency, memory roofline, and a fixed per-kernel overhead.
+struct KernelConstants {
+    // Achievable fraction of HBM bandwidth for streaming kernels
+    // (STREAM-like copies reach 85-90% on A100/H100; fused elementwise
+    // kernels somewhat less).
+    double hbm_efficiency = 0.8;
+    // Per-kernel fixed cost (launch + ramp-up/tail), seconds.
+    double kernel_overhead_s = 3e-6;
+    // GEMM tile edge in elements (cuBLAS/CUTLASS 128x128 or 128x256 tiles).
+    double tile_m = 128;
+    double tile_n = 128;
+    // Mainloop vs prologue/epilogue: efficiency k / (k + k0).
+    double k0 = 64;
+    // FlashAttention-2 reaches ~70% of peak forward and ~60% backward at
+    // head dim 128 (Dao 2023, Fig. 5-6): relative to large-GEMM efficiency.
+    double flash_fwd_relative = 0.9;
+    double flash_bwd_relative = 0.8;
+};
+
+// Efficiency (fraction of peak) of an m x n x k GEMM: the GPU's large-GEMM
+// efficiency, times wave quantisation over its SMs, times the k-loop share.
+double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double batch = 1,
+                      const KernelConstants& kc = {});
+
+// Time of an m x n x k GEMM (batch of them) at `peak_flops` (FLOP/s).
+double gemmTime(const GpuModel& gpu, double peak_flops, double m, double n, double k,
+                double batch = 1, const KernelConstants& kc = {});
+
+// One transformer layer, one microbatch, one GPU of a tp x cp cell.
+struct LayerCost {
+    // Compute stream times, seconds.
+    double fwd_s = 0;        // forward compute (GEMMs + attention + elementwise)
+    double bwd_input_s = 0;  // backward, input gradients
+    double bwd_weight_s = 0; // backward, weight gradients
+    double recompute_s = 0;  // extra forward work in backward (recompute policy)
+    // Communication on the critical path, seconds (per layer, per microbatch).
+    double tp_fwd_s = 0;
+    double tp_bwd_s = 0;
+    double tp_recompute_s = 0;
+    double cp_fwd_s = 0; // exposed part (the ring overlaps attention)
+    double cp_bwd_s = 0;
+    double ep_fwd_s = 0; // all-to-all, dispatch + combine (time, not yet with contention)
+    double ep_bwd_s = 0;
+    // FLOPs per GPU, forward only (backward = 2x model, executed as below).
+    double model_flops_fwd = 0;   // causal attention counted at half
+    double hw_flops_total = 0;    // executed: fwd + bwd + recompute
+    double model_flops_total = 0; // fwd + bwd
+    // Bytes each GPU sends per microbatch (for traffic accounting).
+    double tp_bytes = 0; // per GPU, all TP collectives of the layer (fwd+bwd+recompute)
+    double cp_bytes = 0;
+    double ep_bytes = 0; // leaving the GPU, all directions summed
+    double ep_bytes_fwd_one_way = 0;
+    // Parameters held per GPU (after TP/EP sharding, before ZeRO).
+    double params = 0;
+    double expert_params = 0; // part of params that are expert weights (sharded by ep)
+    // Activation bytes kept per microbatch until its backward.
+    double activation_bytes = 0;
+    // Peak transient activation bytes while backpropagating this layer
+    // (full recompute re-materialises one layer).
+    double transient_bytes = 0;
+};
+
+struct LayerContext {
+    const Model* model = nullptr;
+    const Plan* plan = nullptr;
+    const GpuModel* gpu = nullptr;
+    double scale_up_gbps = 0;  // NVLink per GPU
+    double scale_out_gbps = 0; // NIC per GPU
+    int gpus_per_host = 8;
+    bool moe_layer = false;
+    KernelConstants kc;
+};
+
+LayerCost layerCost(const LayerContext& ctx);
+
+// Embedding lookup (first stage) and logits + cross-entropy (last stage).
+struct EdgeCost {
+    double fwd_s = 0;
+    double bwd_s = 0;
+    double model_flops_total = 0;
+    double hw_flops_total = 0;
+    double params = 0;
+    double activation_bytes = 0; // kept per microbatch
+    double tp_fwd_s = 0;
+    double tp_bwd_s = 0;
+};
+EdgeCost embeddingCost(const LayerContext& ctx);
+EdgeCost logitsCost(const LayerContext& ctx);
+
+// Peak FLOP/s of the GEMMs for this model's dtype on this GPU.
+double gemmPeakFlops(const GpuModel& gpu, const Model& model);
+
+// Ring collectives inside the scale-up domain (NVLink), alpha-beta:
+// all-reduce 2(n-1)/n * S / B + 2(n-1) alpha (Thakur et al. 2005; Patarasuk
+// & Yuan 2009). Reduce-scatter or all-gather: half of that.
+double ringAllReduceTime(double bytes, int n, double bytes_per_s, double alpha_s);
+double ringAllGatherTime(double bytes, int n, double bytes_per_s, double alpha_s);
+
+// Activation bytes per layer per microbatch, Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", Table 2,
+// generalised to GQA and a gated MLP (see docs/COST_MODEL.md).
+double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer);
+
+} // namespace sa

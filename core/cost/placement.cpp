@@ -1,0 +1,178 @@
+#include "cost/placement.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace sa {
+
+namespace {
+
+// Stride of a dimension in the rank order (innermost first).
+std::int64_t strideOf(const Plan& plan, Dim dim) {
+    std::int64_t stride = 1;
+    for (Dim d : plan.rank_order) {
+        if (d == dim)
+            return stride;
+        stride *= plan.parallelism.of(d);
+    }
+    return stride;
+}
+
+} // namespace
+
+PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::string& planFile) {
+    PlacementResult r;
+    CellGrid& g = r.grid;
+    const Parallelism& par = plan.parallelism;
+    g.stages = par.pp;
+    g.replicas = par.dp;
+    g.cell_gpus = std::int64_t(par.tp) * par.cp;
+    const std::size_t cells = std::size_t(g.stages) * std::size_t(g.replicas);
+    g.building.assign(cells, 0);
+    g.zone.assign(cells, 0);
+    r.gpus_used.assign(cluster.buildings.size(), 0);
+    if (cluster.buildings.empty() || cells == 0)
+        return r;
+
+    // Default: GPUs are numbered building by building; a cell lives where
+    // the rank of its first GPU falls.
+    std::vector<std::int64_t> firstRank(cluster.buildings.size() + 1, 0);
+    for (std::size_t b = 0; b < cluster.buildings.size(); ++b)
+        firstRank[b + 1] = firstRank[b] + cluster.buildings[b].gpus;
+    const std::int64_t ppStride = strideOf(plan, Dim::PP);
+    const std::int64_t dpStride = strideOf(plan, Dim::DP);
+    for (int s = 0; s < g.stages; ++s) {
+        for (int d = 0; d < g.replicas; ++d) {
+            const std::int64_t rank = s * ppStride + d * dpStride;
+            auto it = std::upper_bound(firstRank.begin(), firstRank.end(), rank);
+            int b = int(it - firstRank.begin()) - 1;
+            b = std::clamp(b, 0, int(cluster.buildings.size()) - 1);
+            g.building[std::size_t(s) * g.replicas + d] = std::int16_t(b);
+        }
+    }
+
+    // Explicit runs on top, in order.
+    if (plan.placement) {
+        for (std::size_t i = 0; i < plan.placement->runs.size(); ++i) {
+            const PlacementRun& run = plan.placement->runs[i];
+            const int b = cluster.buildingIndex(run.building);
+            const std::string path = "/placement/runs/" + std::to_string(i);
+            if (b < 0) {
+                r.problems.push_back(
+                    {planFile, path + "/building", "no building named '" + run.building + "'"});
+                continue;
+            }
+            if (run.stage_first < 0 || run.stage_last >= g.stages ||
+                run.stage_first > run.stage_last || run.replica_first < 0 ||
+                run.replica_last >= g.replicas || run.replica_first > run.replica_last) {
+                r.problems.push_back({planFile, path,
+                                      "run outside the grid of " + std::to_string(g.stages) +
+                                          " stages x " + std::to_string(g.replicas) + " replicas"});
+                continue;
+            }
+            for (int s = run.stage_first; s <= run.stage_last; ++s)
+                for (int d = run.replica_first; d <= run.replica_last; ++d)
+                    g.building[std::size_t(s) * g.replicas + d] = std::int16_t(b);
+        }
+    }
+
+    // Zones: cells take GPUs in each building in rank order.
+    std::vector<std::int64_t> offset(cluster.buildings.size(), 0);
+    const bool ppInner = ppStride < dpStride;
+    auto visit = [&](int s, int d) {
+        const std::size_t idx = std::size_t(s) * g.replicas + d;
+        const int b = g.building[idx];
+        const auto& bld = cluster.buildings[std::size_t(b)];
+        const std::int64_t zoneGpus = bld.zone_gpus > 0 ? bld.zone_gpus : bld.gpus;
+        g.zone[idx] = std::int32_t(std::min<std::int64_t>(
+            offset[std::size_t(b)] / std::max<std::int64_t>(1, zoneGpus), bld.zones() - 1));
+        offset[std::size_t(b)] += g.cell_gpus;
+    };
+    if (ppInner) {
+        for (int d = 0; d < g.replicas; ++d)
+            for (int s = 0; s < g.stages; ++s)
+                visit(s, d);
+    } else {
+        for (int s = 0; s < g.stages; ++s)
+            for (int d = 0; d < g.replicas; ++d)
+                visit(s, d);
+    }
+    r.gpus_used = offset;
+
+    for (std::size_t b = 0; b < cluster.buildings.size(); ++b) {
+        if (offset[b] <= cluster.buildings[b].gpus)
+            continue;
+        std::string path = "/parallelism";
+        if (plan.placement) {
+            for (std::size_t i = plan.placement->runs.size(); i-- > 0;)
+                if (plan.placement->runs[i].building == cluster.buildings[b].name) {
+                    path = "/placement/runs/" + std::to_string(i);
+                    break;
+                }
+        }
+        r.problems.push_back({planFile, path,
+                              "building '" + cluster.buildings[b].name + "' would hold " +
+                                  std::to_string(offset[b]) + " GPUs but has " +
+                                  std::to_string(cluster.buildings[b].gpus)});
+    }
+    return r;
+}
+
+std::vector<GroupChip> chipsOf(const CellGrid& grid) {
+    // Per stage: runs of consecutive replicas in one building. Then merge
+    // consecutive stages whose runs are identical.
+    struct Run {
+        int first, last, building;
+        bool operator==(const Run&) const = default;
+    };
+    std::vector<std::vector<Run>> perStage(std::size_t(grid.stages));
+    for (int s = 0; s < grid.stages; ++s) {
+        auto& runs = perStage[std::size_t(s)];
+        for (int d = 0; d < grid.replicas; ++d) {
+            const int b = grid.at(s, d);
+            if (!runs.empty() && runs.back().building == b && runs.back().last == d - 1)
+                runs.back().last = d;
+            else
+                runs.push_back({d, d, b});
+        }
+    }
+    std::vector<GroupChip> chips;
+    int s = 0;
+    while (s < grid.stages) {
+        int e = s;
+        while (e + 1 < grid.stages && perStage[std::size_t(e + 1)] == perStage[std::size_t(s)])
+            ++e;
+        for (const Run& r : perStage[std::size_t(s)]) {
+            GroupChip c;
+            c.stage_first = s;
+            c.stage_last = e;
+            c.replica_first = r.first;
+            c.replica_last = r.last;
+            c.building = r.building;
+            c.gpus = std::int64_t(e - s + 1) * (r.last - r.first + 1) * grid.cell_gpus;
+            chips.push_back(c);
+        }
+        s = e + 1;
+    }
+    return chips;
+}
+
+Plan withRun(const Plan& plan, const PlacementRun& run) {
+    Plan p = plan;
+    if (!p.placement)
+        p.placement = Placement{};
+    p.placement->runs.push_back(run);
+    return p;
+}
+
+std::vector<int> layersPerStage(const Model& model, const Plan& plan) {
+    const int pp = std::max(1, plan.parallelism.pp);
+    if (plan.placement && int(plan.placement->layers_per_stage.size()) == pp)
+        return plan.placement->layers_per_stage;
+    std::vector<int> out(std::size_t(pp), model.layers / pp);
+    for (int i = 0; i < model.layers % pp; ++i)
+        ++out[std::size_t(i)];
+    return out;
+}
+
+} // namespace sa

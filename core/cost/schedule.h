@@ -1,0 +1,60 @@
+#pragma once
+// Pipeline schedules simulated as a dependency graph: every forward,
+// backward (and zero-bubble weight-gradient) op of every microbatch on every
+// (virtual) stage, in the order the schedule issues them on each stage,
+// starting when its stage is free and its input has arrived over P2P.
+// Uneven stages and cross-building P2P latency on the critical path show up
+// by construction; the classic bubble (p-1)/(m+p-1) falls out for equal
+// stages and free P2P.
+
+#include "cost/evaluation.h"
+#include "model/plan.h"
+
+#include <vector>
+
+namespace sa {
+
+struct PipelineInput {
+    ScheduleKind kind = ScheduleKind::OneFOneB;
+    int stages = 1;
+    int chunks = 1; // virtual stages per physical stage
+    int microbatches = 1;
+    // [stage][chunk] durations of one microbatch, seconds. With zero-bubble
+    // `bwd` is the input-gradient pass and `wgrad` the deferred weight
+    // gradient; otherwise `bwd` includes the weight gradient and wgrad is 0.
+    std::vector<std::vector<double>> fwd, bwd, wgrad;
+    // [stage][chunk] activation bytes one microbatch keeps until its backward.
+    std::vector<std::vector<double>> activation_bytes;
+    // Per virtual boundary v -> v+1 (v = chunk * stages + stage): P2P time of
+    // activations forward and of gradients backward, and whether it crosses
+    // buildings. Size stages * chunks - 1.
+    std::vector<double> p2p_fwd, p2p_bwd;
+    std::vector<char> p2p_cross;
+    bool record = true; // keep every op for the timeline
+};
+
+struct PipelineResult {
+    double makespan_s = 0;
+    bool ok = true;             // false if the order deadlocked (a bug, reported as a warning)
+    std::vector<double> busy_s; // per stage, sum of op durations
+    std::vector<double> end_s;  // per stage, end of its last op
+    std::vector<double> last_bwd_start_s; // per stage, start of the final microbatch's backward
+                                          // (first chunk to get there)
+    std::vector<double> peak_activation_bytes; // per stage
+    std::vector<int> peak_in_flight;           // per stage, chunk-microbatches alive at once
+    std::vector<TimelineOp> ops;
+};
+
+PipelineResult simulatePipeline(const PipelineInput& in);
+
+// Issue order of forward (true) / backward (false) ops on one stage:
+// (is_forward, chunk, microbatch) triples. Exposed for tests.
+struct IssuedOp {
+    bool forward;
+    int chunk;
+    int microbatch;
+};
+std::vector<IssuedOp> stageOrder(ScheduleKind kind, int stages, int chunks, int microbatches,
+                                 int stage);
+
+} // namespace sa

@@ -1,0 +1,140 @@
+#include "cost/traffic.h"
+
+#include "cost/network.h"
+
+#include <algorithm>
+
+namespace sa {
+
+const Technology& fabricTechnology() {
+    static const Technology roce = *builtinTechnology("roce");
+    return roce;
+}
+
+std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
+                                          const Plan& plan) {
+    std::vector<EdgeTransport> out(topo.edges().size());
+    for (const TopoEdge& e : topo.edges()) {
+        EdgeTransport& t = out[std::size_t(e.id)];
+        t.tech = fabricTechnology();
+        t.rtt_s = 2.0 * e.latency_ms * 1e-3 + 10e-6;
+        if (e.kind != EdgeKind::InterBuilding || e.link < 0)
+            continue;
+        const Link& link = cluster.links[std::size_t(e.link)];
+        t.from = cluster.buildingIndex(link.a);
+        t.to = cluster.buildingIndex(link.b);
+        std::string techName = link.technology;
+        int flows = 0;
+        if (auto it = plan.link_technologies.find(e.name); it != plan.link_technologies.end()) {
+            if (!it->second.technology.empty())
+                techName = it->second.technology;
+            flows = it->second.flows;
+        }
+        if (auto tech = resolveTechnology(cluster, techName))
+            t.tech = *tech;
+        t.tech.name = techName;
+        if (flows > 0)
+            t.tech.flows = flows;
+    }
+    return out;
+}
+
+TrafficPhase::TrafficPhase(const Topology& topo, const std::vector<EdgeTransport>& transport)
+    : topo_(topo)
+    , transport_(transport)
+    , load_(topo.edges().size() * 2, 0.0)
+    , conns_(topo.edges().size() * 2, 0.0) {}
+
+void TrafficPhase::add(Location src, Location dst, double bytes, double connections) {
+    if (bytes <= 0 || (src.building == dst.building && src.zone == dst.zone))
+        return;
+    auto put = [&](int edge, int dir) {
+        const std::size_t i = std::size_t(edge) * 2 + std::size_t(dir);
+        if (load_[i] == 0 && conns_[i] == 0)
+            touched_.push_back(int(i));
+        load_[i] += bytes;
+        conns_[i] += connections;
+    };
+    if (src.building == dst.building) {
+        put(topo_.zoneUplink(src.building, src.zone), 0);
+        put(topo_.zoneUplink(dst.building, dst.zone), 1);
+        return;
+    }
+    put(topo_.zoneUplink(src.building, src.zone), 0);
+    put(topo_.buildingUplink(src.building), 0);
+    const Route& r = topo_.buildingRoute(src.building, dst.building);
+    int cur = src.building;
+    for (int id : r.edges) {
+        const EdgeTransport& t = transport_[std::size_t(id)];
+        const int dir = t.from == cur ? 0 : 1;
+        cur = dir == 0 ? t.to : t.from;
+        put(id, dir);
+    }
+    put(topo_.buildingUplink(dst.building), 1);
+    put(topo_.zoneUplink(dst.building, dst.zone), 1);
+}
+
+void TrafficPhase::clear() {
+    for (int i : touched_) {
+        load_[std::size_t(i)] = 0;
+        conns_[std::size_t(i)] = 0;
+    }
+    touched_.clear();
+}
+
+double TrafficPhase::rateBps(int edge, int dir) const {
+    const TopoEdge& e = topo_.edges()[std::size_t(edge)];
+    const EdgeTransport& t = transport_[std::size_t(edge)];
+    return aggregateRateBps(t.tech, e.bandwidth_gbps, t.rtt_s,
+                            std::max(1.0, conns_[std::size_t(edge) * 2 + dir]));
+}
+
+double TrafficPhase::drainTime() const {
+    double worst = 0;
+    for (int i : touched_) {
+        const double bytes = load_[std::size_t(i)];
+        if (bytes > 0)
+            worst = std::max(worst, bytes / rateBps(i / 2, i % 2));
+    }
+    return worst;
+}
+
+double TrafficPhase::routeDrainTime(Location src, Location dst) const {
+    double worst = 0;
+    auto check = [&](int edge, int dir) {
+        const double bytes = load_[std::size_t(edge) * 2 + dir];
+        if (bytes > 0)
+            worst = std::max(worst, bytes / rateBps(edge, dir));
+    };
+    if (src.building == dst.building) {
+        if (src.zone == dst.zone)
+            return 0;
+        check(topo_.zoneUplink(src.building, src.zone), 0);
+        check(topo_.zoneUplink(dst.building, dst.zone), 1);
+        return worst;
+    }
+    check(topo_.zoneUplink(src.building, src.zone), 0);
+    check(topo_.buildingUplink(src.building), 0);
+    const Route& r = topo_.buildingRoute(src.building, dst.building);
+    int cur = src.building;
+    for (int id : r.edges) {
+        const EdgeTransport& t = transport_[std::size_t(id)];
+        const int dir = t.from == cur ? 0 : 1;
+        cur = dir == 0 ? t.to : t.from;
+        check(id, dir);
+    }
+    check(topo_.buildingUplink(dst.building), 1);
+    check(topo_.zoneUplink(dst.building, dst.zone), 1);
+    return worst;
+}
+
+double TrafficPhase::routeLatency(Location src, Location dst) const {
+    // Fabric: ~1 us per switch tier crossed (same zone: leaf + spine; other
+    // zone: + building spine; other building: + aggregation).
+    if (src.building == dst.building)
+        return src.zone == dst.zone ? 2e-6 : 4e-6;
+    const Route& r = topo_.buildingRoute(src.building, dst.building);
+    return r.latency_ms * 1e-3 + 6e-6;
+}
+
+} // namespace sa

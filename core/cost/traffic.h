@@ -1,0 +1,62 @@
+#pragma once
+// Link traffic: bytes that a communication phase puts on each directed edge
+// of the topology, and how long the phase takes when every group sharing an
+// edge shares its bandwidth (max-min bottleneck over the edges).
+
+#include "cost/placement.h"
+#include "model/cluster.h"
+#include "model/plan.h"
+#include "topology/topology.h"
+
+#include <string>
+#include <vector>
+
+namespace sa {
+
+// Effective transport on each inter-building edge, after plan overrides.
+struct EdgeTransport {
+    Technology tech;
+    double rtt_s = 0;
+    int from = -1; // building indices of the link's endpoints (direction 0 = from -> to)
+    int to = -1;
+};
+
+class TrafficPhase {
+public:
+    TrafficPhase(const Topology& topo, const std::vector<EdgeTransport>& transport);
+
+    // `bytes` from a GPU in `src` to one in `dst`, carried by `connections`
+    // concurrent transfers (for the per-flow window limit).
+    void add(Location src, Location dst, double bytes, double connections);
+    void clear();
+
+    // Time to drain the phase on the shared edges (ignores per-GPU NICs and
+    // latency, which the caller adds).
+    double drainTime() const;
+    // Time for `bytes` over the busiest edge of the route src->dst, given
+    // everything loaded in this phase.
+    double routeDrainTime(Location src, Location dst) const;
+    double rateBps(int edge, int dir) const;
+    double load(int edge, int dir) const { return load_[std::size_t(edge) * 2 + dir]; }
+    double connections(int edge, int dir) const { return conns_[std::size_t(edge) * 2 + dir]; }
+    // Latency (one way) of the route, seconds, with per-hop fabric latency.
+    double routeLatency(Location src, Location dst) const;
+    const Topology& topology() const { return topo_; }
+    const std::vector<EdgeTransport>& transport() const { return transport_; }
+
+private:
+    const Topology& topo_;
+    const std::vector<EdgeTransport>& transport_;
+    std::vector<double> load_;  // [edge * 2 + dir]
+    std::vector<double> conns_; // [edge * 2 + dir]
+    std::vector<int> touched_;
+};
+
+// Inter-building edge transports for a cluster and a plan's overrides.
+std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
+                                          const Plan& plan);
+
+// Intra-building scale-out technology (zone and building uplinks).
+const Technology& fabricTechnology();
+
+} // namespace sa

@@ -1,0 +1,165 @@
+#include "export/evaluation_json.h"
+
+#include "model/cluster.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace sa {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+std::string formatSeconds(double s) {
+    char buf[64];
+    if (s >= 1.0)
+        std::snprintf(buf, sizeof buf, "%.3f s", s);
+    else if (s >= 1e-3)
+        std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+    return buf;
+}
+
+std::string formatBytes(double bytes) {
+    char buf[64];
+    const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int u = 0;
+    while (bytes >= 1000.0 && u < 5) {
+        bytes /= 1000.0;
+        ++u;
+    }
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+    return buf;
+}
+
+nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
+    using nlohmann::json;
+    json links = json::array();
+    for (const LinkUsage& l : ev.links) {
+        json dims = json::array();
+        for (Dim d : l.dims)
+            dims.push_back(toString(d));
+        links.push_back({{"name", l.name},
+                         {"tier", toString(l.tier)},
+                         {"capacity_gbps", l.capacity_gbps},
+                         {"latency_ms", l.latency_ms},
+                         {"technology", l.technology},
+                         {"bytes_per_step", l.bytes_per_step},
+                         {"busy_s", l.busy_s},
+                         {"utilization", l.utilization},
+                         {"peak_utilization", l.peak_utilization},
+                         {"dims", dims}});
+    }
+    const Breakdown& b = ev.breakdown;
+    const MemoryUsage& m = ev.memory;
+    json j = {
+        {"step_time_s", ev.step_time_s},
+        {"tokens_per_s", ev.tokens_per_s},
+        {"mfu", ev.mfu},
+        {"hfu", ev.hfu},
+        {"tflops_per_gpu", ev.tflops_per_gpu},
+        {"gpus", ev.gpus},
+        {"microbatches", ev.microbatches},
+        {"model_flops_per_step", ev.model_flops_per_step},
+        {"hardware_flops_per_step", ev.hardware_flops_per_step},
+        {"cross_building_bytes", ev.cross_building_bytes},
+        {"breakdown",
+         {{"compute_s", b.compute_s},
+          {"tp_exposed_s", b.tp_exposed_s},
+          {"cp_exposed_s", b.cp_exposed_s},
+          {"ep_exposed_s", b.ep_exposed_s},
+          {"pp_exposed_s", b.pp_exposed_s},
+          {"dp_exposed_s", b.dp_exposed_s},
+          {"bubble_s", b.bubble_s},
+          {"optimizer_s", b.optimizer_s}}},
+        {"memory",
+         {{"peak_gib_per_gpu", m.peak_gib_per_gpu},
+          {"capacity_gib", m.capacity_gib},
+          {"fits", m.fits},
+          {"worst_stage", m.worst_stage},
+          {"weights_gib", m.weights_gib},
+          {"gradients_gib", m.gradients_gib},
+          {"optimizer_gib", m.optimizer_gib},
+          {"activations_gib", m.activations_gib},
+          {"other_gib", m.other_gib},
+          {"per_stage_peak_gib", m.per_stage_peak_gib}}},
+        {"stages", {{"layers", ev.layers_per_stage}, {"building", ev.stage_building}}},
+        {"links", links},
+        {"warnings", ev.warnings},
+    };
+    if (timeline) {
+        json ops = json::array();
+        for (const TimelineOp& op : ev.timeline.ops)
+            ops.push_back({{"kind", toString(op.kind)},
+                           {"stage", op.stage},
+                           {"chunk", op.chunk},
+                           {"microbatch", op.microbatch},
+                           {"start_s", op.start_s},
+                           {"end_s", op.end_s},
+                           {"cross_building", op.cross_building}});
+        j["timeline"] = {{"stages", ev.timeline.stages},
+                         {"chunks", ev.timeline.chunks},
+                         {"microbatches", ev.timeline.microbatches},
+                         {"ops", ops}};
+    }
+    return j;
+}
+
+std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
+    std::string out;
+    char buf[512];
+    auto line = [&](const char* fmt, auto... args) {
+        std::snprintf(buf, sizeof buf, fmt, args...);
+        out += buf;
+        out += '\n';
+    };
+    line("step time        %s", formatSeconds(ev.step_time_s).c_str());
+    line("throughput       %.0f tokens/s on %lld GPUs", ev.tokens_per_s, (long long)ev.gpus);
+    line("MFU / HFU        %.1f%% / %.1f%%  (%.0f model TFLOP/s per GPU)", ev.mfu * 100,
+         ev.hfu * 100, ev.tflops_per_gpu);
+    const MemoryUsage& m = ev.memory;
+    line("memory per GPU   %.1f of %.0f GiB (%s; worst stage %d: weights %.1f, grads %.1f, "
+         "optimizer %.1f, activations %.1f, other %.1f)",
+         m.peak_gib_per_gpu, m.capacity_gib, m.fits ? "fits" : "DOES NOT FIT", m.worst_stage,
+         m.weights_gib, m.gradients_gib, m.optimizer_gib, m.activations_gib, m.other_gib);
+    const Breakdown& b = ev.breakdown;
+    out += "breakdown (critical stage):\n";
+    const std::pair<const char*, double> parts[] = {
+        {"compute", b.compute_s},       {"TP exposed", b.tp_exposed_s},
+        {"CP exposed", b.cp_exposed_s}, {"EP exposed", b.ep_exposed_s},
+        {"PP exposed", b.pp_exposed_s}, {"pipeline bubble", b.bubble_s},
+        {"DP exposed", b.dp_exposed_s}, {"optimizer", b.optimizer_s}};
+    for (const auto& [name, s] : parts)
+        if (s > 0)
+            line("  %-16s %10s  %5.1f%%", name, formatSeconds(s).c_str(),
+                 ev.step_time_s > 0 ? 100 * s / ev.step_time_s : 0.0);
+    bool header = false;
+    for (const LinkUsage& l : ev.links) {
+        if (l.bytes_per_step <= 0 && l.tier != LinkTier::InterBuilding)
+            continue;
+        if (!header) {
+            out += "links (busier direction):\n";
+            header = true;
+        }
+        std::string dims;
+        for (Dim d : l.dims)
+            dims += (dims.empty() ? "" : ",") + std::string(toString(d));
+        line("  %-22s %-15s %9s/step  busy %9s  util %5.1f%% (peak %5.1f%%)  %s", l.name.c_str(),
+             toString(l.tier), formatBytes(l.bytes_per_step).c_str(),
+             formatSeconds(l.busy_s).c_str(), l.utilization * 100, l.peak_utilization * 100,
+             dims.empty() ? "-" : dims.c_str());
+    }
+    (void)cluster;
+    if (!ev.warnings.empty()) {
+        out += "warnings:\n";
+        for (const auto& w : ev.warnings)
+            out += "  - " + w + "\n";
+    }
+    (void)kGiB;
+    return out;
+}
+
+} // namespace sa

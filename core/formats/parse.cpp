@@ -1,0 +1,776 @@
+// Strict readers of the four documents. Each reader fills its value as far
+// as it can, reports every problem it finds, and marks the paths that
+// failed so the semantic checks that follow skip what they depend on.
+
+#include "formats/checks.h"
+#include "formats/documents.h"
+#include "formats/json_check.h"
+
+#include <filesystem>
+
+namespace sa {
+
+namespace {
+
+using formats::childPath;
+using formats::describe;
+using formats::Diagnostics;
+using formats::json;
+using formats::ObjectReader;
+using formats::Presence;
+constexpr Presence kRequired = Presence::Required;
+constexpr Presence kOptional = Presence::Optional;
+
+// ---- JSON text ---------------------------------------------------------
+
+// Tracks the open containers while nlohmann parses, to find duplicate keys
+// (nlohmann keeps the last one silently) and absurd nesting.
+class StructureWatch {
+public:
+    bool onEvent(int depth, json::parse_event_t event, const json& parsed) {
+        switch (event) {
+        case json::parse_event_t::object_start:
+        case json::parse_event_t::array_start:
+            if (depth > formats::kMaxNesting)
+                tooDeep_ = true;
+            stack_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+            break;
+        case json::parse_event_t::key:
+            if (!stack_.empty()) {
+                Frame& f = stack_.back();
+                f.lastKey = parsed.get<std::string>();
+                if (!f.keys.insert(f.lastKey).second && duplicates_.size() < 20)
+                    duplicates_.push_back({containerPath(), f.lastKey});
+            }
+            break;
+        case json::parse_event_t::value:
+            if (!stack_.empty() && !stack_.back().object)
+                ++stack_.back().index;
+            break;
+        case json::parse_event_t::object_end:
+        case json::parse_event_t::array_end:
+            if (!stack_.empty())
+                stack_.pop_back();
+            if (!stack_.empty() && !stack_.back().object)
+                ++stack_.back().index;
+            break;
+        }
+        return true;
+    }
+
+    bool tooDeep() const { return tooDeep_; }
+    const std::vector<std::pair<std::string, std::string>>& duplicates() const {
+        return duplicates_;
+    }
+
+private:
+    struct Frame {
+        bool object = false;
+        std::set<std::string> keys;
+        std::string lastKey;
+        std::size_t index = 0;
+    };
+
+    // Path of the innermost open container.
+    std::string containerPath() const {
+        std::string path;
+        for (std::size_t i = 0; i + 1 < stack_.size(); ++i)
+            path = stack_[i].object ? childPath(path, stack_[i].lastKey)
+                                    : childPath(path, stack_[i].index);
+        return path;
+    }
+
+    std::vector<Frame> stack_;
+    std::vector<std::pair<std::string, std::string>> duplicates_;
+    bool tooDeep_ = false;
+};
+
+std::string lineAndColumn(const std::string& text, std::size_t offset) {
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse
+// error at line 3, column 5: "; keep what a person needs.
+std::string syntaxMessage(const std::string& what) {
+    std::string m = what;
+    if (auto close = m.find("] ");
+        m.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
+        m = m.substr(close + 2);
+    if (m.rfind("parse error at ", 0) == 0)
+        m = m.substr(15);
+    return "invalid JSON at " + m;
+}
+
+std::optional<json> parseText(const std::string& text, Diagnostics& d) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        d.error("", "the document is empty (expected a JSON object)");
+        return std::nullopt;
+    }
+    StructureWatch watch;
+    json j;
+    try {
+        j = json::parse(
+            text,
+            [&watch](int depth, json::parse_event_t event, json& parsed) {
+                return watch.onEvent(depth, event, parsed);
+            },
+            /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    } catch (const json::parse_error& e) {
+        d.error("", syntaxMessage(e.what()));
+        return std::nullopt;
+    } catch (const json::exception& e) {
+        // Number overflow ("1e400") and the like: no position from nlohmann.
+        std::string m = e.what();
+        if (auto close = m.find("] "); close != std::string::npos)
+            m = m.substr(close + 2);
+        if (auto q = m.find('\''); q != std::string::npos) {
+            const std::string token = m.substr(q + 1, m.rfind('\'') - q - 1);
+            if (auto at = text.find(token); !token.empty() && at != std::string::npos)
+                m = "invalid JSON at " + lineAndColumn(text, at) + ": " + m;
+        }
+        d.error("", m);
+        return std::nullopt;
+    }
+    if (watch.tooDeep()) {
+        d.error("", "nesting deeper than " + std::to_string(formats::kMaxNesting) +
+                        " levels is not a document");
+        return std::nullopt;
+    }
+    // Reading goes on (nlohmann kept the last value) so that other problems show too.
+    for (const auto& [path, key] : watch.duplicates())
+        d.report(path, "duplicate key '" + key + "'");
+    return j;
+}
+
+// ---- header ------------------------------------------------------------
+
+// "format" and "version". A document inside a scenario may leave them out.
+// Returns false when the rest should not be read (another kind of document
+// or another version: its keys would only produce noise).
+bool readHeader(ObjectReader& r, Diagnostics& d, const char* format, bool inlinePart) {
+    const Presence p = inlinePart ? kOptional : kRequired;
+    if (const json* f = r.find("format", p)) {
+        if (!f->is_string() || f->get_ref<const std::string&>() != format) {
+            d.error(r.pathOf("format"),
+                    std::string("must be '") + format + "', got " + describe(*f));
+            return false;
+        }
+    }
+    if (const json* v = r.find("version", p)) {
+        const std::string supported = "supported versions: " + std::to_string(kFormatVersion);
+        if (!v->is_number_integer()) {
+            d.error(r.pathOf("version"),
+                    "must be an integer (" + supported + "), got " + describe(*v));
+            return false;
+        }
+        if (v->get<std::int64_t>() != kFormatVersion) {
+            d.error(r.pathOf("version"),
+                    "unsupported version " + describe(*v) + " (" + supported + ")");
+            return false;
+        }
+    }
+    return true;
+}
+
+bool requireRootObject(const json& j, Diagnostics& d) {
+    if (j.is_object())
+        return true;
+    d.error("", "must be a JSON object, got " + describe(j));
+    return false;
+}
+
+// ---- cluster -----------------------------------------------------------
+
+void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel& g) {
+    if (!formats::requireObject(d, v, at))
+        return;
+    ObjectReader o(d, &v, at);
+    ObjectReader peak = o.object("peak_tflops", kRequired);
+    peak.number("bf16", g.peak_tflops_bf16, kRequired, formats::kPositive);
+    peak.number("fp8", g.peak_tflops_fp8, kOptional, formats::kNonNegative);
+    peak.finish();
+    o.number("memory_gib", g.memory_gib, kRequired, formats::kPositive);
+    o.number("hbm_tbps", g.hbm_tbps, kRequired, formats::kPositive);
+    o.integer("sms", g.sms, kOptional, formats::kSmsRange);
+    o.number("gemm_efficiency", g.gemm_efficiency, kOptional, formats::kFraction);
+    o.finish();
+}
+
+void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building& b) {
+    if (!formats::requireObject(d, v, at))
+        return;
+    ObjectReader o(d, &v, at);
+    o.string("name", b.name, kRequired, true);
+    o.string("region", b.region, kRequired, true);
+    o.string("gpu_model", b.gpu_model, kRequired, true);
+    o.integer("gpus", b.gpus, kRequired, formats::kGpusRange);
+    o.integer("gpus_per_host", b.gpus_per_host, kRequired, formats::kGpusPerHostRange);
+    o.number("scale_up_gbps", b.scale_up_gbps, kRequired, formats::kPositive);
+    o.number("scale_out_gbps", b.scale_out_gbps, kRequired, formats::kPositive);
+    b.zone_gpus = b.gpus; // one zone unless told otherwise
+    if (o.find("zone_gpus", kOptional) &&
+        !o.integer("zone_gpus", b.zone_gpus, kOptional, formats::kGpusRange))
+        b.zone_gpus = 0;
+    o.number("zone_oversubscription", b.zone_oversubscription, kOptional, formats::kAtLeastOne);
+    o.number("building_oversubscription", b.building_oversubscription, kOptional,
+             formats::kAtLeastOne);
+    o.finish();
+}
+
+void readLink(const json& v, const std::string& at, Diagnostics& d, Link& l) {
+    if (!formats::requireObject(d, v, at))
+        return;
+    ObjectReader o(d, &v, at);
+    bool endsOk = false;
+    if (const json* between = o.array("between", kRequired)) {
+        const std::string bp = o.pathOf("between");
+        if (between->size() != 2) {
+            d.error(bp,
+                    "must name two buildings, got " + std::to_string(between->size()) + " entries");
+        } else {
+            endsOk = true;
+            std::string* ends[2] = {&l.a, &l.b};
+            for (std::size_t k = 0; k < 2; ++k) {
+                const json& e = (*between)[k];
+                if (!e.is_string() || e.get_ref<const std::string&>().empty()) {
+                    d.error(childPath(bp, k),
+                            "must be a building name (a non-empty string), got " + describe(e));
+                    endsOk = false;
+                } else {
+                    *ends[k] = e.get<std::string>();
+                }
+            }
+        }
+    }
+    if (o.find("name", kOptional)) {
+        o.string("name", l.name, kOptional, true);
+    } else if (endsOk) {
+        l.name = l.a + "-" + l.b;
+    } else {
+        d.markBad(o.pathOf("name"));
+    }
+    o.number("bandwidth_gbps", l.bandwidth_gbps, kRequired, formats::kPositive);
+    o.number("latency_ms", l.latency_ms, kRequired, formats::kNonNegative);
+    o.string("technology", l.technology, kOptional, true);
+    o.finish();
+}
+
+void readTechnology(const json& v, const std::string& at, Diagnostics& d, Technology& t) {
+    if (!formats::requireObject(d, v, at))
+        return;
+    ObjectReader o(d, &v, at);
+    o.number("efficiency", t.efficiency, kOptional, formats::kFraction);
+    o.number("window_mib", t.window_mib, kOptional, formats::kNonNegative);
+    o.integer("flows", t.flows, kOptional, formats::kFlowsRange);
+    o.number("loss_rate", t.loss_rate, kOptional, formats::kProbability);
+    o.boolean("lossless", t.lossless, kOptional);
+    o.number("mtu_bytes", t.mtu_bytes, kOptional, formats::kPositive);
+    o.number("per_message_us", t.per_message_us, kOptional, formats::kNonNegative);
+    o.finish();
+}
+
+// Reads an array of at most `limit` entries with `readOne(value, path)`.
+template <class F>
+void readArray(const json* a, const std::string& at, Diagnostics& d, std::int64_t limit,
+               const char* what, F readOne) {
+    if (!a)
+        return;
+    if (static_cast<std::int64_t>(a->size()) > limit) {
+        d.error(at, "must list at most " + std::to_string(limit) + " " + what + ", got " +
+                        std::to_string(a->size()));
+        return;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i)
+        readOne((*a)[i], childPath(at, i));
+}
+
+Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
+    Cluster c;
+    if (!requireRootObject(j, d))
+        return c;
+    ObjectReader r(d, &j, "");
+    if (!readHeader(r, d, kClusterFormat, inlinePart))
+        return c;
+    r.string("name", c.name, kRequired, true);
+    r.string("description", c.description, kOptional, false);
+    ObjectReader models = r.object("gpu_models", kRequired);
+    if (models.valid()) {
+        for (const auto& [key, value] : models.node()->items()) {
+            GpuModel g;
+            g.name = key;
+            readGpuModel(value, childPath("/gpu_models", key), d, g);
+            c.gpu_models[key] = g;
+        }
+    }
+    readArray(r.array("buildings", kRequired), "/buildings", d, formats::kMaxBuildings, "buildings",
+              [&](const json& v, const std::string& at) {
+                  Building b;
+                  readBuilding(v, at, d, b);
+                  c.buildings.push_back(b);
+              });
+    readArray(r.array("links", kOptional), "/links", d, formats::kMaxLinks, "links",
+              [&](const json& v, const std::string& at) {
+                  Link l;
+                  readLink(v, at, d, l);
+                  c.links.push_back(l);
+              });
+    ObjectReader techs = r.object("technologies", kOptional);
+    if (techs.valid()) {
+        for (const auto& [key, value] : techs.node()->items()) {
+            Technology t;
+            t.name = key;
+            readTechnology(value, childPath("/technologies", key), d, t);
+            c.technologies[key] = t;
+        }
+    }
+    r.finish();
+    formats::checkCluster(c, d);
+    return c;
+}
+
+// ---- model -------------------------------------------------------------
+
+Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
+    Model m;
+    if (!requireRootObject(j, d))
+        return m;
+    ObjectReader r(d, &j, "");
+    if (!readHeader(r, d, kModelFormat, inlinePart))
+        return m;
+    r.string("name", m.name, kRequired, true);
+    r.string("description", m.description, kOptional, false);
+    r.integer("layers", m.layers, kRequired, formats::kLayersRange);
+    r.integer("hidden", m.hidden, kRequired, formats::kWidthRange);
+    r.integer("ffn_hidden", m.ffn_hidden, kRequired, formats::kWidthRange);
+    r.integer("heads", m.heads, kRequired, formats::kHeadsRange);
+    r.integer("kv_heads", m.kv_heads, kRequired, formats::kHeadsRange);
+    r.integer("vocab", m.vocab, kRequired, formats::kVocabRange);
+    r.choice<MlpKind>("mlp", m.mlp, kOptional,
+                      {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
+    r.choice<DType>("dtype", m.dtype, kOptional, {{"bf16", DType::BF16}, {"fp8", DType::FP8}});
+    r.boolean("tied_embeddings", m.tied_embeddings, kOptional);
+    ObjectReader moe = r.object("moe", kOptional);
+    if (moe.valid()) {
+        MoeConfig e;
+        moe.integer("experts", e.experts, kRequired, formats::kExpertsRange);
+        moe.integer("top_k", e.top_k, kRequired, formats::kExpertsRange);
+        moe.integer("expert_ffn_hidden", e.expert_ffn_hidden, kRequired, formats::kWidthRange);
+        moe.integer("shared_experts", e.shared_experts, kOptional, formats::kSharedExpertsRange);
+        moe.integer("dense_layers", e.dense_layers, kOptional, formats::kDenseLayersRange);
+        moe.number("capacity_factor", e.capacity_factor, kOptional, formats::kAtLeastOne);
+        moe.finish();
+        m.moe = e;
+    }
+    r.finish();
+    formats::checkModel(m, d);
+    return m;
+}
+
+// ---- plan --------------------------------------------------------------
+
+const std::vector<std::pair<std::string, Dim>> kGridDims = {
+    {"tp", Dim::TP}, {"cp", Dim::CP}, {"pp", Dim::PP}, {"dp", Dim::DP}};
+
+// "[first, last]" of a placement run; absent means the whole range.
+void readRange(ObjectReader& o, const char* key, Diagnostics& d, int& first, int& last, int size) {
+    const json* v = o.find(key, kOptional);
+    if (!v) {
+        first = 0;
+        last = size - 1;
+        return;
+    }
+    const std::string at = o.pathOf(key);
+    if (!v->is_array() || v->size() != 2) {
+        d.error(at,
+                "must be [first, last], two indices, got " +
+                    (v->is_array() ? "an array of " + std::to_string(v->size()) : describe(*v)));
+        return;
+    }
+    std::int64_t a = 0, b = 0;
+    const bool okA =
+        ObjectReader::readInteger((*v)[0], childPath(at, 0), formats::kIndexRange, d, a);
+    const bool okB =
+        ObjectReader::readInteger((*v)[1], childPath(at, 1), formats::kIndexRange, d, b);
+    if (okA && okB) {
+        first = static_cast<int>(a);
+        last = static_cast<int>(b);
+    }
+}
+
+Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
+    Plan p;
+    if (!requireRootObject(j, d))
+        return p;
+    ObjectReader r(d, &j, "");
+    if (!readHeader(r, d, kPlanFormat, inlinePart))
+        return p;
+    r.string("name", p.name, kRequired, true);
+    r.string("description", p.description, kOptional, false);
+    r.integer("sequence_length", p.sequence_length, kRequired, formats::kSequenceRange);
+    r.integer("global_batch_sequences", p.global_batch_sequences, kRequired, formats::kBatchRange);
+    r.integer("micro_batch_sequences", p.micro_batch_sequences, kRequired, formats::kBatchRange);
+    ObjectReader par = r.object("parallelism", kRequired);
+    par.integer("tp", p.parallelism.tp, kRequired, formats::kDegreeRange);
+    par.integer("cp", p.parallelism.cp, kOptional, formats::kDegreeRange);
+    par.integer("pp", p.parallelism.pp, kRequired, formats::kDegreeRange);
+    par.integer("dp", p.parallelism.dp, kRequired, formats::kDegreeRange);
+    par.integer("ep", p.parallelism.ep, kOptional, formats::kDegreeRange);
+    par.finish();
+    r.integer("zero_stage", p.zero_stage, kOptional, formats::kZeroStageRange);
+    r.choice<Recompute>("recompute", p.recompute, kOptional,
+                        {{"none", Recompute::None},
+                         {"selective", Recompute::Selective},
+                         {"full", Recompute::Full}});
+    r.boolean("sequence_parallel", p.sequence_parallel, kOptional);
+    ObjectReader sched = r.object("schedule", kOptional);
+    sched.choice<ScheduleKind>("kind", p.schedule.kind, kOptional,
+                               {{"gpipe", ScheduleKind::GPipe},
+                                {"1f1b", ScheduleKind::OneFOneB},
+                                {"interleaved", ScheduleKind::Interleaved},
+                                {"zero-bubble", ScheduleKind::ZeroBubble}});
+    sched.integer("virtual_stages", p.schedule.virtual_stages, kOptional,
+                  formats::kVirtualStagesRange);
+    sched.finish();
+
+    if (const json* order = r.array("rank_order", kOptional)) {
+        std::vector<Dim> dims;
+        bool ok = true;
+        for (std::size_t i = 0; i < order->size() && i < 16; ++i) {
+            const json& e = (*order)[i];
+            bool found = false;
+            for (const auto& [name, dim] : kGridDims) {
+                if (e.is_string() && e.get_ref<const std::string&>() == name) {
+                    dims.push_back(dim);
+                    found = true;
+                }
+            }
+            if (!found) {
+                d.error(childPath("/rank_order", i),
+                        "must be one of tp, cp, pp, dp, got " + describe(e));
+                ok = false;
+            }
+        }
+        if (ok)
+            p.rank_order = dims;
+    }
+
+    ObjectReader place = r.object("placement", kOptional);
+    if (place.valid()) {
+        Placement pl;
+        readArray(place.array("runs", kOptional), "/placement/runs", d, formats::kMaxPlacementRuns,
+                  "runs", [&](const json& v, const std::string& at) {
+                      PlacementRun run;
+                      if (formats::requireObject(d, v, at)) {
+                          ObjectReader o(d, &v, at);
+                          readRange(o, "stages", d, run.stage_first, run.stage_last,
+                                    p.parallelism.pp);
+                          readRange(o, "replicas", d, run.replica_first, run.replica_last,
+                                    p.parallelism.dp);
+                          o.string("building", run.building, kRequired, true);
+                          o.finish();
+                      }
+                      pl.runs.push_back(run);
+                  });
+        const json* lps = place.array("layers_per_stage", kOptional);
+        if (lps && lps->empty())
+            d.error("/placement/layers_per_stage",
+                    "must have one entry per pipeline stage, got none (leave it out for an "
+                    "even split)");
+        else
+            readArray(lps, "/placement/layers_per_stage", d, formats::kMaxLayers, "entries",
+                      [&](const json& v, const std::string& at) {
+                          std::int64_t n = 0;
+                          ObjectReader::readInteger(v, at, formats::kLayersRange, d, n);
+                          pl.layers_per_stage.push_back(static_cast<int>(n));
+                      });
+        place.finish();
+        p.placement = pl;
+    }
+
+    ObjectReader coll = r.object("collectives", kOptional);
+    for (Dim dim : kAllDims) {
+        CollectiveAlgo a = CollectiveAlgo::Auto;
+        if (coll.choice<CollectiveAlgo>(toString(dim), a, kOptional,
+                                        {{"auto", CollectiveAlgo::Auto},
+                                         {"ring", CollectiveAlgo::Ring},
+                                         {"tree", CollectiveAlgo::Tree},
+                                         {"hierarchical", CollectiveAlgo::Hierarchical}}))
+            p.collectives[dim] = a;
+    }
+    coll.finish();
+
+    ObjectReader links = r.object("link_technologies", kOptional);
+    if (links.valid()) {
+        for (const auto& [key, value] : links.node()->items()) {
+            const std::string at = childPath("/link_technologies", key);
+            LinkOverride o;
+            if (formats::requireObject(d, value, at)) {
+                ObjectReader lo(d, &value, at);
+                lo.string("technology", o.technology, kOptional, true);
+                lo.integer("flows", o.flows, kOptional, formats::kFlowsRange);
+                lo.finish();
+            }
+            p.link_technologies[key] = o;
+        }
+    }
+
+    r.boolean("dp_overlap", p.dp_overlap, kOptional);
+    r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);
+    if (const json* g = r.find("grad_reduce_bytes", kOptional)) {
+        if (g->is_number_integer() && (g->get<std::int64_t>() == 2 || g->get<std::int64_t>() == 4))
+            p.grad_reduce_bytes = g->get<int>();
+        else
+            d.error("/grad_reduce_bytes", "must be 2 or 4, got " + describe(*g));
+    }
+    r.boolean("flash_attention", p.flash_attention, kOptional);
+    r.finish();
+    formats::checkPlan(p, d);
+    return p;
+}
+
+// ---- documents ---------------------------------------------------------
+
+template <class T, class Reader>
+Loaded<T> parseDocument(const std::string& text, const std::string& file, Reader read) {
+    Loaded<T> out;
+    Diagnostics d(file);
+    if (auto j = parseText(text, d)) {
+        T value = read(*j, d, false);
+        if (d.empty())
+            out.value = std::move(value);
+    }
+    out.problems = d.take();
+    return out;
+}
+
+std::filesystem::path resolve(const std::string& baseDir, const std::string& relative) {
+    std::filesystem::path p(relative);
+    if (p.is_absolute() || baseDir.empty())
+        return p.lexically_normal();
+    return (std::filesystem::path(baseDir) / p).lexically_normal();
+}
+
+std::string directoryOf(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Where a part of a scenario came from, for messages.
+struct PartSource {
+    std::string file;
+    std::string prefix; // "/plan" when inline, "" when a file of its own
+};
+
+template <class T, class Reader>
+std::optional<T> readPart(const ObjectReader& r, const char* key, const char* kind,
+                          const std::string& file, const std::string& baseDir, Reader read,
+                          Diagnostics& scenario, std::vector<Diagnostic>& problems,
+                          PartSource& source) {
+    const std::string at = r.pathOf(key);
+    const json& v = r.node()->at(key);
+    if (v.is_object()) {
+        Diagnostics d(file, at);
+        T value = read(v, d, true);
+        source = {file, at};
+        const bool ok = d.empty();
+        auto found = d.take();
+        problems.insert(problems.end(), found.begin(), found.end());
+        return ok ? std::optional<T>(std::move(value)) : std::nullopt;
+    }
+    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+        scenario.error(at, std::string("must be an inline ") + kind + " object or the path of a " +
+                               kind + " file, got " + describe(v));
+        return std::nullopt;
+    }
+    const std::string path = resolve(baseDir, v.get<std::string>()).string();
+    std::string error;
+    auto text = readTextFile(path, &error);
+    if (!text) {
+        scenario.error(at, error);
+        return std::nullopt;
+    }
+    Loaded<T> loaded = parseDocument<T>(*text, path, read);
+    problems.insert(problems.end(), loaded.problems.begin(), loaded.problems.end());
+    source = {path, ""};
+    return loaded.value;
+}
+
+Loaded<Scenario> readScenario(const json& j, const std::string& file, const std::string& baseDir,
+                              Diagnostics& d) {
+    Loaded<Scenario> out;
+    std::vector<Diagnostic> partProblems;
+    if (!requireRootObject(j, d))
+        return out;
+    ObjectReader r(d, &j, "");
+    if (!readHeader(r, d, kScenarioFormat, false))
+        return out;
+    PartSource cs, ms, ps;
+    std::optional<Cluster> cluster;
+    std::optional<Model> model;
+    std::optional<Plan> plan;
+    if (r.find("cluster", kRequired))
+        cluster = readPart<Cluster>(r, "cluster", "cluster", file, baseDir, readCluster, d,
+                                    partProblems, cs);
+    if (r.find("model", kRequired))
+        model = readPart<Model>(r, "model", "model", file, baseDir, readModel, d, partProblems, ms);
+    if (r.find("plan", kRequired))
+        plan = readPart<Plan>(r, "plan", "plan", file, baseDir, readPlan, d, partProblems, ps);
+    r.finish();
+    out.problems = std::move(partProblems);
+    // The value is kept when only the checks across documents fail, so that
+    // a caller can show the documents and point at what does not fit.
+    if (cluster && model && plan && d.empty()) {
+        Scenario s{std::move(*cluster), std::move(*model), std::move(*plan)};
+        Diagnostics dc(cs.file, cs.prefix), dm(ms.file, ms.prefix), dp(ps.file, ps.prefix);
+        formats::checkAcross(s, dc, dm, dp);
+        for (auto* x : {&dc, &dm, &dp}) {
+            auto more = x->take();
+            out.problems.insert(out.problems.end(), more.begin(), more.end());
+        }
+        out.value = std::move(s);
+    }
+    return out;
+}
+
+} // namespace
+
+Loaded<Cluster> parseCluster(const std::string& text, const std::string& file) {
+    return parseDocument<Cluster>(text, file, readCluster);
+}
+
+Loaded<Model> parseModel(const std::string& text, const std::string& file) {
+    return parseDocument<Model>(text, file, readModel);
+}
+
+Loaded<Plan> parsePlan(const std::string& text, const std::string& file) {
+    return parseDocument<Plan>(text, file, readPlan);
+}
+
+Loaded<Scenario> parseScenario(const std::string& text, const std::string& file,
+                               const std::string& baseDir) {
+    Diagnostics d(file);
+    Loaded<Scenario> out;
+    if (auto j = parseText(text, d))
+        out = readScenario(*j, file, baseDir, d);
+    auto own = d.take();
+    out.problems.insert(out.problems.begin(), own.begin(), own.end());
+    return out;
+}
+
+namespace {
+
+// readTextFile's message names the path; the diagnostic names it already.
+Diagnostic fileProblem(const std::string& path, const std::string& error) {
+    const std::string prefix = "cannot read '" + path + "': ";
+    if (error.rfind(prefix, 0) == 0)
+        return {path, "", "cannot read file: " + error.substr(prefix.size())};
+    return {path, "", error};
+}
+
+template <class T>
+Loaded<T> loadFile(const std::string& path,
+                   Loaded<T> (*parse)(const std::string&, const std::string&)) {
+    std::string error;
+    auto text = readTextFile(path, &error);
+    if (!text) {
+        Loaded<T> out;
+        out.problems.push_back(fileProblem(path, error));
+        return out;
+    }
+    return parse(*text, path);
+}
+
+} // namespace
+
+Loaded<Cluster> loadClusterFile(const std::string& path) {
+    return loadFile(path, parseCluster);
+}
+Loaded<Model> loadModelFile(const std::string& path) {
+    return loadFile(path, parseModel);
+}
+Loaded<Plan> loadPlanFile(const std::string& path) {
+    return loadFile(path, parsePlan);
+}
+
+Loaded<Scenario> loadScenarioFile(const std::string& path) {
+    std::string error;
+    auto text = readTextFile(path, &error);
+    if (!text) {
+        Loaded<Scenario> out;
+        out.problems.push_back(fileProblem(path, error));
+        return out;
+    }
+    return parseScenario(*text, path, directoryOf(path));
+}
+
+Loaded<Scenario> loadScenarioFiles(const std::string& clusterPath, const std::string& modelPath,
+                                   const std::string& planPath) {
+    Loaded<Scenario> out;
+    auto c = loadClusterFile(clusterPath);
+    auto m = loadModelFile(modelPath);
+    auto p = loadPlanFile(planPath);
+    for (auto* problems : {&c.problems, &m.problems, &p.problems})
+        out.problems.insert(out.problems.end(), problems->begin(), problems->end());
+    if (c.value && m.value && p.value) {
+        Scenario s{std::move(*c.value), std::move(*m.value), std::move(*p.value)};
+        Diagnostics dc(clusterPath), dm(modelPath), dp(planPath);
+        formats::checkAcross(s, dc, dm, dp);
+        for (auto* x : {&dc, &dm, &dp}) {
+            auto more = x->take();
+            out.problems.insert(out.problems.end(), more.begin(), more.end());
+        }
+        out.value = std::move(s);
+    }
+    return out;
+}
+
+Loaded<AnyDocument> loadAnyFile(const std::string& path) {
+    Loaded<AnyDocument> out;
+    std::string error;
+    auto text = readTextFile(path, &error);
+    if (!text) {
+        out.problems.push_back(fileProblem(path, error));
+        return out;
+    }
+    Diagnostics d(path);
+    auto j = parseText(*text, d);
+    if (j && requireRootObject(*j, d)) {
+        const auto format = j->find("format");
+        const std::string kinds = std::string(kClusterFormat) + ", " + kModelFormat + ", " +
+                                  kPlanFormat + ", " + kScenarioFormat;
+        const auto finish = [&](auto value) {
+            if (d.empty())
+                out.value = AnyDocument(std::move(value));
+        };
+        if (format == j->end()) {
+            d.report("", "missing required key 'format' (one of " + kinds + ")");
+        } else if (*format == kClusterFormat) {
+            finish(readCluster(*j, d, false));
+        } else if (*format == kModelFormat) {
+            finish(readModel(*j, d, false));
+        } else if (*format == kPlanFormat) {
+            finish(readPlan(*j, d, false));
+        } else if (*format == kScenarioFormat) {
+            Loaded<Scenario> s = readScenario(*j, path, directoryOf(path), d);
+            out.problems = std::move(s.problems);
+            if (s.value)
+                out.value = AnyDocument(std::move(*s.value));
+        } else {
+            d.error("/format", "must be one of " + kinds + ", got " + describe(*format));
+        }
+    }
+    auto own = d.take();
+    out.problems.insert(out.problems.begin(), own.begin(), own.end());
+    return out;
+}
+
+} // namespace sa

@@ -1,0 +1,271 @@
+// Canonical JSON of the documents: every key, defaults included, in a fixed
+// order a person can read (format, version and name first, then the keys in
+// the order docs/FORMATS.md lists them).
+
+#include "formats/documents.h"
+#include "formats/json_check.h"
+
+#include <cmath>
+#include <map>
+
+namespace sa {
+
+namespace {
+
+using formats::json;
+
+// Whole numbers are written without ".0": "memory_gib": 80, not 80.0.
+json number(double v) {
+    if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 9.0e15)
+        return static_cast<std::int64_t>(v);
+    return v;
+}
+
+json range(int first, int last) {
+    return json::array({first, last});
+}
+
+std::string linkName(const Link& l) {
+    return l.name.empty() ? l.a + "-" + l.b : l.name;
+}
+
+json body(const char* format) {
+    json j = json::object();
+    j["format"] = format;
+    j["version"] = kFormatVersion;
+    return j;
+}
+
+// Keys in the order they are written; others follow alphabetically.
+const std::map<std::string, int>& keyRank() {
+    static const std::map<std::string, int> rank = [] {
+        const char* order[] = {
+            "format", "version", "name", "description",
+            // cluster
+            "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
+            "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "region", "gpu_model", "gpus",
+            "gpus_per_host", "scale_up_gbps", "scale_out_gbps", "zone_gpus",
+            "zone_oversubscription", "building_oversubscription", "between", "bandwidth_gbps",
+            "latency_ms", "technology", "efficiency", "window_mib", "flows", "loss_rate",
+            "lossless", "mtu_bytes", "per_message_us",
+            // model
+            "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
+            "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
+            "dense_layers", "capacity_factor",
+            // plan
+            "sequence_length", "global_batch_sequences", "micro_batch_sequences", "parallelism",
+            "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "sequence_parallel",
+            "schedule", "kind", "virtual_stages", "rank_order", "placement", "runs", "stages",
+            "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
+            "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
+            // scenario
+            "cluster", "model", "plan"};
+        std::map<std::string, int> r;
+        int i = 0;
+        for (const char* k : order)
+            r.emplace(k, i++);
+        return r;
+    }();
+    return rank;
+}
+
+std::string scalar(const json& v) {
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void write(std::string& out, const json& v, int indent) {
+    const std::string pad(static_cast<std::size_t>(indent) + 2, ' ');
+    if (v.is_object()) {
+        if (v.empty()) {
+            out += "{}";
+            return;
+        }
+        std::vector<std::pair<std::string, const json*>> items;
+        for (auto it = v.begin(); it != v.end(); ++it)
+            items.emplace_back(it.key(), &it.value());
+        const auto& rank = keyRank();
+        std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+            const auto ra = rank.find(a.first), rb = rank.find(b.first);
+            const int ia = ra == rank.end() ? 1 << 30 : ra->second;
+            const int ib = rb == rank.end() ? 1 << 30 : rb->second;
+            return ia != ib ? ia < ib : a.first < b.first;
+        });
+        out += "{\n";
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            out += pad + scalar(json(items[i].first)) + ": ";
+            write(out, *items[i].second, indent + 2);
+            out += i + 1 < items.size() ? ",\n" : "\n";
+        }
+        out += std::string(static_cast<std::size_t>(indent), ' ') + "}";
+    } else if (v.is_array()) {
+        const bool flat =
+            std::none_of(v.begin(), v.end(), [](const json& e) { return e.is_structured(); });
+        if (v.empty() || flat) {
+            // Short lists of numbers or names stay on one line: "stages": [0, 7].
+            out += "[";
+            for (std::size_t i = 0; i < v.size(); ++i)
+                out += (i ? ", " : "") + scalar(v[i]);
+            out += "]";
+            return;
+        }
+        out += "[\n";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            out += pad;
+            write(out, v[i], indent + 2);
+            out += i + 1 < v.size() ? ",\n" : "\n";
+        }
+        out += std::string(static_cast<std::size_t>(indent), ' ') + "]";
+    } else {
+        out += scalar(v);
+    }
+}
+
+} // namespace
+
+nlohmann::json toJson(const Cluster& c) {
+    json j = body(kClusterFormat);
+    j["name"] = c.name;
+    j["description"] = c.description;
+    json models = json::object();
+    for (const auto& [key, g] : c.gpu_models) {
+        models[key] = {{"peak_tflops",
+                        {{"bf16", number(g.peak_tflops_bf16)}, {"fp8", number(g.peak_tflops_fp8)}}},
+                       {"memory_gib", number(g.memory_gib)},
+                       {"hbm_tbps", number(g.hbm_tbps)},
+                       {"sms", g.sms},
+                       {"gemm_efficiency", number(g.gemm_efficiency)}};
+    }
+    j["gpu_models"] = models;
+    json buildings = json::array();
+    for (const auto& b : c.buildings) {
+        buildings.push_back({{"name", b.name},
+                             {"region", b.region},
+                             {"gpu_model", b.gpu_model},
+                             {"gpus", b.gpus},
+                             {"gpus_per_host", b.gpus_per_host},
+                             {"scale_up_gbps", number(b.scale_up_gbps)},
+                             {"scale_out_gbps", number(b.scale_out_gbps)},
+                             // 0 (one zone, from code) is written as what it means
+                             {"zone_gpus", b.zone_gpus > 0 ? b.zone_gpus : b.gpus},
+                             {"zone_oversubscription", number(b.zone_oversubscription)},
+                             {"building_oversubscription", number(b.building_oversubscription)}});
+    }
+    j["buildings"] = buildings;
+    json links = json::array();
+    for (const auto& l : c.links) {
+        links.push_back({{"between", json::array({l.a, l.b})},
+                         {"name", linkName(l)},
+                         {"bandwidth_gbps", number(l.bandwidth_gbps)},
+                         {"latency_ms", number(l.latency_ms)},
+                         {"technology", l.technology}});
+    }
+    j["links"] = links;
+    json techs = json::object();
+    for (const auto& [key, t] : c.technologies) {
+        techs[key] = {{"efficiency", number(t.efficiency)},
+                      {"window_mib", number(t.window_mib)},
+                      {"flows", t.flows},
+                      {"loss_rate", number(t.loss_rate)},
+                      {"lossless", t.lossless},
+                      {"mtu_bytes", number(t.mtu_bytes)},
+                      {"per_message_us", number(t.per_message_us)}};
+    }
+    j["technologies"] = techs;
+    return j;
+}
+
+nlohmann::json toJson(const Model& m) {
+    json j = body(kModelFormat);
+    j["name"] = m.name;
+    j["description"] = m.description;
+    j["layers"] = m.layers;
+    j["hidden"] = m.hidden;
+    j["ffn_hidden"] = m.ffn_hidden;
+    j["heads"] = m.heads;
+    j["kv_heads"] = m.kv_heads;
+    j["vocab"] = m.vocab;
+    j["mlp"] = m.mlp == MlpKind::Gelu ? "gelu" : "swiglu";
+    j["dtype"] = m.dtype == DType::FP8 ? "fp8" : "bf16";
+    j["tied_embeddings"] = m.tied_embeddings;
+    if (m.moe) {
+        j["moe"] = {{"experts", m.moe->experts},
+                    {"top_k", m.moe->top_k},
+                    {"expert_ffn_hidden", m.moe->expert_ffn_hidden},
+                    {"shared_experts", m.moe->shared_experts},
+                    {"dense_layers", m.moe->dense_layers},
+                    {"capacity_factor", number(m.moe->capacity_factor)}};
+    }
+    return j;
+}
+
+nlohmann::json toJson(const Plan& p) {
+    json j = body(kPlanFormat);
+    j["name"] = p.name;
+    j["description"] = p.description;
+    j["sequence_length"] = p.sequence_length;
+    j["global_batch_sequences"] = p.global_batch_sequences;
+    j["micro_batch_sequences"] = p.micro_batch_sequences;
+    j["parallelism"] = {{"tp", p.parallelism.tp},
+                        {"cp", p.parallelism.cp},
+                        {"pp", p.parallelism.pp},
+                        {"dp", p.parallelism.dp},
+                        {"ep", p.parallelism.ep}};
+    j["zero_stage"] = p.zero_stage;
+    j["recompute"] = toString(p.recompute);
+    j["sequence_parallel"] = p.sequence_parallel;
+    j["schedule"] = {{"kind", toString(p.schedule.kind)},
+                     {"virtual_stages", p.schedule.virtual_stages}};
+    json order = json::array();
+    for (Dim d : p.rank_order)
+        order.push_back(toString(d));
+    j["rank_order"] = order;
+    if (p.placement) {
+        json runs = json::array();
+        for (const auto& r : p.placement->runs) {
+            runs.push_back({{"stages", range(r.stage_first, r.stage_last)},
+                            {"replicas", range(r.replica_first, r.replica_last)},
+                            {"building", r.building}});
+        }
+        json placement = {{"runs", runs}};
+        // An empty list means an even split, which the document says by leaving the key out.
+        if (!p.placement->layers_per_stage.empty())
+            placement["layers_per_stage"] = p.placement->layers_per_stage;
+        j["placement"] = placement;
+    }
+    json collectives = json::object();
+    for (const auto& [dim, algo] : p.collectives)
+        collectives[toString(dim)] = toString(algo);
+    j["collectives"] = collectives;
+    json overrides = json::object();
+    for (const auto& [link, o] : p.link_technologies) {
+        json e = json::object();
+        if (!o.technology.empty())
+            e["technology"] = o.technology;
+        if (o.flows > 0)
+            e["flows"] = o.flows;
+        overrides[link] = e;
+    }
+    j["link_technologies"] = overrides;
+    j["dp_overlap"] = p.dp_overlap;
+    j["dp_bucket_mib"] = number(p.dp_bucket_mib);
+    j["grad_reduce_bytes"] = p.grad_reduce_bytes;
+    j["flash_attention"] = p.flash_attention;
+    return j;
+}
+
+nlohmann::json toJson(const Scenario& s) {
+    json j = body(kScenarioFormat);
+    j["cluster"] = toJson(s.cluster);
+    j["model"] = toJson(s.model);
+    j["plan"] = toJson(s.plan);
+    return j;
+}
+
+std::string dumpCanonical(const nlohmann::json& j) {
+    std::string out;
+    write(out, j, 0);
+    out += '\n';
+    return out;
+}
+
+} // namespace sa
