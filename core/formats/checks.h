@@ -1,0 +1,17 @@
+#pragma once
+// Semantic checks on document values. The parsers run the per-document
+// checks after reading (skipping paths that already failed); validateScenario
+// runs them all, so a scenario built in code gets the same messages as one
+// read from JSON.
+
+#include "formats/json_check.h"
+
+namespace sa::formats {
+
+void checkCluster(const Cluster& c, Diagnostics& d);
+void checkModel(const Model& m, Diagnostics& d);
+void checkPlan(const Plan& p, Diagnostics& d);
+// Checks between the documents; each problem goes to the document to fix.
+void checkAcross(const Scenario& s, Diagnostics& cluster, Diagnostics& model, Diagnostics& plan);
+
+} // namespace sa::formats

@@ -1,0 +1,464 @@
+#include "formats/checks.h"
+#include "formats/documents.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace sa::formats {
+
+namespace {
+
+std::string str(std::int64_t v) {
+    return std::to_string(v);
+}
+
+bool knownTechnology(const Cluster& c, const std::string& name) {
+    const auto& builtin = builtinTechnologies();
+    return c.technologies.count(name) ||
+           std::find(builtin.begin(), builtin.end(), name) != builtin.end();
+}
+
+std::string unknownTechnology(const Cluster& c, const std::string& name) {
+    std::string message =
+        "unknown technology '" + name + "' (built-in: " + joined(builtinTechnologies());
+    if (!c.technologies.empty()) {
+        std::vector<std::string> own;
+        for (const auto& [key, t] : c.technologies)
+            own.push_back(key);
+        message += "; defined in technologies: " + joined(own);
+    }
+    return message + ")";
+}
+
+// Product of the four grid degrees without overflow; capped just above the limit.
+std::int64_t jobGpus(const Parallelism& p) {
+    std::int64_t n = 1;
+    for (int v : {p.tp, p.cp, p.pp, p.dp}) {
+        if (v <= 0)
+            return 0;
+        if (n > (kMaxJobGpus + 1) / v)
+            return kMaxJobGpus + 1;
+        n *= v;
+    }
+    return n;
+}
+
+std::string rankOrderText(const std::vector<Dim>& order) {
+    std::vector<std::string> names;
+    for (Dim d : order)
+        names.push_back(toString(d));
+    return "[" + joined(names) + "]";
+}
+
+} // namespace
+
+void checkCluster(const Cluster& c, Diagnostics& d) {
+    checkName(d, "/name", c.name);
+    if (c.gpu_models.empty() && !d.isBad("/gpu_models"))
+        d.error("/gpu_models", "must name at least one GPU model");
+    for (const auto& [key, g] : c.gpu_models) {
+        const std::string at = childPath("/gpu_models", key);
+        if (key.empty() && !d.isBad(at))
+            d.error(at, "a GPU model needs a non-empty name");
+        checkNumber(d, at + "/peak_tflops/bf16", g.peak_tflops_bf16, kPositive);
+        checkNumber(d, at + "/peak_tflops/fp8", g.peak_tflops_fp8, kNonNegative);
+        checkNumber(d, at + "/memory_gib", g.memory_gib, kPositive);
+        checkNumber(d, at + "/hbm_tbps", g.hbm_tbps, kPositive);
+        checkInt(d, at + "/sms", g.sms, kSmsRange);
+        checkNumber(d, at + "/gemm_efficiency", g.gemm_efficiency, kFraction);
+    }
+
+    if (c.buildings.empty() && !d.isBad("/buildings"))
+        d.error("/buildings", "must list at least one building");
+    if (c.buildings.size() > static_cast<std::size_t>(kMaxBuildings) && !d.isBad("/buildings"))
+        d.error("/buildings", "must list at most " + str(kMaxBuildings) + " buildings, got " +
+                                  str(static_cast<std::int64_t>(c.buildings.size())));
+    // Reference checks only make sense when every name could be read.
+    bool buildingNamesKnown = !d.isBad("/buildings");
+    std::map<std::string, std::size_t> buildingAt;
+    for (std::size_t i = 0; i < c.buildings.size(); ++i) {
+        const Building& b = c.buildings[i];
+        const std::string at = childPath("/buildings", i);
+        if (!checkName(d, at + "/name", b.name)) {
+            buildingNamesKnown = false;
+        } else if (auto [it, fresh] = buildingAt.emplace(b.name, i); !fresh) {
+            d.error(at + "/name", "duplicate building name '" + b.name + "' (also " +
+                                      childPath("/buildings", it->second) + ")");
+        }
+        checkName(d, at + "/region", b.region);
+        if (checkName(d, at + "/gpu_model", b.gpu_model) && !d.isBad("/gpu_models") &&
+            !d.isBad(at + "/gpu_model") && !c.gpu_models.count(b.gpu_model))
+            d.error(at + "/gpu_model", "no GPU model named '" + b.gpu_model + "' in /gpu_models");
+        const bool gpusOk = checkInt(d, at + "/gpus", b.gpus, kGpusRange) && !d.isBad(at + "/gpus");
+        bool perHostOk = checkInt(d, at + "/gpus_per_host", b.gpus_per_host, kGpusPerHostRange) &&
+                         !d.isBad(at + "/gpus_per_host");
+        if (gpusOk && perHostOk && b.gpus % b.gpus_per_host != 0) {
+            d.error(at + "/gpus_per_host",
+                    "must divide gpus (" + str(b.gpus) + "), got " + str(b.gpus_per_host));
+            perHostOk = false;
+        }
+        checkNumber(d, at + "/scale_up_gbps", b.scale_up_gbps, kPositive);
+        checkNumber(d, at + "/scale_out_gbps", b.scale_out_gbps, kPositive);
+        // zone_gpus 0 (a value built in code) means one zone, as Building::zones() reads it.
+        if (b.zone_gpus != 0 && checkInt(d, at + "/zone_gpus", b.zone_gpus, kGpusRange) &&
+            !d.isBad(at + "/zone_gpus")) {
+            if (gpusOk && b.zone_gpus > b.gpus)
+                d.error(at + "/zone_gpus",
+                        "must be at most gpus (" + str(b.gpus) + "), got " + str(b.zone_gpus));
+            else if (perHostOk && b.zone_gpus % b.gpus_per_host != 0)
+                d.error(at + "/zone_gpus", "must be a multiple of gpus_per_host (" +
+                                               str(b.gpus_per_host) + "), got " + str(b.zone_gpus));
+        }
+        checkNumber(d, at + "/zone_oversubscription", b.zone_oversubscription, kAtLeastOne);
+        checkNumber(d, at + "/building_oversubscription", b.building_oversubscription, kAtLeastOne);
+    }
+
+    for (const auto& [key, t] : c.technologies) {
+        const std::string at = childPath("/technologies", key);
+        if (key.empty() && !d.isBad(at))
+            d.error(at, "a technology needs a non-empty name");
+        checkNumber(d, at + "/efficiency", t.efficiency, kFraction);
+        checkNumber(d, at + "/window_mib", t.window_mib, kNonNegative);
+        checkInt(d, at + "/flows", t.flows, kFlowsRange);
+        checkNumber(d, at + "/loss_rate", t.loss_rate, kProbability);
+        checkNumber(d, at + "/mtu_bytes", t.mtu_bytes, kPositive);
+        checkNumber(d, at + "/per_message_us", t.per_message_us, kNonNegative);
+    }
+
+    if (c.links.size() > static_cast<std::size_t>(kMaxLinks) && !d.isBad("/links"))
+        d.error("/links", "must list at most " + str(kMaxLinks) + " links, got " +
+                              str(static_cast<std::int64_t>(c.links.size())));
+    std::map<std::string, std::size_t> linkAt;
+    for (std::size_t i = 0; i < c.links.size(); ++i) {
+        const Link& l = c.links[i];
+        const std::string at = childPath("/links", i);
+        const std::string between = at + "/between";
+        if (!d.touched(between)) {
+            if (checkName(d, between + "/0", l.a) && checkName(d, between + "/1", l.b)) {
+                if (l.a == l.b) {
+                    d.error(between, "must name two different buildings, got '" + l.a + "' twice");
+                } else if (buildingNamesKnown) {
+                    if (!buildingAt.count(l.a))
+                        d.error(between + "/0", "no building named '" + l.a + "'");
+                    if (!buildingAt.count(l.b))
+                        d.error(between + "/1", "no building named '" + l.b + "'");
+                }
+            }
+        }
+        const std::string name = l.name.empty() ? l.a + "-" + l.b : l.name;
+        if (!d.isBad(at + "/name") && !d.touched(between)) {
+            if (auto [it, fresh] = linkAt.emplace(name, i); !fresh)
+                d.error(at + "/name", "duplicate link name '" + name + "' (also " +
+                                          childPath("/links", it->second) + ")");
+        }
+        checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kPositive);
+        checkNumber(d, at + "/latency_ms", l.latency_ms, kNonNegative);
+        if (checkName(d, at + "/technology", l.technology) && !d.isBad(at + "/technology") &&
+            !d.touched("/technologies") && !knownTechnology(c, l.technology))
+            d.error(at + "/technology", unknownTechnology(c, l.technology));
+    }
+}
+
+void checkModel(const Model& m, Diagnostics& d) {
+    checkName(d, "/name", m.name);
+    const bool layersOk = checkInt(d, "/layers", m.layers, kLayersRange) && !d.isBad("/layers");
+    const bool hiddenOk = checkInt(d, "/hidden", m.hidden, kWidthRange) && !d.isBad("/hidden");
+    checkInt(d, "/ffn_hidden", m.ffn_hidden, kWidthRange);
+    const bool headsOk = checkInt(d, "/heads", m.heads, kHeadsRange) && !d.isBad("/heads");
+    const bool kvOk = checkInt(d, "/kv_heads", m.kv_heads, kHeadsRange) && !d.isBad("/kv_heads");
+    checkInt(d, "/vocab", m.vocab, kVocabRange);
+    if (headsOk && kvOk && m.heads % m.kv_heads != 0)
+        d.error("/kv_heads", "must divide heads (" + str(m.heads) + "), got " + str(m.kv_heads));
+    if (headsOk && hiddenOk && m.hidden % m.heads != 0)
+        d.error("/heads", "must divide hidden (" + str(m.hidden) + "), got " + str(m.heads));
+    if (m.moe && !d.isBad("/moe")) {
+        const MoeConfig& e = *m.moe;
+        const bool expertsOk =
+            checkInt(d, "/moe/experts", e.experts, kExpertsRange) && !d.isBad("/moe/experts");
+        if (checkInt(d, "/moe/top_k", e.top_k, kExpertsRange) && !d.isBad("/moe/top_k") &&
+            expertsOk && e.top_k > e.experts)
+            d.error("/moe/top_k",
+                    "must be at most experts (" + str(e.experts) + "), got " + str(e.top_k));
+        checkInt(d, "/moe/expert_ffn_hidden", e.expert_ffn_hidden, kWidthRange);
+        checkInt(d, "/moe/shared_experts", e.shared_experts, kSharedExpertsRange);
+        if (checkInt(d, "/moe/dense_layers", e.dense_layers, kDenseLayersRange) &&
+            !d.isBad("/moe/dense_layers") && layersOk && e.dense_layers >= m.layers)
+            d.error("/moe/dense_layers",
+                    "must be less than layers (" + str(m.layers) + "), got " + str(e.dense_layers));
+        checkNumber(d, "/moe/capacity_factor", e.capacity_factor, kAtLeastOne);
+    }
+}
+
+void checkPlan(const Plan& p, Diagnostics& d) {
+    checkName(d, "/name", p.name);
+    const bool seqOk = checkInt(d, "/sequence_length", p.sequence_length, kSequenceRange) &&
+                       !d.isBad("/sequence_length");
+    const bool globalOk =
+        checkInt(d, "/global_batch_sequences", p.global_batch_sequences, kBatchRange) &&
+        !d.isBad("/global_batch_sequences");
+    const bool microOk =
+        checkInt(d, "/micro_batch_sequences", p.micro_batch_sequences, kBatchRange) &&
+        !d.isBad("/micro_batch_sequences");
+    const Parallelism& g = p.parallelism;
+    const auto degreeOk = [&](const char* key, int v) {
+        const std::string at = std::string("/parallelism/") + key;
+        return checkInt(d, at, v, kDegreeRange) && !d.isBad(at);
+    };
+    const bool tpOk = degreeOk("tp", g.tp);
+    const bool cpOk = degreeOk("cp", g.cp);
+    const bool ppOk = degreeOk("pp", g.pp);
+    const bool dpOk = degreeOk("dp", g.dp);
+    const bool epOk = degreeOk("ep", g.ep);
+    if (tpOk && cpOk && ppOk && dpOk && jobGpus(g) > kMaxJobGpus)
+        d.error("/parallelism", "tp*cp*pp*dp must be at most " + str(kMaxJobGpus) + " GPUs");
+    if (epOk && dpOk && g.dp % g.ep != 0)
+        d.error("/parallelism/ep", "must divide dp (" + str(g.dp) + "), got " + str(g.ep));
+    if (cpOk && seqOk) {
+        if (p.sequence_length % g.cp != 0)
+            d.error("/parallelism/cp", "must divide sequence_length (" + str(p.sequence_length) +
+                                           "), got " + str(g.cp));
+        else if (g.cp > 1 && p.sequence_length % (2 * std::int64_t(g.cp)) != 0)
+            d.error("/parallelism/cp",
+                    "2*cp must divide sequence_length (" + str(p.sequence_length) +
+                        ") so that causal attention splits into balanced chunks, got cp = " +
+                        str(g.cp));
+    }
+    bool batchOk = globalOk && microOk && dpOk;
+    if (batchOk && p.global_batch_sequences % (p.micro_batch_sequences * g.dp) != 0) {
+        d.error("/global_batch_sequences", "must be a multiple of micro_batch_sequences*dp (" +
+                                               str(p.micro_batch_sequences) + "*" + str(g.dp) +
+                                               " = " + str(p.micro_batch_sequences * g.dp) +
+                                               "), got " + str(p.global_batch_sequences));
+        batchOk = false;
+    }
+    checkInt(d, "/zero_stage", p.zero_stage, kZeroStageRange);
+
+    const bool vOk =
+        checkInt(d, "/schedule/virtual_stages", p.schedule.virtual_stages, kVirtualStagesRange) &&
+        !d.touched("/schedule");
+    if (vOk) {
+        if (p.schedule.kind == ScheduleKind::Interleaved) {
+            if (p.schedule.virtual_stages < 2)
+                d.error("/schedule/virtual_stages",
+                        "the interleaved schedule needs at least 2 virtual stages, got " +
+                            str(p.schedule.virtual_stages));
+            else if (batchOk && ppOk && p.microbatches() % g.pp != 0)
+                d.error("/global_batch_sequences",
+                        "the interleaved schedule needs the number of microbatches (" +
+                            str(p.microbatches()) + ") to be a multiple of pp (" + str(g.pp) + ")");
+        } else if (p.schedule.virtual_stages != 1) {
+            d.error("/schedule/virtual_stages",
+                    std::string("must be 1 for the ") + toString(p.schedule.kind) +
+                        " schedule (only interleaved uses virtual stages), got " +
+                        str(p.schedule.virtual_stages));
+        }
+    }
+
+    if (!d.touched("/rank_order")) {
+        std::vector<Dim> sorted = p.rank_order;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted != std::vector<Dim>{Dim::TP, Dim::CP, Dim::PP, Dim::DP})
+            d.error("/rank_order",
+                    "must be a permutation of tp, cp, pp, dp, got " + rankOrderText(p.rank_order));
+    }
+
+    if (p.placement && !d.isBad("/placement")) {
+        const Placement& pl = *p.placement;
+        if (pl.runs.size() > static_cast<std::size_t>(kMaxPlacementRuns) &&
+            !d.isBad("/placement/runs"))
+            d.error("/placement/runs", "must list at most " + str(kMaxPlacementRuns) +
+                                           " runs, got " +
+                                           str(static_cast<std::int64_t>(pl.runs.size())));
+        for (std::size_t i = 0; i < pl.runs.size(); ++i) {
+            const PlacementRun& r = pl.runs[i];
+            const std::string at = childPath("/placement/runs", i);
+            const auto range = [&](const char* key, int first, int last, bool degreeKnown,
+                                   const char* degree, int size) {
+                const std::string rp = at + "/" + key;
+                if (d.touched(rp) || !degreeKnown)
+                    return;
+                if (first < 0 || first > last || last >= size)
+                    d.error(rp, std::string("must be [first, last] with 0 <= first <= last < ") +
+                                    degree + " (" + str(size) + "), got [" + str(first) + ", " +
+                                    str(last) + "]");
+            };
+            range("stages", r.stage_first, r.stage_last, ppOk, "pp", g.pp);
+            range("replicas", r.replica_first, r.replica_last, dpOk, "dp", g.dp);
+            checkName(d, at + "/building", r.building);
+        }
+        if (!pl.layers_per_stage.empty() && !d.isBad("/placement/layers_per_stage")) {
+            for (std::size_t i = 0; i < pl.layers_per_stage.size(); ++i)
+                checkInt(d, childPath("/placement/layers_per_stage", i), pl.layers_per_stage[i],
+                         kLayersRange);
+            if (ppOk && pl.layers_per_stage.size() != static_cast<std::size_t>(g.pp))
+                d.error("/placement/layers_per_stage",
+                        "must have one entry per pipeline stage (pp = " + str(g.pp) + "), got " +
+                            str(static_cast<std::int64_t>(pl.layers_per_stage.size())));
+        }
+    }
+
+    for (const auto& [link, o] : p.link_technologies) {
+        const std::string at = childPath("/link_technologies", link);
+        if (link.empty() && !d.isBad(at))
+            d.error(at, "a link override needs a non-empty link name");
+        if (o.flows != 0)
+            checkInt(d, at + "/flows", o.flows, kFlowsRange);
+    }
+    checkNumber(d, "/dp_bucket_mib", p.dp_bucket_mib, kPositive);
+    if (p.grad_reduce_bytes != 2 && p.grad_reduce_bytes != 4 && !d.isBad("/grad_reduce_bytes"))
+        d.error("/grad_reduce_bytes", "must be 2 or 4, got " + str(p.grad_reduce_bytes));
+}
+
+void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostics& dp) {
+    const Cluster& c = s.cluster;
+    const Model& m = s.model;
+    const Plan& p = s.plan;
+    const Parallelism& g = p.parallelism;
+    // Degrees and sizes that failed their own checks are not used below.
+    const auto good = [](Diagnostics& d, const std::string& path, std::int64_t v) {
+        return v > 0 && !d.isBad(path);
+    };
+    const bool tpOk = good(dp, "/parallelism/tp", g.tp);
+    const bool ppOk = good(dp, "/parallelism/pp", g.pp);
+    const bool epOk = good(dp, "/parallelism/ep", g.ep);
+    const bool layersOk = good(dm, "/layers", m.layers);
+    const bool vOk = good(dp, "/schedule/virtual_stages", p.schedule.virtual_stages);
+
+    // GPUs: the job may use part of the cluster, never more.
+    if (!dp.touched("/parallelism") && !dc.touched("/buildings")) {
+        const std::int64_t need = jobGpus(g);
+        const std::int64_t have = c.totalGpus();
+        if (need <= kMaxJobGpus && need > have)
+            dp.error("/parallelism",
+                     "tp*cp*pp*dp = " + str(need) + " GPUs but the cluster has " + str(have));
+    }
+
+    if (tpOk) {
+        // TP stays inside a host's NVLink domain.
+        for (std::size_t i = 0; i < c.buildings.size(); ++i) {
+            const Building& b = c.buildings[i];
+            if (b.gpus_per_host <= 0 || dc.isBad(childPath("/buildings", i) + "/gpus_per_host"))
+                continue;
+            if (b.gpus_per_host % g.tp != 0) {
+                dp.error("/parallelism/tp",
+                         "must divide gpus_per_host of every building (TP stays inside a host's "
+                         "NVLink domain); building '" +
+                             b.name + "' has " + str(b.gpus_per_host) + ", got " + str(g.tp));
+                break;
+            }
+        }
+        if (good(dm, "/heads", m.heads) && m.heads % g.tp != 0)
+            dp.error("/parallelism/tp",
+                     "must divide the model's heads (" + str(m.heads) + "), got " + str(g.tp));
+        // KV heads are split over TP ranks, or replicated when there are fewer of them.
+        if (good(dm, "/kv_heads", m.kv_heads) && m.kv_heads % g.tp != 0 && g.tp % m.kv_heads != 0)
+            dp.error("/parallelism/tp", "must divide the model's kv_heads (" + str(m.kv_heads) +
+                                            ") or be a multiple of it, got " + str(g.tp));
+        if (good(dm, "/ffn_hidden", m.ffn_hidden) && m.ffn_hidden % g.tp != 0)
+            dp.error("/parallelism/tp", "must divide the model's ffn_hidden (" + str(m.ffn_hidden) +
+                                            "), got " + str(g.tp));
+        if (m.moe && good(dm, "/moe/expert_ffn_hidden", m.moe->expert_ffn_hidden) &&
+            m.moe->expert_ffn_hidden % g.tp != 0)
+            dp.error("/parallelism/tp", "must divide the model's moe.expert_ffn_hidden (" +
+                                            str(m.moe->expert_ffn_hidden) + "), got " + str(g.tp));
+    }
+
+    const bool haveLayerSplit = p.placement && !p.placement->layers_per_stage.empty();
+    if (ppOk && vOk && layersOk) {
+        const std::int64_t chunks = std::int64_t(g.pp) * p.schedule.virtual_stages;
+        if (chunks > m.layers)
+            dp.error("/parallelism/pp", "pp*virtual_stages (" + str(g.pp) + "*" +
+                                            str(p.schedule.virtual_stages) + " = " + str(chunks) +
+                                            ") must not exceed the model's layers (" +
+                                            str(m.layers) + ")");
+        else if (p.schedule.kind == ScheduleKind::Interleaved && !haveLayerSplit &&
+                 m.layers % chunks != 0)
+            dp.error("/schedule/virtual_stages",
+                     "the interleaved schedule needs the model's layers (" + str(m.layers) +
+                         ") to be a multiple of pp*virtual_stages (" + str(g.pp) + "*" +
+                         str(p.schedule.virtual_stages) + " = " + str(chunks) +
+                         "), or placement.layers_per_stage");
+    }
+
+    if (epOk) {
+        if (!m.moe) {
+            if (g.ep > 1)
+                dp.error("/parallelism/ep", "ep = " + str(g.ep) +
+                                                " needs a mixture-of-experts model, but the "
+                                                "model has no moe");
+        } else if (good(dm, "/moe/experts", m.moe->experts) && m.moe->experts % g.ep != 0) {
+            dp.error("/parallelism/ep", "must divide the model's moe.experts (" +
+                                            str(m.moe->experts) + "), got " + str(g.ep));
+        }
+    }
+
+    if (p.placement && !dp.isBad("/placement")) {
+        const bool namesKnown = !dc.touched("/buildings");
+        for (std::size_t i = 0; i < p.placement->runs.size() && namesKnown; ++i) {
+            const PlacementRun& r = p.placement->runs[i];
+            const std::string at = childPath("/placement/runs", i) + "/building";
+            if (!r.building.empty() && !dp.isBad(at) && c.buildingIndex(r.building) < 0)
+                dp.error(at, "no building named '" + r.building + "' in the cluster");
+        }
+        const auto& lps = p.placement->layers_per_stage;
+        if (!lps.empty() && ppOk && layersOk && lps.size() == static_cast<std::size_t>(g.pp) &&
+            !dp.touched("/placement/layers_per_stage")) {
+            const std::int64_t sum = std::accumulate(lps.begin(), lps.end(), std::int64_t(0));
+            if (sum != m.layers)
+                dp.error("/placement/layers_per_stage",
+                         "sums to " + str(sum) + " but the model has " + str(m.layers) + " layers");
+        }
+    }
+
+    if (!dc.touched("/links")) {
+        for (const auto& [link, o] : p.link_technologies) {
+            const std::string at = childPath("/link_technologies", link);
+            if (dp.isBad(at))
+                continue;
+            const bool exists = std::any_of(c.links.begin(), c.links.end(), [&](const Link& l) {
+                return (l.name.empty() ? l.a + "-" + l.b : l.name) == link;
+            });
+            if (!exists)
+                dp.error(at, "no link named '" + link + "' in the cluster");
+            if (!o.technology.empty() && !dp.isBad(at + "/technology") &&
+                !dc.touched("/technologies") && !knownTechnology(c, o.technology))
+                dp.error(at + "/technology", unknownTechnology(c, o.technology));
+        }
+    }
+
+    if (m.dtype == DType::FP8 && !dm.isBad("/dtype")) {
+        for (std::size_t i = 0; i < c.buildings.size(); ++i) {
+            const Building& b = c.buildings[i];
+            const GpuModel* gpu = c.gpuOf(b);
+            if (gpu && !(gpu->peak_tflops_fp8 > 0)) {
+                dm.error("/dtype",
+                         "fp8 needs GPUs with FP8 support, but GPU model '" + b.gpu_model +
+                             "' (building '" + b.name +
+                             "') has peak_tflops.fp8 = " + formatNumber(gpu->peak_tflops_fp8));
+                break;
+            }
+        }
+    }
+}
+
+} // namespace sa::formats
+
+namespace sa {
+
+std::vector<Diagnostic> validateScenario(const Scenario& s, const SourceNames& names) {
+    formats::Diagnostics dc(names.cluster), dm(names.model), dp(names.plan);
+    formats::checkCluster(s.cluster, dc);
+    formats::checkModel(s.model, dm);
+    formats::checkPlan(s.plan, dp);
+    formats::checkAcross(s, dc, dm, dp);
+    std::vector<Diagnostic> out = dc.take();
+    for (auto* d : {&dm, &dp}) {
+        auto more = d->take();
+        out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
+}
+
+} // namespace sa

@@ -1,0 +1,1007 @@
+// Strict loading, canonical saving and cross-document checks of the
+// cluster, model, plan and scenario documents, and `scaleacross check`.
+
+#include "formats/documents.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using nlohmann::json;
+
+namespace {
+
+// The same documents as tests/data/formats/{cluster,model,plan}.json.
+const char* const kCluster = R"({
+  "format": "scaleacross.cluster", "version": 1, "name": "two-buildings",
+  "description": "Two buildings, 1024 H100 each, joined by a long-haul link",
+  "gpu_models": {
+    "H100": {"peak_tflops": {"bf16": 989, "fp8": 1979}, "memory_gib": 80, "hbm_tbps": 3.35, "sms": 132},
+    "A100": {"peak_tflops": {"bf16": 312}, "memory_gib": 80, "hbm_tbps": 2.039}
+  },
+  "buildings": [
+    {"name": "B1", "region": "us-east", "gpu_model": "H100", "gpus": 1024, "gpus_per_host": 8,
+     "scale_up_gbps": 3600, "scale_out_gbps": 400, "zone_gpus": 512, "zone_oversubscription": 2},
+    {"name": "B2", "region": "us-west", "gpu_model": "H100", "gpus": 1024, "gpus_per_host": 8,
+     "scale_up_gbps": 3600, "scale_out_gbps": 400}
+  ],
+  "links": [{"between": ["B1", "B2"], "bandwidth_gbps": 25600, "latency_ms": 5, "technology": "tcp-64"}],
+  "technologies": {
+    "tcp-64": {"efficiency": 0.9, "window_mib": 16, "flows": 64, "loss_rate": 1e-6, "lossless": false}
+  }
+})";
+
+const char* const kModel = R"({
+  "format": "scaleacross.model", "version": 1, "name": "llama3-8b",
+  "layers": 32, "hidden": 4096, "ffn_hidden": 14336, "heads": 32, "kv_heads": 8, "vocab": 128256
+})";
+
+const char* const kPlan = R"({
+  "format": "scaleacross.plan", "version": 1, "name": "pp-across-buildings",
+  "sequence_length": 8192, "global_batch_sequences": 512, "micro_batch_sequences": 1,
+  "parallelism": {"tp": 8, "pp": 4, "dp": 64},
+  "placement": {"runs": [{"stages": [0, 1], "building": "B1"}, {"stages": [2, 3], "building": "B2"}]},
+  "link_technologies": {"B1-B2": {"flows": 32}}
+})";
+
+// Only the required keys.
+const char* const kMinimalCluster =
+    R"({"format": "scaleacross.cluster", "version": 1, "name": "one",
+  "gpu_models": {"G": {"peak_tflops": {"bf16": 100}, "memory_gib": 16, "hbm_tbps": 1}},
+  "buildings": [{"name": "B", "region": "r", "gpu_model": "G", "gpus": 8, "gpus_per_host": 8,
+                 "scale_up_gbps": 100, "scale_out_gbps": 100}]})";
+const char* const kMinimalModel = R"({"format": "scaleacross.model", "version": 1, "name": "m",
+  "layers": 2, "hidden": 64, "ffn_hidden": 256, "heads": 4, "kv_heads": 1, "vocab": 1000})";
+const char* const kMinimalPlan = R"({"format": "scaleacross.plan", "version": 1, "name": "p",
+  "sequence_length": 128, "global_batch_sequences": 4, "micro_batch_sequences": 1,
+  "parallelism": {"tp": 1, "pp": 1, "dp": 1}})";
+
+// Every optional key set to something other than its default.
+const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, "name": "moe",
+  "description": "sparse", "layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+  "kv_heads": 4, "vocab": 50000, "mlp": "gelu", "dtype": "fp8", "tied_embeddings": true,
+  "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 1408, "shared_experts": 1,
+          "dense_layers": 1, "capacity_factor": 1.25}})";
+const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "name": "full",
+  "description": "everything", "sequence_length": 4096, "global_batch_sequences": 256,
+  "micro_batch_sequences": 2, "parallelism": {"tp": 4, "cp": 2, "pp": 4, "dp": 16, "ep": 8},
+  "zero_stage": 3, "recompute": "selective", "sequence_parallel": false,
+  "schedule": {"kind": "interleaved", "virtual_stages": 2}, "rank_order": ["tp", "pp", "cp", "dp"],
+  "placement": {"runs": [{"stages": [0, 3], "replicas": [0, 7], "building": "B1"},
+                         {"stages": [0, 3], "replicas": [8, 15], "building": "B2"}],
+                "layers_per_stage": [5, 7, 6, 6]},
+  "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
+  "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
+  "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false})";
+
+std::string dataDir() {
+    return SCALEACROSS_SOURCE_DIR "/tests/data/formats";
+}
+QString dataPath(const QString& rel) {
+    return QString::fromStdString(dataDir()) + '/' + rel;
+}
+
+QStringList strings(const std::vector<sa::Diagnostic>& ds) {
+    QStringList out;
+    for (const auto& d : ds)
+        out << QString::fromStdString(d.str());
+    return out;
+}
+
+std::string scenarioText() {
+    json s = {{"format", "scaleacross.scenario"}, {"version", 1}};
+    s["cluster"] = json::parse(kCluster);
+    s["model"] = json::parse(kModel);
+    s["plan"] = json::parse(kPlan);
+    return s.dump();
+}
+
+std::string baseText(const QString& kind) {
+    if (kind == "cluster")
+        return kCluster;
+    if (kind == "model")
+        return kModel;
+    if (kind == "plan")
+        return kPlan;
+    return scenarioText();
+}
+
+// Each edit is "/json/pointer=JSON" (set) or "-/json/pointer" (remove).
+std::string edited(const std::string& text, const QStringList& edits) {
+    json j = json::parse(text);
+    for (const QString& e : edits) {
+        const std::string s = e.toStdString();
+        if (s.front() == '-') {
+            const json::json_pointer ptr(s.substr(1));
+            json& parent = j.at(ptr.parent_pointer());
+            if (parent.is_array())
+                parent.erase(std::stoul(ptr.back()));
+            else
+                parent.erase(ptr.back());
+        } else {
+            const auto eq = s.find('=');
+            j[json::json_pointer(s.substr(0, eq))] = json::parse(s.substr(eq + 1));
+        }
+    }
+    return j.dump();
+}
+
+std::vector<sa::Diagnostic> problemsOf(const QString& kind, const std::string& text) {
+    if (kind == "cluster")
+        return sa::parseCluster(text, "cluster.json").problems;
+    if (kind == "model")
+        return sa::parseModel(text, "model.json").problems;
+    if (kind == "plan")
+        return sa::parsePlan(text, "plan.json").problems;
+    auto loaded = sa::parseScenario(text, "scenario.json", dataDir());
+    return loaded.problems;
+}
+
+template <class T> T parsed(const sa::Loaded<T>& l) {
+    if (!l.ok())
+        qWarning() << strings(l.problems);
+    return l.value.value_or(T{});
+}
+
+sa::Scenario baseScenario() {
+    return {parsed(sa::parseCluster(kCluster, "cluster.json")),
+            parsed(sa::parseModel(kModel, "model.json")),
+            parsed(sa::parsePlan(kPlan, "plan.json"))};
+}
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll();
+}
+
+bool writeFile(const QString& path, const QByteArray& data) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
+}
+
+} // namespace
+
+class TestFormats : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void goodDocuments_data();
+    void goodDocuments();
+    void defaults();
+    void badDocuments_data();
+    void badDocuments();
+    void crossChecks_data();
+    void crossChecks();
+    void crossChecksOnValuesBuiltInCode();
+    void roundTrip_data();
+    void roundTrip();
+    void roundTripBuiltInCode();
+    void canonicalText();
+    void scenarioRelativePaths();
+    void scenarioReferencedFileProblems();
+    void loadAnyFileDetectsKind();
+    void truncatedInputNeverThrows();
+    void readTextFileErrors();
+    void saveReplacesContents();
+    void saveKeepsOldFileWhenDirectoryUnwritable();
+    void saveKeepsOldFileWhenWriteFails();
+    void cliCheck_data();
+    void cliCheck();
+};
+
+void TestFormats::goodDocuments_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("cluster") << "cluster" << kCluster;
+    QTest::newRow("model") << "model" << kModel;
+    QTest::newRow("plan") << "plan" << kPlan;
+    QTest::newRow("minimal cluster") << "cluster" << kMinimalCluster;
+    QTest::newRow("minimal model") << "model" << kMinimalModel;
+    QTest::newRow("minimal plan") << "plan" << kMinimalPlan;
+    QTest::newRow("full model") << "model" << kFullModel;
+    QTest::newRow("full plan") << "plan" << kFullPlan;
+    QTest::newRow("inline scenario") << "scenario" << QString::fromStdString(scenarioText());
+    QTest::newRow("kv heads replicated")
+        << "model" << QString::fromStdString(edited(kModel, {"/kv_heads=1"}));
+    QTest::newRow("gpu model with slash")
+        << "cluster"
+        << QString::fromStdString(edited(
+               kCluster, {R"(/gpu_models/H100~1SXM={"peak_tflops": {"bf16": 989}, "memory_gib": 80,
+                                                      "hbm_tbps": 3.35})",
+                          "/buildings/1/gpu_model=\"H100/SXM\""}));
+}
+
+void TestFormats::goodDocuments() {
+    QFETCH(QString, kind);
+    QFETCH(QString, text);
+    const auto problems = problemsOf(kind, text.toStdString());
+    QCOMPARE(strings(problems), QStringList());
+}
+
+void TestFormats::defaults() {
+    const sa::Cluster c = parsed(sa::parseCluster(kMinimalCluster, "c.json"));
+    QCOMPARE(c.buildings.size(), std::size_t(1));
+    QCOMPARE(c.buildings[0].zone_gpus, std::int64_t(8)); // one zone
+    QCOMPARE(c.buildings[0].zone_oversubscription, 1.0);
+    QCOMPARE(c.gpu_models.at("G").name, std::string("G"));
+    QCOMPARE(c.gpu_models.at("G").sms, 108);
+    QCOMPARE(c.gpu_models.at("G").gemm_efficiency, 0.8);
+    QCOMPARE(c.gpu_models.at("G").peak_tflops_fp8, 0.0);
+    QVERIFY(c.links.empty());
+
+    const sa::Cluster two = parsed(sa::parseCluster(kCluster, "c.json"));
+    QCOMPARE(two.links[0].name, std::string("B1-B2"));
+    QCOMPARE(two.technologies.at("tcp-64").mtu_bytes, 4096.0);
+    const sa::Cluster roce =
+        parsed(sa::parseCluster(edited(kCluster, {"-/links/0/technology"}), "c.json"));
+    QCOMPARE(roce.links[0].technology, std::string("roce"));
+
+    const sa::Plan p = parsed(sa::parsePlan(kMinimalPlan, "p.json"));
+    QCOMPARE(p.parallelism.cp, 1);
+    QCOMPARE(p.parallelism.ep, 1);
+    QCOMPARE(p.zero_stage, 1);
+    QCOMPARE(p.schedule.kind, sa::ScheduleKind::OneFOneB);
+    QCOMPARE(p.schedule.virtual_stages, 1);
+    QCOMPARE(p.rank_order,
+             (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
+    QVERIFY(!p.placement);
+    QVERIFY(p.collectives.empty());
+
+    // A run without ranges covers the whole grid.
+    const sa::Plan withRuns = parsed(sa::parsePlan(kPlan, "p.json"));
+    QCOMPARE(withRuns.placement->runs[0].replica_first, 0);
+    QCOMPARE(withRuns.placement->runs[0].replica_last, 63);
+    QCOMPARE(withRuns.placement->runs[1].stage_first, 2);
+
+    const sa::Model m = parsed(sa::parseModel(kMinimalModel, "m.json"));
+    QCOMPARE(m.mlp, sa::MlpKind::SwiGlu);
+    QCOMPARE(m.dtype, sa::DType::BF16);
+    QVERIFY(!m.moe);
+}
+
+void TestFormats::badDocuments_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QStringList>("edits");
+    QTest::addColumn<QString>("raw"); // replaces the edited base document when set
+    QTest::addColumn<QStringList>("expected");
+    const auto bad = [](const char* name, const char* kind, const QStringList& edits,
+                        const QStringList& expected) {
+        QTest::newRow(name) << kind << edits << QString() << expected;
+    };
+    const auto raw = [](const char* name, const char* kind, const QString& text,
+                        const QStringList& expected) {
+        QTest::newRow(name) << kind << QStringList() << text << expected;
+    };
+
+    // JSON itself
+    raw("syntax error", "cluster", "{\"format\": \"scaleacross.cluster\",\n  \"version\": 1,",
+        {"cluster.json: invalid JSON at line 2, column 16: syntax error while parsing object key "
+         "- unexpected end of input; expected string literal"});
+    raw("empty input", "model", "", {"model.json: the document is empty (expected a JSON object)"});
+    raw("NaN", "plan", "{\"format\": \"scaleacross.plan\", \"version\": NaN}",
+        {"plan.json: invalid JSON at line 1, column 43: syntax error while parsing value - invalid "
+         "literal; last read: '\"version\": N'"});
+    raw("Infinity", "plan", "{\"version\": -Infinity}",
+        {"plan.json: invalid JSON at line 1, column 14: syntax error while parsing value - invalid "
+         "number; expected digit after '-'; last read: '-I'"});
+    raw("number overflow", "plan", "{\"format\": \"scaleacross.plan\",\n \"version\": 1e400}",
+        {"plan.json: invalid JSON at line 2, column 13: number overflow parsing '1e400'"});
+    raw("comments are not JSON", "model", "{\"name\": \"m\" // a comment\n}",
+        {"model.json: invalid JSON at line 1, column 14: syntax error while parsing object - "
+         "invalid literal; last read: '\"m\" /'; expected '}'"});
+    raw("nesting too deep", "plan", QString(100, '[') + QString(100, ']'),
+        {"plan.json: nesting deeper than 64 levels is not a document"});
+    raw("not an object", "cluster", "[1, 2]",
+        {"cluster.json: must be a JSON object, got an array"});
+    raw("duplicate key", "model",
+        R"({"format": "scaleacross.model", "version": 1, "name": "a", "name": "b", "layers": 2,
+            "hidden": 64, "ffn_hidden": 256, "heads": 4, "kv_heads": 1, "vocab": 1000})",
+        {"model.json: duplicate key 'name'"});
+    raw("nested duplicate key", "plan",
+        R"({"format": "scaleacross.plan", "version": 1, "name": "p", "sequence_length": 128,
+            "global_batch_sequences": 4, "micro_batch_sequences": 1,
+            "parallelism": {"tp": 1, "pp": 1, "dp": 1, "tp": 2}})",
+        {"plan.json: /parallelism: duplicate key 'tp'"});
+
+    // format and version
+    bad("wrong format", "cluster", {"/format=\"scaleacross.plan\""},
+        {"cluster.json: /format: must be 'scaleacross.cluster', got 'scaleacross.plan'"});
+    bad("unsupported version", "cluster", {"/version=2"},
+        {"cluster.json: /version: unsupported version 2 (supported versions: 1)"});
+    bad("version as string", "model", {"/version=\"1\""},
+        {"model.json: /version: must be an integer (supported versions: 1), got '1'"});
+    bad("missing format", "plan", {"-/format"}, {"plan.json: missing required key 'format'"});
+
+    // keys
+    bad("unknown key", "cluster", {"/colour=\"red\""}, {"cluster.json: unknown key 'colour'"});
+    bad("misspelt key", "cluster", {"-/buildings/0/gpus_per_host", "/buildings/0/gpus_per_hots=8"},
+        {"cluster.json: /buildings/0: missing required key 'gpus_per_host'",
+         "cluster.json: /buildings/0: unknown key 'gpus_per_hots' (did you mean "
+         "'gpus_per_host'?)"});
+    bad("no suggestion when ambiguous", "plan", {"/collectives={\"xp\": \"ring\"}"},
+        {"plan.json: /collectives: unknown key 'xp'"});
+    bad("missing keys", "cluster", {"-/name", "-/buildings"},
+        {"cluster.json: missing required key 'name'",
+         "cluster.json: missing required key 'buildings'"});
+
+    // cluster values
+    bad("negative gpus", "cluster", {"/buildings/1/gpus=-8"},
+        {"cluster.json: /buildings/1/gpus: must be a positive integer, got -8"});
+    bad("too many gpus", "cluster", {"/buildings/0/gpus=20000000"},
+        {"cluster.json: /buildings/0/gpus: must be a positive integer no larger than 10000000, "
+         "got 20000000"});
+    bad("huge integer", "cluster", {"/buildings/0/gpus=99999999999999999999"},
+        {"cluster.json: /buildings/0/gpus: must be a positive integer no larger than 10000000, "
+         "got 1e+20"});
+    bad("fractional gpus", "cluster", {"/buildings/0/gpus=1024.5"},
+        {"cluster.json: /buildings/0/gpus: must be a positive integer, got 1024.5"});
+    bad("gpus as string", "cluster", {"/buildings/0/gpus=\"1024\""},
+        {"cluster.json: /buildings/0/gpus: must be a positive integer, got '1024'"});
+    bad("gpus per host does not divide", "cluster", {"/buildings/0/gpus_per_host=6"},
+        {"cluster.json: /buildings/0/gpus_per_host: must divide gpus (1024), got 6"});
+    bad("zone larger than building", "cluster", {"/buildings/1/zone_gpus=2048"},
+        {"cluster.json: /buildings/1/zone_gpus: must be at most gpus (1024), got 2048"});
+    bad("zone splits a host", "cluster", {"/buildings/0/zone_gpus=100"},
+        {"cluster.json: /buildings/0/zone_gpus: must be a multiple of gpus_per_host (8), got 100"});
+    bad("oversubscription below one", "cluster", {"/buildings/0/zone_oversubscription=0.5"},
+        {"cluster.json: /buildings/0/zone_oversubscription: must be a number >= 1, got 0.5"});
+    bad("empty name", "cluster", {"/name=\"\""},
+        {"cluster.json: /name: must be a non-empty string"});
+    bad("region not a string", "cluster", {"/buildings/0/region=7"},
+        {"cluster.json: /buildings/0/region: must be a non-empty string, got 7"});
+    bad("building not an object", "cluster", {"/buildings/1=42"},
+        {"cluster.json: /buildings/1: must be an object, got 42"});
+    bad("no buildings", "cluster", {"/buildings=[]"},
+        {"cluster.json: /buildings: must list at least one building"});
+    bad("duplicate building name", "cluster", {"/buildings/1/name=\"B1\""},
+        {"cluster.json: /buildings/1/name: duplicate building name 'B1' (also /buildings/0)",
+         "cluster.json: /links/0/between/1: no building named 'B2'"});
+    bad("unknown gpu model", "cluster", {"/buildings/1/gpu_model=\"B200\""},
+        {"cluster.json: /buildings/1/gpu_model: no GPU model named 'B200' in /gpu_models"});
+    bad("gpu models not an object", "cluster", {"/gpu_models=[]"},
+        {"cluster.json: /gpu_models: must be an object, got an array"});
+    bad("no gpu models", "cluster", {"/gpu_models={}"},
+        {"cluster.json: /gpu_models: must name at least one GPU model"});
+    bad("zero peak", "cluster", {"/gpu_models/H100/peak_tflops/bf16=0"},
+        {"cluster.json: /gpu_models/H100/peak_tflops/bf16: must be a number > 0, got 0"});
+    bad("escaped pointer", "cluster",
+        {R"(/gpu_models/a~1b={"peak_tflops": {"bf16": 1}, "memory_gib": -1, "hbm_tbps": 1})"},
+        {"cluster.json: /gpu_models/a~1b/memory_gib: must be a number > 0, got -1"});
+    bad("efficiency above one", "cluster", {"/gpu_models/A100/gemm_efficiency=1.5"},
+        {"cluster.json: /gpu_models/A100/gemm_efficiency: must be a number in (0, 1], got 1.5"});
+    bad("link to missing building", "cluster", {"/links/0/between/1=\"B9\""},
+        {"cluster.json: /links/0/between/1: no building named 'B9'"});
+    bad("link to itself", "cluster", {"/links/0/between=[\"B1\", \"B1\"]"},
+        {"cluster.json: /links/0/between: must name two different buildings, got 'B1' twice"});
+    bad("link with three ends", "cluster", {"/links/0/between=[\"B1\", \"B2\", \"B3\"]"},
+        {"cluster.json: /links/0/between: must name two buildings, got 3 entries"});
+    bad("duplicate link name", "cluster",
+        {R"(/links/1={"between": ["B2", "B1"], "name": "B1-B2", "bandwidth_gbps": 100,
+                      "latency_ms": 1})"},
+        {"cluster.json: /links/1/name: duplicate link name 'B1-B2' (also /links/0)"});
+    bad("negative latency", "cluster", {"/links/0/latency_ms=-1"},
+        {"cluster.json: /links/0/latency_ms: must be a number >= 0, got -1"});
+    bad("unknown technology", "cluster", {"/links/0/technology=\"quic\""},
+        {"cluster.json: /links/0/technology: unknown technology 'quic' (built-in: roce, "
+         "roce-long-haul, tcp, tcp-multiflow, nvlink; defined in technologies: tcp-64)"});
+    bad("loss rate of one", "cluster", {"/technologies/tcp-64/loss_rate=1"},
+        {"cluster.json: /technologies/tcp-64/loss_rate: must be a number in [0, 1), got 1"});
+    bad("zero flows", "cluster", {"/technologies/tcp-64/flows=0"},
+        {"cluster.json: /technologies/tcp-64/flows: must be a positive integer, got 0"});
+    bad("lossless not a bool", "cluster", {"/technologies/tcp-64/lossless=\"no\""},
+        {"cluster.json: /technologies/tcp-64/lossless: must be true or false, got 'no'"});
+    bad("all problems at once", "cluster",
+        {"/buildings/0/gpus=-1", "/links/0/bandwidth_gbps=0",
+         "/technologies/tcp-64/mtu_bytes=null"},
+        {"cluster.json: /buildings/0/gpus: must be a positive integer, got -1",
+         "cluster.json: /links/0/bandwidth_gbps: must be a number > 0, got 0",
+         "cluster.json: /technologies/tcp-64/mtu_bytes: must be a number > 0, got null"});
+
+    // model values
+    bad("zero layers", "model", {"/layers=0"},
+        {"model.json: /layers: must be a positive integer, got 0"});
+    bad("too many layers", "model", {"/layers=200000"},
+        {"model.json: /layers: must be a positive integer no larger than 100000, got 200000"});
+    bad("vocab too large", "model", {"/vocab=20000000"},
+        {"model.json: /vocab: must be a positive integer no larger than 10000000, got 20000000"});
+    bad("kv heads do not divide heads", "model", {"/kv_heads=5"},
+        {"model.json: /kv_heads: must divide heads (32), got 5"});
+    bad("heads do not divide hidden", "model", {"/heads=24"},
+        {"model.json: /heads: must divide hidden (4096), got 24"});
+    bad("unknown dtype", "model", {"/dtype=\"fp16\""},
+        {"model.json: /dtype: must be one of bf16, fp8, got 'fp16'"});
+    bad("mlp not a string", "model", {"/mlp=3"},
+        {"model.json: /mlp: must be one of swiglu, gelu, got 3"});
+    bad("top k above experts", "model",
+        {R"(/moe={"experts": 8, "top_k": 9, "expert_ffn_hidden": 1024})"},
+        {"model.json: /moe/top_k: must be at most experts (8), got 9"});
+    bad("moe missing key", "model", {R"(/moe={"experts": 8, "top_k": 2})"},
+        {"model.json: /moe: missing required key 'expert_ffn_hidden'"});
+    bad("all layers dense", "model",
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "dense_layers": 32})"},
+        {"model.json: /moe/dense_layers: must be less than layers (32), got 32"});
+
+    // plan values
+    bad("negative tp", "plan", {"/parallelism/tp=-2"},
+        {"plan.json: /parallelism/tp: must be a positive integer, got -2"});
+    bad("missing pp", "plan", {"-/parallelism/pp"},
+        {"plan.json: /parallelism: missing required key 'pp'"});
+    bad("unknown schedule", "plan", {"/schedule={\"kind\": \"x\"}"},
+        {"plan.json: /schedule/kind: must be one of gpipe, 1f1b, interleaved, zero-bubble, got "
+         "'x'"});
+    bad("zero stage 4", "plan", {"/zero_stage=4"},
+        {"plan.json: /zero_stage: must be an integer from 0 to 3, got 4"});
+    bad("unknown recompute", "plan", {"/recompute=\"some\""},
+        {"plan.json: /recompute: must be one of none, selective, full, got 'some'"});
+    bad("ep in rank order", "plan", {"/rank_order=[\"tp\", \"cp\", \"pp\", \"ep\"]"},
+        {"plan.json: /rank_order/3: must be one of tp, cp, pp, dp, got 'ep'"});
+    bad("rank order not a permutation", "plan", {"/rank_order=[\"tp\", \"tp\", \"pp\", \"dp\"]"},
+        {"plan.json: /rank_order: must be a permutation of tp, cp, pp, dp, got [tp, tp, pp, dp]"});
+    bad("ep does not divide dp", "plan", {"/parallelism/ep=3"},
+        {"plan.json: /parallelism/ep: must divide dp (64), got 3"});
+    bad("cp does not divide sequence", "plan", {"/parallelism/cp=3"},
+        {"plan.json: /parallelism/cp: must divide sequence_length (8192), got 3"});
+    bad("cp chunks unbalanced", "plan", {"/parallelism/cp=2", "/sequence_length=8194"},
+        {"plan.json: /parallelism/cp: 2*cp must divide sequence_length (8194) so that causal "
+         "attention splits into balanced chunks, got cp = 2"});
+    bad("global batch not divisible", "plan", {"/global_batch_sequences=500"},
+        {"plan.json: /global_batch_sequences: must be a multiple of micro_batch_sequences*dp "
+         "(1*64 = 64), got 500"});
+    bad("interleaved without virtual stages", "plan", {"/schedule={\"kind\": \"interleaved\"}"},
+        {"plan.json: /schedule/virtual_stages: the interleaved schedule needs at least 2 virtual "
+         "stages, got 1"});
+    bad("virtual stages without interleaving", "plan", {"/schedule/virtual_stages=2"},
+        {"plan.json: /schedule/virtual_stages: must be 1 for the 1f1b schedule (only interleaved "
+         "uses virtual stages), got 2"});
+    bad("interleaved microbatches", "plan",
+        {R"(/schedule={"kind": "interleaved", "virtual_stages": 2})",
+         "/global_batch_sequences=384"},
+        {"plan.json: /global_batch_sequences: the interleaved schedule needs the number of "
+         "microbatches (6) to be a multiple of pp (4)"});
+    bad("run beyond last stage", "plan", {"/placement/runs/1/stages=[2, 4]"},
+        {"plan.json: /placement/runs/1/stages: must be [first, last] with 0 <= first <= last < pp "
+         "(4), got [2, 4]"});
+    bad("reversed replicas", "plan", {"/placement/runs/0/replicas=[5, 2]"},
+        {"plan.json: /placement/runs/0/replicas: must be [first, last] with 0 <= first <= last < "
+         "dp (64), got [5, 2]"});
+    bad("stages not a range", "plan", {"/placement/runs/0/stages=\"0\""},
+        {"plan.json: /placement/runs/0/stages: must be [first, last], two indices, got '0'"});
+    bad("negative stage", "plan", {"/placement/runs/0/stages=[-1, 1]"},
+        {"plan.json: /placement/runs/0/stages/0: must be a non-negative integer, got -1"});
+    bad("run without building", "plan", {"-/placement/runs/0/building"},
+        {"plan.json: /placement/runs/0: missing required key 'building'"});
+    bad("layers per stage length", "plan", {"/placement/layers_per_stage=[10, 10, 12]"},
+        {"plan.json: /placement/layers_per_stage: must have one entry per pipeline stage (pp = 4), "
+         "got 3"});
+    bad("empty layers per stage", "plan", {"/placement/layers_per_stage=[]"},
+        {"plan.json: /placement/layers_per_stage: must have one entry per pipeline stage, got none "
+         "(leave it out for an even split)"});
+    bad("unknown collective", "plan", {"/collectives={\"dp\": \"butterfly\"}"},
+        {"plan.json: /collectives/dp: must be one of auto, ring, tree, hierarchical, got "
+         "'butterfly'"});
+    bad("grad reduce bytes", "plan", {"/grad_reduce_bytes=3"},
+        {"plan.json: /grad_reduce_bytes: must be 2 or 4, got 3"});
+    bad("zero bucket", "plan", {"/dp_bucket_mib=0"},
+        {"plan.json: /dp_bucket_mib: must be a number > 0, got 0"});
+    bad("zero flows override", "plan", {"/link_technologies/B1-B2/flows=0"},
+        {"plan.json: /link_technologies/B1-B2/flows: must be a positive integer, got 0"});
+    bad("job larger than any cluster", "plan",
+        {"/parallelism/tp=10000000", "/parallelism/pp=10000000", "/parallelism/dp=10000000",
+         "-/placement"},
+        {"plan.json: /parallelism: tp*cp*pp*dp must be at most 100000000000 GPUs",
+         "plan.json: /global_batch_sequences: must be a multiple of micro_batch_sequences*dp "
+         "(1*10000000 = 10000000), got 512"});
+    bad("bad pp does not cascade", "plan", {"/parallelism/pp=\"four\""},
+        {"plan.json: /parallelism/pp: must be a positive integer, got 'four'"});
+
+    // scenarios
+    bad("scenario without plan", "scenario", {"-/plan"},
+        {"scenario.json: missing required key 'plan'"});
+    bad("inline plan problem", "scenario", {"/plan/parallelism/tp=0"},
+        {"scenario.json: /plan/parallelism/tp: must be a positive integer, got 0"});
+    bad("inline part of the wrong kind", "scenario", {"/cluster/format=\"scaleacross.model\""},
+        {"scenario.json: /cluster/format: must be 'scaleacross.cluster', got 'scaleacross.model'"});
+    bad("part neither object nor path", "scenario", {"/plan=5"},
+        {"scenario.json: /plan: must be an inline plan object or the path of a plan file, got 5"});
+    bad("referenced file missing", "scenario", {"/cluster=\"nowhere.json\""},
+        {QString("scenario.json: /cluster: cannot read '%1': No such file or directory")
+             .arg(dataPath("nowhere.json"))});
+    bad("inline cross check", "scenario", {"/plan/parallelism/tp=16"},
+        {"scenario.json: /plan/parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048",
+         "scenario.json: /plan/parallelism/tp: must divide gpus_per_host of every building (TP "
+         "stays inside a host's NVLink domain); building 'B1' has 8, got 16"});
+}
+
+void TestFormats::badDocuments() {
+    QFETCH(QString, kind);
+    QFETCH(QStringList, edits);
+    QFETCH(QString, raw);
+    QFETCH(QStringList, expected);
+    const std::string text = raw.isNull() ? edited(baseText(kind), edits) : raw.toStdString();
+    QCOMPARE(strings(problemsOf(kind, text)), expected);
+}
+
+void TestFormats::crossChecks_data() {
+    QTest::addColumn<QStringList>("clusterEdits");
+    QTest::addColumn<QStringList>("modelEdits");
+    QTest::addColumn<QStringList>("planEdits");
+    QTest::addColumn<QStringList>("expected");
+    const auto row = [](const char* name, const QStringList& c, const QStringList& m,
+                        const QStringList& p, const QStringList& expected) {
+        QTest::newRow(name) << c << m << p << expected;
+    };
+    row("valid", {}, {}, {}, {});
+    row("part of the cluster", {}, {}, {"/parallelism/dp=32", "-/placement"}, {});
+    row("kv heads replicated over tp", {}, {"/kv_heads=4"}, {}, {});
+    row("interleaved with explicit layer split", {}, {"/layers=30"},
+        {R"(/schedule={"kind": "interleaved", "virtual_stages": 2})",
+         "/placement/layers_per_stage=[8, 8, 7, 7]"},
+        {});
+
+    row("more gpus than the cluster", {}, {}, {"/parallelism/dp=128", "-/placement"},
+        {"plan.json: /parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048"});
+    row("tp beyond a host", {"/buildings/1/gpus_per_host=4"}, {}, {},
+        {"plan.json: /parallelism/tp: must divide gpus_per_host of every building (TP stays "
+         "inside a host's NVLink domain); building 'B2' has 4, got 8"});
+    row("tp does not divide heads", {}, {"/heads=36", "/hidden=4608", "/kv_heads=4"}, {},
+        {"plan.json: /parallelism/tp: must divide the model's heads (36), got 8"});
+    row("tp and kv heads", {}, {"/heads=48", "/hidden=6144", "/kv_heads=6"}, {},
+        {"plan.json: /parallelism/tp: must divide the model's kv_heads (6) or be a multiple of "
+         "it, got 8"});
+    row("tp does not divide ffn", {}, {"/ffn_hidden=14340"}, {},
+        {"plan.json: /parallelism/tp: must divide the model's ffn_hidden (14340), got 8"});
+    row("tp does not divide expert ffn", {},
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 2052})"}, {},
+        {"plan.json: /parallelism/tp: must divide the model's moe.expert_ffn_hidden (2052), got "
+         "8"});
+    row("fewer layers than stages", {}, {"/layers=3"}, {},
+        {"plan.json: /parallelism/pp: pp*virtual_stages (4*1 = 4) must not exceed the model's "
+         "layers (3)"});
+    row("interleaved chunks", {}, {}, {R"(/schedule={"kind": "interleaved", "virtual_stages": 3})"},
+        {"plan.json: /schedule/virtual_stages: the interleaved schedule needs the model's layers "
+         "(32) to be a multiple of pp*virtual_stages (4*3 = 12), or placement.layers_per_stage"});
+    row("ep without moe", {}, {}, {"/parallelism/ep=2"},
+        {"plan.json: /parallelism/ep: ep = 2 needs a mixture-of-experts model, but the model has "
+         "no moe"});
+    row("ep does not divide experts", {},
+        {R"(/moe={"experts": 6, "top_k": 2, "expert_ffn_hidden": 2048})"}, {"/parallelism/ep=4"},
+        {"plan.json: /parallelism/ep: must divide the model's moe.experts (6), got 4"});
+    row("placement names a missing building", {}, {}, {"/placement/runs/1/building=\"B9\""},
+        {"plan.json: /placement/runs/1/building: no building named 'B9' in the cluster"});
+    row("layers per stage sum", {}, {}, {"/placement/layers_per_stage=[8, 8, 8, 7]"},
+        {"plan.json: /placement/layers_per_stage: sums to 31 but the model has 32 layers"});
+    row("override of a missing link", {}, {}, {"/link_technologies={\"B1-B3\": {\"flows\": 2}}"},
+        {"plan.json: /link_technologies/B1-B3: no link named 'B1-B3' in the cluster"});
+    row("override with unknown technology", {}, {},
+        {"/link_technologies={\"B1-B2\": {\"technology\": \"quic\"}}"},
+        {"plan.json: /link_technologies/B1-B2/technology: unknown technology 'quic' (built-in: "
+         "roce, roce-long-haul, tcp, tcp-multiflow, nvlink; defined in technologies: tcp-64)"});
+    row("fp8 on a gpu without fp8", {"/buildings/1/gpu_model=\"A100\""}, {"/dtype=\"fp8\""}, {},
+        {"model.json: /dtype: fp8 needs GPUs with FP8 support, but GPU model 'A100' (building "
+         "'B2') has peak_tflops.fp8 = 0"});
+    row("several at once", {}, {"/layers=3", "/ffn_hidden=14340"}, {"/parallelism/dp=128"},
+        {"plan.json: /parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048",
+         "plan.json: /parallelism/tp: must divide the model's ffn_hidden (14340), got 8",
+         "plan.json: /parallelism/pp: pp*virtual_stages (4*1 = 4) must not exceed the model's "
+         "layers (3)"});
+}
+
+void TestFormats::crossChecks() {
+    QFETCH(QStringList, clusterEdits);
+    QFETCH(QStringList, modelEdits);
+    QFETCH(QStringList, planEdits);
+    QFETCH(QStringList, expected);
+    const auto c = sa::parseCluster(edited(kCluster, clusterEdits), "cluster.json");
+    const auto m = sa::parseModel(edited(kModel, modelEdits), "model.json");
+    const auto p = sa::parsePlan(edited(kPlan, planEdits), "plan.json");
+    QCOMPARE(strings(c.problems) + strings(m.problems) + strings(p.problems), QStringList());
+    const sa::Scenario s{*c.value, *m.value, *p.value};
+    QCOMPARE(strings(sa::validateScenario(s, {"cluster.json", "model.json", "plan.json"})),
+             expected);
+}
+
+void TestFormats::crossChecksOnValuesBuiltInCode() {
+    // Values that never went through the parser get the same messages, and
+    // nothing divides by zero.
+    sa::Scenario s = baseScenario();
+    QCOMPARE(strings(sa::validateScenario(s)), QStringList());
+    s.plan.parallelism.tp = 0;
+    s.plan.rank_order = {sa::Dim::TP, sa::Dim::EP, sa::Dim::PP, sa::Dim::DP};
+    s.cluster.buildings[1].gpus_per_host = 0;
+    s.model.kv_heads = 0;
+    QCOMPARE(strings(sa::validateScenario(s)),
+             (QStringList{"cluster: /buildings/1/gpus_per_host: must be a positive integer, got 0",
+                          "model: /kv_heads: must be a positive integer, got 0",
+                          "plan: /parallelism/tp: must be a positive integer, got 0",
+                          "plan: /rank_order: must be a permutation of tp, cp, pp, dp, got [tp, "
+                          "ep, pp, dp]"}));
+
+    const auto empty = strings(sa::validateScenario(sa::Scenario{}));
+    QVERIFY(empty.contains("cluster: /name: must be a non-empty string"));
+    QVERIFY(empty.contains("cluster: /buildings: must list at least one building"));
+    QVERIFY(empty.contains("model: /layers: must be a positive integer, got 0"));
+    QVERIFY(empty.contains("plan: /sequence_length: must be a positive integer, got 0"));
+}
+
+void TestFormats::roundTrip_data() {
+    goodDocuments_data();
+}
+
+void TestFormats::roundTrip() {
+    QFETCH(QString, kind);
+    QFETCH(QString, text);
+    const std::string t = text.toStdString();
+    const auto check = [](const auto& first, auto parse) {
+        QVERIFY(first.ok());
+        const std::string dumped = sa::dumpCanonical(sa::toJson(*first.value));
+        const auto second = parse(dumped);
+        QCOMPARE(strings(second.problems), QStringList());
+        QVERIFY(*second.value == *first.value);
+        QCOMPARE(sa::dumpCanonical(sa::toJson(*second.value)), dumped);
+    };
+    if (kind == "cluster")
+        check(sa::parseCluster(t, "a"),
+              [](const std::string& s) { return sa::parseCluster(s, "b"); });
+    else if (kind == "model")
+        check(sa::parseModel(t, "a"), [](const std::string& s) { return sa::parseModel(s, "b"); });
+    else if (kind == "plan")
+        check(sa::parsePlan(t, "a"), [](const std::string& s) { return sa::parsePlan(s, "b"); });
+    else
+        check(sa::parseScenario(t, "a", ""),
+              [](const std::string& s) { return sa::parseScenario(s, "b", ""); });
+}
+
+void TestFormats::roundTripBuiltInCode() {
+    sa::Scenario s = baseScenario();
+    s.cluster.buildings[0].scale_out_gbps = 0.1 + 0.2; // not a short decimal
+    s.cluster.links[0].latency_ms = 1.0 / 3.0;
+    s.cluster.technologies["x"] = sa::Technology{"x", 0.7, 1e-9, 3, 1e-7, false, 1500, 0.25};
+    s.model.moe = sa::MoeConfig{8, 2, 2048, 0, 0, 1.0};
+    s.plan.parallelism.ep = 8;
+    s.plan.collectives[sa::Dim::PP] = sa::CollectiveAlgo::Tree;
+    s.plan.link_technologies["B1-B2"] = {"x", 0};
+    QCOMPARE(strings(sa::validateScenario(s)), QStringList());
+    const auto back = sa::parseScenario(sa::dumpCanonical(sa::toJson(s)), "s.json", "");
+    QCOMPARE(strings(back.problems), QStringList());
+    QVERIFY(*back.value == s);
+}
+
+void TestFormats::canonicalText() {
+    const sa::Plan p = parsed(sa::parsePlan(kMinimalPlan, "p.json"));
+    const std::string text = sa::dumpCanonical(sa::toJson(p));
+    QCOMPARE(QString::fromStdString(text), QString(R"({
+  "format": "scaleacross.plan",
+  "version": 1,
+  "name": "p",
+  "description": "",
+  "sequence_length": 128,
+  "global_batch_sequences": 4,
+  "micro_batch_sequences": 1,
+  "parallelism": {
+    "tp": 1,
+    "cp": 1,
+    "pp": 1,
+    "dp": 1,
+    "ep": 1
+  },
+  "zero_stage": 1,
+  "recompute": "none",
+  "sequence_parallel": true,
+  "schedule": {
+    "kind": "1f1b",
+    "virtual_stages": 1
+  },
+  "rank_order": ["tp", "cp", "pp", "dp"],
+  "collectives": {},
+  "link_technologies": {},
+  "dp_overlap": true,
+  "dp_bucket_mib": 256,
+  "grad_reduce_bytes": 4,
+  "flash_attention": true
+}
+)"));
+    // Every key of the model is written, defaults included.
+    const json m = sa::toJson(parsed(sa::parseModel(kMinimalModel, "m.json")));
+    for (const char* key : {"description", "mlp", "dtype", "tied_embeddings"})
+        QVERIFY2(m.contains(key), key);
+    const json c = sa::toJson(parsed(sa::parseCluster(kMinimalCluster, "c.json")));
+    QCOMPARE(c["buildings"][0]["zone_gpus"].get<int>(), 8);
+    QCOMPARE(c["gpu_models"]["G"]["sms"].get<int>(), 108);
+}
+
+void TestFormats::scenarioRelativePaths() {
+    const auto loaded = sa::loadScenarioFile(dataDir() + "/scenarios/relative.json");
+    QCOMPARE(strings(loaded.problems), QStringList());
+    QVERIFY(*loaded.value == baseScenario());
+
+    const auto mixed = sa::loadScenarioFile(dataDir() + "/scenarios/mixed.json");
+    QCOMPARE(strings(mixed.problems), QStringList());
+    QCOMPARE(mixed.value->cluster.name, std::string("two-buildings"));
+    QCOMPARE(mixed.value->model.name, std::string("tiny"));
+
+    // Relative to baseDir, not to the working directory.
+    const std::string text = "{\"format\": \"scaleacross.scenario\", \"version\": 1, "
+                             "\"cluster\": \"cluster.json\", \"model\": \"model.json\", "
+                             "\"plan\": \"plan.json\"}";
+    const auto fromText = sa::parseScenario(text, "inline.json", dataDir());
+    QCOMPARE(strings(fromText.problems), QStringList());
+    QVERIFY(*fromText.value == baseScenario());
+
+    const auto files = sa::loadScenarioFiles(dataDir() + "/cluster.json", dataDir() + "/model.json",
+                                             dataDir() + "/bad/plan-too-big.json");
+    QCOMPARE(strings(files.problems),
+             QStringList{dataPath("bad/plan-too-big.json") +
+                         ": /parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048"});
+    QVERIFY(files.value); // the documents themselves are fine
+    QVERIFY(!files.ok());
+}
+
+void TestFormats::scenarioReferencedFileProblems() {
+    // A problem inside a referenced file names that file.
+    const auto loaded = sa::loadScenarioFile(dataDir() + "/bad/scenario-bad-plan.json");
+    QCOMPARE(strings(loaded.problems),
+             QStringList{dataPath("bad/plan-bad-tp.json") +
+                         ": /parallelism/tp: must be a positive integer, got -2"});
+    QVERIFY(!loaded.value);
+
+    const auto wrongKind = sa::parseScenario(
+        R"({"format": "scaleacross.scenario", "version": 1, "cluster": "model.json",
+            "model": "model.json", "plan": "plan.json"})",
+        "s.json", dataDir());
+    QCOMPARE(strings(wrongKind.problems),
+             QStringList{dataPath("model.json") +
+                         ": /format: must be 'scaleacross.cluster', got 'scaleacross.model'"});
+}
+
+void TestFormats::loadAnyFileDetectsKind() {
+    const auto cluster = sa::loadAnyFile(dataDir() + "/cluster.json");
+    QVERIFY(cluster.ok());
+    QVERIFY(std::holds_alternative<sa::Cluster>(*cluster.value));
+    const auto plan = sa::loadAnyFile(dataDir() + "/plan.json");
+    QVERIFY(std::holds_alternative<sa::Plan>(*plan.value));
+    const auto scenario = sa::loadAnyFile(dataDir() + "/scenarios/relative.json");
+    QVERIFY(scenario.ok());
+    QVERIFY(std::holds_alternative<sa::Scenario>(*scenario.value));
+
+    QTemporaryDir dir;
+    const QString unknown = dir.filePath("x.json");
+    QVERIFY(writeFile(unknown, R"({"format": "scaleacross.trace", "version": 1})"));
+    QCOMPARE(strings(sa::loadAnyFile(unknown.toStdString()).problems),
+             QStringList{unknown + ": /format: must be one of scaleacross.cluster, "
+                                   "scaleacross.model, scaleacross.plan, scaleacross.scenario, "
+                                   "got 'scaleacross.trace'"});
+    QVERIFY(writeFile(unknown, R"({"version": 1})"));
+    QCOMPARE(strings(sa::loadAnyFile(unknown.toStdString()).problems),
+             QStringList{unknown + ": missing required key 'format' (one of scaleacross.cluster, "
+                                   "scaleacross.model, scaleacross.plan, scaleacross.scenario)"});
+}
+
+void TestFormats::truncatedInputNeverThrows() {
+    const std::string text = scenarioText();
+    for (std::size_t n = 0; n < text.size(); n += 7) {
+        const auto loaded = sa::parseScenario(text.substr(0, n), "s.json", "");
+        QVERIFY(!loaded.ok());
+        QVERIFY(!loaded.problems.empty());
+    }
+    // Every value of the plan replaced by values of other types and sizes:
+    // no exception, and null or an array is wrong for every key.
+    const json plan = json::parse(kFullPlan);
+    for (auto it = plan.begin(); it != plan.end(); ++it) {
+        for (const json& other : {json(nullptr), json::array(), json("x"), json(-1), json(1e300),
+                                  json::object(), json(true)}) {
+            json j = plan;
+            j[it.key()] = other;
+            const auto loaded = sa::parsePlan(j.dump(), "p.json");
+            if (other.is_null() || other.is_array())
+                QVERIFY2(!loaded.problems.empty(), j.dump().c_str());
+        }
+    }
+}
+
+void TestFormats::readTextFileErrors() {
+    QTemporaryDir dir;
+    std::string error;
+    const std::string missing = dir.filePath("missing.json").toStdString();
+    QVERIFY(!sa::readTextFile(missing, &error));
+    QCOMPARE(error, "cannot read '" + missing + "': No such file or directory");
+    QCOMPARE(strings(sa::loadClusterFile(missing).problems),
+             QStringList{QString::fromStdString(missing) +
+                         ": cannot read file: No such file or directory"});
+
+    QVERIFY(!sa::readTextFile(dir.path().toStdString(), &error));
+    QCOMPARE(error, "cannot read '" + dir.path().toStdString() + "': it is a directory");
+
+    const QString big = dir.filePath("big.json");
+    {
+        QFile f(big);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QVERIFY(f.resize(65 << 20)); // sparse: no 65 MiB written
+    }
+    QVERIFY(!sa::readTextFile(big.toStdString(), &error));
+    QCOMPARE(QString::fromStdString(error),
+             "cannot read '" + big +
+                 "': 65.0 MiB is larger than the limit of 64.0 MiB for a "
+                 "document");
+
+    const QString small = dir.filePath("small.json");
+    QVERIFY(writeFile(small, "{}\n"));
+    QCOMPARE(sa::readTextFile(small.toStdString(), nullptr).value_or("?"), std::string("{}\n"));
+}
+
+void TestFormats::saveReplacesContents() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("doc.json");
+    QVERIFY(writeFile(path, "old contents"));
+    QVERIFY(QFile::setPermissions(path, QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+    QCOMPARE(sa::saveFileAtomically(path.toStdString(), "new contents\n"), std::string());
+    QCOMPARE(readAll(path), QByteArray("new contents\n"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"doc.json"});
+    // The permissions of the replaced file are kept.
+    QCOMPARE(QFile::permissions(path) & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+             QFileDevice::Permissions());
+
+    const QString fresh = dir.filePath("fresh.json");
+    QCOMPARE(sa::saveFileAtomically(fresh.toStdString(), "x"), std::string());
+    QCOMPARE(readAll(fresh), QByteArray("x"));
+
+    const QString nowhere = dir.filePath("no/such/dir/doc.json");
+    QCOMPARE(QString::fromStdString(sa::saveFileAtomically(nowhere.toStdString(), "x")),
+             "cannot write '" + nowhere +
+                 "': cannot create a temporary file next to it: No such file or directory");
+}
+
+void TestFormats::saveKeepsOldFileWhenDirectoryUnwritable() {
+    QTemporaryDir dir;
+    const QString sub = dir.filePath("readonly");
+    QVERIFY(QDir().mkdir(sub));
+    const QString path = sub + "/doc.json";
+    QVERIFY(writeFile(path, "old contents"));
+    QVERIFY(::chmod(sub.toLocal8Bit().constData(), 0555) == 0);
+    QVERIFY(::chmod(dir.path().toLocal8Bit().constData(), 0755) == 0);
+
+    std::string message;
+    if (::geteuid() != 0) {
+        message = sa::saveFileAtomically(path.toStdString(), "new contents");
+    } else {
+        // root writes anywhere: try as an unprivileged user in a child process.
+        int fds[2];
+        QVERIFY(::pipe(fds) == 0);
+        const pid_t pid = ::fork();
+        QVERIFY(pid >= 0);
+        if (pid == 0) {
+            ::close(fds[0]);
+            if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+                ::_exit(77);
+            const std::string m = sa::saveFileAtomically(path.toStdString(), "new contents");
+            const ssize_t written = ::write(fds[1], m.data(), m.size());
+            ::_exit(written == static_cast<ssize_t>(m.size()) ? 0 : 1);
+        }
+        ::close(fds[1]);
+        char buf[4096];
+        ssize_t n = 0;
+        while ((n = ::read(fds[0], buf, sizeof buf)) > 0)
+            message.append(buf, static_cast<std::size_t>(n));
+        ::close(fds[0]);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        ::chmod(sub.toLocal8Bit().constData(), 0755);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            QSKIP("cannot drop root privileges here");
+        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    ::chmod(sub.toLocal8Bit().constData(), 0755);
+    QCOMPARE(QString::fromStdString(message),
+             "cannot write '" + path +
+                 "': cannot create a temporary file next to it: Permission denied");
+    QCOMPARE(readAll(path), QByteArray("old contents"));
+    QCOMPARE(QDir(sub).entryList(QDir::Files), QStringList{"doc.json"});
+}
+
+void TestFormats::saveKeepsOldFileWhenWriteFails() {
+    // A full disk, simulated with a file size limit: the write fails half way.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("doc.json");
+    QVERIFY(writeFile(path, "old contents"));
+    const std::string big(4096, 'x');
+    rlimit old{};
+    QVERIFY(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    auto* previous = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old;
+    small.rlim_cur = 1024;
+    QVERIFY(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    const std::string message = sa::saveFileAtomically(path.toStdString(), big);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, previous);
+    QCOMPARE(QString::fromStdString(message),
+             "cannot write '" + path + "': write failed: File too large");
+    QCOMPARE(readAll(path), QByteArray("old contents"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"doc.json"});
+}
+
+void TestFormats::cliCheck_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("out");
+    QTest::addColumn<QString>("err");
+    const QString cluster = dataPath("cluster.json");
+    QTest::newRow("good cluster") << QStringList{"check", cluster} << 0
+                                  << cluster + ": ok (cluster 'two-buildings')\n"
+                                  << QString();
+    QTest::newRow("folder") << QStringList{"check", dataPath("")} << 0
+                            << dataPath("plan.json") + ": ok (plan 'pp-across-buildings')"
+                            << QString();
+    QTest::newRow("scenario")
+        << QStringList{"check", dataPath("scenarios/relative.json")} << 0
+        << dataPath("scenarios/relative.json") +
+               ": ok (scenario: cluster 'two-buildings', model 'llama3-8b', plan "
+               "'pp-across-buildings')\n"
+        << QString();
+    QTest::newRow("broken plan") << QStringList{"check", cluster, dataPath("bad/plan-bad-tp.json")}
+                                 << 2 << cluster + ": ok (cluster 'two-buildings')\n"
+                                 << dataPath("bad/plan-bad-tp.json") +
+                                        ": /parallelism/tp: must be a positive integer, got -2\n";
+    QTest::newRow("scenario with broken plan")
+        << QStringList{"check", dataPath("bad/scenario-bad-plan.json")} << 2 << QString()
+        << dataPath("bad/plan-bad-tp.json") +
+               ": /parallelism/tp: must be a positive integer, got -2\n";
+    QTest::newRow("missing file") << QStringList{"check", dataPath("nope.json")} << 2 << QString()
+                                  << dataPath("nope.json") +
+                                         ": cannot read file: No such file or directory\n";
+    QTest::newRow("separate files are checked together on request")
+        << QStringList{"check",
+                       "--cluster",
+                       cluster,
+                       "--model",
+                       dataPath("model.json"),
+                       "--plan",
+                       dataPath("bad/plan-too-big.json")}
+        << 2 << QString()
+        << dataPath("bad/plan-too-big.json") +
+               ": /parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048\n";
+    QTest::newRow("separate files alone") << QStringList{"check", dataPath("bad/plan-too-big.json")}
+                                          << 0 << "ok (plan 'needs-4096-gpus')" << QString();
+    QTest::newRow("no files") << QStringList{"check"} << 2 << QString()
+                              << "Usage: scaleacross check FILE|DIR...";
+    QTest::newRow("help") << QStringList{"check", "--help"} << 0
+                          << "Usage: scaleacross check FILE|DIR..." << QString();
+    QTest::newRow("unknown option")
+        << QStringList{"check", "--strict", cluster} << 2 << QString() << "unknown option --strict";
+}
+
+void TestFormats::cliCheck() {
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, out);
+    QFETCH(QString, err);
+    QProcess p;
+    p.start(SCALEACROSS_CLI_PATH, args);
+    QVERIFY(p.waitForFinished(30000));
+    const QString stdoutText = QString::fromUtf8(p.readAllStandardOutput());
+    const QString stderrText = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == exitCode, qPrintable(stderrText));
+    // A full expected text ends with a newline; otherwise it is a part of the output.
+    if (out.endsWith('\n'))
+        QCOMPARE(stdoutText, out);
+    else
+        QVERIFY2(stdoutText.contains(out), qPrintable(stdoutText));
+    if (err.isNull() || err.endsWith('\n'))
+        QCOMPARE(stderrText, err);
+    else
+        QVERIFY2(stderrText.contains(err), qPrintable(stderrText));
+}
+
+QTEST_GUILESS_MAIN(TestFormats)
+#include "tst_formats.moc"
