@@ -149,9 +149,10 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     std::vector<BuildingCosts> bc(nb);
     std::vector<std::vector<int>> stageBuildings(npp);
     std::vector<std::vector<int>> stageCounts(npp, std::vector<int>(nb, 0));
+    const std::vector<ReplicaBlock> blocks = replicaBlocks(grid);
     for (int s = 0; s < pp; ++s)
-        for (int d = 0; d < dp; ++d)
-            ++stageCounts[std::size_t(s)][std::size_t(grid.at(s, d))];
+        for (const ReplicaBlock& blk : blocks)
+            stageCounts[std::size_t(s)][std::size_t(grid.at(s, blk.first))] += blk.count;
     ev.stage_building.assign(std::size_t(pp), 0);
     for (int s = 0; s < pp; ++s) {
         int best = 0;
@@ -339,18 +340,18 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         for (int s = 0; s < pp; ++s) {
             GroupSpread& g = spreads[std::size_t(s)];
             g.members = dp;
-            for (int d = 0; d < dp; ++d) {
-                const Location loc{grid.at(s, d), grid.zoneAt(s, d)};
+            for (const ReplicaBlock& blk : blocks) {
+                const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
                 if (!g.sites.empty() && g.sites.back().loc == loc) {
-                    ++g.sites.back().members;
+                    g.sites.back().members += blk.count;
                     continue;
                 }
                 auto it = std::find_if(g.sites.begin(), g.sites.end(),
                                        [&](const GroupSpread::Site& x) { return x.loc == loc; });
                 if (it != g.sites.end())
-                    ++it->members;
+                    it->members += blk.count;
                 else
-                    g.sites.push_back({loc, 1});
+                    g.sites.push_back({loc, blk.count});
             }
             std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
                 return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
@@ -434,13 +435,13 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     for (int vs = 0; vs + 1 < V; ++vs) {
         const int sa = vs % pp, sb = (vs + 1) % pp;
         auto& runs = boundaryPairs[std::size_t(vs)];
-        for (int d = 0; d < dp; ++d) {
-            const Location a{grid.at(sa, d), grid.zoneAt(sa, d)};
-            const Location b{grid.at(sb, d), grid.zoneAt(sb, d)};
+        for (const ReplicaBlock& blk : blocks) {
+            const Location a{grid.at(sa, blk.first), grid.zoneAt(sa, blk.first)};
+            const Location b{grid.at(sb, blk.first), grid.zoneAt(sb, blk.first)};
             if (!runs.empty() && runs.back().a == a && runs.back().b == b)
-                ++runs.back().count;
+                runs.back().count += blk.count;
             else
-                runs.push_back({a, b, 1});
+                runs.push_back({a, b, blk.count});
         }
         for (const PairRun& r : runs) {
             p2p.add(r.a, r.b, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
@@ -491,11 +492,14 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     if (!pr.ok)
         ev.warnings.push_back(
             "internal: the pipeline order deadlocked; step time is a lower bound");
-    PipelineInput noP2p = pin;
-    noP2p.record = false;
-    std::fill(noP2p.p2p_fwd.begin(), noP2p.p2p_fwd.end(), 0.0);
-    std::fill(noP2p.p2p_bwd.begin(), noP2p.p2p_bwd.end(), 0.0);
-    const PipelineResult pr0 = simulatePipeline(noP2p);
+    PipelineResult pr0;
+    if (options.detail) {
+        PipelineInput noP2p = pin;
+        noP2p.record = false;
+        std::fill(noP2p.p2p_fwd.begin(), noP2p.p2p_fwd.end(), 0.0);
+        std::fill(noP2p.p2p_bwd.begin(), noP2p.p2p_bwd.end(), 0.0);
+        pr0 = simulatePipeline(noP2p);
+    }
 
     // ---- DP / FSDP gradient sync, overlapped with the last backward ------
     TrafficPhase dpPhase(tp, transport), agPhase(tp, transport);
@@ -605,7 +609,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- breakdown on the critical stage ---------------------------------
-    {
+    if (options.detail) {
         Breakdown& br = ev.breakdown;
         const auto& cs = chunk[std::size_t(critical)];
         br.compute_s = mb * sumChunks(cs, &ChunkTimes::compute);
@@ -683,7 +687,19 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- link traffic per step --------------------------------------------
-    {
+    if (!options.detail) {
+        // Cross-building bytes only (the optimizer's second objective).
+        const double dpMult = plan.zero_stage == 3 ? 0.0 : 1.0;
+        for (const TopoEdge& e : tp.edges()) {
+            if (e.kind != EdgeKind::InterBuilding)
+                continue;
+            for (int dir = 0; dir < 2; ++dir)
+                ev.cross_building_bytes +=
+                    p2p.load(e.id, dir) * mb +
+                    dpMult * (dpPhase.load(e.id, dir) + agPhase.load(e.id, dir)) +
+                    epPhase.load(e.id, dir) * 4.0 * mb;
+        }
+    } else {
         const auto& edges = tp.edges();
         const double dpMult = plan.zero_stage == 3 ? 0.0 : 1.0;
         TrafficPhase z3phase(tp, transport);
@@ -781,11 +797,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- other warnings ----------------------------------------------------
-    if (m < pp)
+    if (options.detail && m < pp)
         ev.warnings.push_back("schedule: " + std::to_string(m) + " microbatches for " +
                               std::to_string(pp) +
                               " pipeline stages: the pipeline never fills (bubble dominates)");
-    if (dp > 1 && plan.zero_stage < 3 && usedAlgo == CollectiveAlgo::Ring) {
+    if (options.detail && dp > 1 && plan.zero_stage < 3 && usedAlgo == CollectiveAlgo::Ring) {
         for (int s = 0; s < pp; ++s)
             if (spreads[std::size_t(s)].buildings > 1) {
                 ev.warnings.push_back(
@@ -795,7 +811,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                 break;
             }
     }
-    if (ev.gpus < cluster.totalGpus())
+    if (options.detail && ev.gpus < cluster.totalGpus())
         ev.warnings.push_back("placement: the plan uses " + std::to_string(ev.gpus) + " of " +
                               std::to_string(cluster.totalGpus()) + " GPUs");
 

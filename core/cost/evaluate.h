@@ -32,6 +32,9 @@ using EvaluationResult = std::variant<Evaluation, EvaluationError>;
 struct EvaluateOptions {
     bool timeline = true; // record every op (off in the optimizer's hot loop)
     bool validate = true; // run validateScenario first (callers that built a valid plan skip it)
+    // Breakdown, per-link usage and warnings. Off in the optimizer's hot
+    // loop: step time, memory, MFU and cross-building bytes stay exact.
+    bool detail = true;
 };
 
 class Evaluator {

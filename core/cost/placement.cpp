@@ -41,13 +41,16 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
         firstRank[b + 1] = firstRank[b] + cluster.buildings[b].gpus;
     const std::int64_t ppStride = strideOf(plan, Dim::PP);
     const std::int64_t dpStride = strideOf(plan, Dim::DP);
+    // Ranks grow with the replica index, so a pointer walks the buildings.
+    const int lastBuilding = int(cluster.buildings.size()) - 1;
     for (int s = 0; s < g.stages; ++s) {
+        int b = 0;
+        std::int16_t* row = &g.building[std::size_t(s) * g.replicas];
         for (int d = 0; d < g.replicas; ++d) {
             const std::int64_t rank = s * ppStride + d * dpStride;
-            auto it = std::upper_bound(firstRank.begin(), firstRank.end(), rank);
-            int b = int(it - firstRank.begin()) - 1;
-            b = std::clamp(b, 0, int(cluster.buildings.size()) - 1);
-            g.building[std::size_t(s) * g.replicas + d] = std::int16_t(b);
+            while (b < lastBuilding && rank >= firstRank[std::size_t(b) + 1])
+                ++b;
+            row[d] = std::int16_t(b);
         }
     }
 
@@ -155,6 +158,22 @@ std::vector<GroupChip> chipsOf(const CellGrid& grid) {
         s = e + 1;
     }
     return chips;
+}
+
+std::vector<ReplicaBlock> replicaBlocks(const CellGrid& grid) {
+    std::vector<ReplicaBlock> blocks;
+    for (int d = 0; d < grid.replicas; ++d) {
+        bool same = d > 0;
+        for (int s = 0; s < grid.stages && same; ++s) {
+            const std::size_t i = std::size_t(s) * grid.replicas + d;
+            same = grid.building[i] == grid.building[i - 1] && grid.zone[i] == grid.zone[i - 1];
+        }
+        if (same)
+            ++blocks.back().count;
+        else
+            blocks.push_back({d, 1});
+    }
+    return blocks;
 }
 
 Plan withRun(const Plan& plan, const PlacementRun& run) {

@@ -55,6 +55,15 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan,
 // building per contiguous block of stages with the same replica ranges.
 std::vector<GroupChip> chipsOf(const CellGrid& grid);
 
+// Runs of consecutive replicas that sit in the same building and zone in
+// every stage. Their groups are identical, so the cost model treats each
+// block once with a multiplicity (symmetry: 768 replicas -> ~32 blocks).
+struct ReplicaBlock {
+    int first = 0;
+    int count = 0;
+};
+std::vector<ReplicaBlock> replicaBlocks(const CellGrid& grid);
+
 // The plan with one more placement run appended (the GUI's drag).
 Plan withRun(const Plan& plan, const PlacementRun& run);
 

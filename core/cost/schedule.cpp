@@ -112,108 +112,103 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
             r.ops.push_back({OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
     };
 
+    // When an op can start depends only on its stage's previous op and on
+    // its input, so stages can be advanced in any order: sweep them round
+    // robin, each as far as its inputs allow (O(ops + sweeps * stages)).
+    auto readyOf = [&](int s, double& ready) {
+        const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
+        const int vs = op.chunk * p + s;
+        ready = 0;
+        if (op.forward) {
+            if (vs > 0) {
+                const double e = fEnd[at(vs - 1, op.microbatch)];
+                if (e < 0)
+                    return false;
+                ready = e + in.p2p_fwd[std::size_t(vs - 1)];
+            }
+            return true;
+        }
+        const double e =
+            vs == V - 1 ? fEnd[at(vs, op.microbatch)] : bEnd[at(vs + 1, op.microbatch)];
+        if (e < 0)
+            return false;
+        ready = vs == V - 1 ? e : e + in.p2p_bwd[std::size_t(vs)];
+        return true;
+    };
     std::size_t done = 0;
     while (done < totalOps) {
-        int best = -1;
-        double bestStart = std::numeric_limits<double>::infinity();
-        double bestReady = 0;
+        bool progressed = false;
         for (int s = 0; s < p; ++s) {
-            if (next[std::size_t(s)] >= orders[std::size_t(s)].size())
-                continue;
-            const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
-            const int vs = op.chunk * p + s;
-            double ready = 0;
-            if (op.forward) {
-                if (vs > 0) {
-                    const double e = fEnd[at(vs - 1, op.microbatch)];
-                    if (e < 0)
-                        continue;
-                    ready = e + in.p2p_fwd[std::size_t(vs - 1)];
+            double bestReady = 0;
+            while (next[std::size_t(s)] < orders[std::size_t(s)].size() && readyOf(s, bestReady)) {
+                // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
+                // gradient fills the gap while the stage waits for its input.
+                if (zb && !pendingW[std::size_t(s)].empty() &&
+                    freeAt[std::size_t(s)] +
+                            dur(in.wgrad, s, pendingW[std::size_t(s)].front().chunk) <=
+                        bestReady) {
+                    runW(s);
+                    continue;
                 }
-            } else {
-                if (vs == V - 1) {
-                    const double e = fEnd[at(vs, op.microbatch)];
-                    if (e < 0)
-                        continue;
-                    ready = e;
+                const double bestStart = std::max(freeAt[std::size_t(s)], bestReady);
+                progressed = true;
+                const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
+                const int vs = op.chunk * p + s;
+                const double d = op.forward ? dur(in.fwd, s, op.chunk) : dur(in.bwd, s, op.chunk);
+                const double start = bestStart;
+                const double end = start + d;
+                freeAt[std::size_t(s)] = end;
+                r.busy_s[std::size_t(s)] += d;
+                const double act =
+                    in.activation_bytes.empty() ? 0.0 : dur(in.activation_bytes, s, op.chunk);
+                if (op.forward) {
+                    fEnd[at(vs, op.microbatch)] = end;
+                    alive[std::size_t(s)] += act;
+                    ++aliveCount[std::size_t(s)];
+                    r.peak_activation_bytes[std::size_t(s)] =
+                        std::max(r.peak_activation_bytes[std::size_t(s)], alive[std::size_t(s)]);
+                    r.peak_in_flight[std::size_t(s)] =
+                        std::max(r.peak_in_flight[std::size_t(s)], aliveCount[std::size_t(s)]);
+                    if (in.record) {
+                        r.ops.push_back(
+                            {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
+                        if (vs < V - 1) {
+                            const double t = in.p2p_fwd[std::size_t(vs)];
+                            r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end,
+                                             end + t, in.p2p_cross[std::size_t(vs)] != 0, 0});
+                        }
+                    }
                 } else {
-                    const double e = bEnd[at(vs + 1, op.microbatch)];
-                    if (e < 0)
-                        continue;
-                    ready = e + in.p2p_bwd[std::size_t(vs)];
+                    bEnd[at(vs, op.microbatch)] = end;
+                    alive[std::size_t(s)] -= act;
+                    --aliveCount[std::size_t(s)];
+                    if (op.microbatch == m - 1)
+                        r.last_bwd_start_s[std::size_t(s)] =
+                            std::min(r.last_bwd_start_s[std::size_t(s)], start);
+                    if (in.record) {
+                        r.ops.push_back(
+                            {OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
+                        if (vs > 0) {
+                            const double t = in.p2p_bwd[std::size_t(vs - 1)];
+                            r.ops.push_back({OpKind::SendBackward, s, op.chunk, op.microbatch, end,
+                                             end + t, in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
+                        }
+                    }
+                    if (zb)
+                        pendingW[std::size_t(s)].push_back({op.chunk, op.microbatch});
                 }
-            }
-            const double start = std::max(freeAt[std::size_t(s)], ready);
-            if (start < bestStart) {
-                bestStart = start;
-                best = s;
-                bestReady = ready;
+                ++next[std::size_t(s)];
+                ++done;
+                // A stage with nothing left to issue drains its weight gradients.
+                if (zb && next[std::size_t(s)] >= orders[std::size_t(s)].size())
+                    while (!pendingW[std::size_t(s)].empty())
+                        runW(s);
             }
         }
-        if (best < 0) {
+        if (!progressed) {
             r.ok = false; // no op can run: the order is inconsistent
             break;
         }
-        const int s = best;
-        // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
-        // gradient fills the gap while the stage waits for its input.
-        if (zb && !pendingW[std::size_t(s)].empty() &&
-            freeAt[std::size_t(s)] + dur(in.wgrad, s, pendingW[std::size_t(s)].front().chunk) <=
-                bestReady) {
-            runW(s);
-            continue;
-        }
-        const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
-        const int vs = op.chunk * p + s;
-        const double d = op.forward ? dur(in.fwd, s, op.chunk) : dur(in.bwd, s, op.chunk);
-        const double start = bestStart;
-        const double end = start + d;
-        freeAt[std::size_t(s)] = end;
-        r.busy_s[std::size_t(s)] += d;
-        const double act =
-            in.activation_bytes.empty() ? 0.0 : dur(in.activation_bytes, s, op.chunk);
-        if (op.forward) {
-            fEnd[at(vs, op.microbatch)] = end;
-            alive[std::size_t(s)] += act;
-            ++aliveCount[std::size_t(s)];
-            r.peak_activation_bytes[std::size_t(s)] =
-                std::max(r.peak_activation_bytes[std::size_t(s)], alive[std::size_t(s)]);
-            r.peak_in_flight[std::size_t(s)] =
-                std::max(r.peak_in_flight[std::size_t(s)], aliveCount[std::size_t(s)]);
-            if (in.record) {
-                r.ops.push_back(
-                    {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
-                if (vs < V - 1) {
-                    const double t = in.p2p_fwd[std::size_t(vs)];
-                    r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end, end + t,
-                                     in.p2p_cross[std::size_t(vs)] != 0, 0});
-                }
-            }
-        } else {
-            bEnd[at(vs, op.microbatch)] = end;
-            alive[std::size_t(s)] -= act;
-            --aliveCount[std::size_t(s)];
-            if (op.microbatch == m - 1)
-                r.last_bwd_start_s[std::size_t(s)] =
-                    std::min(r.last_bwd_start_s[std::size_t(s)], start);
-            if (in.record) {
-                r.ops.push_back(
-                    {OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
-                if (vs > 0) {
-                    const double t = in.p2p_bwd[std::size_t(vs - 1)];
-                    r.ops.push_back({OpKind::SendBackward, s, op.chunk, op.microbatch, end, end + t,
-                                     in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
-                }
-            }
-            if (zb)
-                pendingW[std::size_t(s)].push_back({op.chunk, op.microbatch});
-        }
-        ++next[std::size_t(s)];
-        ++done;
-        // A stage with nothing left to issue drains its weight gradients.
-        if (zb && next[std::size_t(s)] >= orders[std::size_t(s)].size())
-            while (!pendingW[std::size_t(s)].empty())
-                runW(s);
     }
     for (int s = 0; s < p; ++s) {
         r.end_s[std::size_t(s)] = freeAt[std::size_t(s)];
