@@ -1,0 +1,233 @@
+// Geometry of the topology view without a window: buildings never overlap,
+// sit inside their region, zones and chips inside their building, links
+// start and end on building borders, for 2 to 20 buildings.
+
+#include "topologylayout.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace sa;
+using namespace sa::views;
+
+namespace {
+
+Cluster makeCluster(int buildings, int regions, std::int64_t gpus, std::int64_t zoneGpus,
+                    const QString& links) {
+    Cluster c;
+    c.name = "test";
+    GpuModel gpu;
+    gpu.name = "H100";
+    gpu.peak_tflops_bf16 = 989;
+    gpu.memory_gib = 80;
+    gpu.hbm_tbps = 3.35;
+    c.gpu_models[gpu.name] = gpu;
+    for (int i = 0; i < buildings; ++i) {
+        Building b;
+        b.name = "B" + std::to_string(i + 1);
+        // Regions in blocks, so a region holds neighbours by index.
+        b.region = "region-" + std::to_string(i * regions / buildings);
+        b.gpu_model = gpu.name;
+        b.gpus = gpus;
+        b.zone_gpus = zoneGpus;
+        b.scale_up_gbps = 3600;
+        b.scale_out_gbps = 400;
+        c.buildings.push_back(b);
+    }
+    auto link = [&](int a, int b) {
+        Link l;
+        l.a = c.buildings[std::size_t(a)].name;
+        l.b = c.buildings[std::size_t(b)].name;
+        l.name = l.a + "-" + l.b;
+        l.bandwidth_gbps = 25600;
+        l.latency_ms = 1;
+        c.links.push_back(l);
+    };
+    if (links == QLatin1String("chain")) {
+        for (int i = 0; i + 1 < buildings; ++i)
+            link(i, i + 1);
+    } else if (links == QLatin1String("star")) {
+        for (int i = 1; i < buildings; ++i)
+            link(0, i);
+    } else if (links == QLatin1String("mesh")) {
+        for (int i = 0; i < buildings; ++i)
+            for (int j = i + 1; j < buildings; ++j)
+                link(i, j);
+    } else if (links == QLatin1String("parallel")) {
+        for (int i = 0; i + 1 < buildings; ++i) {
+            link(i, i + 1);
+            link(i, i + 1);
+            c.links.back().name += "-b";
+        }
+    }
+    return c;
+}
+
+double distanceToBorder(const QRectF& r, QPointF p) {
+    const double dx = std::min(std::fabs(p.x() - r.left()), std::fabs(p.x() - r.right()));
+    const double dy = std::min(std::fabs(p.y() - r.top()), std::fabs(p.y() - r.bottom()));
+    const bool withinX = p.x() >= r.left() - 1e-6 && p.x() <= r.right() + 1e-6;
+    const bool withinY = p.y() >= r.top() - 1e-6 && p.y() <= r.bottom() + 1e-6;
+    if (withinX && withinY)
+        return std::min(dx, dy);
+    return 1e9;
+}
+
+bool contains(const QRectF& outer, const QRectF& inner) {
+    return outer.adjusted(-1e-6, -1e-6, 1e-6, 1e-6).contains(inner);
+}
+
+} // namespace
+
+class TestTopologyLayout : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void geometry_data();
+    void geometry();
+    void linksAvoidBuildings_data();
+    void linksAvoidBuildings();
+    void parallelLinksFanOut();
+    void manyZonesAreSummarised();
+    void emptyCluster();
+};
+
+void TestTopologyLayout::geometry_data() {
+    QTest::addColumn<int>("buildings");
+    QTest::addColumn<int>("regions");
+    QTest::addColumn<QString>("links");
+    for (int n = 2; n <= 20; ++n) {
+        for (int regions : {1, 2, 3, n}) {
+            if (regions > n)
+                continue;
+            const QString links = n <= 8 ? QStringLiteral("mesh") : QStringLiteral("chain");
+            QTest::addRow("%d buildings, %d regions", n, regions) << n << regions << links;
+        }
+    }
+}
+
+void TestTopologyLayout::geometry() {
+    QFETCH(int, buildings);
+    QFETCH(int, regions);
+    QFETCH(QString, links);
+    const Cluster cluster = makeCluster(buildings, regions, 24576, 3072, links);
+    const TopologyLayout layout = TopologyLayout::compute(cluster);
+
+    QCOMPARE(int(layout.buildings().size()), buildings);
+    QCOMPARE(int(layout.regions().size()), regions);
+    const double gap = layout.metrics().buildingGap;
+    for (int i = 0; i < buildings; ++i) {
+        const auto& b = layout.buildings()[std::size_t(i)];
+        QCOMPARE(b.index, i);
+        // No overlap, and room left for link labels between neighbours.
+        for (int j = i + 1; j < buildings; ++j) {
+            const auto& o = layout.buildings()[std::size_t(j)];
+            QVERIFY2(!b.rect.adjusted(-gap / 2 + 1, -gap / 2 + 1, gap / 2 - 1, gap / 2 - 1)
+                          .intersects(o.rect),
+                     qPrintable(QStringLiteral("B%1 and B%2 too close").arg(i + 1).arg(j + 1)));
+        }
+        const auto& region = layout.regions()[std::size_t(b.region)];
+        QVERIFY(contains(region.rect, b.rect));
+        QVERIFY(std::find(region.buildings.begin(), region.buildings.end(), i) !=
+                region.buildings.end());
+        QVERIFY(!region.title.intersects(b.rect));
+        QVERIFY(contains(b.rect, b.header));
+        QVERIFY(contains(b.rect, b.uplinkBar));
+        QVERIFY(contains(b.rect, b.chipArea));
+        QCOMPARE(int(b.zones.size()), 8);
+        for (std::size_t z = 0; z < b.zones.size(); ++z) {
+            QVERIFY(contains(b.rect, b.zones[z].rect));
+            QVERIFY(!b.zones[z].rect.intersects(b.chipArea));
+            QVERIFY(!b.zones[z].rect.intersects(b.uplinkBar));
+            for (std::size_t w = z + 1; w < b.zones.size(); ++w)
+                QVERIFY(!b.zones[z].rect.intersects(b.zones[w].rect));
+        }
+        QCOMPARE(layout.buildingAt(b.rect.center()), i);
+        QVERIFY(contains(layout.bounds(), b.rect));
+    }
+    for (std::size_t r = 0; r < layout.regions().size(); ++r)
+        for (std::size_t s = r + 1; s < layout.regions().size(); ++s)
+            QVERIFY(!layout.regions()[r].rect.intersects(layout.regions()[s].rect));
+
+    QCOMPARE(layout.links().size(), cluster.links.size());
+    for (const auto& l : layout.links()) {
+        const QRectF ra = layout.buildings()[std::size_t(l.a)].rect;
+        const QRectF rb = layout.buildings()[std::size_t(l.b)].rect;
+        QVERIFY2(distanceToBorder(ra, l.from) < 1e-6, "link does not start on its building");
+        QVERIFY2(distanceToBorder(rb, l.to) < 1e-6, "link does not end on its building");
+        QVERIFY(layout.bounds().contains(l.labelAnchor));
+    }
+
+    // Readable on a landscape screen: neither a tall tower nor a long strip.
+    const double aspect = layout.bounds().width() / layout.bounds().height();
+    QVERIFY2(aspect > 0.6 && aspect < 4.5, qPrintable(QString::number(aspect)));
+}
+
+void TestTopologyLayout::linksAvoidBuildings_data() {
+    QTest::addColumn<int>("buildings");
+    QTest::addColumn<int>("regions");
+    QTest::addColumn<QString>("links");
+    for (int n : {3, 5, 9, 12, 20}) {
+        QTest::addRow("chain %d", n) << n << 1 << QStringLiteral("chain");
+        QTest::addRow("chain %d in %d regions", n, n) << n << n << QStringLiteral("chain");
+        QTest::addRow("star %d", n) << n << 2 << QStringLiteral("star");
+    }
+    QTest::addRow("three buildings, two regions, mesh") << 3 << 2 << QStringLiteral("mesh");
+}
+
+void TestTopologyLayout::linksAvoidBuildings() {
+    QFETCH(int, buildings);
+    QFETCH(int, regions);
+    QFETCH(QString, links);
+    const Cluster cluster = makeCluster(buildings, regions, 8192, 2048, links);
+    const TopologyLayout layout = TopologyLayout::compute(cluster);
+    int crossings = 0;
+    for (const auto& l : layout.links()) {
+        for (int s = 1; s < 100; ++s) {
+            const QPointF p = l.pointAt(s / 100.0);
+            for (const auto& b : layout.buildings())
+                if (b.index != l.a && b.index != l.b && b.rect.contains(p))
+                    ++crossings;
+        }
+    }
+    // Stars with many spokes cannot always be drawn around every box; they
+    // may cross a few, the others never.
+    if (links == QLatin1String("star") && buildings > 5)
+        QVERIFY2(crossings < 100 * buildings / 4, qPrintable(QString::number(crossings)));
+    else
+        QCOMPARE(crossings, 0);
+}
+
+void TestTopologyLayout::parallelLinksFanOut() {
+    const Cluster cluster = makeCluster(2, 1, 8192, 8192, QStringLiteral("parallel"));
+    const TopologyLayout layout = TopologyLayout::compute(cluster);
+    QCOMPARE(layout.links().size(), std::size_t(2));
+    const QPointF a = layout.links()[0].labelAnchor;
+    const QPointF b = layout.links()[1].labelAnchor;
+    // Labels of two links between the same buildings do not sit on top of
+    // each other.
+    QVERIFY(std::hypot(a.x() - b.x(), a.y() - b.y()) > 20);
+}
+
+void TestTopologyLayout::manyZonesAreSummarised() {
+    // 100 zones: more than the tiles that fit; the last tile stands for the rest.
+    const Cluster cluster = makeCluster(2, 1, 102400, 1024, QStringLiteral("chain"));
+    const TopologyLayout layout = TopologyLayout::compute(cluster);
+    const auto& zones = layout.buildings()[0].zones;
+    const auto& m = layout.metrics();
+    QCOMPARE(int(zones.size()), m.maxZoneColumns * m.maxZoneRows);
+    QCOMPARE(zones.back().lastZone, 99);
+    QCOMPARE(zones.front().firstZone, 0);
+    QCOMPARE(zones.front().lastZone, 0);
+    for (std::size_t i = 1; i < zones.size(); ++i)
+        QCOMPARE(zones[i].firstZone, zones[i - 1].lastZone + 1);
+}
+
+void TestTopologyLayout::emptyCluster() {
+    const TopologyLayout layout = TopologyLayout::compute(Cluster{});
+    QVERIFY(layout.buildings().empty());
+    QCOMPARE(layout.buildingAt(QPointF(0, 0)), -1);
+}
+
+QTEST_GUILESS_MAIN(TestTopologyLayout)
+#include "tst_topologylayout.moc"

@@ -1,0 +1,94 @@
+#pragma once
+// One helper for all background work of the GUI, after KDAB hotspot's
+// JobTracker. Each startJob() begins a new generation and cancels the
+// previous one; the job runs on a worker thread and gets a cancel flag to
+// poll; its result travels back to the context's thread through a queued
+// invokeMethod and is handed over as an immutable shared value, unless a
+// newer generation started meanwhile or the context is gone — then it is
+// dropped. The UI thread never waits for a job (except in the destructor,
+// for a job that is already cancelled).
+
+#include <QMetaObject>
+#include <QObject>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace sa::views {
+
+class JobTracker {
+public:
+    // Results are delivered on `context`'s thread while it lives.
+    explicit JobTracker(QObject* context, int threads = 1);
+    ~JobTracker();
+    JobTracker(const JobTracker&) = delete;
+    JobTracker& operator=(const JobTracker&) = delete;
+
+    // job: (const std::atomic<bool>& cancelled) -> T, runs on a worker.
+    // then: (std::shared_ptr<const T>) -> void, runs on the context's thread,
+    // only for the newest generation. Returns the new generation.
+    template <class Job, class Then> std::uint64_t startJob(Job&& job, Then&& then);
+
+    // Cancels the running generation; its result will be dropped.
+    void cancel();
+    bool isJobRunning() const { return running_; }
+    std::uint64_t generation() const { return state_->generation.load(); }
+    // Blocks until every worker is idle (tests, shutdown).
+    void waitForIdle();
+
+private:
+    struct State {
+        std::atomic<std::uint64_t> generation{0};
+    };
+
+    QPointer<QObject> context_;
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+    std::shared_ptr<std::atomic<bool>> cancelFlag_;
+    bool running_ = false;
+    QThreadPool pool_;
+};
+
+template <class Job, class Then> std::uint64_t JobTracker::startJob(Job&& job, Then&& then) {
+    using Result = std::decay_t<std::invoke_result_t<Job&, const std::atomic<bool>&>>;
+
+    if (cancelFlag_)
+        cancelFlag_->store(true);
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    cancelFlag_ = cancelled;
+    const std::uint64_t generation = ++state_->generation;
+    running_ = true;
+
+    auto deliver = [this, then = std::forward<Then>(then), state = state_,
+                    generation](std::shared_ptr<const Result> result) mutable {
+        // Runs on the context's thread: `this` is alive as long as the
+        // context is, since the tracker is a member of (or owned by) it.
+        if (state->generation.load() != generation)
+            return;
+        running_ = false;
+        then(std::move(result));
+    };
+
+    pool_.start([job = std::forward<Job>(job), deliver = std::move(deliver), cancelled,
+                 context = context_, state = state_, generation]() mutable {
+        // A job queued behind a newer one is dropped before it starts.
+        if (cancelled->load() || state->generation.load() != generation)
+            return;
+        auto result = std::make_shared<const Result>(job(*cancelled));
+        if (cancelled->load() || !context)
+            return;
+        QMetaObject::invokeMethod(
+            context.data(),
+            [deliver = std::move(deliver), result = std::move(result)]() mutable {
+                deliver(std::move(result));
+            },
+            Qt::QueuedConnection);
+    });
+    return generation;
+}
+
+} // namespace sa::views

@@ -1,0 +1,457 @@
+#include "mainwindow.h"
+
+#include "document.h"
+#include "samples.h"
+#include "topologyview.h"
+#include "units.h"
+
+#include "cost/placement.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+namespace sa::views {
+
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+const QString kRecentKey = QStringLiteral("recentFiles");
+
+QString localJsonFile(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls())
+        return {};
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile() &&
+            url.toLocalFile().endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
+            return url.toLocalFile();
+    return {};
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+    , document_(new Document(this))
+    , view_(new TopologyView(this)) {
+    setObjectName(QStringLiteral("MainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/scaleacross.svg")));
+    setAcceptDrops(true);
+    setDocumentMode(true);
+
+    // A banner above the view for problems the user must read (bad files);
+    // unlike a dialog it does not block and stays until dismissed.
+    banner_ = new QWidget(this);
+    banner_->setObjectName(QStringLiteral("errorBanner"));
+    banner_->setAutoFillBackground(true);
+    QPalette pal = banner_->palette();
+    pal.setColor(QPalette::Window, QColor(0xff, 0xe3, 0xe3));
+    pal.setColor(QPalette::WindowText, QColor(0x84, 0x1d, 0x1d));
+    banner_->setPalette(pal);
+    auto* bannerLayout = new QHBoxLayout(banner_);
+    bannerLayout->setContentsMargins(12, 8, 8, 8);
+    bannerText_ = new QLabel(banner_);
+    bannerText_->setWordWrap(true);
+    bannerText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bannerText_->setTextFormat(Qt::PlainText);
+    auto* close = new QToolButton(banner_);
+    close->setText(QStringLiteral("✕"));
+    close->setAutoRaise(true);
+    close->setToolTip(QStringLiteral("Dismiss"));
+    connect(close, &QToolButton::clicked, banner_, &QWidget::hide);
+    bannerLayout->addWidget(bannerText_, 1);
+    bannerLayout->addWidget(close, 0, Qt::AlignTop);
+    banner_->hide();
+
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(banner_);
+    layout->addWidget(view_, 1);
+    setCentralWidget(central);
+
+    createActions();
+    createMenus();
+    createStatusBar();
+
+    connect(document_, &Document::clusterChanged, this, &MainWindow::onClusterChanged);
+    connect(document_, &Document::scenarioChanged, this, &MainWindow::onScenarioChanged);
+    connect(document_, &Document::filePathChanged, this, &MainWindow::updateTitle);
+    connect(document_, &Document::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(document_, &Document::documentReset, this, &MainWindow::updateTitle);
+    connect(view_, &TopologyView::chipDragTargetChanged, this,
+            &MainWindow::onChipDragTargetChanged);
+    connect(view_, &TopologyView::chipDropped, this, &MainWindow::onChipDropped);
+    connect(view_, &TopologyView::chipDragCancelled, this, [this] { statusBar()->clearMessage(); });
+
+    readSettings();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions() {}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    samplesMenu_ = file->addMenu(QStringLiteral("&New from Sample"));
+    connect(samplesMenu_, &QMenu::aboutToShow, this, [this] {
+        samplesMenu_->clear();
+        const QStringList samples = sampleScenarios();
+        for (const QString& path : samples) {
+            QAction* a = samplesMenu_->addAction(QFileInfo(path).completeBaseName());
+            a->setToolTip(path);
+            connect(a, &QAction::triggered, this, [this, path] {
+                if (maybeSave())
+                    openSample(path);
+            });
+        }
+        if (samples.isEmpty()) {
+            QAction* none = samplesMenu_->addAction(
+                QStringLiteral("No samples found (set SCALEACROSS_SAMPLES)"));
+            none->setEnabled(false);
+        }
+    });
+    QAction* open = file->addAction(QStringLiteral("&Open…"), this, &MainWindow::onOpen);
+    open->setShortcut(QKeySequence::Open);
+    recentMenu_ = file->addMenu(QStringLiteral("Open &Recent"));
+    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+    file->addSeparator();
+    saveAction_ = file->addAction(QStringLiteral("&Save"), this, &MainWindow::onSave);
+    saveAction_->setShortcut(QKeySequence::Save);
+    QAction* saveAs = file->addAction(QStringLiteral("Save &As…"), this, &MainWindow::onSaveAs);
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    QAction* exportPlan =
+        file->addAction(QStringLiteral("&Export Plan JSON…"), this, &MainWindow::onExportPlan);
+    exportPlan->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addSeparator();
+    QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    quit->setMenuRole(QAction::QuitRole);
+
+    QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+    QAction* undo = document_->undoStack()->createUndoAction(this, QStringLiteral("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = document_->undoStack()->createRedoAction(this, QStringLiteral("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu* viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
+    QAction* zoomIn = viewMenu->addAction(QStringLiteral("Zoom &In"), view_, &TopologyView::zoomIn);
+    zoomIn->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
+    QAction* zoomOut =
+        viewMenu->addAction(QStringLiteral("Zoom &Out"), view_, &TopologyView::zoomOut);
+    zoomOut->setShortcut(QKeySequence::ZoomOut);
+    QAction* fit =
+        viewMenu->addAction(QStringLiteral("&Fit to Window"), view_, &TopologyView::fitToView);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+    viewMenu->addSeparator();
+    chipsByStageAction_ = viewMenu->addAction(QStringLiteral("Chips per Pipeline &Stage"));
+    chipsByStageAction_->setCheckable(true);
+    chipsByStageAction_->setChecked(chipsByStage_);
+    chipsByStageAction_->setToolTip(
+        QStringLiteral("One chip per pipeline stage and building, so single stages can be "
+                       "dragged; off: one chip per block of stages"));
+    connect(chipsByStageAction_, &QAction::toggled, this, &MainWindow::setChipsByStage);
+    viewMenu->setObjectName(QStringLiteral("viewMenu"));
+
+    QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    help->addAction(QStringLiteral("&About ScaleAcross Explorer"), this, [this] {
+        QMessageBox::about(
+            this, QStringLiteral("About ScaleAcross Explorer"),
+            QStringLiteral("<b>ScaleAcross Explorer %1</b><p>Plan LLM training across datacenter "
+                           "buildings: drag pipeline stages and DP replicas between buildings "
+                           "and see step time, MFU, memory and link traffic change.</p>")
+                .arg(QStringLiteral(SCALEACROSS_VERSION)));
+    });
+}
+
+void MainWindow::createStatusBar() {
+    placementLabel_ = new QLabel(this);
+    placementLabel_->setObjectName(QStringLiteral("placementLabel"));
+    statusBar()->addPermanentWidget(placementLabel_);
+}
+
+QString MainWindow::statusText() const {
+    QStringList parts;
+    for (QLabel* l : statusBar()->findChildren<QLabel*>())
+        if (l->isVisible() && !l->text().isEmpty())
+            parts << l->text();
+    return parts.join(QStringLiteral(" | "));
+}
+
+void MainWindow::readSettings() {
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
+    chipsByStage_ = settings.value(QStringLiteral("chipsByStage"), true).toBool();
+    chipsByStageAction_->setChecked(chipsByStage_);
+    if (settings.value(QStringLiteral("geometry")).isNull())
+        resize(1480, 920);
+}
+
+void MainWindow::writeSettings() {
+    QSettings settings;
+    settings.setValue(QStringLiteral("geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("windowState"), saveState());
+    settings.setValue(QStringLiteral("chipsByStage"), chipsByStage_);
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings settings;
+    QStringList files = settings.value(kRecentKey).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    files.removeAll(absolute);
+    files.prepend(absolute);
+    while (files.size() > kMaxRecentFiles)
+        files.removeLast();
+    settings.setValue(kRecentKey, files);
+}
+
+void MainWindow::updateRecentMenu() {
+    recentMenu_->clear();
+    const QStringList files = QSettings().value(kRecentKey).toStringList();
+    for (int i = 0; i < files.size(); ++i) {
+        const QString path = files[i];
+        QAction* a = recentMenu_->addAction(
+            QStringLiteral("&%1 %2").arg(i + 1).arg(QDir::toNativeSeparators(path)));
+        connect(a, &QAction::triggered, this, [this, path] {
+            if (maybeSave())
+                openFile(path);
+        });
+    }
+    if (files.isEmpty()) {
+        recentMenu_->addAction(QStringLiteral("No recent files"))->setEnabled(false);
+        return;
+    }
+    recentMenu_->addSeparator();
+    recentMenu_->addAction(QStringLiteral("Clear List"), this,
+                           [] { QSettings().remove(kRecentKey); });
+}
+
+void MainWindow::updateTitle() {
+    setWindowTitle(QStringLiteral("%1[*] — ScaleAcross Explorer").arg(document_->displayName()));
+    setWindowModified(document_->isModified());
+}
+
+bool MainWindow::openFile(const QString& path) {
+    QString error;
+    if (!document_->open(path, &error)) {
+        showError(error);
+        return false;
+    }
+    banner_->hide();
+    lastError_.clear();
+    addRecentFile(path);
+    statusBar()->showMessage(QStringLiteral("Opened %1").arg(QDir::toNativeSeparators(path)), 5000);
+    return true;
+}
+
+bool MainWindow::openSample(const QString& path) {
+    QString error;
+    if (!document_->openAsNew(path, &error)) {
+        showError(error);
+        return false;
+    }
+    banner_->hide();
+    lastError_.clear();
+    statusBar()->showMessage(
+        QStringLiteral("New document from sample %1").arg(QFileInfo(path).completeBaseName()),
+        5000);
+    return true;
+}
+
+void MainWindow::showError(const QString& message) {
+    lastError_ = message;
+    bannerText_->setText(message);
+    banner_->show();
+    statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0), 8000);
+}
+
+bool MainWindow::maybeSave() {
+    if (!document_->isModified())
+        return true;
+    const auto answer = QMessageBox::warning(
+        this, QStringLiteral("Unsaved changes"),
+        QStringLiteral("%1 has unsaved changes. Save them?").arg(document_->displayName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Save)
+        return onSave();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::onOpen() {
+    if (!maybeSave())
+        return;
+    const QString start = document_->filePath().isEmpty()
+                              ? samplesDir()
+                              : QFileInfo(document_->filePath()).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Open scenario, cluster, model or plan"), start,
+        QStringLiteral("ScaleAcross documents (*.json);;All files (*)"));
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+bool MainWindow::onSave() {
+    if (document_->filePath().isEmpty())
+        return onSaveAs();
+    QString error;
+    if (!document_->save(&error)) {
+        showError(error);
+        return false;
+    }
+    statusBar()->showMessage(QStringLiteral("Saved %1").arg(document_->displayName()), 4000);
+    return true;
+}
+
+bool MainWindow::onSaveAs() {
+    QString suggestion = document_->filePath();
+    if (suggestion.isEmpty())
+        suggestion = QDir::home().filePath(
+            QString::fromStdString(document_->scenario().plan.name).append(QLatin1String(".json")));
+    const QString path =
+        QFileDialog::getSaveFileName(this, QStringLiteral("Save scenario"), suggestion,
+                                     QStringLiteral("ScaleAcross scenario (*.json)"));
+    if (path.isEmpty())
+        return false;
+    QString error;
+    if (!document_->saveAs(path, &error)) {
+        showError(error);
+        return false;
+    }
+    addRecentFile(path);
+    statusBar()->showMessage(QStringLiteral("Saved %1").arg(QDir::toNativeSeparators(path)), 4000);
+    return true;
+}
+
+void MainWindow::onExportPlan() {
+    if (document_->isEmpty())
+        return;
+    const QString base = document_->filePath().isEmpty()
+                             ? QDir::homePath()
+                             : QFileInfo(document_->filePath()).absolutePath();
+    const QString path = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Export plan"),
+        QDir(base).filePath(QString::fromStdString(document_->scenario().plan.name) +
+                            QStringLiteral("-plan.json")),
+        QStringLiteral("ScaleAcross plan (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!document_->exportPlan(path, &error)) {
+        showError(error);
+        return;
+    }
+    statusBar()->showMessage(
+        QStringLiteral("Exported the plan to %1").arg(QDir::toNativeSeparators(path)), 5000);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    writeSettings();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!localJsonFile(event->mimeData()).isEmpty())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QString path = localJsonFile(event->mimeData());
+    if (path.isEmpty())
+        return;
+    event->acceptProposedAction();
+    // A dropped scenario replaces the document; ask first as File > Open does.
+    if (maybeSave())
+        openFile(path);
+}
+
+void MainWindow::setChipsByStage(bool byStage) {
+    if (chipsByStageAction_->isChecked() != byStage)
+        chipsByStageAction_->setChecked(byStage);
+    if (chipsByStage_ == byStage)
+        return;
+    chipsByStage_ = byStage;
+    refreshChips();
+}
+
+void MainWindow::onClusterChanged() {
+    view_->setCluster(document_->scenario().cluster);
+}
+
+void MainWindow::onScenarioChanged() {
+    refreshChips();
+    updateTitle();
+}
+
+void MainWindow::refreshChips() {
+    if (document_->isEmpty()) {
+        view_->setChips({}, 0, {});
+        placementLabel_->clear();
+        return;
+    }
+    const Scenario& s = document_->scenario();
+    const PlacementResult placed = placeCells(s.cluster, s.plan);
+    std::vector<GroupChip> chips = chipsOf(placed.grid);
+    if (chipsByStage_)
+        chips = splitByStage(chips);
+    view_->setChips(chips, placed.grid.cell_gpus, placed.gpus_used);
+    std::int64_t used = 0;
+    for (auto g : placed.gpus_used)
+        used += g;
+    QString text = QStringLiteral("%1 stages × %2 replicas of %3 GPUs · %4 of %5 GPUs")
+                       .arg(placed.grid.stages)
+                       .arg(placed.grid.replicas)
+                       .arg(placed.grid.cell_gpus)
+                       .arg(formatCount(used), formatCount(s.cluster.totalGpus()));
+    if (!placed.ok())
+        text = QStringLiteral("⚠ %1").arg(QString::fromStdString(placed.problems.front().str()));
+    placementLabel_->setText(text);
+    Q_EMIT statusUpdated();
+}
+
+void MainWindow::onChipDragTargetChanged(const ChipDrop& drop) {
+    if (drop.building < 0) {
+        statusBar()->clearMessage();
+        return;
+    }
+    const DropOutcome outcome = applyDrop(document_->scenario(), drop);
+    view_->setDropHint(outcome.ok());
+    if (outcome.ok())
+        statusBar()->showMessage(outcome.description + QStringLiteral(" — release to apply"));
+    else
+        statusBar()->showMessage(QStringLiteral("Cannot drop here: %1").arg(outcome.problem));
+}
+
+void MainWindow::onChipDropped(const ChipDrop& drop) {
+    const DropOutcome outcome = applyDrop(document_->scenario(), drop);
+    if (!outcome.ok()) {
+        statusBar()->showMessage(
+            QStringLiteral("Refused: %1: %2").arg(outcome.description, outcome.problem), 10000);
+        return;
+    }
+    document_->setPlan(outcome.plan, outcome.description);
+    statusBar()->showMessage(outcome.description, 5000);
+}
+
+} // namespace sa::views

@@ -1,0 +1,39 @@
+#pragma once
+// What a chip drag means for the plan, apart from any widget: the drop
+// (move cells to a building, or swap them with another chip's cells), the
+// plan it produces and why it may be refused.
+
+#include "cost/placement.h"
+#include "model/scenario.h"
+
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+namespace sa::views {
+
+struct ChipDrop {
+    GroupChip chip;
+    int building = -1;                 // target building (index into Cluster::buildings)
+    std::optional<GroupChip> swapWith; // dropped onto this chip: exchange the two
+    bool operator==(const ChipDrop&) const = default;
+};
+
+struct DropOutcome {
+    Plan plan;           // the plan after the drop (valid only when problem is empty)
+    QString description; // "Move S0–5 · R0–127 to B2": undo text and status message
+    QString problem;     // why the drop is refused; empty when it is legal
+    bool ok() const { return problem.isEmpty(); }
+};
+
+// The plan after `drop`, checked with sa::placeCells and sa::validateScenario.
+DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop);
+
+// One chip per pipeline stage: a chip spanning stages 0–15 becomes sixteen,
+// so a single stage can be dragged.
+std::vector<GroupChip> splitByStage(const std::vector<GroupChip>& chips);
+
+QString chipLabel(const GroupChip& chip); // "S0–5 · R0–127"
+
+} // namespace sa::views

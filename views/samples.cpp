@@ -1,0 +1,62 @@
+#include "samples.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+namespace sa::views {
+
+namespace {
+
+bool isSampleDir(const QString& dir) {
+    return !dir.isEmpty() && QFileInfo(dir).isDir();
+}
+
+} // namespace
+
+QString samplesDir() {
+    const QString fromEnv = qEnvironmentVariable("SCALEACROSS_SAMPLES");
+    if (isSampleDir(fromEnv))
+        return QDir(fromEnv).absolutePath();
+#ifdef SCALEACROSS_SAMPLES_DIR
+    const QString built = QStringLiteral(SCALEACROSS_SAMPLES_DIR);
+    if (isSampleDir(built))
+        return built;
+#endif
+    if (QCoreApplication::instance()) {
+        const QString installed =
+            QDir(QCoreApplication::applicationDirPath())
+                .absoluteFilePath(QStringLiteral("../share/scaleacross/sample_clusters"));
+        if (isSampleDir(installed))
+            return QDir::cleanPath(installed);
+    }
+    return {};
+}
+
+QStringList sampleScenarios() {
+    const QString root = samplesDir();
+    if (root.isEmpty())
+        return {};
+    QStringList result;
+    // Scenario files sit in scenarios/; a flat folder of scenario files works too.
+    for (const QString& sub : {QStringLiteral("scenarios"), QString()}) {
+        const QDir dir(sub.isEmpty() ? root : QDir(root).filePath(sub));
+        const QFileInfoList files =
+            dir.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+        for (const QFileInfo& f : files)
+            result << f.absoluteFilePath();
+        if (!result.isEmpty())
+            break;
+    }
+    return result;
+}
+
+QString defaultScenario() {
+    const QStringList all = sampleScenarios();
+    for (const QString& path : all)
+        if (QFileInfo(path).fileName() == QLatin1String("three-buildings-405b.json"))
+            return path;
+    return all.isEmpty() ? QString() : all.first();
+}
+
+} // namespace sa::views

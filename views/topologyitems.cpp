@@ -1,0 +1,528 @@
+#include "topologyitems.h"
+
+#include "heatscale.h"
+#include "placementedits.h"
+#include "topologyview.h"
+#include "units.h"
+
+#include <QApplication>
+#include <QCursor>
+#include <QFontMetricsF>
+#include <QGraphicsSceneMouseEvent>
+#include <QPainter>
+#include <QPainterPathStroker>
+
+#include <cmath>
+
+namespace sa::views {
+
+namespace {
+
+QFont pixelFont(double px, bool bold = false) {
+    QFont f = QApplication::font();
+    f.setPixelSize(int(std::lround(px)));
+    f.setBold(bold);
+    return f;
+}
+
+const QColor kInk(0x1f, 0x29, 0x33);
+const QColor kMuted(0x5c, 0x6b, 0x7a);
+const QColor kBorder(0x8a, 0x99, 0xab);
+
+// Black or white text, whichever reads better on `fill`.
+QColor textOn(const QColor& fill) {
+    const double luminance = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
+    return luminance > 150 ? kInk : Qt::white;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- regions
+
+RegionItem::RegionItem(const TopologyLayout::Region& region)
+    : region_(region) {
+    setZValue(0);
+}
+
+QRectF RegionItem::boundingRect() const {
+    return region_.rect.adjusted(-1, -1, 1, 1);
+}
+
+void RegionItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(QPen(QColor(0xc5, 0xcf, 0xdb), 1.5));
+    painter->setBrush(QColor(0xea, 0xef, 0xf5));
+    painter->drawRoundedRect(region_.rect, 14, 14);
+    painter->setPen(kMuted);
+    painter->setFont(pixelFont(15, true));
+    painter->drawText(region_.title, Qt::AlignLeft | Qt::AlignVCenter,
+                      QStringLiteral("Region %1").arg(region_.name));
+}
+
+// ---------------------------------------------------------------- uplinks
+
+UplinkItem::UplinkItem(QRectF rect, double capacityGbps, QGraphicsItem* parent)
+    : QGraphicsItem(parent)
+    , rect_(rect)
+    , capacityGbps_(capacityGbps) {
+    setAcceptHoverEvents(true);
+}
+
+QRectF UplinkItem::boundingRect() const {
+    return rect_.adjusted(-2, -2, 2, 2);
+}
+
+void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    QColor fill(0xdf, 0xe6, 0xee);
+    if (heat_)
+        fill = heat_->bytes_per_step > 0 ? HeatScale::colorFor(heat_->utilization)
+                                         : QColor(0xe4, 0xe8, 0xed);
+    // Thicker bar for more bytes: the bar's height carries the width scale.
+    const double h = heat_ ? std::clamp(width_ + 6, 10.0, rect_.height()) : rect_.height();
+    const QRectF bar(rect_.left(), rect_.center().y() - h / 2, rect_.width(), h);
+    painter->setPen(QPen(fill.darker(125), 1));
+    painter->setBrush(fill);
+    painter->drawRoundedRect(bar, 4, 4);
+    QString text = QStringLiteral("uplink %1").arg(formatBandwidthGbps(capacityGbps_));
+    if (heat_ && heat_->bytes_per_step > 0)
+        text += QStringLiteral("  ·  %1/step  ·  %2")
+                    .arg(formatBytes(heat_->bytes_per_step), formatPercent(heat_->utilization));
+    painter->setFont(pixelFont(11));
+    // Text sits on the bar when the bar is tall enough, else on the grey track.
+    painter->setPen(h >= 14 ? textOn(fill) : kInk);
+    const QFontMetricsF fm(painter->font());
+    painter->drawText(rect_, Qt::AlignCenter,
+                      fm.elidedText(text, Qt::ElideRight, rect_.width() - 8));
+}
+
+void UplinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
+    heat_ = std::move(heat);
+    width_ = width;
+    setToolTip(toolTip);
+    update();
+}
+
+// ---------------------------------------------------------------- zones
+
+ZoneItem::ZoneItem(const TopologyLayout::Zone& zone, QLineF connector, std::int64_t gpus,
+                   QGraphicsItem* parent)
+    : QGraphicsItem(parent)
+    , zone_(zone)
+    , connector_(connector)
+    , gpus_(gpus) {
+    setAcceptHoverEvents(true);
+}
+
+QRectF ZoneItem::boundingRect() const {
+    QRectF r = zone_.rect;
+    if (!connector_.isNull())
+        r |= QRectF(connector_.p1(), connector_.p2()).normalized().adjusted(-8, -1, 8, 1);
+    return r.adjusted(-2, -2, 2, 2);
+}
+
+void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    const bool busy = heat_ && heat_->bytes_per_step > 0;
+    const QColor heatColor = busy ? HeatScale::colorFor(heat_->utilization) : kBorder;
+    if (!connector_.isNull()) {
+        painter->setPen(QPen(busy ? heatColor : QColor(0xb8, 0xc2, 0xce),
+                             busy ? std::max(2.0, width_ * 0.6) : 1.5, Qt::SolidLine, Qt::FlatCap));
+        painter->drawLine(connector_);
+    }
+    painter->setPen(QPen(busy ? heatColor : QColor(0xc3, 0xcc, 0xd6), busy ? 1.5 : 1));
+    painter->setBrush(QColor(0xf3, 0xf6, 0xf9));
+    painter->drawRoundedRect(zone_.rect, 4, 4);
+    if (busy) {
+        // The uplink strip along the tile's top edge.
+        const double h = std::clamp(width_ * 0.5, 3.0, 7.0);
+        QRectF strip(zone_.rect.left(), zone_.rect.top(), zone_.rect.width(), h);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(heatColor);
+        painter->drawRoundedRect(strip, 2, 2);
+    }
+    const QRectF text = zone_.rect.adjusted(4, 3, -4, -2);
+    const QString name =
+        zone_.firstZone == zone_.lastZone
+            ? QStringLiteral("zone %1").arg(zone_.firstZone)
+            : QStringLiteral("zones %1").arg(formatRange(zone_.firstZone, zone_.lastZone));
+    painter->setPen(kMuted);
+    painter->setFont(pixelFont(9.5));
+    QFontMetricsF fm(painter->font());
+    painter->drawText(text, Qt::AlignHCenter | Qt::AlignTop,
+                      fm.elidedText(name, Qt::ElideRight, text.width()));
+    painter->setPen(kInk);
+    painter->setFont(pixelFont(11, true));
+    fm = QFontMetricsF(painter->font());
+    painter->drawText(text, Qt::AlignHCenter | Qt::AlignBottom,
+                      fm.elidedText(formatCount(gpus_), Qt::ElideRight, text.width()));
+}
+
+void ZoneItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
+    heat_ = std::move(heat);
+    width_ = width;
+    setToolTip(toolTip);
+    update();
+}
+
+// ---------------------------------------------------------------- buildings
+
+BuildingItem::BuildingItem(const TopologyLayout::Building& geometry, const Building& building,
+                           const GpuModel* gpu)
+    : geometry_(geometry)
+    , name_(QString::fromStdString(building.name))
+    , gpus_(building.gpus) {
+    setZValue(2);
+    gpuLine_ = QStringLiteral("%1 · %2 per host · NIC %3")
+                   .arg(QString::fromStdString(building.gpu_model))
+                   .arg(building.gpus_per_host)
+                   .arg(formatBandwidthGbps(building.scale_out_gbps));
+    QString tip = QStringLiteral("<b>%1</b> (region %2)<br>%3 × %4<br>%5 GPUs per host, NVLink "
+                                 "%6 and NIC %7 per GPU<br>%8 zone(s) of %9 GPUs; oversubscription "
+                                 "zone→spine %10:1, building→aggregation %11:1")
+                      .arg(name_, QString::fromStdString(building.region),
+                           formatCount(building.gpus), QString::fromStdString(building.gpu_model))
+                      .arg(building.gpus_per_host)
+                      .arg(formatBandwidthGbps(building.scale_up_gbps),
+                           formatBandwidthGbps(building.scale_out_gbps))
+                      .arg(building.zones())
+                      .arg(formatCount(building.zone_gpus > 0 ? building.zone_gpus : building.gpus))
+                      .arg(building.zone_oversubscription)
+                      .arg(building.building_oversubscription);
+    if (gpu)
+        tip += QStringLiteral("<br>%1: %2 TFLOP/s bf16, %3 GiB HBM")
+                   .arg(QString::fromStdString(gpu->name))
+                   .arg(gpu->peak_tflops_bf16)
+                   .arg(gpu->memory_gib);
+    setToolTip(tip);
+}
+
+QRectF BuildingItem::boundingRect() const {
+    return geometry_.rect.adjusted(-3, -3, 3, 3);
+}
+
+void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    QPen pen(kBorder, 1.5);
+    QColor fill = Qt::white;
+    switch (dropState_) {
+    case DropState::None:
+        break;
+    case DropState::Source:
+        pen = QPen(kMuted, 2, Qt::DashLine);
+        break;
+    case DropState::Legal:
+        pen = QPen(QColor(0x2f, 0x9e, 0x44), 4);
+        fill = QColor(0xeb, 0xfb, 0xee);
+        break;
+    case DropState::Illegal:
+        pen = QPen(QColor(0xe0, 0x31, 0x31), 4);
+        fill = QColor(0xff, 0xf0, 0xf0);
+        break;
+    }
+    painter->setPen(pen);
+    painter->setBrush(fill);
+    painter->drawRoundedRect(geometry_.rect, 8, 8);
+
+    const QRectF h = geometry_.header;
+    painter->setPen(kInk);
+    painter->setFont(pixelFont(17, true));
+    QFontMetricsF fm(painter->font());
+    const QRectF top(h.left(), h.top(), h.width(), 24);
+    QString count = QStringLiteral("%1 GPUs").arg(formatCount(gpus_));
+    if (used_ >= 0 && used_ != gpus_)
+        count = QStringLiteral("%1 / %2 GPUs").arg(formatCount(used_), formatCount(gpus_));
+    painter->setFont(pixelFont(13, true));
+    const double countWidth = QFontMetricsF(painter->font()).horizontalAdvance(count);
+    painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, count);
+    painter->setFont(pixelFont(17, true));
+    painter->drawText(top.adjusted(0, 0, -countWidth - 8, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                      fm.elidedText(name_, Qt::ElideRight, top.width() - countWidth - 8));
+    painter->setPen(kMuted);
+    painter->setFont(pixelFont(11.5));
+    fm = QFontMetricsF(painter->font());
+    painter->drawText(QRectF(h.left(), h.top() + 24, h.width(), 18),
+                      Qt::AlignLeft | Qt::AlignVCenter,
+                      fm.elidedText(gpuLine_, Qt::ElideRight, h.width()));
+}
+
+void BuildingItem::setDropState(DropState state) {
+    if (state == dropState_)
+        return;
+    dropState_ = state;
+    update();
+}
+
+void BuildingItem::setUsedGpus(std::int64_t used) {
+    if (used == used_)
+        return;
+    used_ = used;
+    update();
+}
+
+// ---------------------------------------------------------------- links
+
+LinkItem::LinkItem(const TopologyLayout::LinkPath& path, const Link&)
+    : path_(path) {
+    QPainterPath p(path.from);
+    p.quadTo(path.control, path.to);
+    setPath(p);
+    setZValue(1);
+    setAcceptHoverEvents(true);
+    setHeat(std::nullopt, HeatScale::kMinWidth, QString());
+}
+
+QPainterPath LinkItem::shape() const {
+    // A wide hover target: thin lines are hard to hit.
+    QPainterPathStroker stroker;
+    stroker.setWidth(std::max(18.0, pen().widthF() + 8));
+    return stroker.createStroke(path());
+}
+
+void LinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
+    QPen pen;
+    pen.setCapStyle(Qt::RoundCap);
+    if (heat && heat->bytes_per_step > 0) {
+        pen.setColor(HeatScale::colorFor(heat->utilization));
+        pen.setWidthF(width);
+    } else {
+        pen.setColor(HeatScale::idleColor());
+        pen.setWidthF(HeatScale::kMinWidth + 1);
+        if (heat)
+            pen.setStyle(Qt::DashLine); // evaluated and idle
+    }
+    setPen(pen);
+    setToolTip(toolTip);
+}
+
+LinkLabelItem::LinkLabelItem(QPointF anchor, const Link& link)
+    : anchor_(anchor)
+    , accent_(HeatScale::idleColor()) {
+    setZValue(3);
+    setAcceptHoverEvents(true);
+    line1_ = QStringLiteral("%1 · %2").arg(formatBandwidthGbps(link.bandwidth_gbps),
+                                           formatLatencyMs(link.latency_ms));
+    relayout();
+}
+
+void LinkLabelItem::relayout() {
+    prepareGeometryChange();
+    const QFontMetricsF bold(pixelFont(12, true));
+    const QFontMetricsF plain(pixelFont(11));
+    double w = bold.horizontalAdvance(line1_);
+    double h = 18;
+    if (!line2_.isEmpty()) {
+        w = std::max(w, plain.horizontalAdvance(line2_));
+        h += 16;
+    }
+    w += 14;
+    rect_ = QRectF(anchor_.x() - w / 2, anchor_.y() - h / 2, w, h);
+}
+
+QRectF LinkLabelItem::boundingRect() const {
+    return rect_.adjusted(-2, -2, 2, 2);
+}
+
+void LinkLabelItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(QPen(accent_, 1.5));
+    painter->setBrush(QColor(255, 255, 255, 235));
+    painter->drawRoundedRect(rect_, 6, 6);
+    painter->setPen(kInk);
+    painter->setFont(pixelFont(12, true));
+    painter->drawText(QRectF(rect_.left(), rect_.top() + 1, rect_.width(), 17), Qt::AlignCenter,
+                      line1_);
+    if (!line2_.isEmpty()) {
+        painter->setFont(pixelFont(11));
+        painter->setPen(kMuted);
+        painter->drawText(QRectF(rect_.left(), rect_.top() + 17, rect_.width(), 16),
+                          Qt::AlignCenter, line2_);
+    }
+}
+
+void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const QString& toolTip) {
+    if (heat && heat->bytes_per_step > 0) {
+        line2_ = QStringLiteral("%1/step · %2")
+                     .arg(formatBytes(heat->bytes_per_step), formatPercent(heat->utilization));
+        accent_ = HeatScale::colorFor(heat->utilization);
+    } else if (heat) {
+        line2_ = QStringLiteral("idle");
+        accent_ = HeatScale::idleColor();
+    } else {
+        line2_.clear();
+        accent_ = HeatScale::idleColor();
+    }
+    setToolTip(toolTip);
+    relayout();
+    update();
+}
+
+// ---------------------------------------------------------------- chips
+
+namespace {
+constexpr double kChipFontPx = 11.5;
+}
+
+ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const QString& label,
+                   QColor color, QPointF pos, double height, std::int64_t cellGpus)
+    : view_(view)
+    , index_(index)
+    , chip_(chip)
+    , color_(color)
+    , label_(label)
+    , fullLabel_(chipLabel(chip))
+    , home_(pos)
+    , cellGpus_(cellGpus) {
+    size_ = QSizeF(widthFor(label_), height);
+    fullSize_ = QSizeF(widthFor(fullLabel_), height);
+    setPos(pos);
+    setZValue(4);
+    setAcceptHoverEvents(true);
+    setCursor(Qt::OpenHandCursor);
+    const std::int64_t cells = std::int64_t(chip.stage_last - chip.stage_first + 1) *
+                               (chip.replica_last - chip.replica_first + 1);
+    baseToolTip_ = QStringLiteral("<b>Pipeline stages %1 × DP replicas %2</b><br>%3 GPUs: %4 "
+                                  "model-parallel groups of %5<br><i>Drag to another building "
+                                  "to move these groups there, or onto a chip there to swap "
+                                  "the two.</i>")
+                       .arg(formatRange(chip.stage_first, chip.stage_last),
+                            formatRange(chip.replica_first, chip.replica_last),
+                            formatCount(chip.gpus), formatCount(cells), formatCount(cellGpus));
+    updateToolTip();
+}
+
+ChipItem::ChipItem(int hidden, QPointF pos, double height, const QString& toolTip)
+    : color_(QColor(0xe9, 0xec, 0xef))
+    , label_(QStringLiteral("+%1 more").arg(hidden))
+    , home_(pos) {
+    size_ = QSizeF(widthFor(label_), height);
+    fullSize_ = size_;
+    setPos(pos);
+    setZValue(4);
+    setToolTip(toolTip);
+}
+
+double ChipItem::widthFor(const QString& label) {
+    return QFontMetricsF(pixelFont(kChipFontPx, true)).horizontalAdvance(label) + 14;
+}
+
+QRectF ChipItem::boundingRect() const {
+    return QRectF(QPointF(0, 0), dragging_ ? fullSize_ : size_).adjusted(-2, -2, 6, 6);
+}
+
+void ChipItem::setDragging(bool dragging) {
+    if (dragging == dragging_)
+        return;
+    prepareGeometryChange();
+    dragging_ = dragging;
+    setZValue(dragging ? 10 : 4);
+    update();
+}
+
+void ChipItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    const QRectF r(QPointF(0, 0), dragging_ ? fullSize_ : size_);
+    if (dragging_) {
+        // A soft shadow lifts the chip off the page while it moves.
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(0, 0, 0, 50));
+        painter->drawRoundedRect(r.translated(3, 4), 6, 6);
+    }
+    QPen pen(color_.darker(150), 1.2);
+    if (warn_)
+        pen = QPen(QColor(0xe0, 0x31, 0x31), 2.2, Qt::DashLine);
+    if (swapTarget_)
+        pen = QPen(QColor(0x2f, 0x9e, 0x44), 3);
+    painter->setPen(pen);
+    painter->setBrush(color_);
+    painter->drawRoundedRect(r, 6, 6);
+    painter->setPen(textOn(color_));
+    painter->setFont(pixelFont(kChipFontPx, true));
+    painter->drawText(r, Qt::AlignCenter, dragging_ ? fullLabel_ : label_);
+}
+
+void ChipItem::setMemoryWarning(bool warn, const QString& detail) {
+    if (warn == warn_ && detail == warnDetail_)
+        return;
+    warn_ = warn;
+    warnDetail_ = detail;
+    updateToolTip();
+    update();
+}
+
+void ChipItem::setSwapTarget(bool on) {
+    if (on == swapTarget_)
+        return;
+    swapTarget_ = on;
+    update();
+}
+
+void ChipItem::updateToolTip() {
+    if (index_ < 0)
+        return;
+    setToolTip(warn_ ? baseToolTip_ + QStringLiteral("<br><font color=\"#c92a2a\">⚠ %1</font>")
+                                          .arg(warnDetail_.toHtmlEscaped())
+                     : baseToolTip_);
+}
+
+void ChipItem::showDraggedTo(QPointF scenePos) {
+    setDragging(true);
+    setPos(scenePos - QPointF(fullSize_.width() / 2, fullSize_.height() / 2));
+}
+
+void ChipItem::returnHome() {
+    setDragging(false);
+    setPos(home_);
+}
+
+void ChipItem::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+    if (index_ < 0 || event->button() != Qt::LeftButton) {
+        event->ignore();
+        return;
+    }
+    event->accept();
+    grabOffset_ = event->pos();
+    setDragging(true);
+    setCursor(Qt::ClosedHandCursor);
+    view_->beginChipDrag(index_);
+}
+
+void ChipItem::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
+    if (!dragging_)
+        return;
+    setPos(event->scenePos() - grabOffset_);
+    view_->moveChipDrag(index_, event->scenePos());
+}
+
+void ChipItem::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
+    if (!dragging_)
+        return;
+    setCursor(Qt::OpenHandCursor);
+    const QPointF at = event->scenePos();
+    returnHome();
+    // May delete this item (the plan changes, chips are rebuilt): last.
+    view_->finishChipDrag(index_, at);
+}
+
+ChipGroupLabel::ChipGroupLabel(const QString& text, QPointF pos, double height)
+    : text_(text)
+    , size_(widthFor(text), height) {
+    setPos(pos);
+    setZValue(4);
+}
+
+double ChipGroupLabel::widthFor(const QString& text) {
+    return QFontMetricsF(pixelFont(11, true)).horizontalAdvance(text) + 4;
+}
+
+QRectF ChipGroupLabel::boundingRect() const {
+    return QRectF(QPointF(0, 0), size_);
+}
+
+void ChipGroupLabel::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setPen(kMuted);
+    painter->setFont(pixelFont(11, true));
+    painter->drawText(boundingRect(), Qt::AlignLeft | Qt::AlignVCenter, text_);
+}
+
+} // namespace sa::views

@@ -1,0 +1,184 @@
+#pragma once
+// Scene items of the topology view. They paint what the view tells them and
+// report gestures back to it; they never touch the document.
+
+#include "cost/evaluation.h"
+#include "cost/placement.h"
+#include "topologylayout.h"
+
+#include <QGraphicsItem>
+#include <QGraphicsPathItem>
+
+#include <optional>
+
+namespace sa::views {
+
+class TopologyView;
+
+// Traffic of one link or uplink as the items show it (aggregated when a
+// tile stands for several zones).
+struct LinkHeat {
+    double bytes_per_step = 0;
+    double busy_s = 0;
+    double utilization = 0;
+    double peak_utilization = 0;
+    std::vector<Dim> dims;
+};
+
+class RegionItem : public QGraphicsItem {
+public:
+    explicit RegionItem(const TopologyLayout::Region& region);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+private:
+    TopologyLayout::Region region_;
+};
+
+// The building spine's uplink to the aggregation layer.
+class UplinkItem : public QGraphicsItem {
+public:
+    UplinkItem(QRectF rect, double capacityGbps, QGraphicsItem* parent);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip);
+
+private:
+    QRectF rect_;
+    double capacityGbps_;
+    std::optional<LinkHeat> heat_;
+    double width_ = 0;
+};
+
+// A zone tile with the strip of its uplink to the building spine.
+class ZoneItem : public QGraphicsItem {
+public:
+    ZoneItem(const TopologyLayout::Zone& zone, QLineF connector, std::int64_t gpus,
+             QGraphicsItem* parent);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip);
+
+private:
+    TopologyLayout::Zone zone_;
+    QLineF connector_;
+    std::int64_t gpus_;
+    std::optional<LinkHeat> heat_;
+    double width_ = 0;
+};
+
+class BuildingItem : public QGraphicsItem {
+public:
+    enum class DropState { None, Source, Legal, Illegal };
+    BuildingItem(const TopologyLayout::Building& geometry, const Building& building,
+                 const GpuModel* gpu);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void setDropState(DropState state);
+    DropState dropState() const { return dropState_; }
+    int index() const { return geometry_.index; }
+    void setUsedGpus(std::int64_t used);
+
+private:
+    TopologyLayout::Building geometry_;
+    QString name_;
+    QString gpuLine_;
+    std::int64_t gpus_;
+    std::int64_t used_ = -1;
+    DropState dropState_ = DropState::None;
+};
+
+class LinkItem : public QGraphicsPathItem {
+public:
+    LinkItem(const TopologyLayout::LinkPath& path, const Link& link);
+    QPainterPath shape() const override;
+    void setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip);
+    const TopologyLayout::LinkPath& geometry() const { return path_; }
+
+private:
+    TopologyLayout::LinkPath path_;
+};
+
+// The label at the middle of a link: capacity and latency, then traffic.
+class LinkLabelItem : public QGraphicsItem {
+public:
+    LinkLabelItem(QPointF anchor, const Link& link);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void setHeat(std::optional<LinkHeat> heat, const QString& technology, const QString& toolTip);
+
+private:
+    void relayout();
+    QPointF anchor_;
+    QString line1_;
+    QString line2_;
+    QColor accent_;
+    QRectF rect_;
+};
+
+// A run of grid cells (pipeline stages x DP replicas) held by one building.
+class ChipItem : public QGraphicsItem {
+public:
+    // `label` is the short text shown in place ("S3" under a replica
+    // header); while dragged the chip shows its full name ("S3 · R0–255").
+    ChipItem(TopologyView* view, int index, const GroupChip& chip, const QString& label,
+             QColor color, QPointF pos, double height, std::int64_t cellGpus);
+    // A summary chip for the chips that did not fit ("+3 more"): not draggable.
+    ChipItem(int hidden, QPointF pos, double height, const QString& toolTip);
+
+    static double widthFor(const QString& label);
+
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    int index() const { return index_; }
+    const GroupChip& chip() const { return chip_; }
+    QPointF homePos() const { return home_; }
+    void setMemoryWarning(bool warn, const QString& detail);
+    // Outlined while a dragged chip hovers over it (a swap).
+    void setSwapTarget(bool on);
+    bool isDragging() const { return dragging_; }
+    // Moves the chip as a drag would, without a mouse (screenshots, tests).
+    void showDraggedTo(QPointF scenePos);
+    void returnHome();
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
+    void mouseMoveEvent(QGraphicsSceneMouseEvent* event) override;
+    void mouseReleaseEvent(QGraphicsSceneMouseEvent* event) override;
+
+private:
+    void updateToolTip();
+    void setDragging(bool dragging);
+
+    TopologyView* view_ = nullptr;
+    int index_ = -1;
+    GroupChip chip_;
+    QColor color_;
+    QString label_;
+    QString fullLabel_;
+    QPointF home_;
+    QSizeF size_;
+    QSizeF fullSize_;
+    std::int64_t cellGpus_ = 0;
+    bool warn_ = false;
+    QString warnDetail_;
+    bool dragging_ = false;
+    bool swapTarget_ = false;
+    QPointF grabOffset_;
+    QString baseToolTip_;
+};
+
+// The replica range heading a row of stage chips ("R0–255").
+class ChipGroupLabel : public QGraphicsItem {
+public:
+    ChipGroupLabel(const QString& text, QPointF pos, double height);
+    static double widthFor(const QString& text);
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+private:
+    QString text_;
+    QSizeF size_;
+};
+
+} // namespace sa::views

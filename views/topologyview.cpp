@@ -1,0 +1,826 @@
+#include "topologyview.h"
+
+#include "topology/topology.h"
+#include "topologyitems.h"
+#include "units.h"
+
+#include <QKeyEvent>
+#include <QLinearGradient>
+#include <QMetaObject>
+#include <QPainter>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace sa::views {
+
+namespace {
+
+constexpr double kMinZoom = 0.05;
+constexpr double kMaxZoom = 6.0;
+constexpr double kMaxFitZoom = 1.25;
+
+const QColor kChipPalette[] = {
+    QColor(0xa5, 0xd8, 0xff), QColor(0xb2, 0xf2, 0xbb), QColor(0xff, 0xd8, 0xa8),
+    QColor(0xd0, 0xbf, 0xff), QColor(0xfc, 0xc2, 0xd7), QColor(0x99, 0xe9, 0xf2),
+    QColor(0xff, 0xec, 0x99), QColor(0xc0, 0xeb, 0x75), QColor(0xee, 0xbe, 0xfa),
+    QColor(0xff, 0xc9, 0xc9),
+};
+
+QString dimsText(const std::vector<Dim>& dims) {
+    QStringList names;
+    for (Dim d : dims)
+        names << QString::fromLatin1(toString(d)).toUpper();
+    return names.isEmpty() ? QStringLiteral("none") : names.join(QStringLiteral(", "));
+}
+
+void addHeat(LinkHeat& into, const LinkUsage& u) {
+    into.bytes_per_step += u.bytes_per_step;
+    into.busy_s = std::max(into.busy_s, u.busy_s);
+    into.utilization = std::max(into.utilization, u.utilization);
+    into.peak_utilization = std::max(into.peak_utilization, u.peak_utilization);
+    for (Dim d : u.dims)
+        if (std::find(into.dims.begin(), into.dims.end(), d) == into.dims.end())
+            into.dims.push_back(d);
+    std::sort(into.dims.begin(), into.dims.end());
+}
+
+QString trafficRows(const LinkHeat& h, double stepTime) {
+    if (h.bytes_per_step <= 0)
+        return QStringLiteral("<tr><td>traffic</td><td>none in this plan</td></tr>");
+    return QStringLiteral("<tr><td>traffic</td><td><b>%1 per step</b></td></tr>"
+                          "<tr><td>busy</td><td>%2 of a %3 step</td></tr>"
+                          "<tr><td>utilisation</td><td><b>%4</b> mean, %5 in its busiest "
+                          "phase</td></tr>"
+                          "<tr><td>used by</td><td>%6</td></tr>")
+        .arg(formatBytes(h.bytes_per_step), formatSeconds(h.busy_s), formatSeconds(stepTime),
+             formatPercent(h.utilization), formatPercent(h.peak_utilization), dimsText(h.dims));
+}
+
+QString table(const QString& title, const QString& rows) {
+    return QStringLiteral("<b>%1</b><table cellspacing=\"0\" cellpadding=\"1\">%2</table>")
+        .arg(title, rows);
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- legend
+
+HeatLegend::HeatLegend(QWidget* parent)
+    : QWidget(parent) {
+    setAttribute(Qt::WA_TransparentForMouseEvents);
+}
+
+void HeatLegend::setScale(const HeatScale& scale, bool evaluated, const QString& note) {
+    scale_ = scale;
+    evaluated_ = evaluated;
+    note_ = note;
+    resize(sizeHint());
+    update();
+}
+
+QSize HeatLegend::sizeHint() const {
+    const QFontMetrics fm(font());
+    const int line = fm.height();
+    if (!evaluated_)
+        return QSize(std::max(260, fm.horizontalAdvance(note_) + 24), 2 * line + 20);
+    return QSize(300, 6 * line + 56);
+}
+
+void HeatLegend::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QRectF frame = QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5);
+    p.setPen(QPen(QColor(0xc5, 0xcf, 0xdb), 1));
+    p.setBrush(QColor(255, 255, 255, 238));
+    p.drawRoundedRect(frame, 8, 8);
+    const QFontMetrics fm(font());
+    const int line = fm.height();
+    const int x = 12;
+    int y = 8;
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(QColor(0x1f, 0x29, 0x33));
+    p.drawText(QRect(x, y, width() - 2 * x, line), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("Link traffic per training step"));
+    y += line + 4;
+    p.setFont(font());
+    p.setPen(QColor(0x5c, 0x6b, 0x7a));
+    if (!evaluated_) {
+        p.drawText(QRect(x, y, width() - 2 * x, line), Qt::AlignLeft | Qt::AlignVCenter,
+                   note_.isEmpty() ? QStringLiteral("waiting for the evaluation…") : note_);
+        return;
+    }
+    // Colour: utilisation.
+    const int barW = width() - 2 * x;
+    QLinearGradient g(x, 0, x + barW, 0);
+    for (int i = 0; i <= 10; ++i)
+        g.setColorAt(i / 10.0, HeatScale::colorFor(i / 10.0));
+    p.setPen(Qt::NoPen);
+    p.setBrush(g);
+    p.drawRoundedRect(QRectF(x, y, barW, 12), 3, 3);
+    y += 14;
+    p.setPen(QColor(0x5c, 0x6b, 0x7a));
+    p.drawText(QRect(x, y, barW, line), Qt::AlignLeft, QStringLiteral("0 %"));
+    p.drawText(QRect(x, y, barW, line), Qt::AlignHCenter, QStringLiteral("colour: utilisation"));
+    p.drawText(QRect(x, y, barW, line), Qt::AlignRight, QStringLiteral("100 %"));
+    y += line + 8;
+    // Width: bytes per step, three samples down from the busiest link.
+    const double maxBytes = scale_.maxBytes();
+    const double samples[] = {maxBytes, maxBytes / 10, maxBytes / 100};
+    for (double bytes : samples) {
+        const double w = scale_.widthFor(bytes);
+        p.setPen(QPen(QColor(0x4a, 0x55, 0x68), w, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(QPointF(x + 8, y + line / 2.0), QPointF(x + 70, y + line / 2.0));
+        p.setPen(QColor(0x1f, 0x29, 0x33));
+        p.drawText(QRect(x + 86, y, barW - 86, line), Qt::AlignLeft | Qt::AlignVCenter,
+                   maxBytes > 0 ? QStringLiteral("%1 per step").arg(formatBytes(bytes))
+                                : QStringLiteral("no traffic"));
+        y += line + 2;
+    }
+    p.setPen(QPen(HeatScale::idleColor(), HeatScale::kMinWidth + 1, Qt::DashLine));
+    p.drawLine(QPointF(x + 8, y + line / 2.0), QPointF(x + 70, y + line / 2.0));
+    p.setPen(QColor(0x5c, 0x6b, 0x7a));
+    p.drawText(QRect(x + 86, y, barW - 86, line), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("idle"));
+}
+
+// ---------------------------------------------------------------- view
+
+TopologyView::TopologyView(QWidget* parent)
+    : QGraphicsView(parent)
+    , scene_(new QGraphicsScene(this))
+    , legend_(new HeatLegend(this)) {
+    setScene(scene_);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setFocusPolicy(Qt::StrongFocus);
+    setFrameShape(QFrame::NoFrame);
+    // Items cache nothing: the heatmap changes on every drag and the text
+    // must stay sharp at any zoom.
+    setCacheMode(QGraphicsView::CacheNone);
+    legend_->setScale(HeatScale(), false, QStringLiteral("no scenario"));
+    legend_->raise();
+}
+
+TopologyView::~TopologyView() = default;
+
+void TopologyView::drawBackground(QPainter* painter, const QRectF& rect) {
+    painter->fillRect(rect, QColor(0xf8, 0xfa, 0xfc));
+}
+
+void TopologyView::setCluster(const Cluster& cluster) {
+    dragChip_ = -1;
+    dragTarget_ = -1;
+    previewing_ = false;
+    pendingChips_.reset();
+    scene_->clear();
+    buildings_.clear();
+    uplinks_.clear();
+    zones_.clear();
+    links_.clear();
+    labels_.clear();
+    chipItems_.clear();
+    overflowItems_.clear();
+    chips_.clear();
+    evaluation_.reset();
+
+    cluster_ = cluster;
+    topology_ = cluster.buildings.empty() ? nullptr : std::make_unique<Topology>(cluster);
+    layout_ = TopologyLayout::compute(cluster);
+
+    for (const auto& region : layout_.regions())
+        scene_->addItem(new RegionItem(region));
+    for (const auto& geo : layout_.buildings()) {
+        const Building& b = cluster.buildings[std::size_t(geo.index)];
+        auto* item = new BuildingItem(geo, b, cluster.gpuOf(b));
+        scene_->addItem(item);
+        buildings_.push_back(item);
+        double spine = 0;
+        if (topology_) {
+            const int edge = topology_->buildingUplink(geo.index);
+            if (edge >= 0 && edge < int(topology_->edges().size()))
+                spine = topology_->edges()[std::size_t(edge)].bandwidth_gbps;
+        }
+        uplinks_.push_back(new UplinkItem(geo.uplinkBar, spine, item));
+        std::vector<ZoneItem*> tiles;
+        const std::int64_t zoneGpus = b.zone_gpus > 0 ? b.zone_gpus : b.gpus;
+        for (std::size_t t = 0; t < geo.zones.size(); ++t) {
+            const auto& z = geo.zones[t];
+            // GPUs in the zones this tile stands for (the last zone may be short).
+            std::int64_t gpus = 0;
+            for (int k = z.firstZone; k <= z.lastZone; ++k)
+                gpus += std::min(zoneGpus, b.gpus - std::int64_t(k) * zoneGpus);
+            const bool firstRow = z.rect.top() <= geo.zones.front().rect.top() + 1;
+            const QLineF connector =
+                firstRow ? layout_.zoneConnector(geo.index, z.firstZone) : QLineF();
+            tiles.push_back(new ZoneItem(z, connector, gpus, item));
+        }
+        zones_.push_back(tiles);
+    }
+    links_.assign(cluster.links.size(), nullptr);
+    labels_.assign(cluster.links.size(), nullptr);
+    for (const auto& path : layout_.links()) {
+        const Link& link = cluster.links[std::size_t(path.link)];
+        auto* item = new LinkItem(path, link);
+        scene_->addItem(item);
+        links_[std::size_t(path.link)] = item;
+        auto* label = new LinkLabelItem(path.labelAnchor, link);
+        scene_->addItem(label);
+        labels_[std::size_t(path.link)] = label;
+    }
+    scene_->setSceneRect(layout_.bounds().adjusted(-200, -200, 200, 200));
+    applyHeat();
+    autoFit_ = true;
+    fitToView();
+}
+
+void TopologyView::setChips(const std::vector<GroupChip>& chips, std::int64_t cellGpus,
+                            const std::vector<std::int64_t>& gpusUsed) {
+    cellGpus_ = cellGpus;
+    gpusUsed_ = gpusUsed;
+    for (std::size_t i = 0; i < buildings_.size(); ++i)
+        buildings_[i]->setUsedGpus(i < gpusUsed.size() ? gpusUsed[i] : -1);
+    if (dragChip_ >= 0) {
+        // Never delete the item under the mouse: apply after the drop.
+        pendingChips_ = chips;
+        return;
+    }
+    chips_ = chips;
+    rebuildChips();
+}
+
+void TopologyView::rebuildChips() {
+    for (auto* item : chipItems_)
+        delete item;
+    for (auto* item : overflowItems_)
+        delete item;
+    chipItems_.assign(chips_.size(), nullptr);
+    overflowItems_.clear();
+
+    // One colour per stage range, so the parts of a stage split over
+    // buildings read as one.
+    std::map<std::pair<int, int>, int> colourOf;
+    for (const auto& c : chips_)
+        colourOf.try_emplace({c.stage_first, c.stage_last}, int(colourOf.size()));
+
+    const auto& metrics = layout_.metrics();
+    const double h = metrics.chipRowHeight - 5;
+    const double overflowW = ChipItem::widthFor(QStringLiteral("+999 more"));
+    for (const auto& geo : layout_.buildings()) {
+        std::vector<int> mine;
+        for (std::size_t i = 0; i < chips_.size(); ++i)
+            if (chips_[std::size_t(i)].building == geo.index)
+                mine.push_back(int(i));
+        // Grouped by replica range: a grey "R0–255" heads a row of compact
+        // stage chips ("S0", "S1", ...).
+        std::sort(mine.begin(), mine.end(), [&](int a, int b) {
+            const auto& x = chips_[std::size_t(a)];
+            const auto& y = chips_[std::size_t(b)];
+            return std::tie(x.replica_first, x.replica_last, x.stage_first) <
+                   std::tie(y.replica_first, y.replica_last, y.stage_first);
+        });
+        struct Slot {
+            int chip = -1; // -1: a group header
+            QString label;
+            double width = 0;
+            int row = 0;
+            double x = 0;
+        };
+        std::vector<Slot> slots;
+        for (std::size_t k = 0; k < mine.size(); ++k) {
+            const GroupChip& c = chips_[std::size_t(mine[k])];
+            const bool newGroup =
+                k == 0 || chips_[std::size_t(mine[k - 1])].replica_first != c.replica_first ||
+                chips_[std::size_t(mine[k - 1])].replica_last != c.replica_last;
+            if (newGroup) {
+                const QString text =
+                    QStringLiteral("R%1").arg(formatRange(c.replica_first, c.replica_last));
+                slots.push_back({-1, text, ChipGroupLabel::widthFor(text)});
+            }
+            const QString label =
+                QStringLiteral("S%1").arg(formatRange(c.stage_first, c.stage_last));
+            slots.push_back({mine[k], label, ChipItem::widthFor(label)});
+        }
+        const QRectF area = geo.chipArea;
+        double x = area.left();
+        int row = 0;
+        for (std::size_t k = 0; k < slots.size(); ++k) {
+            Slot& slot = slots[k];
+            double need = slot.width;
+            // A header never ends a row: it stays with its first chip.
+            if (slot.chip < 0 && k + 1 < slots.size())
+                need += 4 + slots[k + 1].width;
+            if (slot.chip < 0 && x > area.left())
+                x += 10;
+            if (x > area.left() && x + need > area.right()) {
+                ++row;
+                x = area.left();
+            }
+            slot.row = row;
+            slot.x = x;
+            x += slot.width + (slot.chip < 0 ? 4 : 5);
+        }
+        // What does not fit is summarised in a last "+N more" chip.
+        std::size_t cut = slots.size();
+        for (std::size_t k = 0; k < slots.size(); ++k)
+            if (slots[k].row >= metrics.chipRows) {
+                cut = k;
+                break;
+            }
+        if (cut < slots.size()) {
+            while (cut > 0 &&
+                   (slots[cut - 1].chip < 0 ||
+                    slots[cut - 1].x + slots[cut - 1].width + 5 + overflowW > area.right() ||
+                    slots[cut - 1].row >= metrics.chipRows))
+                --cut;
+        }
+        for (std::size_t k = 0; k < cut; ++k) {
+            const Slot& slot = slots[k];
+            const QPointF pos(slot.x, area.top() + slot.row * metrics.chipRowHeight);
+            if (slot.chip < 0) {
+                auto* label = new ChipGroupLabel(slot.label, pos, h);
+                scene_->addItem(label);
+                overflowItems_.push_back(label);
+                continue;
+            }
+            const GroupChip& chip = chips_[std::size_t(slot.chip)];
+            const QColor color =
+                kChipPalette[std::size_t(colourOf[{chip.stage_first, chip.stage_last}]) %
+                             std::size(kChipPalette)];
+            auto* item = new ChipItem(this, slot.chip, chip, slot.label, color, pos, h, cellGpus_);
+            scene_->addItem(item);
+            chipItems_[std::size_t(slot.chip)] = item;
+        }
+        if (cut < slots.size()) {
+            QStringList hidden;
+            int count = 0;
+            for (std::size_t k = cut; k < slots.size(); ++k)
+                if (slots[k].chip >= 0) {
+                    hidden << chipLabel(chips_[std::size_t(slots[k].chip)]);
+                    ++count;
+                }
+            const QPointF pos =
+                cut > 0 ? QPointF(slots[cut - 1].x + slots[cut - 1].width + 5,
+                                  area.top() + slots[cut - 1].row * metrics.chipRowHeight)
+                        : area.topLeft();
+            auto* summary = new ChipItem(count, pos, h,
+                                         QStringLiteral("Not shown (switch off View ▸ Chips per "
+                                                        "Pipeline Stage for fewer chips):<br>") +
+                                             hidden.join(QStringLiteral("<br>")));
+            scene_->addItem(summary);
+            overflowItems_.push_back(summary);
+        }
+    }
+    applyMemoryWarnings();
+}
+
+void TopologyView::setEvaluation(std::shared_ptr<const Evaluation> evaluation,
+                                 const QString& note) {
+    evaluation_ = std::move(evaluation);
+    evaluationNote_ = note;
+    applyHeat();
+    applyMemoryWarnings();
+    heatPending_ = true;
+    viewport()->update();
+}
+
+void TopologyView::applyHeat() {
+    const std::size_t nb = buildings_.size();
+    std::vector<std::optional<LinkHeat>> linkHeat(links_.size());
+    std::vector<std::optional<LinkHeat>> uplinkHeat(nb);
+    std::vector<std::vector<std::optional<LinkHeat>>> zoneHeat(nb);
+    for (std::size_t b = 0; b < nb; ++b)
+        zoneHeat[b].resize(zones_[b].size());
+    std::vector<const LinkUsage*> usageOfLink(links_.size(), nullptr);
+    std::vector<const LinkUsage*> usageOfUplink(nb, nullptr);
+    double maxBytes = 0;
+    double step = 0;
+
+    if (evaluation_) {
+        step = evaluation_->step_time_s;
+        // Evaluated: everything without an entry is idle, not unknown.
+        for (auto& h : linkHeat)
+            h = LinkHeat{};
+        for (auto& h : uplinkHeat)
+            h = LinkHeat{};
+        for (auto& v : zoneHeat)
+            for (auto& h : v)
+                h = LinkHeat{};
+        for (const LinkUsage& u : evaluation_->links) {
+            maxBytes = std::max(maxBytes, u.bytes_per_step);
+            // Resolve the usage to a drawn thing through the topology's edge.
+            int link = -1;
+            int building = -1;
+            int zone = -1;
+            EdgeKind kind = u.tier == LinkTier::InterBuilding    ? EdgeKind::InterBuilding
+                            : u.tier == LinkTier::BuildingUplink ? EdgeKind::BuildingUplink
+                                                                 : EdgeKind::ZoneUplink;
+            if (topology_ && u.edge >= 0 && u.edge < int(topology_->edges().size())) {
+                const TopoEdge& e = topology_->edges()[std::size_t(u.edge)];
+                kind = e.kind;
+                link = e.link;
+                building = e.building;
+                zone = e.zone;
+            } else if (kind == EdgeKind::InterBuilding) {
+                for (std::size_t l = 0; l < cluster_.links.size(); ++l)
+                    if (cluster_.links[l].name == u.name)
+                        link = int(l);
+            }
+            switch (kind) {
+            case EdgeKind::InterBuilding:
+                if (link >= 0 && std::size_t(link) < linkHeat.size()) {
+                    addHeat(*linkHeat[std::size_t(link)], u);
+                    usageOfLink[std::size_t(link)] = &u;
+                }
+                break;
+            case EdgeKind::BuildingUplink:
+                if (building >= 0 && std::size_t(building) < nb) {
+                    addHeat(*uplinkHeat[std::size_t(building)], u);
+                    usageOfUplink[std::size_t(building)] = &u;
+                }
+                break;
+            case EdgeKind::ZoneUplink:
+                if (building >= 0 && std::size_t(building) < nb) {
+                    const auto& tiles = layout_.buildings()[std::size_t(building)].zones;
+                    for (std::size_t t = 0; t < tiles.size(); ++t)
+                        if (zone >= tiles[t].firstZone && zone <= tiles[t].lastZone)
+                            addHeat(*zoneHeat[std::size_t(building)][t], u);
+                }
+                break;
+            }
+        }
+    }
+    const HeatScale scale(maxBytes);
+    for (std::size_t l = 0; l < links_.size(); ++l) {
+        if (!links_[l])
+            continue;
+        const auto& heat = linkHeat[l];
+        const QString tip = linkToolTip(int(l), heat);
+        links_[l]->setHeat(heat, heat ? scale.widthFor(heat->bytes_per_step) : 0, tip);
+        const QString tech = usageOfLink[l] ? QString::fromStdString(usageOfLink[l]->technology)
+                                            : QString::fromStdString(cluster_.links[l].technology);
+        labels_[l]->setHeat(heat, tech, tip);
+    }
+    for (std::size_t b = 0; b < nb; ++b) {
+        const Building& building = cluster_.buildings[b];
+        const auto& heat = uplinkHeat[b];
+        QString rows;
+        if (const LinkUsage* u = usageOfUplink[b])
+            rows = QStringLiteral("<tr><td>capacity</td><td>%1</td></tr><tr><td>latency</td>"
+                                  "<td>%2</td></tr>")
+                       .arg(formatBandwidthGbps(u->capacity_gbps), formatLatencyMs(u->latency_ms));
+        rows +=
+            QStringLiteral("<tr><td>oversubscription</td><td>%1:1 building→aggregation</td></tr>")
+                .arg(building.building_oversubscription);
+        if (heat)
+            rows += trafficRows(*heat, step);
+        uplinks_[b]->setHeat(heat, heat ? scale.widthFor(heat->bytes_per_step) : 0,
+                             table(QStringLiteral("%1 uplink to aggregation")
+                                       .arg(QString::fromStdString(building.name)),
+                                   rows));
+        const auto& tiles = layout_.buildings()[b].zones;
+        for (std::size_t t = 0; t < zones_[b].size(); ++t) {
+            const auto& zh = zoneHeat[b][t];
+            QString zrows =
+                QStringLiteral("<tr><td>oversubscription</td><td>%1:1 zone→spine</td></tr>")
+                    .arg(building.zone_oversubscription);
+            if (topology_) {
+                const int edge = topology_->zoneUplink(int(b), tiles[t].firstZone);
+                if (edge >= 0 && edge < int(topology_->edges().size())) {
+                    const TopoEdge& e = topology_->edges()[std::size_t(edge)];
+                    zrows.prepend(QStringLiteral("<tr><td>capacity</td><td>%1 per zone</td></tr>")
+                                      .arg(formatBandwidthGbps(e.bandwidth_gbps)));
+                }
+            }
+            if (zh)
+                zrows += trafficRows(*zh, step);
+            const QString title =
+                tiles[t].firstZone == tiles[t].lastZone
+                    ? QStringLiteral("%1 zone %2 uplink")
+                          .arg(QString::fromStdString(building.name))
+                          .arg(tiles[t].firstZone)
+                    : QStringLiteral("%1 zones %2 uplinks (summed)")
+                          .arg(QString::fromStdString(building.name),
+                               formatRange(tiles[t].firstZone, tiles[t].lastZone));
+            zones_[b][t]->setHeat(zh, zh ? scale.widthFor(zh->bytes_per_step) : 0,
+                                  table(title, zrows));
+        }
+    }
+    legend_->setScale(scale, evaluation_ != nullptr,
+                      evaluationNote_.isEmpty() ? QString() : evaluationNote_);
+    placeLegend();
+}
+
+QString TopologyView::linkToolTip(int l, const std::optional<LinkHeat>& heat) const {
+    const Link& link = cluster_.links[std::size_t(l)];
+    QString technology = QString::fromStdString(link.technology);
+    double capacity = link.bandwidth_gbps;
+    double latency = link.latency_ms;
+    if (evaluation_) {
+        for (const auto& u : evaluation_->links) {
+            if (u.tier == LinkTier::InterBuilding && u.name == link.name) {
+                technology = QString::fromStdString(u.technology);
+                capacity = u.capacity_gbps > 0 ? u.capacity_gbps : capacity;
+                latency = u.latency_ms;
+            }
+        }
+    }
+    QString rows = QStringLiteral("<tr><td>between</td><td>%1 ↔ %2</td></tr>"
+                                  "<tr><td>bandwidth</td><td>%3 each way</td></tr>"
+                                  "<tr><td>latency</td><td>%4 one way</td></tr>"
+                                  "<tr><td>technology</td><td>%5</td></tr>")
+                       .arg(QString::fromStdString(link.a), QString::fromStdString(link.b),
+                            formatBandwidthGbps(capacity), formatLatencyMs(latency), technology);
+    if (heat)
+        rows += trafficRows(*heat, evaluation_ ? evaluation_->step_time_s : 0);
+    return table(QStringLiteral("Link %1").arg(QString::fromStdString(link.name)), rows);
+}
+
+void TopologyView::applyMemoryWarnings() {
+    std::vector<QString> stageProblem;
+    if (evaluation_) {
+        const auto& m = evaluation_->memory;
+        for (std::size_t s = 0; s < m.per_stage_peak_gib.size(); ++s) {
+            const double cap =
+                s < m.per_stage_capacity_gib.size() ? m.per_stage_capacity_gib[s] : m.capacity_gib;
+            if (cap > 0 && m.per_stage_peak_gib[s] > cap) {
+                stageProblem.resize(m.per_stage_peak_gib.size());
+                stageProblem[s] = QStringLiteral("stage %1 needs %2 per GPU, the GPU has %3")
+                                      .arg(s)
+                                      .arg(formatGib(m.per_stage_peak_gib[s]), formatGib(cap));
+            }
+        }
+    }
+    for (auto* item : chipItems_) {
+        if (!item)
+            continue;
+        QString detail;
+        const auto& c = item->chip();
+        for (int s = c.stage_first; s <= c.stage_last && s < int(stageProblem.size()); ++s)
+            if (!stageProblem[std::size_t(s)].isEmpty()) {
+                detail = stageProblem[std::size_t(s)];
+                break;
+            }
+        item->setMemoryWarning(!detail.isEmpty(), detail);
+    }
+}
+
+ChipItem* TopologyView::chipItem(int index) const {
+    return index >= 0 && index < int(chipItems_.size()) ? chipItems_[std::size_t(index)] : nullptr;
+}
+
+LinkItem* TopologyView::linkItem(int link) const {
+    return link >= 0 && link < int(links_.size()) ? links_[std::size_t(link)] : nullptr;
+}
+
+UplinkItem* TopologyView::uplinkItem(int building) const {
+    return building >= 0 && building < int(uplinks_.size()) ? uplinks_[std::size_t(building)]
+                                                            : nullptr;
+}
+
+BuildingItem* TopologyView::buildingItem(int building) const {
+    return building >= 0 && building < int(buildings_.size()) ? buildings_[std::size_t(building)]
+                                                              : nullptr;
+}
+
+// ---------------------------------------------------------------- drag
+
+void TopologyView::beginChipDrag(int chip) {
+    dragChip_ = chip;
+    dragTarget_ = -1;
+    dragSwap_ = -1;
+    resetDropStates();
+}
+
+int TopologyView::chipAt(QPointF scenePos) const {
+    for (QGraphicsItem* item : scene_->items(scenePos)) {
+        auto* chip = dynamic_cast<ChipItem*>(item);
+        if (chip && chip->index() >= 0 && chip->index() != dragChip_)
+            return chip->index();
+    }
+    return -1;
+}
+
+void TopologyView::moveChipDrag(int chip, QPointF scenePos) {
+    if (chip != dragChip_)
+        return;
+    setDragTarget(layout_.buildingAt(scenePos), chipAt(scenePos));
+}
+
+void TopologyView::setDragTarget(int building, int swapWith) {
+    if (dragChip_ < 0 || std::size_t(dragChip_) >= chips_.size())
+        return;
+    const GroupChip chip = chips_[std::size_t(dragChip_)];
+    if (building == chip.building)
+        building = -1;
+    if (building < 0 || swapWith < 0 || chips_[std::size_t(swapWith)].building != building)
+        swapWith = -1;
+    if (building == dragTarget_ && swapWith == dragSwap_)
+        return;
+    if (auto* old = buildingItem(dragTarget_))
+        old->setDropState(BuildingItem::DropState::None);
+    if (auto* old = chipItem(dragSwap_))
+        old->setSwapTarget(false);
+    dragTarget_ = building;
+    dragSwap_ = swapWith;
+    ChipDrop drop;
+    drop.chip = chip;
+    drop.building = building;
+    if (swapWith >= 0)
+        drop.swapWith = chips_[std::size_t(swapWith)];
+    Q_EMIT chipDragTargetChanged(drop);
+}
+
+void TopologyView::setDropHint(bool legal) {
+    if (dragChip_ < 0)
+        return;
+    if (auto* item = buildingItem(dragTarget_))
+        item->setDropState(legal ? BuildingItem::DropState::Legal
+                                 : BuildingItem::DropState::Illegal);
+    if (auto* item = chipItem(dragSwap_))
+        item->setSwapTarget(legal);
+}
+
+void TopologyView::resetDropStates() {
+    const int source = dragChip_ >= 0 && std::size_t(dragChip_) < chips_.size()
+                           ? chips_[std::size_t(dragChip_)].building
+                           : -1;
+    for (auto* b : buildings_)
+        b->setDropState(b->index() == source ? BuildingItem::DropState::Source
+                                             : BuildingItem::DropState::None);
+    for (auto* c : chipItems_)
+        if (c)
+            c->setSwapTarget(false);
+}
+
+void TopologyView::finishChipDrag(int chip, QPointF scenePos) {
+    if (chip != dragChip_)
+        return;
+    ChipDrop drop;
+    drop.chip = chips_[std::size_t(chip)];
+    drop.building = layout_.buildingAt(scenePos);
+    const int swapWith = chipAt(scenePos);
+    if (swapWith >= 0 && chips_[std::size_t(swapWith)].building == drop.building)
+        drop.swapWith = chips_[std::size_t(swapWith)];
+    dragChip_ = -1;
+    dragTarget_ = -1;
+    dragSwap_ = -1;
+    resetDropStates();
+    // Deliver after the scene has finished with the mouse event: the drop
+    // rebuilds the chips, including the one being released.
+    QMetaObject::invokeMethod(
+        this,
+        [this, drop] {
+            if (pendingChips_) {
+                chips_ = std::move(*pendingChips_);
+                pendingChips_.reset();
+                rebuildChips();
+            }
+            if (drop.building >= 0 && drop.building != drop.chip.building)
+                Q_EMIT chipDropped(drop);
+            else
+                Q_EMIT chipDragCancelled();
+        },
+        Qt::QueuedConnection);
+}
+
+void TopologyView::previewChipDrag(int chip, int building, int swapWith) {
+    ChipItem* item = chipItem(chip);
+    if (!item || building < 0 || building >= int(buildings_.size()))
+        return;
+    if (previewing_ && dragChip_ != chip)
+        endChipPreview();
+    previewing_ = true;
+    beginChipDrag(chip);
+    QPointF at;
+    if (ChipItem* other = chipItem(swapWith))
+        at = other->sceneBoundingRect().center() + QPointF(14, 9);
+    else {
+        const QRectF target = layout_.buildings()[std::size_t(building)].chipArea;
+        at = QPointF(target.center().x(), target.top() + target.height() * 0.35);
+    }
+    item->showDraggedTo(at);
+    setDragTarget(building, swapWith);
+}
+
+void TopologyView::endChipPreview() {
+    if (!previewing_)
+        return;
+    previewing_ = false;
+    if (ChipItem* item = chipItem(dragChip_))
+        item->returnHome();
+    dragChip_ = -1;
+    dragTarget_ = -1;
+    dragSwap_ = -1;
+    resetDropStates();
+    if (pendingChips_) {
+        chips_ = std::move(*pendingChips_);
+        pendingChips_.reset();
+        rebuildChips();
+    }
+    Q_EMIT chipDragCancelled();
+}
+
+// ---------------------------------------------------------------- zoom
+
+double TopologyView::zoomFactor() const {
+    return transform().m11();
+}
+
+void TopologyView::scaleBy(double factor) {
+    const double target = std::clamp(zoomFactor() * factor, kMinZoom, kMaxZoom);
+    const double f = target / zoomFactor();
+    if (std::fabs(f - 1) < 1e-9)
+        return;
+    scale(f, f);
+    Q_EMIT zoomChanged(zoomFactor());
+}
+
+void TopologyView::zoomIn() {
+    autoFit_ = false;
+    scaleBy(1.25);
+}
+
+void TopologyView::zoomOut() {
+    autoFit_ = false;
+    scaleBy(1 / 1.25);
+}
+
+void TopologyView::fitToView() {
+    autoFit_ = true;
+    if (layout_.bounds().isEmpty())
+        return;
+    fitInView(layout_.bounds(), Qt::KeepAspectRatio);
+    // A two-building cluster would otherwise be blown up to poster size.
+    if (zoomFactor() > kMaxFitZoom) {
+        const QPointF centre = layout_.bounds().center();
+        resetTransform();
+        scale(kMaxFitZoom, kMaxFitZoom);
+        centerOn(centre);
+    }
+    Q_EMIT zoomChanged(zoomFactor());
+}
+
+void TopologyView::wheelEvent(QWheelEvent* event) {
+    if (event->modifiers() & Qt::ControlModifier) {
+        autoFit_ = false;
+        const double steps = event->angleDelta().y() / 120.0;
+        scaleBy(std::pow(1.15, steps));
+        event->accept();
+        return;
+    }
+    QGraphicsView::wheelEvent(event);
+}
+
+void TopologyView::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomIn();
+        return;
+    case Qt::Key_Minus:
+        zoomOut();
+        return;
+    case Qt::Key_0:
+        fitToView();
+        return;
+    case Qt::Key_Escape:
+        endChipPreview();
+        return;
+    default:
+        break;
+    }
+    QGraphicsView::keyPressEvent(event);
+}
+
+void TopologyView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    if (autoFit_)
+        fitToView();
+    placeLegend();
+}
+
+void TopologyView::placeLegend() {
+    legend_->resize(legend_->sizeHint());
+    const QRect area = viewport()->geometry();
+    legend_->move(area.left() + 12, area.bottom() - legend_->height() - 12);
+    legend_->raise();
+}
+
+void TopologyView::paintEvent(QPaintEvent* event) {
+    QGraphicsView::paintEvent(event);
+    if (heatPending_) {
+        heatPending_ = false;
+        Q_EMIT heatmapPainted();
+    }
+}
+
+} // namespace sa::views
