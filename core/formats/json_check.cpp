@@ -300,11 +300,20 @@ const json* ObjectReader::array(const std::string& key, Presence p) {
 void ObjectReader::finish() {
     if (!j_)
         return;
+    // Suggestions cost an edit distance per known key; a hostile object with
+    // thousands of long keys gets plain messages after the first few.
+    constexpr int kSuggestions = 20;
+    constexpr std::size_t kLongestSuggested = 64;
+    int suggested = 0;
     for (auto it = j_->begin(); it != j_->end(); ++it) {
         const std::string& key = it.key();
         if (known_.count(key))
             continue;
-        std::string message = "unknown key '" + key + "'";
+        std::string message = "unknown key " + describe(json(key));
+        if (key.size() > kLongestSuggested || suggested++ >= kSuggestions) {
+            diag_.report(path_, message);
+            continue;
+        }
         const std::size_t allowed =
             std::max<std::size_t>(1, std::min<std::size_t>(2, key.size() / 3));
         // Suggest a key only when one known key is clearly the closest.

@@ -147,7 +147,7 @@ std::optional<json> parseText(const std::string& text, Diagnostics& d) {
     }
     // Reading goes on (nlohmann kept the last value) so that other problems show too.
     for (const auto& [path, key] : watch.duplicates())
-        d.report(path, "duplicate key '" + key + "'");
+        d.report(path, "duplicate key " + describe(json(key)));
     return j;
 }
 

@@ -330,6 +330,8 @@ void TestFormats::badDocuments_data() {
         {"cluster.json: /buildings/0: missing required key 'gpus_per_host'",
          "cluster.json: /buildings/0: unknown key 'gpus_per_hots' (did you mean "
          "'gpus_per_host'?)"});
+    bad("long unknown key is shortened", "model", {"/" + QString(100, 'k') + "=1"},
+        {"model.json: unknown key '" + QString(60, 'k') + "...'"});
     bad("no suggestion when ambiguous", "plan", {"/collectives={\"xp\": \"ring\"}"},
         {"plan.json: /collectives: unknown key 'xp'"});
     bad("missing keys", "cluster", {"-/name", "-/buildings"},
