@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "scenario_args.h"
 
+#include "cost/balance.h"
 #include "cost/evaluate.h"
 #include "export/chrome_trace.h"
 #include "export/evaluation_json.h"
@@ -28,6 +29,8 @@ const char* kEvaluateHelp =
     "  --json        machine-readable output (keys: step_time_s, tokens_per_s, mfu, hfu,\n"
     "                tflops_per_gpu, memory, breakdown, links, warnings, ...)\n"
     "  --timeline    with --json: include every op of the pipeline timeline\n"
+    "  --balance-layers  replace layers_per_stage by a split balanced for the speed of\n"
+    "                the buildings holding each stage (heterogeneous GPUs)\n"
     "  -o FILE       write the output to FILE (atomically) instead of stdout\n\n"
     "Exit codes: 0 ok, 2 bad input (file, JSON path and problem printed).\n";
 
@@ -40,7 +43,7 @@ const char* kTraceHelp =
     "Input:\n%s";
 
 int evaluateOrTrace(int argc, char** argv, bool trace) {
-    Args args(argc, argv, 2, {"json", "timeline", "help"});
+    Args args(argc, argv, 2, {"json", "timeline", "help", "balance-layers"});
     if (args.has("help")) {
         std::printf(trace ? kTraceHelp : kEvaluateHelp, kScenarioUsage);
         return kExitOk;
@@ -49,8 +52,8 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
         std::fprintf(stderr, "scaleacross %s: %s\n", argv[1], args.error().c_str());
         return kExitBadInput;
     }
-    const auto unknown =
-        args.unknown({"json", "timeline", "help", "o", "output", "cluster", "model", "plan"});
+    const auto unknown = args.unknown(
+        {"json", "timeline", "help", "balance-layers", "o", "output", "cluster", "model", "plan"});
     if (!unknown.empty()) {
         std::fprintf(stderr, "scaleacross %s: unknown option --%s (see --help)\n", argv[1],
                      unknown.front().c_str());
@@ -66,6 +69,12 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
         std::fprintf(stderr, "scaleacross trace: -o FILE is required\n");
         return kExitBadInput;
     }
+    if (args.has("balance-layers")) {
+        if (!scenario->plan.placement)
+            scenario->plan.placement = Placement{};
+        scenario->plan.placement->layers_per_stage =
+            balancedLayers(scenario->cluster, scenario->model, scenario->plan);
+    }
     EvaluateOptions opts;
     opts.timeline = trace || args.has("timeline") || !args.has("json");
     const EvaluationResult result = sa::evaluate(*scenario, opts);
@@ -79,8 +88,15 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
         text = chromeTrace(ev, scenario->cluster).dump() + "\n";
     else if (args.has("json"))
         text = evaluationToJson(ev, args.has("timeline")).dump(2) + "\n";
-    else
+    else {
         text = evaluationReport(ev, scenario->cluster);
+        if (args.has("balance-layers")) {
+            std::string split;
+            for (int l : scenario->plan.placement->layers_per_stage)
+                split += (split.empty() ? "" : ", ") + std::to_string(l);
+            text = "balanced layers per stage: [" + split + "]\n" + text;
+        }
+    }
     if (out) {
         if (!writeOutput(*out, text))
             return kExitFailure;

@@ -20,6 +20,11 @@ const Command kCommands[] = {
     {"check", "validate cluster, model, plan or scenario documents", sa::cli::runCheck},
     {"evaluate", "predict step time, MFU, memory and link traffic of a plan", sa::cli::runEvaluate},
     {"trace", "write the pipeline timeline as a Chrome trace (Perfetto)", sa::cli::runTrace},
+    {"optimize", "search the design space for the best plans (TBB, shardable)",
+     sa::cli::runOptimize},
+    {"merge", "join the results of sharded optimize runs", sa::cli::runMerge},
+    {"sweep", "vary one or two parameters over a range and print CSV or JSON",
+     sa::cli::runSweep},
 };
 
 void printHelp() {

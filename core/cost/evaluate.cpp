@@ -486,6 +486,24 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         pin.p2p_bwd[std::size_t(vs)] = worst;
         p2pSlot = std::max(p2pSlot, worst);
     }
+    if (plan.schedule.latency_hiding && plan.schedule.kind != ScheduleKind::GPipe && pp > 1) {
+        // 1F1B's warm-up covers the compute downstream of a stage exactly,
+        // so every P2P round trip stalls each cycle. Each boundary b needs
+        // ceil(2 p2p_b / cycle) more microbatches in flight on every stage
+        // upstream of it than on the stage after it (CrossPipe, ATC'25).
+        pin.extra_warmup.assign(npp, 0);
+        for (int s = 0; s < pp; ++s) {
+            const double cycle = pin.fwd[std::size_t(s)][0] + pin.bwd[std::size_t(s)][0] +
+                                 pin.wgrad[std::size_t(s)][0];
+            if (cycle <= 0)
+                continue;
+            int extra = 0;
+            for (int b = s; b + 1 < pp; ++b)
+                extra += int(
+                    std::ceil((pin.p2p_fwd[std::size_t(b)] + pin.p2p_bwd[std::size_t(b)]) / cycle));
+            pin.extra_warmup[std::size_t(s)] = extra;
+        }
+    }
 
     // ---- the pipeline ------------------------------------------------------
     PipelineResult pr = simulatePipeline(pin);

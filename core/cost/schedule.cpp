@@ -6,7 +6,7 @@
 
 namespace sa {
 
-std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s) {
+std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, int extraWarmup) {
     std::vector<IssuedOp> out;
     if (kind == ScheduleKind::GPipe) {
         // Huang et al. 2019: all forwards, then all backwards.
@@ -33,7 +33,7 @@ std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s) 
         return IssuedOp{false, c, mb};
     };
     int warm = v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
-    warm = std::max(0, warm);
+    warm = std::clamp(warm + std::max(0, extraWarmup), 0, total);
     // With m not a multiple of p the grouped order would name microbatches
     // past m; fall back to chunk-major order for those (still valid).
     std::vector<IssuedOp> fwd, bwd;
@@ -79,7 +79,8 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
     std::vector<std::vector<IssuedOp>> orders(static_cast<std::size_t>(p));
     std::size_t totalOps = 0;
     for (int s = 0; s < p; ++s) {
-        orders[std::size_t(s)] = stageOrder(in.kind, p, v, m, s);
+        orders[std::size_t(s)] = stageOrder(
+            in.kind, p, v, m, s, in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
         totalOps += orders[std::size_t(s)].size();
     }
     if (in.record)

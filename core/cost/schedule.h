@@ -31,6 +31,9 @@ struct PipelineInput {
     std::vector<double> p2p_fwd, p2p_bwd;
     std::vector<char> p2p_cross;
     bool record = true; // keep every op for the timeline
+    // Per stage: forwards issued beyond the schedule's usual warm-up
+    // (latency hiding); empty = none.
+    std::vector<int> extra_warmup;
 };
 
 struct PipelineResult {
@@ -55,6 +58,6 @@ struct IssuedOp {
     int microbatch;
 };
 std::vector<IssuedOp> stageOrder(ScheduleKind kind, int stages, int chunks, int microbatches,
-                                 int stage);
+                                 int stage, int extraWarmup = 0);
 
 } // namespace sa

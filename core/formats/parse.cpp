@@ -439,6 +439,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                 {"zero-bubble", ScheduleKind::ZeroBubble}});
     sched.integer("virtual_stages", p.schedule.virtual_stages, kOptional,
                   formats::kVirtualStagesRange);
+    sched.boolean("latency_hiding", p.schedule.latency_hiding, kOptional);
     sched.finish();
 
     if (const json* order = r.array("rank_order", kOptional)) {

@@ -55,9 +55,10 @@ const std::map<std::string, int>& keyRank() {
             // plan
             "sequence_length", "global_batch_sequences", "micro_batch_sequences", "parallelism",
             "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "sequence_parallel",
-            "schedule", "kind", "virtual_stages", "rank_order", "placement", "runs", "stages",
-            "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
-            "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
+            "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
+            "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
+            "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
+            "flash_attention",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -214,7 +215,8 @@ nlohmann::json toJson(const Plan& p) {
     j["recompute"] = toString(p.recompute);
     j["sequence_parallel"] = p.sequence_parallel;
     j["schedule"] = {{"kind", toString(p.schedule.kind)},
-                     {"virtual_stages", p.schedule.virtual_stages}};
+                     {"virtual_stages", p.schedule.virtual_stages},
+                     {"latency_hiding", p.schedule.latency_hiding}};
     json order = json::array();
     for (Dim d : p.rank_order)
         order.push_back(toString(d));

@@ -47,6 +47,10 @@ struct Parallelism {
 struct Schedule {
     ScheduleKind kind = ScheduleKind::OneFOneB;
     int virtual_stages = 1; // model chunks per stage (interleaved only)
+    // Latency-aware warm-up (CrossPipe, ATC'25): each stage runs enough extra
+    // forwards before its first backward to cover the round trip of the P2P
+    // links downstream of it, so a long link does not stall every 1F1B cycle.
+    bool latency_hiding = false;
     bool operator==(const Schedule&) const = default;
 };
 

@@ -1,0 +1,148 @@
+// scaleacross sweep
+
+#include "args.h"
+#include "commands.h"
+#include "scenario_args.h"
+
+#include "explore/sweep.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace sa::cli {
+
+namespace {
+
+const char* kSweepHelp =
+    "Usage: scaleacross sweep (SCENARIO.json | --cluster C --model M --plan P)\n"
+    "                         --vary PATH=RANGE [--vary PATH=RANGE] [--csv | --json] [-o FILE]\n\n"
+    "Evaluates the plan over a range of one or two parameters (their cartesian\n"
+    "product) and prints one row per point: step time, tokens/s, MFU, memory,\n"
+    "cross-building bytes and the exposed communication.\n\n"
+    "PATH is a dotted path into the scenario; list elements by name:\n"
+    "  links.B1-B3.bandwidth_gbps   links.B1-B3.latency_ms\n"
+    "  plan.micro_batch_sequences   plan.parallelism.pp   plan.global_batch_sequences\n"
+    "  cluster.buildings.B1.scale_out_gbps\n"
+    "RANGE is one of:\n"
+    "  A:B:log10[:N]   N points spaced evenly on a log scale (default 10)\n"
+    "  A:B:lin[:N]     N points spaced evenly (default 10)\n"
+    "  A:B:*F          A, A*F, A*F^2, ... up to B\n"
+    "  A:B:+S          A, A+S, ... up to B\n"
+    "  v1,v2,...       the listed values\n\n"
+    "Input:\n%s\n"
+    "Output: CSV (default) or --json. Points that cannot be evaluated (e.g. degrees\n"
+    "that no longer divide) keep their row with the reason in the 'error' column.\n"
+    "Exit codes: 0 ok, 2 bad input.\n";
+
+std::string csvQuote(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s)
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+} // namespace
+
+int runSweep(int argc, char** argv) {
+    Args args(argc, argv, 2, {"csv", "json", "help"});
+    if (args.has("help")) {
+        std::printf(kSweepHelp, kScenarioUsage);
+        return kExitOk;
+    }
+    if (!args.error().empty()) {
+        std::fprintf(stderr, "scaleacross sweep: %s\n", args.error().c_str());
+        return kExitBadInput;
+    }
+    const auto unknown =
+        args.unknown({"csv", "json", "help", "vary", "o", "output", "cluster", "model", "plan"});
+    if (!unknown.empty()) {
+        std::fprintf(stderr, "scaleacross sweep: unknown option --%s (see --help)\n",
+                     unknown.front().c_str());
+        return kExitBadInput;
+    }
+    std::vector<SweepAxis> axes;
+    for (const auto& spec : args.values("vary")) {
+        std::string err;
+        auto axis = parseSweepAxis(spec, &err);
+        if (!axis) {
+            std::fprintf(stderr, "scaleacross sweep: %s\n", err.c_str());
+            return kExitBadInput;
+        }
+        axes.push_back(*axis);
+    }
+    if (axes.empty() || axes.size() > 2) {
+        std::fprintf(stderr, "scaleacross sweep: give one or two --vary PATH=RANGE (see --help)\n");
+        return kExitBadInput;
+    }
+    auto scenario = loadScenarioArgs(args);
+    if (!scenario)
+        return kExitBadInput;
+    // Check each path once on the base so a typo is an input error, not N rows of errors.
+    for (const auto& a : axes) {
+        std::string err;
+        if (!withValue(*scenario, a.path, a.values.front(), &err) &&
+            err.rfind("sweep path", 0) == 0) {
+            std::fprintf(stderr, "scaleacross sweep: %s\n", err.c_str());
+            return kExitBadInput;
+        }
+    }
+    const auto points = sa::runSweep(*scenario, axes);
+    std::string text;
+    if (args.has("json")) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& p : points) {
+            nlohmann::json row;
+            for (std::size_t k = 0; k < axes.size(); ++k)
+                row[axes[k].path] = p.values[k];
+            if (p.evaluation) {
+                const Evaluation& e = *p.evaluation;
+                row["step_time_s"] = e.step_time_s;
+                row["tokens_per_s"] = e.tokens_per_s;
+                row["mfu"] = e.mfu;
+                row["peak_gib_per_gpu"] = e.memory.peak_gib_per_gpu;
+                row["fits"] = e.memory.fits;
+                row["cross_building_bytes"] = e.cross_building_bytes;
+                row["pp_exposed_s"] = e.breakdown.pp_exposed_s;
+                row["dp_exposed_s"] = e.breakdown.dp_exposed_s;
+                row["bubble_s"] = e.breakdown.bubble_s;
+            } else {
+                row["error"] = p.error;
+            }
+            rows.push_back(row);
+        }
+        text = rows.dump(2) + "\n";
+    } else {
+        for (const auto& a : axes)
+            text += a.path + ",";
+        text += "step_time_s,tokens_per_s,mfu,peak_gib_per_gpu,fits,cross_building_bytes,"
+                "pp_exposed_s,dp_exposed_s,bubble_s,error\n";
+        char buf[512];
+        for (const auto& p : points) {
+            for (double v : p.values) {
+                std::snprintf(buf, sizeof buf, "%.6g,", v);
+                text += buf;
+            }
+            if (p.evaluation) {
+                const Evaluation& e = *p.evaluation;
+                std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.5f,%.3f,%s,%.6g,%.6g,%.6g,%.6g,\n",
+                              e.step_time_s, e.tokens_per_s, e.mfu, e.memory.peak_gib_per_gpu,
+                              e.memory.fits ? "true" : "false", e.cross_building_bytes,
+                              e.breakdown.pp_exposed_s, e.breakdown.dp_exposed_s,
+                              e.breakdown.bubble_s);
+                text += buf;
+            } else {
+                text += ",,,,,,,,," + csvQuote(p.error) + "\n";
+            }
+        }
+    }
+    auto out = args.value("o");
+    if (!out)
+        out = args.value("output");
+    if (out)
+        return writeOutput(*out, text) ? kExitOk : kExitFailure;
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
+}
+
+} // namespace sa::cli
