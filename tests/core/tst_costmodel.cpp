@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 #include <tuple>
 
 using namespace sa;
@@ -238,6 +239,7 @@ private Q_SLOTS:
     void impossiblePlansAreErrors_data();
     void impossiblePlansAreErrors();
     void leanModeKeepsHeadlineNumbers();
+    void concurrentEvaluationsAgree();
 };
 
 // ============================================================================
@@ -1389,6 +1391,40 @@ void TestCostModel::leanModeKeepsHeadlineNumbers() {
         QVERIFY(lean.timeline.ops.empty());
         QVERIFY(!full.timeline.ops.empty());
     }
+}
+
+// evaluate is pure: one Evaluator shared by several threads (as the
+// optimizer and the GUI use it) gives the same numbers as a lone call.
+void TestCostModel::concurrentEvaluationsAgree() {
+    const Cluster c = twoBuildings(400, 5.0);
+    const Model model = gptModel();
+    std::vector<Plan> plans = {basePlan(8, 2, 4, 32), basePlan(4, 4, 4, 64), basePlan(8, 1, 8, 64),
+                               basePlan(2, 8, 4, 32)};
+    plans[1].schedule.kind = ScheduleKind::ZeroBubble;
+    plans[2].zero_stage = 3;
+    plans[3].schedule = {ScheduleKind::Interleaved, 2};
+    std::vector<double> expected;
+    for (const Plan& p : plans) {
+        EVALUATE(ev, scenario(c, model, p));
+        expected.push_back(ev.step_time_s);
+    }
+    const Evaluator evaluator(c);
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 50; ++i) {
+                const std::size_t k = std::size_t(i + t) % plans.size();
+                const EvaluationResult r = evaluator.evaluate(model, plans[k]);
+                const auto* ev = std::get_if<Evaluation>(&r);
+                if (!ev || ev->step_time_s != expected[k])
+                    ++mismatches[std::size_t(t)];
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+    for (int m : mismatches)
+        QCOMPARE(m, 0);
 }
 
 QTEST_GUILESS_MAIN(TestCostModel)
