@@ -681,39 +681,53 @@ void TestFormats::roundTripBuiltInCode() {
 }
 
 void TestFormats::canonicalText() {
-    const sa::Plan p = parsed(sa::parsePlan(kMinimalPlan, "p.json"));
-    const std::string text = sa::dumpCanonical(sa::toJson(p));
-    QCOMPARE(QString::fromStdString(text), QString(R"({
+    // Known keys in the order of docs/FORMATS.md, others alphabetically after
+    // them; short lists of scalars on one line.
+    const json j = {{"zeta", 1},
+                    {"alpha", nullptr},
+                    {"name", "p"},
+                    {"format", "scaleacross.plan"},
+                    {"version", 1},
+                    {"parallelism", {{"dp", 64}, {"tp", 8}, {"pp", 4}}},
+                    {"placement", {{"runs", {{{"building", "B1"}, {"stages", {0, 1}}}}}}},
+                    {"rank_order", {"tp", "cp", "pp", "dp"}},
+                    {"collectives", json::object()},
+                    {"hbm_tbps", 3.35}};
+    QCOMPARE(QString::fromStdString(sa::dumpCanonical(j)), QString(R"({
   "format": "scaleacross.plan",
   "version": 1,
   "name": "p",
-  "description": "",
-  "sequence_length": 128,
-  "global_batch_sequences": 4,
-  "micro_batch_sequences": 1,
+  "hbm_tbps": 3.35,
   "parallelism": {
-    "tp": 1,
-    "cp": 1,
-    "pp": 1,
-    "dp": 1,
-    "ep": 1
-  },
-  "zero_stage": 1,
-  "recompute": "none",
-  "sequence_parallel": true,
-  "schedule": {
-    "kind": "1f1b",
-    "virtual_stages": 1
+    "tp": 8,
+    "pp": 4,
+    "dp": 64
   },
   "rank_order": ["tp", "cp", "pp", "dp"],
+  "placement": {
+    "runs": [
+      {
+        "stages": [0, 1],
+        "building": "B1"
+      }
+    ]
+  },
   "collectives": {},
-  "link_technologies": {},
-  "dp_overlap": true,
-  "dp_bucket_mib": 256,
-  "grad_reduce_bytes": 4,
-  "flash_attention": true
+  "alpha": null,
+  "zeta": 1
 }
 )"));
+    const std::string plan =
+        sa::dumpCanonical(sa::toJson(parsed(sa::parsePlan(kMinimalPlan, "p"))));
+    QVERIFY2(plan.rfind("{\n  \"format\": \"scaleacross.plan\",\n  \"version\": 1,\n  \"name\": "
+                        "\"p\",\n  \"description\": \"\",\n",
+                        0) == 0,
+             plan.c_str());
+    QVERIFY2(plan.find("\"dp_bucket_mib\": 256,") != std::string::npos, plan.c_str());
+    for (const char* key : {"zero_stage", "recompute", "sequence_parallel", "schedule",
+                            "virtual_stages", "rank_order", "collectives", "link_technologies",
+                            "dp_overlap", "grad_reduce_bytes", "cp", "ep"})
+        QVERIFY2(plan.find(std::string("\"") + key + "\":") != std::string::npos, key);
     // Every key of the model is written, defaults included.
     const json m = sa::toJson(parsed(sa::parseModel(kMinimalModel, "m.json")));
     for (const char* key : {"description", "mlp", "dtype", "tied_embeddings"})
