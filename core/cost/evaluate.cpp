@@ -793,23 +793,33 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                 ev.cross_building_bytes += dirBytes[0] + dirBytes[1];
             ev.links.push_back(std::move(u));
         }
-        // Window-limited long links: say so, they are a design choice.
+        // Window-limited links: the transfers sharing a link in some phase
+        // cannot fill it (too few flows for its RTT). Say so: it is a design
+        // choice (more flows, a long-haul profile).
         for (const TopoEdge& e : edges) {
             if (e.kind != EdgeKind::InterBuilding)
                 continue;
             const EdgeTransport& t = transport[std::size_t(e.id)];
-            const double oneTransfer = transferRateBps(t.tech, e.bandwidth_gbps, t.rtt_s);
             const double line = gbpsToBytesPerS(e.bandwidth_gbps) * t.tech.efficiency;
-            const auto& u = ev.links[std::size_t(e.id)];
-            if (u.bytes_per_step > 0 && oneTransfer < 0.05 * line) {
-                char buf[320];
+            const std::pair<const TrafficPhase*, const char*> phases[] = {
+                {&p2p, "P2P"}, {&dpPhase, "DP"}, {&epPhase, "EP"}};
+            for (const auto& [phase, what] : phases) {
+                int dir = phase->load(e.id, 0) >= phase->load(e.id, 1) ? 0 : 1;
+                if (phase->load(e.id, dir) <= 0)
+                    continue;
+                const double rate = phase->rateBps(e.id, dir);
+                if (rate >= 0.95 * line)
+                    continue;
+                char buf[400];
                 std::snprintf(buf, sizeof buf,
-                              "link %s: one %s transfer (%d flows) reaches %.1f Gbit/s of %.0f "
-                              "Gbit/s at %.1f ms RTT (window limit); many concurrent transfers "
-                              "or more flows are needed to fill it",
-                              e.name.c_str(), t.tech.name.c_str(), t.tech.flows,
-                              oneTransfer * 8 / 1e9, e.bandwidth_gbps, t.rtt_s * 1e3);
+                              "link %s: %s traffic reaches %.0f of %.0f Gbit/s: %.0f concurrent "
+                              "transfers x %d %s flows at %.1f ms RTT are window-limited; more "
+                              "flows (plan link_technologies) or a long-haul profile fill it",
+                              e.name.c_str(), what, rate * 8 / 1e9, e.bandwidth_gbps,
+                              phase->connections(e.id, dir), t.tech.flows, t.tech.name.c_str(),
+                              t.rtt_s * 1e3);
                 ev.warnings.push_back(buf);
+                break;
             }
         }
     }
