@@ -238,6 +238,8 @@ private Q_SLOTS:
     void modelFlopsPerStep();
     void impossiblePlansAreErrors_data();
     void impossiblePlansAreErrors();
+    void crossBuildingBytes_data();
+    void crossBuildingBytes();
     void leanModeKeepsHeadlineNumbers();
     void concurrentEvaluationsAgree();
 };
@@ -1372,6 +1374,73 @@ void TestCostModel::impossiblePlansAreErrors() {
             QString::fromStdString(d.message).contains(words))
             found = true;
     QVERIFY2(found, err->str().c_str());
+}
+
+void TestCostModel::crossBuildingBytes_data() {
+    QTest::addColumn<QString>("crossing");
+    QTest::addColumn<int>("zero");
+    QTest::addColumn<CollectiveAlgo>("algo");
+    QTest::addColumn<double>("perDirection");
+    // Two buildings of 32 GPUs, GPT model (16 layers, h 4096, V 51200),
+    // TP8 PP2 DP4, 32 sequences of 2048 -> m = 8 microbatches of 1.
+    const double h = 4096, V = 51200, s = 2048, t = 8, m = 8, dp = 4, cell = 8;
+    // PP outermost (rank order tp, cp, dp, pp): stage 0 in B1, stage 1 in
+    // B2; every replica sends each microbatch's activations (s b h, bf16)
+    // forward and its gradient back: dp * m * 2 s h bytes each way.
+    QTest::newRow("PP crosses") << "pp" << 1 << CollectiveAlgo::Ring << dp * m * 2 * s * h;
+    // DP outermost: replicas 0-1 in B1, 2-3 in B2 for each stage. Per
+    // stage and per TP rank (8 groups), a flat ring over 4 members crosses
+    // the link once each way with (n-1)/n S per reduce-scatter or
+    // all-gather, 2(n-1)/n S per all-reduce. Per-GPU parameters by hand:
+    //   layer 12 h^2/t + 2h; stage 0: 8 layers + embedding V h/t;
+    //   stage 1: 8 layers + output layer V h/t.
+    const double layer = 12 * h * h / t + 2 * h;
+    const double P = 2 * (8 * layer + V * h / t); // both stages
+    // ZeRO-1: reduce-scatter fp32 gradients (4 B) + all-gather bf16 weights (2 B).
+    QTest::newRow("DP ring ZeRO-1")
+        << "dp" << 1 << CollectiveAlgo::Ring << cell * 0.75 * (4 * P + 2 * P);
+    // ZeRO-0: all-reduce of fp32 gradients.
+    QTest::newRow("DP ring ZeRO-0") << "dp" << 0 << CollectiveAlgo::Ring << cell * 1.5 * 4 * P;
+    // Hierarchical: reduce-scatter inside each building (2 members), then
+    // 2 shard rings of 2 buildings with S/2 each: (k-1)/k * S/2 * 2 = S/2.
+    QTest::newRow("DP hierarchical ZeRO-1")
+        << "dp" << 1 << CollectiveAlgo::Hierarchical << cell * 0.5 * (4 * P + 2 * P);
+}
+
+// Bytes per step on the inter-building link, by hand, for PP or DP
+// crossing it.
+void TestCostModel::crossBuildingBytes() {
+    QFETCH(QString, crossing);
+    QFETCH(int, zero);
+    QFETCH(CollectiveAlgo, algo);
+    QFETCH(double, perDirection);
+    const double latencyMs = 5.0;
+    Plan p = basePlan(8, 2, 4, 32);
+    p.zero_stage = zero;
+    p.collectives[Dim::DP] = algo;
+    if (crossing == "pp")
+        p.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    EVALUATE(ev, scenario(twoBuildings(1000, latencyMs), gptModel(), p));
+    const LinkUsage* link = nullptr;
+    for (const LinkUsage& l : ev.links)
+        if (l.tier == LinkTier::InterBuilding)
+            link = &l;
+    QVERIFY(link);
+    QCOMPARE(link->name, std::string("B1-B2"));
+    QVERIFY_CLOSE(link->bytes_per_step, perDirection, 1e-9);
+    QVERIFY_CLOSE(ev.cross_building_bytes, 2 * perDirection, 1e-9);
+    const Dim dim = crossing == "pp" ? Dim::PP : Dim::DP;
+    QCOMPARE(link->dims, std::vector<Dim>{dim});
+    QVERIFY(link->busy_s >= link->bytes_per_step / (1000e9 / 8));
+    if (crossing == "pp") {
+        // The 5 ms each way sits on the critical path at least once per
+        // direction.
+        QVERIFY2(ev.breakdown.pp_exposed_s >= 2 * latencyMs * 1e-3,
+                 numbers(ev.breakdown.pp_exposed_s, 2 * latencyMs * 1e-3));
+        QVERIFY(ev.stage_building == (std::vector<int>{0, 1}));
+    } else {
+        QVERIFY(ev.stage_building == (std::vector<int>{0, 0}));
+    }
 }
 
 // The optimizer's lean mode (no timeline, validation or detail) gives the
