@@ -1,6 +1,9 @@
 #include "mainwindow.h"
 
 #include "document.h"
+#include "linktablemodel.h"
+#include "liveevaluation.h"
+#include "planinspector.h"
 #include "samples.h"
 #include "topologyview.h"
 #include "units.h"
@@ -11,18 +14,24 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QTableView>
 #include <QToolButton>
 #include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace sa::views {
 
@@ -46,6 +55,7 @@ QString localJsonFile(const QMimeData* mime) {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , document_(new Document(this))
+    , live_(new LiveEvaluation(document_, this))
     , view_(new TopologyView(this)) {
     setObjectName(QStringLiteral("MainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/scaleacross.svg")));
@@ -85,6 +95,7 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(central);
 
     createActions();
+    createDocks();
     createMenus();
     createStatusBar();
 
@@ -96,7 +107,13 @@ MainWindow::MainWindow(QWidget* parent)
     connect(view_, &TopologyView::chipDragTargetChanged, this,
             &MainWindow::onChipDragTargetChanged);
     connect(view_, &TopologyView::chipDropped, this, &MainWindow::onChipDropped);
-    connect(view_, &TopologyView::chipDragCancelled, this, [this] { statusBar()->clearMessage(); });
+    connect(view_, &TopologyView::chipDragCancelled, this, [this] {
+        statusBar()->clearMessage();
+        live_->endPreview();
+    });
+    connect(live_, &LiveEvaluation::evaluated, this, &MainWindow::onEvaluated);
+    connect(live_, &LiveEvaluation::evaluationStarted, this,
+            [this] { timingLabel_->setText(QStringLiteral("evaluating…")); });
 
     readSettings();
     updateTitle();
@@ -105,6 +122,40 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::createActions() {}
+
+void MainWindow::createDocks() {
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    inspector_ = new PlanInspector(document_, this);
+    auto* inspectorDock = new QDockWidget(QStringLiteral("Inspector"), this);
+    inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    inspectorDock->setWidget(inspector_);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+    linkModel_ = new LinkTableModel(this);
+    auto* proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(linkModel_);
+    proxy->setSortRole(LinkTableModel::SortRole);
+    auto* table = new QTableView(this);
+    table->setObjectName(QStringLiteral("linkTable"));
+    table->setModel(proxy);
+    table->setSortingEnabled(true);
+    table->sortByColumn(LinkTableModel::BytesPerStep, Qt::DescendingOrder);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setAlternatingRowColors(true);
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setWordWrap(false);
+    connect(linkModel_, &QAbstractItemModel::modelReset, table,
+            [table] { table->resizeColumnsToContents(); });
+    auto* linkDock = new QDockWidget(QStringLiteral("Links"), this);
+    linkDock->setObjectName(QStringLiteral("linkDock"));
+    linkDock->setWidget(table);
+    addDockWidget(Qt::BottomDockWidgetArea, linkDock);
+    resizeDocks({inspectorDock}, {360}, Qt::Horizontal);
+    resizeDocks({linkDock}, {200}, Qt::Vertical);
+    docks_ = {inspectorDock, linkDock};
+}
 
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
@@ -164,11 +215,14 @@ void MainWindow::createMenus() {
     chipsByStageAction_ = viewMenu->addAction(QStringLiteral("Chips per Pipeline &Stage"));
     chipsByStageAction_->setCheckable(true);
     chipsByStageAction_->setChecked(chipsByStage_);
+    chipsByStageAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_T));
     chipsByStageAction_->setToolTip(
         QStringLiteral("One chip per pipeline stage and building, so single stages can be "
                        "dragged; off: one chip per block of stages"));
     connect(chipsByStageAction_, &QAction::toggled, this, &MainWindow::setChipsByStage);
-    viewMenu->setObjectName(QStringLiteral("viewMenu"));
+    viewMenu->addSeparator();
+    for (QDockWidget* dock : docks_)
+        viewMenu->addAction(dock->toggleViewAction());
 
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     help->addAction(QStringLiteral("&About ScaleAcross Explorer"), this, [this] {
@@ -182,15 +236,29 @@ void MainWindow::createMenus() {
 }
 
 void MainWindow::createStatusBar() {
-    placementLabel_ = new QLabel(this);
-    placementLabel_->setObjectName(QStringLiteral("placementLabel"));
-    statusBar()->addPermanentWidget(placementLabel_);
+    auto label = [this](const char* name, const QString& toolTip) {
+        auto* l = new QLabel(this);
+        l->setObjectName(QLatin1String(name));
+        l->setToolTip(toolTip);
+        l->setContentsMargins(6, 0, 6, 0);
+        statusBar()->addPermanentWidget(l);
+        return l;
+    };
+    stepLabel_ = label("stepLabel", QStringLiteral("Predicted time of one training step"));
+    mfuLabel_ = label("mfuLabel", QStringLiteral("Model FLOPs utilisation"));
+    memoryLabel_ = label("memoryLabel", QStringLiteral("Peak memory per GPU on the worst stage"));
+    deltaLabel_ = label("deltaLabel", QStringLiteral("Step time against the scenario as opened"));
+    placementLabel_ = label("placementLabel", QStringLiteral("The job's grid and GPUs in use"));
+    timingLabel_ = label("timingLabel", QStringLiteral("Time the last evaluation took"));
+    QFont bold = stepLabel_->font();
+    bold.setBold(true);
+    stepLabel_->setFont(bold);
 }
 
 QString MainWindow::statusText() const {
     QStringList parts;
-    for (QLabel* l : statusBar()->findChildren<QLabel*>())
-        if (l->isVisible() && !l->text().isEmpty())
+    for (QLabel* l : {stepLabel_, mfuLabel_, memoryLabel_, deltaLabel_, placementLabel_})
+        if (!l->text().isEmpty())
             parts << l->text();
     return parts.join(QStringLiteral(" | "));
 }
@@ -427,25 +495,94 @@ void MainWindow::refreshChips() {
     if (!placed.ok())
         text = QStringLiteral("⚠ %1").arg(QString::fromStdString(placed.problems.front().str()));
     placementLabel_->setText(text);
+}
+
+void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot) {
+    shown_ = snapshot;
+    const Evaluation* e = snapshot->evaluation.get();
+    const QString previewNote =
+        snapshot->preview ? QStringLiteral("preview of the drop") : QString();
+    view_->setEvaluation(snapshot->evaluation,
+                         e ? previewNote : QStringLiteral("cannot evaluate this plan"));
+    linkModel_->setEvaluation(snapshot->evaluation);
+    auto colour = [](QLabel* l, const QColor& c) {
+        l->setStyleSheet(c.isValid() ? QStringLiteral("color: %1;").arg(c.name()) : QString());
+    };
+    if (!e) {
+        stepLabel_->setText(QStringLiteral("⚠ cannot evaluate"));
+        stepLabel_->setToolTip(snapshot->error);
+        mfuLabel_->clear();
+        memoryLabel_->clear();
+        deltaLabel_->clear();
+        colour(stepLabel_, QColor(0xc9, 0x2a, 0x2a));
+    } else {
+        const QString prefix = snapshot->preview ? QStringLiteral("Preview: ") : QString();
+        stepLabel_->setText(prefix + QStringLiteral("Step %1").arg(formatStepTime(e->step_time_s)));
+        stepLabel_->setToolTip(
+            QStringLiteral("Compute %1, bubble %2, exposed DP %3, PP %4, TP %5; %6 tokens/s")
+                .arg(formatSeconds(e->breakdown.compute_s), formatSeconds(e->breakdown.bubble_s),
+                     formatSeconds(e->breakdown.dp_exposed_s),
+                     formatSeconds(e->breakdown.pp_exposed_s),
+                     formatSeconds(e->breakdown.tp_exposed_s),
+                     formatCount(std::int64_t(e->tokens_per_s))));
+        colour(stepLabel_, snapshot->preview ? QColor(0x1c, 0x7e, 0xd6) : QColor());
+        mfuLabel_->setText(QStringLiteral("MFU %1").arg(formatPercent(e->mfu)));
+        const auto& m = e->memory;
+        if (m.fits) {
+            memoryLabel_->setText(
+                QStringLiteral("Memory %1 of %2 ✓")
+                    .arg(formatGib(m.peak_gib_per_gpu), formatGib(m.capacity_gib)));
+            colour(memoryLabel_, QColor());
+        } else {
+            memoryLabel_->setText(QStringLiteral("⚠ Memory %1 > %2 on stage %3")
+                                      .arg(formatGib(m.peak_gib_per_gpu), formatGib(m.capacity_gib))
+                                      .arg(m.worst_stage));
+            colour(memoryLabel_, QColor(0xc9, 0x2a, 0x2a));
+        }
+        const auto base = live_->baseline();
+        if (base && base->step_time_s > 0) {
+            const double delta = e->step_time_s / base->step_time_s - 1;
+            if (std::fabs(delta) < 0.0005) {
+                deltaLabel_->setText(QStringLiteral("Δ 0 % vs opened"));
+                colour(deltaLabel_, QColor());
+            } else {
+                deltaLabel_->setText(QStringLiteral("Δ %1%2 % vs opened")
+                                         .arg(delta < 0 ? QStringLiteral("−") : QStringLiteral("+"))
+                                         .arg(std::fabs(delta) * 100, 0, 'f', 1));
+                colour(deltaLabel_,
+                       delta < 0 ? QColor(0x2b, 0x8a, 0x3e) : QColor(0xc9, 0x2a, 0x2a));
+            }
+        } else {
+            deltaLabel_->clear();
+        }
+    }
+    timingLabel_->setText(
+        QStringLiteral("evaluated in %1 ms").arg(QString::number(snapshot->evaluate_ms, 'f', 1)));
     Q_EMIT statusUpdated();
 }
 
 void MainWindow::onChipDragTargetChanged(const ChipDrop& drop) {
     if (drop.building < 0) {
         statusBar()->clearMessage();
+        live_->endPreview();
         return;
     }
     const DropOutcome outcome = applyDrop(document_->scenario(), drop);
     view_->setDropHint(outcome.ok());
-    if (outcome.ok())
+    if (outcome.ok()) {
         statusBar()->showMessage(outcome.description + QStringLiteral(" — release to apply"));
-    else
+        // The heatmap and the status bar show what the drop would give.
+        live_->preview(outcome.plan);
+    } else {
         statusBar()->showMessage(QStringLiteral("Cannot drop here: %1").arg(outcome.problem));
+        live_->endPreview();
+    }
 }
 
 void MainWindow::onChipDropped(const ChipDrop& drop) {
     const DropOutcome outcome = applyDrop(document_->scenario(), drop);
     if (!outcome.ok()) {
+        live_->endPreview();
         statusBar()->showMessage(
             QStringLiteral("Refused: %1: %2").arg(outcome.description, outcome.problem), 10000);
         return;

@@ -10,8 +10,10 @@
 #include <QPointer>
 
 #include <memory>
+#include <vector>
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QToolButton;
@@ -19,7 +21,11 @@ class QToolButton;
 namespace sa::views {
 
 class Document;
+class LinkTableModel;
+class LiveEvaluation;
+class PlanInspector;
 class TopologyView;
+struct EvaluationSnapshot;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -29,6 +35,9 @@ public:
 
     Document* document() const { return document_; }
     TopologyView* topologyView() const { return view_; }
+    LiveEvaluation* liveEvaluation() const { return live_; }
+    LinkTableModel* linkTableModel() const { return linkModel_; }
+    PlanInspector* inspector() const { return inspector_; }
 
     // Opens a scenario (or a cluster/model/plan into the open scenario).
     // On failure the document stays as it was and the message is shown.
@@ -38,6 +47,8 @@ public:
     // The last problem shown to the user (tests, --screenshot).
     QString lastError() const { return lastError_; }
     QString statusText() const;
+    // The evaluation the views show now (the document's or a drop preview).
+    std::shared_ptr<const EvaluationSnapshot> shownSnapshot() const { return shown_; }
 
     // Splits chips per pipeline stage, so single stages can be dragged.
     void setChipsByStage(bool byStage);
@@ -72,10 +83,23 @@ private:
     void onScenarioChanged();
     void onChipDragTargetChanged(const ChipDrop& drop);
     void onChipDropped(const ChipDrop& drop);
+    void onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot);
     void refreshChips();
+    void createDocks();
 
     Document* document_;
+    LiveEvaluation* live_;
     TopologyView* view_;
+    LinkTableModel* linkModel_ = nullptr;
+    PlanInspector* inspector_ = nullptr;
+    QLabel* stepLabel_ = nullptr;
+    QLabel* mfuLabel_ = nullptr;
+    QLabel* memoryLabel_ = nullptr;
+    QLabel* deltaLabel_ = nullptr;
+    QLabel* timingLabel_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    std::vector<QDockWidget*> docks_;
+    std::shared_ptr<const EvaluationSnapshot> shown_;
     QWidget* banner_;
     QLabel* bannerText_;
     QLabel* placementLabel_;

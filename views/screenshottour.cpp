@@ -1,6 +1,7 @@
 #include "screenshottour.h"
 
 #include "document.h"
+#include "liveevaluation.h"
 #include "mainwindow.h"
 #include "topologyview.h"
 
@@ -9,7 +10,6 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QPixmap>
-#include <QTimer>
 
 #include <cstdio>
 
@@ -17,18 +17,15 @@ namespace sa::views {
 
 namespace {
 
-// Runs the event loop until `signal` of `sender` fires or `ms` pass.
-template <class Sender, class Signal> bool waitFor(Sender* sender, Signal signal, int ms) {
-    QEventLoop loop;
-    bool fired = false;
-    auto c = QObject::connect(sender, signal, &loop, [&] {
-        fired = true;
-        loop.quit();
-    });
-    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
-    loop.exec();
-    QObject::disconnect(c);
-    return fired;
+// Runs the event loop until `done()` holds or `ms` pass.
+template <class Predicate> bool waitUntil(Predicate done, int ms) {
+    QDeadlineTimer deadline(ms);
+    while (!done()) {
+        if (deadline.hasExpired())
+            return false;
+        QApplication::processEvents(QEventLoop::AllEvents, 10);
+    }
+    return true;
 }
 
 void settle(int ms) {
@@ -58,7 +55,13 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
     TopologyView* view = window.topologyView();
     view->fitToView();
     // The heatmap needs the first evaluation on screen.
-    waitFor(&window, &MainWindow::statusUpdated, 15000);
+    if (!waitUntil(
+            [&] {
+                const auto shown = window.shownSnapshot();
+                return shown && !shown->preview && window.liveEvaluation()->isUpToDate();
+            },
+            15000))
+        std::fprintf(stderr, "no evaluation after 15 s\n");
     settle(300);
     bool ok = save(&window, dir, QStringLiteral("main-window.png"));
     ok = save(view, dir, QStringLiteral("heatmap.png")) && ok;
@@ -87,7 +90,13 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
     }
     if (moving >= 0) {
         view->previewChipDrag(moving, 0, partner);
-        waitFor(&window, &MainWindow::statusUpdated, 15000);
+        if (!waitUntil(
+                [&] {
+                    const auto shown = window.shownSnapshot();
+                    return shown && shown->preview;
+                },
+                15000))
+            std::fprintf(stderr, "no preview evaluation after 15 s\n");
         settle(300);
         ok = save(&window, dir, QStringLiteral("stage-mid-move.png")) && ok;
         view->endChipPreview();

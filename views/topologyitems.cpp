@@ -76,7 +76,7 @@ void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidg
     painter->setRenderHint(QPainter::Antialiasing);
     QColor fill(0xdf, 0xe6, 0xee);
     if (heat_)
-        fill = heat_->bytes_per_step > 0 ? HeatScale::colorFor(heat_->utilization)
+        fill = heat_->bytes_per_step > 0 ? HeatScale::colorFor(heat_->peak_utilization)
                                          : QColor(0xe4, 0xe8, 0xed);
     // Thicker bar for more bytes: the bar's height carries the width scale.
     const double h = heat_ ? std::clamp(width_ + 6, 10.0, rect_.height()) : rect_.height();
@@ -86,8 +86,9 @@ void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidg
     painter->drawRoundedRect(bar, 4, 4);
     QString text = QStringLiteral("uplink %1").arg(formatBandwidthGbps(capacityGbps_));
     if (heat_ && heat_->bytes_per_step > 0)
-        text += QStringLiteral("  ·  %1/step  ·  %2")
-                    .arg(formatBytes(heat_->bytes_per_step), formatPercent(heat_->utilization));
+        text +=
+            QStringLiteral("  ·  %1/step  ·  peak %2")
+                .arg(formatBytes(heat_->bytes_per_step), formatPercent(heat_->peak_utilization));
     painter->setFont(pixelFont(11));
     // Text sits on the bar when the bar is tall enough, else on the grey track.
     painter->setPen(h >= 14 ? textOn(fill) : kInk);
@@ -124,7 +125,7 @@ QRectF ZoneItem::boundingRect() const {
 void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
     painter->setRenderHint(QPainter::Antialiasing);
     const bool busy = heat_ && heat_->bytes_per_step > 0;
-    const QColor heatColor = busy ? HeatScale::colorFor(heat_->utilization) : kBorder;
+    const QColor heatColor = busy ? HeatScale::colorFor(heat_->peak_utilization) : kBorder;
     if (!connector_.isNull()) {
         painter->setPen(QPen(busy ? heatColor : QColor(0xb8, 0xc2, 0xce),
                              busy ? std::max(2.0, width_ * 0.6) : 1.5, Qt::SolidLine, Qt::FlatCap));
@@ -141,7 +142,8 @@ void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
         painter->setBrush(heatColor);
         painter->drawRoundedRect(strip, 2, 2);
     }
-    const QRectF text = zone_.rect.adjusted(4, 3, -4, -2);
+    // Text below the strip, whatever its thickness.
+    const QRectF text = zone_.rect.adjusted(4, 7, -4, -2);
     const QString name =
         zone_.firstZone == zone_.lastZone
             ? QStringLiteral("zone %1").arg(zone_.firstZone)
@@ -283,7 +285,7 @@ void LinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString
     QPen pen;
     pen.setCapStyle(Qt::RoundCap);
     if (heat && heat->bytes_per_step > 0) {
-        pen.setColor(HeatScale::colorFor(heat->utilization));
+        pen.setColor(HeatScale::colorFor(heat->peak_utilization));
         pen.setWidthF(width);
     } else {
         pen.setColor(HeatScale::idleColor());
@@ -342,9 +344,9 @@ void LinkLabelItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QW
 
 void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const QString& toolTip) {
     if (heat && heat->bytes_per_step > 0) {
-        line2_ = QStringLiteral("%1/step · %2")
-                     .arg(formatBytes(heat->bytes_per_step), formatPercent(heat->utilization));
-        accent_ = HeatScale::colorFor(heat->utilization);
+        line2_ = QStringLiteral("%1/step · peak %2")
+                     .arg(formatBytes(heat->bytes_per_step), formatPercent(heat->peak_utilization));
+        accent_ = HeatScale::colorFor(heat->peak_utilization);
     } else if (heat) {
         line2_ = QStringLiteral("idle");
         accent_ = HeatScale::idleColor();

@@ -30,7 +30,7 @@ struct LayoutMetrics {
     double headerHeight = 48;    // name, GPU count and model
     double uplinkHeight = 22;    // the building's uplink bar
     double connectorHeight = 14; // zone uplinks between the bar and the tiles
-    double zoneHeight = 32;
+    double zoneHeight = 36;
     double zoneGap = 6;
     int maxZoneColumns = 4; // wide enough tiles for "zone 12" and "3,072 GPUs"
     int maxZoneRows = 4;    // more zones than fit are summarised in the last tile

@@ -41,6 +41,7 @@ void addHeat(LinkHeat& into, const LinkUsage& u) {
     into.bytes_per_step += u.bytes_per_step;
     into.busy_s = std::max(into.busy_s, u.busy_s);
     into.utilization = std::max(into.utilization, u.utilization);
+    // Zones summed into one tile: the busiest decides the colour.
     into.peak_utilization = std::max(into.peak_utilization, u.peak_utilization);
     for (Dim d : u.dims)
         if (std::find(into.dims.begin(), into.dims.end(), d) == into.dims.end())
@@ -53,8 +54,8 @@ QString trafficRows(const LinkHeat& h, double stepTime) {
         return QStringLiteral("<tr><td>traffic</td><td>none in this plan</td></tr>");
     return QStringLiteral("<tr><td>traffic</td><td><b>%1 per step</b></td></tr>"
                           "<tr><td>busy</td><td>%2 of a %3 step</td></tr>"
-                          "<tr><td>utilisation</td><td><b>%4</b> mean, %5 in its busiest "
-                          "phase</td></tr>"
+                          "<tr><td>utilisation</td><td><b>%5</b> while busy, %4 over the "
+                          "step</td></tr>"
                           "<tr><td>used by</td><td>%6</td></tr>")
         .arg(formatBytes(h.bytes_per_step), formatSeconds(h.busy_s), formatSeconds(stepTime),
              formatPercent(h.utilization), formatPercent(h.peak_utilization), dimsText(h.dims));
@@ -126,7 +127,8 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     y += 14;
     p.setPen(QColor(0x5c, 0x6b, 0x7a));
     p.drawText(QRect(x, y, barW, line), Qt::AlignLeft, QStringLiteral("0 %"));
-    p.drawText(QRect(x, y, barW, line), Qt::AlignHCenter, QStringLiteral("colour: utilisation"));
+    p.drawText(QRect(x, y, barW, line), Qt::AlignHCenter,
+               QStringLiteral("colour: utilisation while busy"));
     p.drawText(QRect(x, y, barW, line), Qt::AlignRight, QStringLiteral("100 %"));
     y += line + 8;
     // Width: bytes per step, three samples down from the busiest link.
@@ -163,6 +165,10 @@ TopologyView::TopologyView(QWidget* parent)
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
     setFocusPolicy(Qt::StrongFocus);
     setFrameShape(QFrame::NoFrame);
+    // Panning is by dragging the background; scroll bars would only
+    // clutter a canvas that has room around it on every side.
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     // Items cache nothing: the heatmap changes on every drag and the text
     // must stay sharp at any zoom.
     setCacheMode(QGraphicsView::CacheNone);
@@ -236,7 +242,9 @@ void TopologyView::setCluster(const Cluster& cluster) {
         scene_->addItem(label);
         labels_[std::size_t(path.link)] = label;
     }
-    scene_->setSceneRect(layout_.bounds().adjusted(-200, -200, 200, 200));
+    // Room around the layout to pan and to centre it beside the legend.
+    const double margin = std::max(layout_.bounds().width(), layout_.bounds().height());
+    scene_->setSceneRect(layout_.bounds().adjusted(-margin, -margin, margin, margin));
     applyHeat();
     autoFit_ = true;
     fitToView();
@@ -458,6 +466,9 @@ void TopologyView::applyHeat() {
             }
         }
     }
+    // Colour is the utilisation while the link is busy (peak): DP and PP
+    // traffic comes in bursts, and the mean over a step hides a link that
+    // is saturated whenever it is used.
     const HeatScale scale(maxBytes);
     for (std::size_t l = 0; l < links_.size(); ++l) {
         if (!links_[l])
@@ -702,7 +713,8 @@ void TopologyView::previewChipDrag(int chip, int building, int swapWith) {
     beginChipDrag(chip);
     QPointF at;
     if (ChipItem* other = chipItem(swapWith))
-        at = other->sceneBoundingRect().center() + QPointF(14, 9);
+        // Beside and below the target, so its green outline stays visible.
+        at = other->sceneBoundingRect().bottomRight() + QPointF(44, 6);
     else {
         const QRectF target = layout_.buildings()[std::size_t(building)].chipArea;
         at = QPointF(target.center().x(), target.top() + target.height() * 0.35);
@@ -758,14 +770,25 @@ void TopologyView::fitToView() {
     autoFit_ = true;
     if (layout_.bounds().isEmpty())
         return;
-    fitInView(layout_.bounds(), Qt::KeepAspectRatio);
+    // Fit the layout into what the legend leaves free: beside it or above
+    // it, whichever gives the larger picture.
+    const QRectF b = layout_.bounds();
+    const QSizeF vp = viewport()->size();
+    const QSizeF lg = legend_->sizeHint();
+    const double m = 16;
+    const double beside =
+        std::min((vp.width() - lg.width() - 3 * m) / b.width(), (vp.height() - 2 * m) / b.height());
+    const double above = std::min((vp.width() - 2 * m) / b.width(),
+                                  (vp.height() - lg.height() - 3 * m) / b.height());
+    legendBeside_ = beside >= above;
     // A two-building cluster would otherwise be blown up to poster size.
-    if (zoomFactor() > kMaxFitZoom) {
-        const QPointF centre = layout_.bounds().center();
-        resetTransform();
-        scale(kMaxFitZoom, kMaxFitZoom);
-        centerOn(centre);
-    }
+    const double s = std::clamp(std::max(beside, above), kMinZoom, kMaxFitZoom);
+    const QRectF free = legendBeside_ ? QRectF(0, 0, vp.width() - lg.width() - m, vp.height())
+                                      : QRectF(0, 0, vp.width(), vp.height() - lg.height() - m);
+    resetTransform();
+    scale(s, s);
+    centerOn(b.center() + (QPointF(vp.width() / 2, vp.height() / 2) - free.center()) / s);
+    placeLegend();
     Q_EMIT zoomChanged(zoomFactor());
 }
 
@@ -811,7 +834,10 @@ void TopologyView::resizeEvent(QResizeEvent* event) {
 void TopologyView::placeLegend() {
     legend_->resize(legend_->sizeHint());
     const QRect area = viewport()->geometry();
-    legend_->move(area.left() + 12, area.bottom() - legend_->height() - 12);
+    if (legendBeside_)
+        legend_->move(area.right() - legend_->width() - 12, area.bottom() - legend_->height() - 12);
+    else
+        legend_->move(area.left() + 12, area.bottom() - legend_->height() - 12);
     legend_->raise();
 }
 

@@ -146,6 +146,7 @@ private:
     int dragTarget_ = -1;
     int dragSwap_ = -1;
     bool previewing_ = false;
+    bool legendBeside_ = false;
 };
 
 } // namespace sa::views

@@ -72,6 +72,12 @@ QString formatSeconds(double s) {
     return QStringLiteral("%1 s").arg(threeDigits(s));
 }
 
+QString formatStepTime(double s) {
+    if (s >= 1)
+        return QStringLiteral("%1 s").arg(QString::number(s, 'f', 2));
+    return QStringLiteral("%1 ms").arg(QString::number(s * 1e3, 'f', 1));
+}
+
 QString formatPercent(double fraction) {
     return QStringLiteral("%1 %").arg(QString::number(fraction * 100, 'f', 1));
 }

@@ -1,0 +1,356 @@
+// The explorer end to end, offscreen: open a sample, see its buildings and
+// links, move a stage by dragging its chip (the evaluation changes, undo
+// restores it exactly), refused drops, bad files, the inspector's
+// validation, the link table model, and the drop-to-repainted-heatmap time.
+
+#include "document.h"
+#include "linktablemodel.h"
+#include "liveevaluation.h"
+#include "mainwindow.h"
+#include "planinspector.h"
+#include "topologyitems.h"
+#include "topologyview.h"
+
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace sa;
+using namespace sa::views;
+
+namespace {
+
+QString sample(const char* name) {
+    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
+           QLatin1String(name);
+}
+
+bool sameTraffic(const Evaluation& a, const Evaluation& b) {
+    if (a.links.size() != b.links.size())
+        return false;
+    for (std::size_t i = 0; i < a.links.size(); ++i)
+        if (a.links[i].name != b.links[i].name ||
+            a.links[i].bytes_per_step != b.links[i].bytes_per_step ||
+            a.links[i].utilization != b.links[i].utilization)
+            return false;
+    return true;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void showsTheCluster();
+    void dragStageChangesEvaluationAndUndoRestores();
+    void illegalDropIsRefused();
+    void badFileKeepsDocumentAndShowsMessage();
+    void inspectorValidatesAsYouType();
+    void linkTableModelPassesTester();
+    void staleEvaluationNeverShown();
+    void dropToRepaintedHeatmap();
+
+private:
+    // The chip of stage `stage` in building `building`.
+    int chipOf(int stage, int building) const;
+    bool waitForEvaluation(int ms = 10000);
+    std::unique_ptr<MainWindow> window_;
+};
+
+void TestMainWindow::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("ScaleAcrossTests"));
+}
+
+void TestMainWindow::init() {
+    window_ = std::make_unique<MainWindow>();
+    window_->resize(1400, 900);
+    QVERIFY(window_->openSample(sample("three-buildings-405b.json")));
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    QVERIFY(waitForEvaluation());
+}
+
+void TestMainWindow::cleanup() {
+    if (window_)
+        window_->document()->undoStack()->setClean(); // no "save changes?" on close
+    window_.reset();
+}
+
+bool TestMainWindow::waitForEvaluation(int ms) {
+    return QTest::qWaitFor(
+        [&] {
+            const auto shown = window_->shownSnapshot();
+            return shown && !shown->preview && window_->liveEvaluation()->isUpToDate() &&
+                   shown->revision == window_->liveEvaluation()->revision();
+        },
+        ms);
+}
+
+int TestMainWindow::chipOf(int stage, int building) const {
+    const auto& chips = window_->topologyView()->chips();
+    for (std::size_t i = 0; i < chips.size(); ++i)
+        if (chips[i].stage_first == stage && chips[i].building == building)
+            return int(i);
+    return -1;
+}
+
+void TestMainWindow::showsTheCluster() {
+    TopologyView* view = window_->topologyView();
+    QCOMPARE(view->topologyLayout().buildings().size(), std::size_t(3));
+    QCOMPARE(view->topologyLayout().regions().size(), std::size_t(2));
+    for (int l = 0; l < 3; ++l)
+        QVERIFY(view->linkItem(l));
+    // 16 stages in each of the three buildings, one chip each.
+    QCOMPARE(view->chips().size(), std::size_t(48));
+    for (int i = 0; i < 48; ++i)
+        QVERIFY(view->chipItem(i));
+    QVERIFY(window_->statusText().contains(QLatin1String("Step")));
+    QVERIFY(window_->statusText().contains(QLatin1String("MFU")));
+    QVERIFY(window_->windowTitle().contains(QLatin1String("ScaleAcross Explorer")));
+    // Link tooltips carry bandwidth, latency, technology and traffic.
+    const QString tip = view->linkItem(1)->toolTip();
+    QVERIFY2(tip.contains(QLatin1String("24 Tbit/s")), qPrintable(tip));
+    QVERIFY(tip.contains(QLatin1String("10 ms")));
+    QVERIFY(tip.contains(QLatin1String("tcp-64flows")));
+    QVERIFY(tip.contains(QLatin1String("per step")));
+    QVERIFY(tip.contains(QLatin1String("DP")));
+    // Zoom steps and fit.
+    const double fit = view->zoomFactor();
+    view->zoomIn();
+    QVERIFY(view->zoomFactor() > fit);
+    view->fitToView();
+    QCOMPARE(view->zoomFactor(), fit);
+}
+
+void TestMainWindow::dragStageChangesEvaluationAndUndoRestores() {
+    TopologyView* view = window_->topologyView();
+    const auto before = window_->shownSnapshot()->evaluation;
+    QVERIFY(before);
+    const Scenario original = window_->document()->scenario();
+
+    // Drag stage 0 of B2's replicas with the mouse onto stage 15 in B1: a swap.
+    const int moving = chipOf(0, 1);
+    const int target = chipOf(15, 0);
+    QVERIFY(moving >= 0 && target >= 0);
+    ChipItem* from = view->chipItem(moving);
+    ChipItem* to = view->chipItem(target);
+    const QPoint start = view->mapFromScene(from->sceneBoundingRect().center());
+    const QPoint end = view->mapFromScene(to->sceneBoundingRect().center());
+    QSignalSpy dropped(view, &TopologyView::chipDropped);
+    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, start);
+    for (int i = 1; i <= 10; ++i)
+        QTest::mouseMove(view->viewport(), start + (end - start) * i / 10);
+    // While hovering: a legal swap, previewed.
+    QVERIFY(QTest::qWaitFor([&] {
+        const auto s = window_->shownSnapshot();
+        return s && s->preview;
+    }));
+    QVERIFY(view->buildingItem(0)->dropState() == BuildingItem::DropState::Legal);
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, end);
+    QTRY_COMPARE(dropped.count(), 1);
+    QCOMPARE(window_->document()->undoStack()->count(), 1);
+    QVERIFY(window_->document()->undoStack()->undoText().startsWith(QLatin1String("Swap")));
+    QVERIFY(waitForEvaluation());
+    const auto moved = window_->shownSnapshot()->evaluation;
+    QVERIFY(moved);
+    QVERIFY(moved->step_time_s != before->step_time_s);
+    QVERIFY(!sameTraffic(*moved, *before));
+    // The chips follow the document: stage 0 now has a chip in B1 for B2's replicas.
+    QVERIFY(chipOf(15, 1) >= 0);
+
+    window_->document()->undoStack()->undo();
+    QCOMPARE(window_->document()->scenario(), original);
+    QVERIFY(waitForEvaluation());
+    const auto restored = window_->shownSnapshot()->evaluation;
+    QCOMPARE(restored->step_time_s, before->step_time_s);
+    QCOMPARE(restored->mfu, before->mfu);
+    QVERIFY(sameTraffic(*restored, *before));
+    QVERIFY(window_->statusText().contains(QStringLiteral("Δ 0 %")));
+}
+
+void TestMainWindow::illegalDropIsRefused() {
+    TopologyView* view = window_->topologyView();
+    const Scenario original = window_->document()->scenario();
+    ChipDrop drop;
+    drop.chip = view->chips()[std::size_t(chipOf(3, 2))];
+    drop.building = 0; // B1 is full: a move without a swap cannot fit
+    Q_EMIT view->chipDropped(drop);
+    QCOMPARE(window_->document()->scenario(), original);
+    QCOMPARE(window_->document()->undoStack()->count(), 0);
+    const QString message = window_->statusBar()->currentMessage();
+    QVERIFY2(message.startsWith(QLatin1String("Refused")), qPrintable(message));
+    QVERIFY(message.contains(QLatin1String("B1")));
+}
+
+void TestMainWindow::badFileKeepsDocumentAndShowsMessage() {
+    const Scenario original = window_->document()->scenario();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("broken.json"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"format": "scaleacross.scenario", "version": 1, "cluster": 3})");
+    f.close();
+    QVERIFY(!window_->openFile(path));
+    QVERIFY(window_->lastError().contains(QLatin1String("broken.json")));
+    QWidget* banner = window_->findChild<QWidget*>(QStringLiteral("errorBanner"));
+    QVERIFY(banner && banner->isVisible());
+    QCOMPARE(window_->document()->scenario(), original);
+    QVERIFY(window_->document()->filePath().isEmpty());
+    // A good file afterwards clears the message.
+    QVERIFY(window_->openFile(sample("two-buildings-405b.json")));
+    QVERIFY(!banner->isVisible());
+    QCOMPARE(window_->topologyView()->topologyLayout().buildings().size(), std::size_t(2));
+}
+
+void TestMainWindow::inspectorValidatesAsYouType() {
+    PlanInspector* inspector = window_->inspector();
+    Document* doc = window_->document();
+    const Scenario original = doc->scenario();
+    // TP 3 does not divide the heads: shown, not applied.
+    inspector->spinBox(QStringLiteral("tp"))->setValue(3);
+    QVERIFY(!inspector->problem().isEmpty());
+    QVERIFY2(inspector->problem().contains(QLatin1String("tp")), qPrintable(inspector->problem()));
+    QCOMPARE(doc->scenario(), original);
+    QCOMPARE(doc->undoStack()->count(), 0);
+    // Micro batch 2, then 4: valid, applied, one undo step for the field.
+    QSpinBox* micro = inspector->spinBox(QStringLiteral("micro_batch_sequences"));
+    micro->setValue(2);
+    micro->setValue(4);
+    QVERIFY(inspector->problem().isEmpty());
+    QCOMPARE(doc->scenario().plan.micro_batch_sequences, std::int64_t(4));
+    QCOMPARE(doc->undoStack()->count(), 1);
+    // The invalid TP field was reset to the document's value.
+    QCOMPARE(inspector->spinBox(QStringLiteral("tp"))->value(), original.plan.parallelism.tp);
+    doc->undoStack()->undo();
+    QCOMPARE(micro->value(), int(original.plan.micro_batch_sequences));
+    QCOMPARE(doc->scenario(), original);
+}
+
+void TestMainWindow::linkTableModelPassesTester() {
+    LinkTableModel* model = window_->linkTableModel();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(model);
+    proxy.setSortRole(LinkTableModel::SortRole);
+    proxy.sort(LinkTableModel::BytesPerStep, Qt::DescendingOrder);
+    QAbstractItemModelTester proxyTester(&proxy,
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const auto e = window_->shownSnapshot()->evaluation;
+    QCOMPARE(model->rowCount(), int(e->links.size()));
+    QCOMPARE(model->columnCount(), int(LinkTableModel::ColumnCount));
+    QCOMPARE(model->rowCount(model->index(0, 0)), 0);
+    // Sorted by bytes, the busiest link comes first.
+    double maxBytes = 0;
+    for (const auto& l : e->links)
+        maxBytes = std::max(maxBytes, l.bytes_per_step);
+    QCOMPARE(proxy.index(0, LinkTableModel::BytesPerStep).data(LinkTableModel::SortRole).toDouble(),
+             maxBytes);
+    // New evaluations (same links: in place; other cluster: reset), and none.
+    Plan plan = window_->document()->scenario().plan;
+    plan.micro_batch_sequences = 2;
+    window_->document()->setPlan(plan, QStringLiteral("edit"));
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->openSample(sample("two-buildings-405b.json")));
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(model->rowCount(), int(window_->shownSnapshot()->evaluation->links.size()));
+    model->setEvaluation(nullptr);
+    QCOMPARE(model->rowCount(), 0);
+}
+
+void TestMainWindow::staleEvaluationNeverShown() {
+    // A burst of edits: the views end on the evaluation of the last one.
+    Document* doc = window_->document();
+    Plan plan = doc->scenario().plan;
+    std::vector<std::uint64_t> shownRevisions;
+    connect(window_->liveEvaluation(), &LiveEvaluation::evaluated, this,
+            [&](std::shared_ptr<const EvaluationSnapshot> s) {
+                shownRevisions.push_back(s->revision);
+            });
+    for (int mb : {2, 4, 8, 16, 2, 4}) {
+        plan.micro_batch_sequences = mb;
+        doc->setPlan(plan, QStringLiteral("edit"));
+    }
+    QVERIFY(waitForEvaluation());
+    QVERIFY(!shownRevisions.empty());
+    QVERIFY(std::is_sorted(shownRevisions.begin(), shownRevisions.end()));
+    QCOMPARE(shownRevisions.back(), window_->liveEvaluation()->revision());
+    QCOMPARE(window_->shownSnapshot()->plan.micro_batch_sequences, std::int64_t(4));
+}
+
+void TestMainWindow::dropToRepaintedHeatmap() {
+    // From the drop of a stage chip to the first paint of the new heatmap,
+    // Llama 3 405B on the three-building sample. Cold: nothing evaluated
+    // before the drop. Hovered: the user held the chip over its target, so
+    // the preview evaluation of exactly this plan is already there.
+    TopologyView* view = window_->topologyView();
+    QSignalSpy painted(view, &TopologyView::heatmapPainted);
+    auto measure = [&](bool hover) {
+        const int moving = chipOf(0, 1);
+        const int target = chipOf(15, 0);
+        ChipDrop drop{view->chips()[std::size_t(moving)], 0, view->chips()[std::size_t(target)]};
+        if (hover) {
+            view->previewChipDrag(moving, 0, target);
+            const bool previewed = QTest::qWaitFor([&] {
+                const auto s = window_->shownSnapshot();
+                return s && s->preview;
+            });
+            if (!previewed)
+                return -1.0;
+            view->endChipPreview();
+            // endPreview shows the document again; wait for that paint too.
+            QTest::qWait(20);
+        }
+        painted.clear();
+        QElapsedTimer timer;
+        timer.start();
+        Q_EMIT view->chipDropped(drop);
+        const bool ok = QTest::qWaitFor([&] { return painted.count() > 0; }, 5000);
+        const double ms = timer.nsecsElapsed() / 1e6;
+        window_->document()->undoStack()->undo();
+        waitForEvaluation();
+        QTest::qWait(20);
+        return ok ? ms : -1.0;
+    };
+    std::vector<double> cold;
+    std::vector<double> hovered;
+    for (int i = 0; i < 15; ++i) {
+        cold.push_back(measure(false));
+        hovered.push_back(measure(true));
+    }
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    for (double ms : cold)
+        QVERIFY(ms >= 0);
+    for (double ms : hovered)
+        QVERIFY(ms >= 0);
+    std::printf("drop-to-repainted-heatmap (llama3-405b, three buildings, %s build): "
+                "cold median %.1f ms, max %.1f ms; after hover median %.1f ms, max %.1f ms\n",
+#ifdef NDEBUG
+                "optimised",
+#else
+                "debug",
+#endif
+                median(cold), *std::max_element(cold.begin(), cold.end()), median(hovered),
+                *std::max_element(hovered.begin(), hovered.end()));
+    std::fflush(stdout);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,467 @@
+#include "planinspector.h"
+
+#include "document.h"
+#include "formats/documents.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace sa::views {
+
+namespace {
+
+const std::vector<ScheduleKind> kSchedules = {ScheduleKind::GPipe, ScheduleKind::OneFOneB,
+                                              ScheduleKind::Interleaved, ScheduleKind::ZeroBubble};
+const std::vector<Recompute> kRecompute = {Recompute::None, Recompute::Selective, Recompute::Full};
+const std::vector<CollectiveAlgo> kAlgos = {CollectiveAlgo::Auto, CollectiveAlgo::Ring,
+                                            CollectiveAlgo::Tree, CollectiveAlgo::Hierarchical};
+
+// The 24 rank orders of tp, cp, pp, dp, innermost first.
+std::vector<std::vector<Dim>> rankOrders() {
+    std::vector<Dim> dims = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+    std::vector<std::vector<Dim>> all;
+    std::sort(dims.begin(), dims.end());
+    do {
+        all.push_back(dims);
+    } while (std::next_permutation(dims.begin(), dims.end()));
+    return all;
+}
+
+QString rankOrderText(const std::vector<Dim>& order) {
+    QStringList parts;
+    for (Dim d : order)
+        parts << QString::fromLatin1(toString(d));
+    return parts.join(QStringLiteral(" › "));
+}
+
+QStringList names(std::initializer_list<const char*> list) {
+    QStringList out;
+    for (const char* s : list)
+        out << QString::fromLatin1(s);
+    return out;
+}
+
+// A grid change invalidates explicit placement runs outside the new grid and
+// a per-stage layer split of the old length: drop those rather than refuse
+// every pp or dp edit on a plan that has them.
+void fitPlacementToGrid(Plan& plan) {
+    if (!plan.placement)
+        return;
+    auto& runs = plan.placement->runs;
+    runs.erase(std::remove_if(runs.begin(), runs.end(),
+                              [&](const PlacementRun& r) {
+                                  return r.stage_last >= plan.parallelism.pp ||
+                                         r.replica_last >= plan.parallelism.dp;
+                              }),
+               runs.end());
+    if (!plan.placement->layers_per_stage.empty() &&
+        int(plan.placement->layers_per_stage.size()) != plan.parallelism.pp)
+        plan.placement->layers_per_stage.clear();
+}
+
+} // namespace
+
+QStringList PlanInspector::technologyNames(const Cluster& cluster) {
+    QStringList out = names({"roce", "roce-long-haul", "tcp", "tcp-multiflow"});
+    for (const auto& [name, tech] : cluster.technologies)
+        if (!out.contains(QString::fromStdString(name)))
+            out << QString::fromStdString(name);
+    return out;
+}
+
+PlanInspector::PlanInspector(Document* document, QWidget* parent)
+    : QWidget(parent)
+    , document_(document) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    message_ = new QLabel(this);
+    message_->setObjectName(QStringLiteral("inspectorMessage"));
+    message_->setWordWrap(true);
+    message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    message_->setMargin(6);
+    message_->setAutoFillBackground(true);
+    message_->hide();
+    outer->addWidget(message_);
+
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* content = new QWidget(scroll);
+    auto* column = new QVBoxLayout(content);
+    scroll->setWidget(content);
+    outer->addWidget(scroll, 1);
+
+    auto group = [&](const QString& title) {
+        auto* box = new QGroupBox(title, content);
+        auto* form = new QFormLayout(box);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setLabelAlignment(Qt::AlignRight);
+        column->addWidget(box);
+        return form;
+    };
+
+    QFormLayout* par = group(QStringLiteral("Parallelism"));
+    addSpin(par, QStringLiteral("tp"), QStringLiteral("Tensor (TP)"), 1, 1024,
+            QStringLiteral("GPUs per tensor-parallel group; stays inside a host's NVLink domain"),
+            [](Scenario& s, int v) { s.plan.parallelism.tp = v; });
+    addSpin(par, QStringLiteral("cp"), QStringLiteral("Context (CP)"), 1, 1024,
+            QStringLiteral("Context-parallel degree: splits the sequence"),
+            [](Scenario& s, int v) { s.plan.parallelism.cp = v; });
+    addSpin(par, QStringLiteral("pp"), QStringLiteral("Pipeline (PP)"), 1, 1024,
+            QStringLiteral("Pipeline stages; explicit runs or layer splits that no longer fit "
+                           "are dropped"),
+            [](Scenario& s, int v) {
+                s.plan.parallelism.pp = v;
+                fitPlacementToGrid(s.plan);
+            });
+    addSpin(par, QStringLiteral("dp"), QStringLiteral("Data (DP)"), 1, 1 << 20,
+            QStringLiteral("Data-parallel replicas; explicit runs that no longer fit are dropped"),
+            [](Scenario& s, int v) {
+                s.plan.parallelism.dp = v;
+                fitPlacementToGrid(s.plan);
+            });
+    addSpin(par, QStringLiteral("ep"), QStringLiteral("Expert (EP)"), 1, 1024,
+            QStringLiteral("Expert-parallel degree, carved out of DP"),
+            [](Scenario& s, int v) { s.plan.parallelism.ep = v; });
+    const auto orders = rankOrders();
+    QStringList orderNames;
+    for (const auto& o : orders)
+        orderNames << rankOrderText(o);
+    auto* rank =
+        addCombo(par, QStringLiteral("rank_order"), QStringLiteral("Rank order"), orderNames,
+                 QStringLiteral("Innermost first: the outermost dimension crosses "
+                                "buildings"),
+                 [orders](Scenario& s, int i) { s.plan.rank_order = orders[std::size_t(i)]; });
+    refreshers_.push_back([this, rank, orders] {
+        const auto& o = document_->scenario().plan.rank_order;
+        const auto it = std::find(orders.begin(), orders.end(), o);
+        rank->setCurrentIndex(it == orders.end() ? -1 : int(it - orders.begin()));
+    });
+
+    QFormLayout* batch = group(QStringLiteral("Batch"));
+    addSpin(batch, QStringLiteral("sequence_length"), QStringLiteral("Sequence length"), 1, 1 << 24,
+            QStringLiteral("Tokens per sequence"),
+            [](Scenario& s, int v) { s.plan.sequence_length = v; });
+    addSpin(batch, QStringLiteral("global_batch_sequences"), QStringLiteral("Global batch"), 1,
+            1 << 24, QStringLiteral("Sequences per optimizer step"),
+            [](Scenario& s, int v) { s.plan.global_batch_sequences = v; });
+    addSpin(batch, QStringLiteral("micro_batch_sequences"), QStringLiteral("Micro batch"), 1,
+            1 << 16, QStringLiteral("Sequences per microbatch"),
+            [](Scenario& s, int v) { s.plan.micro_batch_sequences = v; });
+
+    QFormLayout* sched = group(QStringLiteral("Schedule and memory"));
+    QStringList scheduleNames;
+    for (auto k : kSchedules)
+        scheduleNames << QString::fromLatin1(toString(k));
+    addCombo(sched, QStringLiteral("schedule"), QStringLiteral("Pipeline schedule"), scheduleNames,
+             QStringLiteral("Interleaved needs virtual stages ≥ 2"),
+             [](Scenario& s, int i) { s.plan.schedule.kind = kSchedules[std::size_t(i)]; });
+    addSpin(sched, QStringLiteral("virtual_stages"), QStringLiteral("Virtual stages"), 1, 64,
+            QStringLiteral("Model chunks per pipeline stage (interleaved 1F1B)"),
+            [](Scenario& s, int v) { s.plan.schedule.virtual_stages = v; });
+    addCombo(sched, QStringLiteral("zero_stage"), QStringLiteral("ZeRO stage"),
+             names({"0 (replicated)", "1 (optimizer)", "2 (+ gradients)", "3 (+ weights)"}),
+             QStringLiteral("What data-parallel ranks shard"),
+             [](Scenario& s, int i) { s.plan.zero_stage = i; });
+    QStringList recomputeNames;
+    for (auto r : kRecompute)
+        recomputeNames << QString::fromLatin1(toString(r));
+    addCombo(sched, QStringLiteral("recompute"), QStringLiteral("Recompute"), recomputeNames,
+             QStringLiteral("Activation recomputation"),
+             [](Scenario& s, int i) { s.plan.recompute = kRecompute[std::size_t(i)]; });
+    addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
+             QStringLiteral("Megatron sequence parallelism with TP"),
+             [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
+
+    QFormLayout* dp = group(QStringLiteral("Data-parallel traffic"));
+    QStringList algoNames;
+    for (auto a : kAlgos)
+        algoNames << QString::fromLatin1(toString(a));
+    auto* algo = addCombo(dp, QStringLiteral("dp_algo"), QStringLiteral("DP collective"), algoNames,
+                          QStringLiteral("Hierarchical: reduce-scatter inside a building, "
+                                         "all-reduce across, all-gather inside"),
+                          [](Scenario& s, int i) {
+                              const auto a = kAlgos[std::size_t(i)];
+                              if (a == CollectiveAlgo::Auto)
+                                  s.plan.collectives.erase(Dim::DP);
+                              else
+                                  s.plan.collectives[Dim::DP] = a;
+                          });
+    refreshers_.push_back([this, algo] {
+        const auto a = document_->scenario().plan.algoFor(Dim::DP);
+        algo->setCurrentIndex(int(std::find(kAlgos.begin(), kAlgos.end(), a) - kAlgos.begin()));
+    });
+    addCheck(dp, QStringLiteral("dp_overlap"), QStringLiteral("Overlap with backward"),
+             QStringLiteral("Overlap gradient traffic with the backward pass"),
+             [](Scenario& s, bool v) { s.plan.dp_overlap = v; });
+    addSpin(dp, QStringLiteral("dp_bucket_mib"), QStringLiteral("Bucket (MiB)"), 1, 65536,
+            QStringLiteral("Gradient bucket size"),
+            [](Scenario& s, int v) { s.plan.dp_bucket_mib = v; });
+
+    linkBox_ = new QGroupBox(QStringLiteral("Link technologies"), content);
+    linkForm_ = new QFormLayout(linkBox_);
+    linkForm_->setLabelAlignment(Qt::AlignRight);
+    column->addWidget(linkBox_);
+
+    QFormLayout* model = group(QStringLiteral("Model"));
+    addSpin(model, QStringLiteral("layers"), QStringLiteral("Layers"), 1, 100000,
+            QStringLiteral("Transformer layers"), [](Scenario& s, int v) {
+                s.model.layers = v;
+                if (s.plan.placement)
+                    s.plan.placement->layers_per_stage.clear();
+            });
+    addSpin(model, QStringLiteral("hidden"), QStringLiteral("Hidden size"), 1, 1 << 20,
+            QStringLiteral("Model width"), [](Scenario& s, int v) { s.model.hidden = v; });
+    addSpin(model, QStringLiteral("ffn_hidden"), QStringLiteral("FFN hidden"), 1, 1 << 22,
+            QStringLiteral("MLP width"), [](Scenario& s, int v) { s.model.ffn_hidden = v; });
+    addSpin(model, QStringLiteral("heads"), QStringLiteral("Heads"), 1, 4096,
+            QStringLiteral("Attention heads"), [](Scenario& s, int v) { s.model.heads = v; });
+    addSpin(model, QStringLiteral("kv_heads"), QStringLiteral("KV heads"), 1, 4096,
+            QStringLiteral("Key/value heads (GQA)"),
+            [](Scenario& s, int v) { s.model.kv_heads = v; });
+    column->addStretch(1);
+
+    // Read-back of every plain field from the scenario.
+    auto spinValue = [this](const QString& field, std::function<int(const Scenario&)> read) {
+        QSpinBox* box = spinBox(field);
+        refreshers_.push_back([this, box, read] { box->setValue(read(document_->scenario())); });
+    };
+    spinValue(QStringLiteral("tp"), [](const Scenario& s) { return s.plan.parallelism.tp; });
+    spinValue(QStringLiteral("cp"), [](const Scenario& s) { return s.plan.parallelism.cp; });
+    spinValue(QStringLiteral("pp"), [](const Scenario& s) { return s.plan.parallelism.pp; });
+    spinValue(QStringLiteral("dp"), [](const Scenario& s) { return s.plan.parallelism.dp; });
+    spinValue(QStringLiteral("ep"), [](const Scenario& s) { return s.plan.parallelism.ep; });
+    spinValue(QStringLiteral("sequence_length"),
+              [](const Scenario& s) { return int(s.plan.sequence_length); });
+    spinValue(QStringLiteral("global_batch_sequences"),
+              [](const Scenario& s) { return int(s.plan.global_batch_sequences); });
+    spinValue(QStringLiteral("micro_batch_sequences"),
+              [](const Scenario& s) { return int(s.plan.micro_batch_sequences); });
+    spinValue(QStringLiteral("virtual_stages"),
+              [](const Scenario& s) { return s.plan.schedule.virtual_stages; });
+    spinValue(QStringLiteral("dp_bucket_mib"),
+              [](const Scenario& s) { return int(s.plan.dp_bucket_mib); });
+    spinValue(QStringLiteral("layers"), [](const Scenario& s) { return s.model.layers; });
+    spinValue(QStringLiteral("hidden"), [](const Scenario& s) { return int(s.model.hidden); });
+    spinValue(QStringLiteral("ffn_hidden"),
+              [](const Scenario& s) { return int(s.model.ffn_hidden); });
+    spinValue(QStringLiteral("heads"), [](const Scenario& s) { return s.model.heads; });
+    spinValue(QStringLiteral("kv_heads"), [](const Scenario& s) { return s.model.kv_heads; });
+    auto comboIndex = [this](const QString& field, std::function<int(const Scenario&)> read) {
+        QComboBox* box = comboBox(field);
+        refreshers_.push_back(
+            [this, box, read] { box->setCurrentIndex(read(document_->scenario())); });
+    };
+    comboIndex(QStringLiteral("schedule"), [](const Scenario& s) {
+        return int(std::find(kSchedules.begin(), kSchedules.end(), s.plan.schedule.kind) -
+                   kSchedules.begin());
+    });
+    comboIndex(QStringLiteral("zero_stage"), [](const Scenario& s) { return s.plan.zero_stage; });
+    comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
+        return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
+                   kRecompute.begin());
+    });
+    for (const auto& [field, widget] : editors_) {
+        if (auto* check = qobject_cast<QCheckBox*>(widget)) {
+            const QString f = field;
+            refreshers_.push_back([this, check, f] {
+                const Plan& p = document_->scenario().plan;
+                check->setChecked(f == QLatin1String("dp_overlap") ? p.dp_overlap
+                                                                   : p.sequence_parallel);
+            });
+        }
+    }
+
+    connect(document_, &Document::scenarioChanged, this, &PlanInspector::refresh);
+    connect(document_, &Document::clusterChanged, this, &PlanInspector::rebuildLinkEditors);
+    if (!document_->isEmpty())
+        rebuildLinkEditors();
+    refresh();
+}
+
+QSpinBox* PlanInspector::spinBox(const QString& field) const {
+    for (const auto& [f, w] : editors_)
+        if (f == field)
+            return qobject_cast<QSpinBox*>(w);
+    return nullptr;
+}
+
+QComboBox* PlanInspector::comboBox(const QString& field) const {
+    for (const auto& [f, w] : editors_)
+        if (f == field)
+            return qobject_cast<QComboBox*>(w);
+    return nullptr;
+}
+
+QSpinBox* PlanInspector::addSpin(QFormLayout* form, const QString& field, const QString& label,
+                                 int min, int max, const QString& toolTip,
+                                 std::function<void(Scenario&, int)> write) {
+    auto* box = new QSpinBox(form->parentWidget());
+    box->setRange(min, max);
+    box->setGroupSeparatorShown(true);
+    box->setToolTip(toolTip);
+    box->setAccelerated(true);
+    form->addRow(label, box);
+    editors_.emplace_back(field, box);
+    connect(box, &QSpinBox::valueChanged, this, [this, box, field, label, write](int v) {
+        edit(box, field, QStringLiteral("Set %1 to %2").arg(label).arg(v),
+             [&](Scenario& s) { write(s, v); });
+    });
+    return box;
+}
+
+QComboBox* PlanInspector::addCombo(QFormLayout* form, const QString& field, const QString& label,
+                                   const QStringList& items, const QString& toolTip,
+                                   std::function<void(Scenario&, int)> write) {
+    auto* box = new QComboBox(form->parentWidget());
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(8);
+    box->addItems(items);
+    box->setToolTip(toolTip);
+    form->addRow(label, box);
+    editors_.emplace_back(field, box);
+    connect(box, &QComboBox::currentIndexChanged, this, [this, box, field, label, write](int i) {
+        if (i < 0)
+            return;
+        edit(box, field, QStringLiteral("Set %1 to %2").arg(label, box->itemText(i)),
+             [&](Scenario& s) { write(s, i); });
+    });
+    return box;
+}
+
+QCheckBox* PlanInspector::addCheck(QFormLayout* form, const QString& field, const QString& label,
+                                   const QString& toolTip,
+                                   std::function<void(Scenario&, bool)> write) {
+    auto* box = new QCheckBox(form->parentWidget());
+    box->setToolTip(toolTip);
+    form->addRow(label, box);
+    editors_.emplace_back(field, box);
+    connect(box, &QCheckBox::toggled, this, [this, box, field, label, write](bool on) {
+        edit(box, field,
+             QStringLiteral("%1 %2").arg(on ? QStringLiteral("Enable") : QStringLiteral("Disable"),
+                                         label.toLower()),
+             [&](Scenario& s) { write(s, on); });
+    });
+    return box;
+}
+
+void PlanInspector::rebuildLinkEditors() {
+    while (linkForm_->rowCount() > 0)
+        linkForm_->removeRow(0);
+    linkRefreshers_.clear();
+    const Cluster& cluster = document_->scenario().cluster;
+    const QStringList techs = technologyNames(cluster);
+    for (const Link& link : cluster.links) {
+        const QString name = QString::fromStdString(link.name);
+        auto* tech = new QComboBox(linkBox_);
+        tech->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        tech->setMinimumContentsLength(10);
+        tech->addItem(QStringLiteral("%1 (cluster)").arg(QString::fromStdString(link.technology)));
+        tech->addItems(techs);
+        tech->setToolTip(
+            QStringLiteral("Transport on %1: the cluster's, or an override in the plan").arg(name));
+        auto* flows = new QSpinBox(linkBox_);
+        flows->setRange(0, 4096);
+        flows->setSpecialValueText(QStringLiteral("default"));
+        flows->setSuffix(QStringLiteral(" flows"));
+        flows->setToolTip(QStringLiteral("Parallel flows or QPs per transfer (0: the "
+                                         "technology's own)"));
+        linkForm_->addRow(name, tech);
+        linkForm_->addRow(QStringLiteral("flows"), flows);
+        const std::string key = link.name;
+        connect(tech, &QComboBox::currentIndexChanged, this, [this, tech, key, name](int i) {
+            if (i < 0)
+                return;
+            edit(tech, QStringLiteral("link/") + name + QStringLiteral("/technology"),
+                 QStringLiteral("Set %1 technology").arg(name), [&](Scenario& s) {
+                     auto& o = s.plan.link_technologies[key];
+                     o.technology = i == 0 ? std::string() : tech->itemText(i).toStdString();
+                     if (o.technology.empty() && o.flows == 0)
+                         s.plan.link_technologies.erase(key);
+                 });
+        });
+        connect(flows, &QSpinBox::valueChanged, this, [this, flows, key, name](int v) {
+            edit(flows, QStringLiteral("link/") + name + QStringLiteral("/flows"),
+                 QStringLiteral("Set %1 flows to %2").arg(name).arg(v), [&](Scenario& s) {
+                     auto& o = s.plan.link_technologies[key];
+                     o.flows = v;
+                     if (o.technology.empty() && o.flows == 0)
+                         s.plan.link_technologies.erase(key);
+                 });
+        });
+        linkRefreshers_.push_back([this, tech, flows, key] {
+            const auto& overrides = document_->scenario().plan.link_technologies;
+            const auto it = overrides.find(key);
+            const std::string t = it == overrides.end() ? std::string() : it->second.technology;
+            const int index = t.empty() ? 0 : tech->findText(QString::fromStdString(t));
+            tech->setCurrentIndex(index < 0 ? 0 : index);
+            flows->setValue(it == overrides.end() ? 0 : it->second.flows);
+        });
+    }
+    linkBox_->setVisible(!cluster.links.empty());
+    refresh();
+}
+
+void PlanInspector::refresh() {
+    if (document_->isEmpty())
+        return;
+    refreshing_ = true;
+    std::vector<std::unique_ptr<QSignalBlocker>> blockers;
+    for (const auto& [field, widget] : editors_)
+        blockers.push_back(std::make_unique<QSignalBlocker>(widget));
+    for (auto& r : refreshers_)
+        r();
+    for (auto& r : linkRefreshers_)
+        r();
+    for (const auto& [field, widget] : editors_)
+        markInvalid(widget, false);
+    refreshing_ = false;
+}
+
+void PlanInspector::markInvalid(QWidget* editor, bool invalid) {
+    // A red frame on the field whose edit was refused.
+    editor->setStyleSheet(invalid ? QStringLiteral("border: 2px solid #e03131; border-radius: 3px;")
+                                  : QString());
+}
+
+void PlanInspector::edit(QWidget* editor, const QString& field, const QString& text,
+                         const std::function<void(Scenario&)>& change) {
+    if (refreshing_ || document_->isEmpty())
+        return;
+    Scenario next = document_->scenario();
+    change(next);
+    const auto problems = validateScenario(next);
+    if (!problems.empty()) {
+        QStringList lines;
+        for (std::size_t i = 0; i < problems.size() && i < 3; ++i)
+            lines << QString::fromStdString(problems[i].str());
+        if (problems.size() > 3)
+            lines << QStringLiteral("… and %1 more").arg(problems.size() - 3);
+        problem_ = lines.join(QLatin1Char('\n'));
+        message_->setText(QStringLiteral("Not applied: %1").arg(problem_));
+        QPalette pal = message_->palette();
+        pal.setColor(QPalette::Window, QColor(0xff, 0xe3, 0xe3));
+        pal.setColor(QPalette::WindowText, QColor(0x84, 0x1d, 0x1d));
+        message_->setPalette(pal);
+        message_->show();
+        markInvalid(editor, true);
+        return;
+    }
+    problem_.clear();
+    message_->hide();
+    markInvalid(editor, false);
+    document_->setScenario(next, text, QStringLiteral("inspector/") + field);
+}
+
+} // namespace sa::views
