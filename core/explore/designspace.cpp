@@ -1,0 +1,843 @@
+#include "explore/designspace.h"
+
+#include "cost/compute.h"
+#include "cost/network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <set>
+
+namespace sa {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// The cost model's runtime overhead and fragmentation (core/cost/evaluate.cpp),
+// with a margin so that the lower bound stays below its figure.
+constexpr double kRuntimeOverheadGiB = 1.5;
+constexpr double kFragmentation = 1.05;
+constexpr double kLowerBoundMargin = 0.97;
+// Explicit placements per structure, so that a cluster with many buildings
+// cannot blow up one axis.
+constexpr std::size_t kMaxExplicitDefault = 48;
+constexpr std::size_t kMaxExplicitFull = 512;
+
+std::vector<int> divisorsOf(std::int64_t n, std::int64_t limit) {
+    std::vector<int> out;
+    for (std::int64_t d = 1; d <= std::min(n, limit); ++d)
+        if (n % d == 0)
+            out.push_back(int(d));
+    return out;
+}
+
+bool isSmooth(int p) { // 2^a * 3^b
+    while (p % 2 == 0)
+        p /= 2;
+    while (p % 3 == 0)
+        p /= 3;
+    return p == 1;
+}
+
+template <class T> void pushUnique(std::vector<T>& v, const T& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end())
+        v.push_back(x);
+}
+
+template <class T> std::vector<T> withBaseFirst(const T& base, const std::vector<T>& rest) {
+    std::vector<T> out{base};
+    for (const T& x : rest)
+        pushUnique(out, x);
+    return out;
+}
+
+std::string linkNameOf(const Link& l) {
+    return l.name.empty() ? l.a + "-" + l.b : l.name;
+}
+
+// Largest remainder split of `total` in proportion to `weights` (ties to
+// the lower index).
+std::vector<int> proportional(int total, const std::vector<double>& weights) {
+    std::vector<int> out(weights.size(), 0);
+    const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+    if (sum <= 0 || weights.empty())
+        return out;
+    std::vector<std::pair<double, std::size_t>> rem;
+    int given = 0;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        const double exact = total * weights[i] / sum;
+        out[i] = int(std::floor(exact));
+        given += out[i];
+        rem.push_back({exact - out[i], i});
+    }
+    std::stable_sort(rem.begin(), rem.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t k = 0; given < total && k < rem.size(); ++k, ++given)
+        ++out[rem[k].second];
+    return out;
+}
+
+// Parameters of one layer held by one GPU: the cost model's count
+// (core/cost/compute.cpp) without the terms that only grow it.
+double layerParamsLowerBound(const Model& m, int tp, int ep, bool moeLayer) {
+    const double h = double(m.hidden);
+    const double dh = double(m.headDim());
+    const double heads = double(m.heads) / tp;
+    const double kv = std::max(1.0, double(m.kv_heads) / tp);
+    double p = h * (heads + 2.0 * kv) * dh + heads * dh * h;
+    const double gated = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
+    if (moeLayer && m.moe) {
+        p += double(m.moe->experts) / ep * gated * h * double(m.moe->expert_ffn_hidden) / tp;
+        p += h * m.moe->experts;
+        p += gated * h * double(m.moe->expert_ffn_hidden) * m.moe->shared_experts / tp;
+    } else {
+        p += gated * h * double(m.ffn_hidden) / tp;
+    }
+    return p + 2.0 * h;
+}
+
+std::string scheduleLabel(const Schedule& s) {
+    std::string out = toString(s.kind);
+    if (s.kind == ScheduleKind::Interleaved)
+        out += " v" + std::to_string(s.virtual_stages);
+    return out;
+}
+
+} // namespace
+
+DesignSpace::DesignSpace(const Cluster& cluster, const Model& model, const Plan& base,
+                         const DesignSpaceOptions& options)
+    : cluster_(cluster)
+    , model_(model)
+    , base_(base) {
+    budget_ = options.gpu_budget > 0        ? options.gpu_budget
+              : base.parallelism.gpus() > 1 ? base.parallelism.gpus()
+                                            : cluster.totalGpus();
+    budget_ = std::min(budget_, cluster.totalGpus());
+    maxMemoryGiB_ = 0;
+    for (const auto& b : cluster_.buildings)
+        if (const GpuModel* g = cluster_.gpuOf(b))
+            maxMemoryGiB_ = std::max(maxMemoryGiB_, g->memory_gib);
+    // Logits per token 2*V*h FLOPs vs a layer's 2*P + 2*s*h (causal
+    // attention): the last stage's extra work in layer equivalents.
+    {
+        const double h = double(model.hidden);
+        double active = layerParamsLowerBound(model, 1, 1, false);
+        if (model.moe) {
+            const double gated = model.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
+            active = layerParamsLowerBound(model, 1, model.moe->experts, true) -
+                     gated * h * double(model.moe->expert_ffn_hidden) +
+                     gated * h * double(model.moe->expert_ffn_hidden) * model.moe->top_k;
+        }
+        const double perLayer = 2.0 * active + 2.0 * double(base.sequence_length) * h;
+        logitsLayers_ = perLayer > 0 ? 2.0 * double(model.vocab) * h / perLayer : 0.0;
+    }
+    buildLinks(options);
+    buildStructures(options);
+}
+
+void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
+    if (!o.vary_links)
+        return;
+    std::vector<std::string> techs;
+    for (const auto& [name, t] : cluster_.technologies)
+        techs.push_back(name);
+    for (const char* b : {"roce", "roce-long-haul", "tcp-multiflow"})
+        pushUnique(techs, std::string(b));
+    for (const Link& l : cluster_.links) {
+        if (int(links_.size()) >= o.max_link_axes)
+            break;
+        const std::string name = linkNameOf(l);
+        const double rtt = 2.0 * l.latency_ms * 1e-3;
+        // Choice 0: the base plan's setting (an override or the link as built).
+        LinkChoice first;
+        if (auto it = base_.link_technologies.find(name); it != base_.link_technologies.end()) {
+            first.technology = it->second.technology;
+            first.flows = it->second.flows;
+        }
+        auto effective = [&](const LinkChoice& c) {
+            const std::string tech = c.technology.empty() ? l.technology : c.technology;
+            const auto t = resolveTechnology(cluster_, tech);
+            return std::make_pair(tech, c.flows > 0 ? c.flows : (t ? t->flows : 1));
+        };
+        auto labelOf = [&](const LinkChoice& c) {
+            const auto [tech, flows] = effective(c);
+            return tech + "x" + std::to_string(flows);
+        };
+        std::vector<LinkChoice> choices;
+        std::set<std::pair<std::string, int>> seen;
+        auto add = [&](LinkChoice c) {
+            if (!seen.insert(effective(c)).second)
+                return;
+            c.label = labelOf(c);
+            choices.push_back(std::move(c));
+        };
+        add(first);
+        for (const std::string& tech : techs) {
+            const auto t = resolveTechnology(cluster_, tech);
+            if (!t)
+                continue;
+            add({tech, 0, {}});
+            // More flows only matter where one transfer is window or loss
+            // limited on this link.
+            const double line = gbpsToBytesPerS(l.bandwidth_gbps) * t->efficiency;
+            if (transferRateBps(*t, l.bandwidth_gbps, rtt) < 0.999 * line) {
+                const int more = std::min(1024, std::max(2, t->flows) * 4);
+                add({tech, more, {}});
+            }
+        }
+        if (choices.size() > 1) {
+            linkNames_.push_back(name);
+            links_.push_back(std::move(choices));
+        }
+    }
+}
+
+void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
+    const bool full = o.size == SpaceSize::Full;
+    const Parallelism& bp = base_.parallelism;
+    const std::int64_t G = base_.global_batch_sequences;
+    const std::int64_t seq = base_.sequence_length;
+    int hostGcd = 0;
+    std::int64_t biggest = 0;
+    for (const auto& b : cluster_.buildings) {
+        hostGcd = std::gcd(hostGcd, b.gpus_per_host);
+        biggest = std::max(biggest, b.gpus);
+    }
+
+    std::vector<int> tps = o.tp;
+    if (tps.empty()) {
+        tps = divisorsOf(std::max(1, hostGcd), 1 << 20);
+        pushUnique(tps, bp.tp);
+    }
+    std::vector<int> cps = o.cp;
+    if (cps.empty()) {
+        cps = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(cps, bp.cp);
+    }
+    std::vector<int> pps = o.pp;
+    if (pps.empty()) {
+        const int maxPp = full ? model_.layers : std::min(model_.layers, 32);
+        for (int p = 1; p <= maxPp; ++p)
+            if (model_.layers % p == 0 || isSmooth(p))
+                pps.push_back(p);
+        if (bp.pp <= model_.layers)
+            pushUnique(pps, bp.pp);
+    }
+    std::vector<int> mbs = o.micro_batch;
+    if (mbs.empty()) {
+        mbs = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(mbs, int(base_.micro_batch_sequences));
+    }
+    for (auto* v : {&tps, &cps, &pps, &mbs})
+        std::sort(v->begin(), v->end());
+
+    auto prune = [&](const char* why) { ++structurePruned_[why]; };
+    const bool isMoe = model_.moe.has_value();
+    for (int tp : tps)
+        for (int cp : cps)
+            for (int pp : pps)
+                for (int mb : mbs) {
+                    if (tp < 1 || cp < 1 || pp < 1 || mb < 1) {
+                        prune("degree below 1");
+                        continue;
+                    }
+                    if (hostGcd % tp != 0) {
+                        prune("tp does not divide gpus_per_host");
+                        continue;
+                    }
+                    if (model_.heads % tp != 0 || model_.ffn_hidden % tp != 0 ||
+                        (model_.kv_heads % tp != 0 && tp % model_.kv_heads != 0) ||
+                        (isMoe && model_.moe->expert_ffn_hidden % tp != 0)) {
+                        prune("tp does not divide heads, kv_heads or ffn_hidden");
+                        continue;
+                    }
+                    if (seq % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) {
+                        prune("cp does not divide the sequence into chunk pairs");
+                        continue;
+                    }
+                    if (std::int64_t(tp) * cp > biggest) {
+                        prune("a tp*cp cell is larger than a building");
+                        continue;
+                    }
+                    if (pp > model_.layers) {
+                        prune("pp exceeds the layers");
+                        continue;
+                    }
+                    if (G % mb != 0) {
+                        prune("micro batch does not divide the global batch");
+                        continue;
+                    }
+                    // The largest dp that divides the batch and fits the budget.
+                    const std::int64_t cellStage = std::int64_t(tp) * cp * pp;
+                    std::vector<int> dps;
+                    for (std::int64_t d = std::min<std::int64_t>(G / mb, budget_ / cellStage);
+                         d >= 1; --d)
+                        if ((G / mb) % d == 0) {
+                            dps.push_back(int(d));
+                            break;
+                        }
+                    if (tp == bp.tp && cp == bp.cp && pp == bp.pp &&
+                        mb == base_.micro_batch_sequences && bp.dp >= 1 && (G / mb) % bp.dp == 0 &&
+                        cellStage * bp.dp <= cluster_.totalGpus())
+                        pushUnique(dps, bp.dp);
+                    if (dps.empty()) {
+                        prune("tp*cp*pp exceeds the GPU budget");
+                        continue;
+                    }
+                    for (int dp : dps) {
+                        std::vector<int> eps = o.ep;
+                        if (eps.empty()) {
+                            eps = {1};
+                            if (isMoe)
+                                for (int e : divisorsOf(model_.moe->experts, dp))
+                                    pushUnique(eps, e);
+                        }
+                        for (int ep : eps) {
+                            if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 || dp % ep)) {
+                                prune("ep does not divide experts and dp");
+                                continue;
+                            }
+                            StructureAxes s;
+                            s.structure.parallelism = {tp, cp, pp, dp, ep};
+                            s.structure.micro_batch = mb;
+                            s.structure.microbatches = G / (std::int64_t(mb) * dp);
+                            buildPlacements(s, o);
+                            if (s.placements.empty()) {
+                                prune("no placement fits the buildings");
+                                continue;
+                            }
+                            const auto m = s.structure.microbatches;
+                            // Schedules.
+                            std::vector<Schedule> sch = o.schedules;
+                            if (sch.empty()) {
+                                sch = {base_.schedule,
+                                       {ScheduleKind::OneFOneB, 1},
+                                       {ScheduleKind::Interleaved, 2},
+                                       {ScheduleKind::ZeroBubble, 1}};
+                                if (full) {
+                                    sch.push_back({ScheduleKind::Interleaved, 4});
+                                    sch.push_back({ScheduleKind::GPipe, 1});
+                                }
+                            }
+                            for (const Schedule& x : sch) {
+                                const bool inter = x.kind == ScheduleKind::Interleaved;
+                                if (pp == 1) {
+                                    if (!inter)
+                                        pushUnique(s.schedules, Schedule{x.kind, 1});
+                                    continue;
+                                }
+                                if (inter && (x.virtual_stages < 2 || m % pp != 0 ||
+                                              std::int64_t(pp) * x.virtual_stages > model_.layers))
+                                    continue;
+                                if (!inter && x.virtual_stages != 1)
+                                    continue;
+                                pushUnique(s.schedules, x);
+                            }
+                            if (pp == 1 && !s.schedules.empty())
+                                s.schedules.resize(1); // one stage: every schedule is the same
+                            if (s.schedules.empty()) {
+                                prune("no schedule fits the microbatches");
+                                continue;
+                            }
+                            s.recompute =
+                                o.recompute.empty()
+                                    ? withBaseFirst(
+                                          base_.recompute,
+                                          {Recompute::None, Recompute::Selective, Recompute::Full})
+                                    : o.recompute;
+                            if (dp == 1)
+                                s.zero = {o.zero_stages.empty() ? base_.zero_stage
+                                                                : o.zero_stages.front()};
+                            else if (!o.zero_stages.empty())
+                                s.zero = o.zero_stages;
+                            else
+                                s.zero = withBaseFirst(base_.zero_stage,
+                                                       full ? std::vector<int>{0, 1, 2, 3}
+                                                            : std::vector<int>{1, 2, 3});
+                            {
+                                Plan probe = base_;
+                                probe.parallelism = s.structure.parallelism;
+                                probe.micro_batch_sequences = mb;
+                                for (Recompute r : s.recompute) {
+                                    probe.recompute = r;
+                                    double act = activationBytesPerLayer(model_, probe, false);
+                                    if (isMoe)
+                                        act = std::min(
+                                            act, activationBytesPerLayer(model_, probe, true));
+                                    s.activation_per_layer.push_back(act);
+                                }
+                            }
+                            s.layers = {LayerSplit::Even};
+                            if (o.vary_layers && pp > 1)
+                                s.layers.push_back(LayerSplit::Balanced);
+                            if (dp == 1)
+                                s.dp_algos = {base_.algoFor(Dim::DP)};
+                            else if (!o.dp_algos.empty())
+                                s.dp_algos = o.dp_algos;
+                            else
+                                s.dp_algos =
+                                    withBaseFirst(base_.algoFor(Dim::DP),
+                                                  {CollectiveAlgo::Hierarchical,
+                                                   CollectiveAlgo::Ring, CollectiveAlgo::Tree});
+                            structures_.push_back(std::move(s));
+                        }
+                    }
+                }
+}
+
+void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const {
+    const Parallelism& par = sa.structure.parallelism;
+    const std::int64_t cell = std::int64_t(par.tp) * par.cp;
+    const std::size_t nb = cluster_.buildings.size();
+    const bool full = o.size == SpaceSize::Full;
+    const std::vector<Dim> dpAcross = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+    const std::vector<Dim> ppAcross = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+
+    // The rank orders: the default fill of GPUs building by building.
+    {
+        PlacementChoice a{"dp-across", dpAcross, {}, {}};
+        PlacementChoice b{"pp-across", ppAcross, {}, {}};
+        // The base plan's order first when PP is outside DP there.
+        auto pos = [&](Dim d) {
+            return std::find(base_.rank_order.begin(), base_.rank_order.end(), d) -
+                   base_.rank_order.begin();
+        };
+        const bool basePpOuter = pos(Dim::PP) > pos(Dim::DP);
+        const bool distinct = par.pp > 1 && par.dp > 1;
+        if (basePpOuter && distinct) {
+            sa.placements.push_back(b);
+            sa.placements.push_back(a);
+        } else {
+            sa.placements.push_back(a);
+            if (distinct)
+                sa.placements.push_back(b);
+        }
+    }
+    if (!o.vary_placement || nb < 2 || par.pp < 2)
+        return;
+
+    // Explicit placements of whole stages: groups of buildings in a chain,
+    // each holding a run of stages; the replicas of a stage are split over
+    // the buildings of its group in proportion to their GPUs.
+    std::vector<double> speed(nb, 1.0);
+    double fastest = 0;
+    for (std::size_t b = 0; b < nb; ++b) {
+        const GpuModel* g = cluster_.gpuOf(cluster_.buildings[b]);
+        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
+        fastest = std::max(fastest, speed[b]);
+    }
+    for (double& s : speed)
+        s = fastest > 0 ? s / fastest : 1.0;
+    std::vector<std::int64_t> capCells(nb);
+    for (std::size_t b = 0; b < nb; ++b)
+        capCells[b] = cluster_.buildings[b].gpus / cell;
+
+    std::vector<std::vector<std::vector<int>>> groupings;
+    {
+        std::vector<std::vector<int>> byBuilding;
+        for (std::size_t b = 0; b < nb; ++b)
+            byBuilding.push_back({int(b)});
+        groupings.push_back(byBuilding);
+        std::vector<std::string> regions;
+        std::vector<std::vector<int>> byRegion;
+        for (std::size_t b = 0; b < nb; ++b) {
+            const std::string& r = cluster_.buildings[b].region;
+            auto it = std::find(regions.begin(), regions.end(), r);
+            if (it == regions.end()) {
+                regions.push_back(r);
+                byRegion.push_back({int(b)});
+            } else {
+                byRegion[std::size_t(it - regions.begin())].push_back(int(b));
+            }
+        }
+        if (byRegion.size() > 1 && byRegion.size() < nb)
+            groupings.push_back(byRegion);
+    }
+
+    const std::size_t limit = full ? kMaxExplicitFull : kMaxExplicitDefault;
+    std::size_t added = 0;
+    std::vector<std::pair<std::vector<Dim>, std::vector<PlacementRun>>> seen;
+    for (const auto& groups : groupings) {
+        const bool regional = groups.size() < nb;
+        const std::size_t k = groups.size();
+        if (k > 8)
+            continue; // subsets and orders grow too fast; the rank orders remain
+        // Replica shares and stage capacity per group.
+        std::vector<std::vector<int>> share(k);
+        std::vector<int> maxStages(k, 0);
+        for (std::size_t g = 0; g < k; ++g) {
+            std::vector<double> w;
+            for (int b : groups[g])
+                w.push_back(double(capCells[std::size_t(b)]));
+            share[g] = proportional(par.dp, w);
+            std::int64_t m = std::int64_t(1) << 40;
+            for (std::size_t i = 0; i < groups[g].size(); ++i)
+                if (share[g][i] > 0)
+                    m = std::min(m, capCells[std::size_t(groups[g][i])] / share[g][i]);
+            maxStages[g] = int(std::min<std::int64_t>(m, par.pp));
+        }
+        // Subsets of groups in every order (a chain and its reverse are the
+        // same placement up to stage numbering: keep first < last).
+        std::vector<int> idx(k);
+        std::iota(idx.begin(), idx.end(), 0);
+        for (std::uint32_t mask = 1; mask < (1u << k); ++mask) {
+            std::vector<int> subset;
+            for (std::size_t g = 0; g < k; ++g)
+                if (mask & (1u << g))
+                    subset.push_back(int(g));
+            if (int(subset.size()) > par.pp)
+                continue;
+            int capacity = 0;
+            for (int g : subset)
+                capacity += maxStages[std::size_t(g)];
+            if (capacity < par.pp)
+                continue;
+            std::vector<int> order = subset;
+            do {
+                if (order.size() > 1 && order.front() > order.back())
+                    continue;
+                // Splits of pp over the chain: proportional to capacity,
+                // greedy (fill each group in turn, as the prior art does),
+                // and in the full space every composition.
+                std::vector<std::vector<int>> splits;
+                std::vector<double> w;
+                for (int g : order)
+                    w.push_back(double(maxStages[std::size_t(g)]));
+                auto valid = [&](const std::vector<int>& n) {
+                    for (std::size_t i = 0; i < n.size(); ++i)
+                        if (n[i] < 1 || n[i] > maxStages[std::size_t(order[i])])
+                            return false;
+                    return std::accumulate(n.begin(), n.end(), 0) == par.pp;
+                };
+                {
+                    // Proportional with at least one stage each.
+                    std::vector<int> n(order.size(), 1);
+                    std::vector<double> room;
+                    for (std::size_t i = 0; i < order.size(); ++i)
+                        room.push_back(std::max(0.0, w[i] - 1));
+                    const auto extra = proportional(par.pp - int(order.size()), room);
+                    for (std::size_t i = 0; i < n.size(); ++i)
+                        n[i] += extra[i];
+                    if (valid(n))
+                        splits.push_back(n);
+                    std::vector<int> g(order.size(), 1);
+                    int left = par.pp - int(order.size());
+                    for (std::size_t i = 0; i < g.size(); ++i) {
+                        const int take = std::min(left, maxStages[std::size_t(order[i])] - 1);
+                        g[i] += take;
+                        left -= take;
+                    }
+                    if (valid(g))
+                        pushUnique(splits, g);
+                }
+                if (full) {
+                    std::vector<int> n(order.size(), 1);
+                    // Odometer over compositions.
+                    std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
+                        if (splits.size() > limit)
+                            return;
+                        if (i + 1 == n.size()) {
+                            n[i] = left;
+                            if (valid(n))
+                                pushUnique(splits, n);
+                            return;
+                        }
+                        for (int x = 1; x <= left - int(n.size() - i - 1); ++x) {
+                            n[i] = x;
+                            rec(i + 1, left - x);
+                        }
+                    };
+                    rec(0, par.pp);
+                }
+                for (const auto& n : splits) {
+                    if (added >= limit)
+                        break;
+                    PlacementChoice pc;
+                    pc.rank_order = ppAcross;
+                    pc.label = regional ? "regions" : "stages";
+                    pc.stage_speed.assign(std::size_t(par.pp), 1.0);
+                    int s0 = 0;
+                    for (std::size_t i = 0; i < order.size(); ++i) {
+                        const auto& grp = groups[std::size_t(order[i])];
+                        const auto& sh = share[std::size_t(order[i])];
+                        const int s1 = s0 + n[i] - 1;
+                        int r0 = 0;
+                        double slow = 1.0;
+                        std::string names;
+                        for (std::size_t j = 0; j < grp.size(); ++j) {
+                            if (sh[j] == 0)
+                                continue;
+                            const Building& bld = cluster_.buildings[std::size_t(grp[j])];
+                            pc.runs.push_back({s0, s1, r0, r0 + sh[j] - 1, bld.name});
+                            r0 += sh[j];
+                            slow = std::min(slow, speed[std::size_t(grp[j])]);
+                            names += (names.empty() ? "" : "+") + bld.name;
+                        }
+                        for (int s = s0; s <= s1; ++s)
+                            pc.stage_speed[std::size_t(s)] = slow;
+                        pc.label += " " + names + ":" + std::to_string(n[i]);
+                        s0 = s1 + 1;
+                    }
+                    const auto id = std::make_pair(pc.rank_order, pc.runs);
+                    if (std::find(seen.begin(), seen.end(), id) != seen.end())
+                        continue;
+                    seen.push_back(id);
+                    sa.placements.push_back(std::move(pc));
+                    ++added;
+                }
+            } while (std::next_permutation(order.begin(), order.end()));
+        }
+    }
+}
+
+std::string DesignSpace::axisName(int axis) const {
+    switch (axis) {
+    case kPlacement:
+        return "placement";
+    case kSchedule:
+        return "schedule";
+    case kRecompute:
+        return "recompute";
+    case kZero:
+        return "zero";
+    case kLayers:
+        return "layers";
+    case kDpAlgo:
+        return "dp-collective";
+    default:
+        return "link:" + linkNames_[std::size_t(axis - kFirstLink)];
+    }
+}
+
+int DesignSpace::choices(std::size_t s, int axis) const {
+    const StructureAxes& a = structures_[s];
+    switch (axis) {
+    case kPlacement:
+        return int(a.placements.size());
+    case kSchedule:
+        return int(a.schedules.size());
+    case kRecompute:
+        return int(a.recompute.size());
+    case kZero:
+        return int(a.zero.size());
+    case kLayers:
+        return int(a.layers.size());
+    case kDpAlgo:
+        return int(a.dp_algos.size());
+    default:
+        return int(links_[std::size_t(axis - kFirstLink)].size());
+    }
+}
+
+std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
+    const StructureAxes& a = structures_[s];
+    const std::size_t i = std::size_t(c);
+    switch (axis) {
+    case kPlacement:
+        return a.placements[i].label;
+    case kSchedule:
+        return scheduleLabel(a.schedules[i]);
+    case kRecompute:
+        return std::string("recompute ") + toString(a.recompute[i]);
+    case kZero:
+        return "zero" + std::to_string(a.zero[i]);
+    case kLayers:
+        return a.layers[i] == LayerSplit::Even ? "layers even" : "layers balanced";
+    case kDpAlgo:
+        return std::string("dp ") + toString(a.dp_algos[i]);
+    default:
+        return linkNames_[std::size_t(axis - kFirstLink)] + " " +
+               links_[std::size_t(axis - kFirstLink)][i].label;
+    }
+}
+
+double DesignSpace::size() const {
+    double total = 0;
+    for (std::size_t s = 0; s < structures_.size(); ++s) {
+        double n = 1;
+        for (int a = 0; a < axisCount(); ++a)
+            n *= choices(s, a);
+        total += n;
+    }
+    return total;
+}
+
+std::uint64_t DesignSpace::prefixCount(std::size_t s, int firstFixed) const {
+    std::uint64_t n = 1;
+    for (int a = 0; a < std::min(firstFixed, axisCount()); ++a)
+        n *= std::uint64_t(choices(s, a));
+    return n;
+}
+
+std::vector<int> DesignSpace::layerSplit(const StructureAxes& sa, const Candidate& c) const {
+    const Parallelism& par = sa.structure.parallelism;
+    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+    const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
+    const int L = model_.layers;
+    const int pp = par.pp;
+    if (sa.layers[c.choice[kLayers]] == LayerSplit::Even) {
+        if (v > 1 && L % (pp * v) != 0) {
+            std::vector<int> out(std::size_t(pp), L / pp);
+            for (int i = 0; i < L % pp; ++i)
+                ++out[std::size_t(i)];
+            return out;
+        }
+        return {};
+    }
+    // Balanced: water-filling of layers so that the slowest stage's work
+    // (layers plus the logits on the last stage, over its building's speed)
+    // is as small as possible; ties go to the earlier stage.
+    const PlacementChoice& pl = sa.placements[c.choice[kPlacement]];
+    std::vector<int> out(std::size_t(pp), v);
+    int left = L - pp * v;
+    if (left < 0)
+        return out;
+    auto cost = [&](int s, int layers) {
+        const double extra = s == pp - 1 ? logitsLayers_ : 0.0;
+        const double sp = pl.stage_speed.empty() ? 1.0 : pl.stage_speed[std::size_t(s)];
+        return (layers + extra) / sp;
+    };
+    while (left-- > 0) {
+        int best = 0;
+        double bestCost = cost(0, out[0] + 1);
+        for (int s = 1; s < pp; ++s) {
+            const double x = cost(s, out[std::size_t(s)] + 1);
+            if (x < bestCost) {
+                best = s;
+                bestCost = x;
+            }
+        }
+        ++out[std::size_t(best)];
+    }
+    return out;
+}
+
+double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
+                                              const std::vector<int>& split) const {
+    const Parallelism& par = sa.structure.parallelism;
+    const int pp = par.pp;
+    const int zero = sa.zero[c.choice[kZero]];
+    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+    const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
+    std::vector<int> layers = split;
+    if (layers.empty()) {
+        layers.assign(std::size_t(pp), model_.layers / pp);
+        for (int i = 0; i < model_.layers % pp; ++i)
+            ++layers[std::size_t(i)];
+    }
+    const double dense = layerParamsLowerBound(model_, par.tp, par.ep, false);
+    const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
+    const int denseLayers = model_.moe ? model_.moe->dense_layers : model_.layers;
+    const double dp = par.dp;
+    const double w = zero >= 3 ? 2.0 / dp : 2.0;
+    const double g = zero >= 2 ? 4.0 / dp : 4.0;
+    const double o = zero >= 1 ? 12.0 / dp : 12.0;
+
+    // Activations: one stage-0 chunk per microbatch in flight; every schedule
+    // runs min(m, pp) forwards on the first stage before its first backward
+    // (gpipe all m).
+    const double act = sa.activation_per_layer[c.choice[kRecompute]];
+    const std::int64_t m = sa.structure.microbatches;
+    const double inFlight =
+        sch.kind == ScheduleKind::GPipe ? double(m) : double(std::min<std::int64_t>(m, pp));
+    const double act0 = inFlight * (layers[0] / v) * act;
+
+    double worst = 0;
+    int first = 0;
+    for (int s = 0; s < pp; ++s) {
+        const int n = layers[std::size_t(s)];
+        const int nMoe = model_.moe ? std::max(0, first + n - std::max(first, denseLayers)) : 0;
+        first += n;
+        double p = (n - nMoe) * dense + nMoe * moe;
+        if (s == 0)
+            p += double(model_.vocab) * double(model_.hidden) / par.tp;
+        if (s == pp - 1 && !model_.tied_embeddings)
+            p += double(model_.vocab) * double(model_.hidden) / par.tp;
+        const double bytes = p * (w + g + o) + (s == 0 ? act0 : 0.0);
+        worst = std::max(worst, bytes);
+    }
+    return worst * kLowerBoundMargin * kFragmentation / kGiB + kRuntimeOverheadGiB;
+}
+
+double DesignSpace::memoryLowerBoundGiB(const Candidate& c) const {
+    const StructureAxes& sa = structures_[c.structure];
+    return staticMemoryLowerBoundGiB(sa, c, layerSplit(sa, c));
+}
+
+const char* DesignSpace::precheck(const Candidate& c) const {
+    const StructureAxes& sa = structures_[c.structure];
+    const std::vector<int> split = layerSplit(sa, c);
+    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+    const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
+    for (int n : split)
+        if (n < v)
+            return "layers: a stage holds fewer layers than virtual stages";
+    if (sa.layers[c.choice[kLayers]] == LayerSplit::Balanced) {
+        // The same split as the even one: a duplicate.
+        const int pp = sa.structure.parallelism.pp;
+        bool same = true;
+        for (int s = 0; s < pp && same; ++s)
+            same = split[std::size_t(s)] == model_.layers / pp + (s < model_.layers % pp ? 1 : 0);
+        if (same)
+            return "duplicate: the balanced split is the even one";
+    }
+    if (staticMemoryLowerBoundGiB(sa, c, split) > maxMemoryGiB_)
+        return "memory (lower bound before evaluation)";
+    return nullptr;
+}
+
+Plan DesignSpace::plan(const Candidate& c, bool describe) const {
+    const StructureAxes& sa = structures_[c.structure];
+    Plan p = base_;
+    p.parallelism = sa.structure.parallelism;
+    p.micro_batch_sequences = sa.structure.micro_batch;
+    p.schedule = sa.schedules[c.choice[kSchedule]];
+    p.recompute = sa.recompute[c.choice[kRecompute]];
+    p.zero_stage = sa.zero[c.choice[kZero]];
+    const PlacementChoice& pl = sa.placements[c.choice[kPlacement]];
+    p.rank_order = pl.rank_order;
+    std::vector<int> layers = layerSplit(sa, c);
+    if (pl.runs.empty() && layers.empty()) {
+        p.placement.reset();
+    } else {
+        Placement placement;
+        placement.runs = pl.runs;
+        placement.layers_per_stage = std::move(layers);
+        p.placement = std::move(placement);
+    }
+    const CollectiveAlgo algo = sa.dp_algos[c.choice[kDpAlgo]];
+    if (algo == CollectiveAlgo::Auto)
+        p.collectives.erase(Dim::DP);
+    else
+        p.collectives[Dim::DP] = algo;
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+        const LinkChoice& lc = links_[i][c.choice[kFirstLink + int(i)]];
+        if (lc.technology.empty() && lc.flows == 0)
+            p.link_technologies.erase(linkNames_[i]);
+        else
+            p.link_technologies[linkNames_[i]] = LinkOverride{lc.technology, lc.flows};
+    }
+    if (describe)
+        p.description = label(c);
+    return p;
+}
+
+std::string DesignSpace::label(const Candidate& c) const {
+    const Structure& st = structures_[c.structure].structure;
+    const Parallelism& par = st.parallelism;
+    std::string s = "tp" + std::to_string(par.tp) + " cp" + std::to_string(par.cp) + " pp" +
+                    std::to_string(par.pp) + " dp" + std::to_string(par.dp);
+    if (par.ep > 1)
+        s += " ep" + std::to_string(par.ep);
+    s += " mb" + std::to_string(st.micro_batch);
+    for (int a = 0; a < axisCount(); ++a) {
+        if (a >= kFirstLink && c.choice[std::size_t(a)] == 0)
+            continue; // links as built are not worth a word
+        s += " | " + choiceLabel(c.structure, a, c.choice[std::size_t(a)]);
+    }
+    return s;
+}
+
+} // namespace sa

@@ -1,0 +1,169 @@
+#pragma once
+// The optimizer's design space: every plan it may try for one cluster, model
+// and base plan, as a product of axes.
+//
+// A *structure* fixes the parallel degrees and the micro batch
+// (tp, cp, pp, dp, ep, micro_batch_sequences); the global batch, sequence
+// length and the other switches come from the base plan. Each structure has
+// its own choices on the axes below; a Candidate picks one choice per axis.
+// The axes are listed from the most to the least influential, which is the
+// order the staged search enumerates them in (docs/OPTIMIZER.md):
+//
+//   placement     which dimension crosses each building boundary: the rank
+//                 orders [tp,cp,pp,dp] (DP crosses) and [tp,cp,dp,pp] (PP
+//                 crosses), and explicit placements of whole stages per
+//                 building or per region (PP across regions, DP between the
+//                 buildings of one region), with even and uneven splits
+//   schedule      1f1b, interleaved (virtual stages), zero-bubble, gpipe
+//   recompute     none, selective, full
+//   zero          ZeRO stage
+//   layers        even split, or balanced (lighter first/last stages for the
+//                 embedding and logits, slower buildings get fewer layers)
+//   dp-collective ring, tree, hierarchical
+//   link:NAME     per inter-building link: technology and flow count
+//
+// Choice 0 of every axis is the base plan's value where the axis offers it,
+// so a candidate with all zeros is the base plan's setting of that structure.
+// Candidates compare lexicographically (structure, then choices): the stable
+// key that breaks ties and makes the search deterministic.
+
+#include "model/scenario.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+enum class SpaceSize {
+    Default, // sized for a search of about 10 s on two cores (docs/OPTIMIZER.md)
+    Full     // every option: more CP and micro batch sizes, gpipe, ZeRO-0, all uneven splits
+};
+
+struct DesignSpaceOptions {
+    SpaceSize size = SpaceSize::Default;
+    // GPUs the job may use (0 = the base plan's tp*cp*pp*dp, or the whole
+    // cluster without a base plan).
+    std::int64_t gpu_budget = 0;
+    // Explicit value lists replace the derived ones (empty = derived).
+    std::vector<int> tp, cp, pp, ep, micro_batch;
+    std::vector<int> zero_stages;
+    std::vector<Recompute> recompute;
+    std::vector<Schedule> schedules;
+    std::vector<CollectiveAlgo> dp_algos;
+    bool vary_placement = true; // explicit per-building / per-region placements
+    bool vary_layers = true;    // balanced layer splits
+    bool vary_links = true;     // link technologies and flows
+    int max_link_axes = 16;     // at most this many inter-building links get an axis
+};
+
+// One point of the space. `choice` has one entry per axis.
+struct Candidate {
+    std::uint32_t structure = 0;
+    std::vector<std::uint16_t> choice;
+    auto operator<=>(const Candidate&) const = default;
+    bool operator==(const Candidate&) const = default;
+};
+
+struct Structure {
+    Parallelism parallelism;
+    std::int64_t micro_batch = 1;
+    std::int64_t microbatches = 1;
+};
+
+struct PlacementChoice {
+    std::string label;
+    std::vector<Dim> rank_order;
+    std::vector<PlacementRun> runs;
+    // Relative compute speed of the slowest building holding each stage
+    // (empty when every stage spans all buildings): for balanced layers.
+    std::vector<double> stage_speed;
+};
+
+enum class LayerSplit { Even, Balanced };
+
+struct LinkChoice {
+    std::string technology; // empty = the cluster's own
+    int flows = 0;          // 0 = the technology's
+    std::string label;
+};
+
+class DesignSpace {
+public:
+    enum Axis : int { kPlacement = 0, kSchedule, kRecompute, kZero, kLayers, kDpAlgo, kFirstLink };
+
+    DesignSpace(const Cluster& cluster, const Model& model, const Plan& base,
+                const DesignSpaceOptions& options = {});
+
+    const Cluster& cluster() const { return cluster_; }
+    const Model& model() const { return model_; }
+    const Plan& base() const { return base_; }
+    std::int64_t gpuBudget() const { return budget_; }
+
+    int axisCount() const { return kFirstLink + int(links_.size()); }
+    std::string axisName(int axis) const;
+    std::size_t structureCount() const { return structures_.size(); }
+    const Structure& structure(std::size_t s) const { return structures_[s].structure; }
+    int choices(std::size_t s, int axis) const;
+    std::string choiceLabel(std::size_t s, int axis, int choice) const;
+
+    // Candidates in the whole space (a double: it may exceed 2^64).
+    double size() const;
+    // Candidates of structure s with the axes at or after `firstFixed` held
+    // at a single value.
+    std::uint64_t prefixCount(std::size_t s, int firstFixed) const;
+
+    // Cheap rejection before evaluation: nullptr when the candidate may be
+    // feasible, else the reason (a static string, counted by the optimizer).
+    // Never rejects a candidate the cost model would find feasible: the
+    // memory check is a lower bound (static state and one microbatch).
+    const char* precheck(const Candidate& c) const;
+
+    // The lower bound on the worst stage's memory per GPU that precheck uses.
+    double memoryLowerBoundGiB(const Candidate& c) const;
+
+    // The complete plan of a candidate (valid by construction); `describe`
+    // puts the label into its description (off in the hot loop).
+    Plan plan(const Candidate& c, bool describe = true) const;
+    // "tp8 cp1 pp16 dp768 mb1 | dp-across | interleaved v2 | selective | zero2 | ..."
+    std::string label(const Candidate& c) const;
+
+    // (tp, cp, pp, ep, micro batch) tuples rejected before any candidate was
+    // formed, by reason.
+    const std::map<std::string, std::int64_t>& structurePruned() const { return structurePruned_; }
+
+private:
+    struct StructureAxes {
+        Structure structure;
+        std::vector<PlacementChoice> placements;
+        std::vector<Schedule> schedules;
+        std::vector<Recompute> recompute;
+        std::vector<int> zero;
+        std::vector<LayerSplit> layers;
+        std::vector<CollectiveAlgo> dp_algos;
+        // Activation bytes per layer and microbatch for each recompute
+        // choice (dense and MoE layers: the smaller of the two).
+        std::vector<double> activation_per_layer;
+    };
+
+    void buildStructures(const DesignSpaceOptions& o);
+    void buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const;
+    void buildLinks(const DesignSpaceOptions& o);
+    std::vector<int> layerSplit(const StructureAxes& sa, const Candidate& c) const;
+    double staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
+                                     const std::vector<int>& layers) const;
+
+    Cluster cluster_;
+    Model model_;
+    Plan base_;
+    std::int64_t budget_ = 0;
+    std::vector<StructureAxes> structures_;
+    std::vector<std::string> linkNames_;
+    std::vector<std::vector<LinkChoice>> links_;
+    std::map<std::string, std::int64_t> structurePruned_;
+    double maxMemoryGiB_ = 0; // largest GPU memory of the cluster (a safe bound)
+    double logitsLayers_ = 0; // logits cost in layer equivalents (balanced split)
+};
+
+} // namespace sa

@@ -1,0 +1,699 @@
+#include "explore/optimizer.h"
+
+#include "formats/documents.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace sa {
+
+const char* toString(Objective o) {
+    switch (o) {
+    case Objective::StepTime:
+        return "step-time";
+    case Objective::Cost:
+        return "cost";
+    case Objective::CrossBuildingBytes:
+        return "cross-building-bytes";
+    }
+    return "?";
+}
+
+std::optional<Objective> objectiveFromString(const std::string& s) {
+    for (Objective o : {Objective::StepTime, Objective::Cost, Objective::CrossBuildingBytes})
+        if (s == toString(o))
+            return o;
+    return std::nullopt;
+}
+
+std::int64_t OptimizerResult::prunedTotal() const {
+    std::int64_t n = 0;
+    for (const auto& [why, count] : pruned)
+        n += count;
+    return n;
+}
+
+std::optional<double> OptimizerResult::speedupOver(const BaselineResult& b) const {
+    if (!b.feasible || top.empty() || top.front().step_time_s <= 0)
+        return std::nullopt;
+    return b.step_time_s / top.front().step_time_s - 1.0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const EvaluateOptions kLean{false, false, false};
+// The lean mode leaves ZeRO-3's parameter and gradient traffic out of
+// cross_building_bytes; with detail it is counted (and the step time is the
+// same), so ZeRO-3 candidates with dp > 1 pay for the detail.
+const EvaluateOptions kLeanWithTraffic{false, false, true};
+// Raw points of the enumerated prefix per partition: coarse enough that
+// scheduling costs nothing next to the evaluations, fine enough to balance
+// two cores and many shards.
+constexpr std::uint64_t kPartitionPoints = 64;
+// The staged strategy counts the survivors of a prefix only when its raw
+// size is below this multiple of the evaluation budget.
+constexpr std::int64_t kRawPerEvaluation = 12;
+constexpr const char* kMemoryEvaluated = "memory (evaluated)";
+constexpr const char* kPlacementRejected = "placement: a building would hold more GPUs than it has";
+constexpr const char* kModelRejected = "rejected by the cost model";
+constexpr const char* kInvalid = "invalid plan (validation)";
+
+struct Entry {
+    Candidate key;
+    double step = 0, bytes = 0, gpuSeconds = 0, mfu = 0, tokens = 0, peak = 0;
+    std::int64_t gpus = 0;
+};
+
+std::pair<double, double> scoreOf(double step, double bytes, double gpuSeconds, Objective o) {
+    switch (o) {
+    case Objective::StepTime:
+        return {step, bytes};
+    case Objective::Cost:
+        return {gpuSeconds, step};
+    case Objective::CrossBuildingBytes:
+        return {bytes, step};
+    }
+    return {step, bytes};
+}
+
+bool sameScore(const Entry& a, const Entry& b, Objective o) {
+    return scoreOf(a.step, a.bytes, a.gpuSeconds, o) == scoreOf(b.step, b.bytes, b.gpuSeconds, o);
+}
+
+bool better(const Entry& a, const Entry& b, Objective o) {
+    const auto sa = scoreOf(a.step, a.bytes, a.gpuSeconds, o);
+    const auto sb = scoreOf(b.step, b.bytes, b.gpuSeconds, o);
+    if (sa != sb)
+        return sa < sb;
+    return a.key < b.key;
+}
+
+template <class T> bool dominates(const T& a, const T& b) {
+    if (a.step > b.step || a.bytes > b.bytes)
+        return false;
+    return a.step < b.step || a.bytes < b.bytes || a.key < b.key;
+}
+
+// The 2-D Pareto front (step time, bytes) with ties broken by key.
+template <class T> std::vector<T> paretoFront(std::vector<T> pts) {
+    std::sort(pts.begin(), pts.end(), [](const T& a, const T& b) {
+        if (a.step != b.step)
+            return a.step < b.step;
+        if (a.bytes != b.bytes)
+            return a.bytes < b.bytes;
+        return a.key < b.key;
+    });
+    std::vector<T> out;
+    for (T& p : pts)
+        if (out.empty() || p.bytes < out.back().bytes)
+            out.push_back(std::move(p));
+    return out;
+}
+
+struct Accumulator {
+    Objective objective = Objective::StepTime;
+    std::size_t k = 10;
+    std::vector<Entry> top; // best first, unique keys
+    std::vector<Entry> pareto;
+    std::unordered_map<std::uint32_t, Entry> bestPerStructure;
+    std::int64_t evaluated = 0, feasible = 0, considered = 0;
+    std::unordered_map<const char*, std::int64_t> pruned;
+
+    // Top-K of distinct scores: plans that score exactly alike (e.g. a
+    // link technology on a link the plan does not use) are kept once, by
+    // their smallest key.
+    void offer(const Entry& e) {
+        if (top.size() < k || better(e, top.back(), objective)) {
+            auto it =
+                std::lower_bound(top.begin(), top.end(), e, [&](const Entry& a, const Entry& b) {
+                    return better(a, b, objective);
+                });
+            if (it != top.begin() && sameScore(*(it - 1), e, objective)) {
+                // an equal plan with a smaller (or the same) key is kept
+            } else if (it != top.end() && sameScore(*it, e, objective)) {
+                *it = e;
+            } else {
+                top.insert(it, e);
+                if (top.size() > k)
+                    top.pop_back();
+            }
+        }
+        bool keep = true;
+        for (const Entry& p : pareto)
+            if (p.key == e.key || dominates(p, e)) {
+                keep = false;
+                break;
+            }
+        if (keep) {
+            std::erase_if(pareto, [&](const Entry& p) { return dominates(e, p); });
+            pareto.push_back(e);
+        }
+        auto [it, inserted] = bestPerStructure.try_emplace(e.key.structure, e);
+        if (!inserted && better(e, it->second, objective))
+            it->second = e;
+    }
+};
+
+struct SearchContext {
+    SearchContext(const DesignSpace& s, const Evaluator& e, const Model& m,
+                  const OptimizerOptions& o)
+        : space(s)
+        , evaluator(e)
+        , model(m)
+        , options(o) {}
+
+    const DesignSpace& space;
+    const Evaluator& evaluator;
+    const Model& model;
+    const OptimizerOptions& options;
+    std::atomic<std::int64_t> done{0};
+    std::atomic<std::int64_t> total{0};
+    std::mutex progressMutex;
+    Clock::time_point lastProgress = Clock::now();
+
+    bool cancelled() const {
+        return options.cancel && options.cancel->load(std::memory_order_relaxed);
+    }
+    void tick() {
+        const std::int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (!options.progress)
+            return;
+        const auto now = Clock::now();
+        std::unique_lock lock(progressMutex, std::try_to_lock);
+        if (!lock.owns_lock() || now - lastProgress < std::chrono::milliseconds(50))
+            return;
+        lastProgress = now;
+        options.progress(d, total.load(std::memory_order_relaxed));
+    }
+    void finalProgress() {
+        if (!options.progress)
+            return;
+        std::lock_guard lock(progressMutex);
+        options.progress(done.load(), total.load());
+    }
+};
+
+// Evaluates a candidate that passed the cheap checks.
+std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Accumulator& acc) {
+    const Plan plan = ctx.space.plan(c, false);
+    ++acc.evaluated;
+    const bool zero3 = plan.zero_stage == 3 && plan.parallelism.dp > 1;
+    const EvaluationResult res =
+        ctx.evaluator.evaluate(ctx.model, plan, zero3 ? kLeanWithTraffic : kLean);
+    if (const auto* err = std::get_if<EvaluationError>(&res)) {
+        const bool placement = !err->problems.empty() && err->problems.front().message.find(
+                                                             "would hold") != std::string::npos;
+        ++acc.pruned[placement ? kPlacementRejected : kModelRejected];
+        return std::nullopt;
+    }
+    const Evaluation& ev = std::get<Evaluation>(res);
+    if (!ev.memory.fits) {
+        ++acc.pruned[kMemoryEvaluated];
+        return std::nullopt;
+    }
+    ++acc.feasible;
+    Entry e;
+    e.key = c;
+    e.step = ev.step_time_s;
+    // Whole bytes: sums over links differ in the last bits between
+    // equivalent plans, which would split Pareto points.
+    e.bytes = std::round(ev.cross_building_bytes);
+    e.gpus = ev.gpus;
+    e.gpuSeconds = ev.step_time_s * double(ev.gpus);
+    e.mfu = ev.mfu;
+    e.tokens = ev.tokens_per_s;
+    e.peak = ev.memory.peak_gib_per_gpu;
+    acc.offer(e);
+    return e;
+}
+
+std::optional<Entry> evaluateCandidate(SearchContext& ctx, const Candidate& c, Accumulator& acc) {
+    ++acc.considered;
+    if (const char* why = ctx.space.precheck(c)) {
+        ++acc.pruned[why];
+        return std::nullopt;
+    }
+    return evaluateChecked(ctx, c, acc);
+}
+
+// The enumerated part: every combination of the first `prefix` axes; the
+// other axes at their first choice, or, where that fails the cheap checks,
+// the first combination of the memory axes (recompute, zero, layers) that
+// passes.
+class PrefixSpace {
+public:
+    PrefixSpace(const DesignSpace& space, int prefix)
+        : space_(space)
+        , prefix_(prefix) {
+        offsets_.push_back(0);
+        for (std::size_t s = 0; s < space.structureCount(); ++s)
+            offsets_.push_back(offsets_.back() + space.prefixCount(s, prefix));
+        for (int a : {DesignSpace::kRecompute, DesignSpace::kZero, DesignSpace::kLayers})
+            if (a >= prefix)
+                repairAxes_.push_back(a);
+    }
+    std::uint64_t size() const { return offsets_.back(); }
+    std::uint64_t partitions() const { return (size() + kPartitionPoints - 1) / kPartitionPoints; }
+
+    Candidate decode(std::uint64_t i) const {
+        const auto it = std::upper_bound(offsets_.begin(), offsets_.end(), i);
+        const std::size_t s = std::size_t(it - offsets_.begin()) - 1;
+        std::uint64_t r = i - offsets_[s];
+        Candidate c;
+        c.structure = std::uint32_t(s);
+        c.choice.assign(std::size_t(space_.axisCount()), 0);
+        for (int a = prefix_ - 1; a >= 0; --a) {
+            const auto n = std::uint64_t(space_.choices(s, a));
+            c.choice[std::size_t(a)] = std::uint16_t(r % n);
+            r /= n;
+        }
+        return c;
+    }
+
+    // nullptr and the repaired candidate, or the reason of the first failure.
+    const char* complete(Candidate& c) const {
+        const char* first = space_.precheck(c);
+        if (!first || repairAxes_.empty())
+            return first;
+        const std::size_t s = c.structure;
+        Candidate t = c;
+        std::vector<int> idx(repairAxes_.size(), 0);
+        while (true) {
+            // Odometer, last axis fastest.
+            std::size_t k = idx.size();
+            while (k > 0) {
+                --k;
+                if (++idx[k] < space_.choices(s, repairAxes_[k]))
+                    break;
+                idx[k] = 0;
+                if (k == 0)
+                    return first;
+            }
+            for (std::size_t j = 0; j < idx.size(); ++j)
+                t.choice[std::size_t(repairAxes_[j])] = std::uint16_t(idx[j]);
+            if (!space_.precheck(t)) {
+                c = t;
+                return nullptr;
+            }
+        }
+    }
+
+private:
+    const DesignSpace& space_;
+    int prefix_;
+    std::vector<std::uint64_t> offsets_;
+    std::vector<int> repairAxes_;
+};
+
+Accumulator merged(tbb::enumerable_thread_specific<Accumulator>& locals, Objective o,
+                   std::size_t k) {
+    Accumulator out;
+    out.objective = o;
+    out.k = k;
+    std::vector<Entry> top, pareto;
+    for (Accumulator& a : locals) {
+        top.insert(top.end(), a.top.begin(), a.top.end());
+        pareto.insert(pareto.end(), a.pareto.begin(), a.pareto.end());
+        out.evaluated += a.evaluated;
+        out.feasible += a.feasible;
+        out.considered += a.considered;
+        for (const auto& [why, n] : a.pruned)
+            out.pruned[why] += n;
+        for (const auto& [s, e] : a.bestPerStructure) {
+            auto [it, inserted] = out.bestPerStructure.try_emplace(s, e);
+            if (!inserted && better(e, it->second, o))
+                it->second = e;
+        }
+    }
+    std::sort(top.begin(), top.end(),
+              [&](const Entry& a, const Entry& b) { return better(a, b, o); });
+    top.erase(std::unique(top.begin(), top.end(),
+                          [&](const Entry& a, const Entry& b) { return sameScore(a, b, o); }),
+              top.end());
+    if (top.size() > k)
+        top.resize(k);
+    out.top = std::move(top);
+    out.pareto = paretoFront(std::move(pareto));
+    return out;
+}
+
+ScoredPlan materialise(const DesignSpace& space, const Entry& e, const std::string& name) {
+    ScoredPlan p;
+    p.key = e.key;
+    p.label = space.label(e.key);
+    p.plan = space.plan(e.key);
+    p.plan.name = name;
+    p.step_time_s = e.step;
+    p.cross_building_bytes = e.bytes;
+    p.gpu_seconds = e.gpuSeconds;
+    p.mfu = e.mfu;
+    p.tokens_per_s = e.tokens;
+    p.peak_gib_per_gpu = e.peak;
+    p.gpus = e.gpus;
+    return p;
+}
+
+} // namespace
+
+bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
+    const auto sa = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
+    const auto sb = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
+    if (sa != sb)
+        return sa < sb;
+    return a.key < b.key;
+}
+
+OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const Plan& base,
+                         const OptimizerOptions& options) {
+    const auto t0 = Clock::now();
+    OptimizerResult result;
+    result.cluster = evaluator.cluster().name;
+    result.model = model.name;
+    result.objective = options.objective;
+    result.top_k = std::max(1, options.top_k);
+    result.shard_count = std::max(1, options.shard_count);
+    result.shard_index = std::clamp(options.shard_index, 0, result.shard_count - 1);
+
+    const DesignSpace space(evaluator.cluster(), model, base, options.space);
+    result.gpu_budget = space.gpuBudget();
+    result.space_size = space.size();
+    result.structures = std::int64_t(space.structureCount());
+    if (result.shard_index == 0) // counted once over all shards
+        for (const auto& [why, n] : space.structurePruned())
+            result.pruned["structure: " + why] += n;
+
+    tbb::task_arena arena(options.threads > 0 ? options.threads : int(tbb::task_arena::automatic));
+    result.threads = arena.max_concurrency();
+    SearchContext ctx(space, evaluator, model, options);
+    const Objective obj = options.objective;
+    const std::size_t k = std::size_t(result.top_k);
+    tbb::enumerable_thread_specific<Accumulator> locals([&] {
+        Accumulator a;
+        a.objective = obj;
+        a.k = k;
+        return a;
+    });
+
+    // ---- choose the enumerated prefix of the axes --------------------------
+    const int axes = space.axisCount();
+    const std::int64_t budget = std::max<std::int64_t>(1, options.max_evaluations);
+    int prefix = 0;
+    for (int p = axes; p >= 0; --p) {
+        const PrefixSpace ps(space, p);
+        if (p > 0 && double(ps.size()) > double(budget) * kRawPerEvaluation)
+            continue;
+        if (p == 0 || ps.size() <= std::uint64_t(budget)) {
+            prefix = p;
+            break;
+        }
+        // Count the survivors of the cheap checks (all shards alike).
+        tbb::enumerable_thread_specific<std::int64_t> counts(0);
+        arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, ps.size(), 512),
+                              [&](const tbb::blocked_range<std::uint64_t>& r) {
+                                  std::int64_t& n = counts.local();
+                                  if (ctx.cancelled())
+                                      return;
+                                  for (std::uint64_t i = r.begin(); i != r.end(); ++i) {
+                                      Candidate c = ps.decode(i);
+                                      if (!ps.complete(c))
+                                          ++n;
+                                  }
+                              });
+        });
+        std::int64_t survivors = 0;
+        for (std::int64_t n : counts)
+            survivors += n;
+        if (survivors <= budget) {
+            prefix = p;
+            break;
+        }
+    }
+    const bool exhaustive = prefix == axes;
+    const PrefixSpace ps(space, prefix);
+    for (int a = 0; a < axes; ++a)
+        (a < prefix ? result.strategy.enumerated_axes : result.strategy.descent_axes)
+            .push_back(space.axisName(a));
+    result.strategy.name = exhaustive ? "exhaustive" : "staged";
+
+    // ---- stage 1: the enumerated part, partition by partition --------------
+    std::vector<std::uint64_t> mine;
+    for (std::uint64_t p = 0; p < ps.partitions(); ++p)
+        if (p % std::uint64_t(result.shard_count) == std::uint64_t(result.shard_index))
+            mine.push_back(p);
+    {
+        std::uint64_t n = 0;
+        for (std::uint64_t p : mine)
+            n += std::min(kPartitionPoints, ps.size() - p * kPartitionPoints);
+        ctx.total = std::int64_t(n);
+        result.enumerated = std::int64_t(n);
+    }
+    arena.execute([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, mine.size(), 1),
+                          [&](const tbb::blocked_range<std::size_t>& r) {
+                              Accumulator& acc = locals.local();
+                              for (std::size_t j = r.begin(); j != r.end(); ++j) {
+                                  const std::uint64_t first = mine[j] * kPartitionPoints;
+                                  const std::uint64_t last =
+                                      std::min(first + kPartitionPoints, ps.size());
+                                  for (std::uint64_t i = first; i < last; ++i) {
+                                      if (ctx.cancelled())
+                                          return;
+                                      Candidate c = ps.decode(i);
+                                      ++acc.considered;
+                                      if (const char* why = ps.complete(c))
+                                          ++acc.pruned[why];
+                                      else
+                                          evaluateChecked(ctx, c, acc);
+                                      ctx.tick();
+                                  }
+                              }
+                          });
+    });
+
+    // ---- stage 2: coordinate descent from the best seeds --------------------
+    if (!exhaustive && !ctx.cancelled()) {
+        std::vector<Entry> seeds;
+        for (Accumulator& a : locals)
+            for (const auto& [s, e] : a.bestPerStructure) {
+                auto it = std::find_if(seeds.begin(), seeds.end(),
+                                       [&](const Entry& x) { return x.key.structure == s; });
+                if (it == seeds.end())
+                    seeds.push_back(e);
+                else if (better(e, *it, obj))
+                    *it = e;
+            }
+        std::sort(seeds.begin(), seeds.end(),
+                  [&](const Entry& a, const Entry& b) { return better(a, b, obj); });
+        if (int(seeds.size()) > options.seeds)
+            seeds.resize(std::size_t(std::max(0, options.seeds)));
+        result.strategy.seeds = int(seeds.size());
+
+        std::map<Candidate, std::optional<Entry>> known;
+        for (const Entry& e : seeds)
+            known[e.key] = e;
+        std::vector<Entry> current = seeds;
+        std::vector<char> active(current.size(), 1);
+        for (int round = 0; round < options.max_rounds && !ctx.cancelled(); ++round) {
+            if (std::none_of(active.begin(), active.end(), [](char a) { return a; }))
+                break;
+            result.strategy.rounds = round + 1;
+            // Every single-axis move of every active seed.
+            std::vector<std::vector<Candidate>> moves(current.size());
+            std::vector<Candidate> fresh;
+            std::set<Candidate> queued;
+            for (std::size_t i = 0; i < current.size(); ++i) {
+                if (!active[i])
+                    continue;
+                const Candidate& at = current[i].key;
+                for (int a = 0; a < axes; ++a)
+                    for (int x = 0; x < space.choices(at.structure, a); ++x) {
+                        if (x == at.choice[std::size_t(a)])
+                            continue;
+                        Candidate c = at;
+                        c.choice[std::size_t(a)] = std::uint16_t(x);
+                        moves[i].push_back(c);
+                        if (!known.count(c) && queued.insert(c).second)
+                            fresh.push_back(c);
+                    }
+            }
+            std::vector<std::optional<Entry>> results(fresh.size());
+            ctx.total += std::int64_t(fresh.size());
+            result.enumerated += std::int64_t(fresh.size());
+            arena.execute([&] {
+                tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh.size(), 4),
+                                  [&](const tbb::blocked_range<std::size_t>& r) {
+                                      Accumulator& acc = locals.local();
+                                      for (std::size_t j = r.begin(); j != r.end(); ++j) {
+                                          if (ctx.cancelled())
+                                              return;
+                                          results[j] = evaluateCandidate(ctx, fresh[j], acc);
+                                          ctx.tick();
+                                      }
+                                  });
+            });
+            if (ctx.cancelled())
+                break;
+            for (std::size_t j = 0; j < fresh.size(); ++j)
+                known[fresh[j]] = results[j];
+            std::set<Candidate> positions;
+            for (std::size_t i = 0; i < current.size(); ++i) {
+                if (!active[i])
+                    continue;
+                Entry best = current[i];
+                for (const Candidate& c : moves[i]) {
+                    const auto& r = known[c];
+                    if (r && better(*r, best, obj))
+                        best = *r;
+                }
+                if (best.key == current[i].key || !positions.insert(best.key).second)
+                    active[i] = 0; // converged, or joined another seed's path
+                current[i] = best;
+            }
+        }
+    }
+
+    // ---- merge, materialise, check -----------------------------------------
+    result.cancelled = ctx.cancelled();
+    ctx.finalProgress();
+    Accumulator all = merged(locals, obj, k);
+    result.evaluated = all.evaluated;
+    result.feasible = all.feasible;
+    for (const auto& [why, n] : all.pruned)
+        result.pruned[why] += n;
+    const Cluster& cluster = evaluator.cluster();
+    auto keep = [&](const Entry& e, const std::string& name, std::vector<ScoredPlan>& out) {
+        ScoredPlan p = materialise(space, e, name);
+        if (!validateScenario({cluster, model, p.plan}).empty()) {
+            ++result.pruned[kInvalid];
+            return;
+        }
+        out.push_back(std::move(p));
+    };
+    for (std::size_t i = 0; i < all.top.size(); ++i)
+        keep(all.top[i], "optimized-" + std::to_string(i + 1), result.top);
+    for (std::size_t i = 0; i < all.pareto.size(); ++i)
+        keep(all.pareto[i], "pareto-" + std::to_string(i + 1), result.pareto);
+
+    result.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    result.evaluations_per_s =
+        result.search_s > 0 ? double(result.evaluated) / result.search_s : 0.0;
+    {
+        std::string d;
+        if (exhaustive) {
+            d = "every candidate that passed the cheap checks was evaluated";
+        } else {
+            d = "every combination of the first " + std::to_string(prefix) +
+                " axes was evaluated (the others at their first choice that passes the cheap "
+                "checks), then coordinate descent over all axes from the best plan of each of "
+                "the " +
+                std::to_string(result.strategy.seeds) + " best structures";
+        }
+        d += "; the space holds " +
+             std::to_string(std::int64_t(std::min(result.space_size, 9e18))) +
+             " candidates, the evaluation budget is " + std::to_string(budget);
+        result.strategy.description = d;
+    }
+
+    if (options.baselines && !result.cancelled) {
+        result.baselines.push_back(productionBaseline(evaluator, model, base, space.gpuBudget()));
+        result.baselines.push_back(priorArtBaseline(evaluator, model, base, space.gpuBudget()));
+    }
+    result.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return result;
+}
+
+OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
+                             std::vector<std::string>* problems) {
+    OptimizerResult out;
+    if (shards.empty())
+        return out;
+    auto complain = [&](const std::string& s) {
+        if (problems)
+            problems->push_back(s);
+    };
+    const OptimizerResult& f = shards.front();
+    out.cluster = f.cluster;
+    out.model = f.model;
+    out.objective = f.objective;
+    out.shard_index = 0;
+    out.shard_count = 1;
+    out.gpu_budget = f.gpu_budget;
+    out.space_size = f.space_size;
+    out.structures = f.structures;
+    out.strategy = f.strategy;
+    out.baselines = f.baselines;
+    std::set<int> seen;
+    std::vector<ScoredPlan> top, pareto;
+    for (const OptimizerResult& r : shards) {
+        if (r.cluster != f.cluster || r.model != f.model || r.objective != f.objective ||
+            r.space_size != f.space_size || r.shard_count != f.shard_count)
+            complain("shard " + std::to_string(r.shard_index) + "/" +
+                     std::to_string(r.shard_count) +
+                     " searched a different problem (cluster, model, objective, space or shard "
+                     "count differ)");
+        if (!seen.insert(r.shard_index).second)
+            complain("shard " + std::to_string(r.shard_index) + " given twice");
+        out.top_k = std::max(out.top_k, r.top_k);
+        out.enumerated += r.enumerated;
+        out.evaluated += r.evaluated;
+        out.feasible += r.feasible;
+        for (const auto& [why, n] : r.pruned)
+            out.pruned[why] += n;
+        out.elapsed_s = std::max(out.elapsed_s, r.elapsed_s);
+        out.search_s = std::max(out.search_s, r.search_s);
+        out.evaluations_per_s += r.evaluations_per_s;
+        out.threads += r.threads;
+        out.cancelled = out.cancelled || r.cancelled;
+        out.strategy.rounds = std::max(out.strategy.rounds, r.strategy.rounds);
+        if (out.baselines.empty())
+            out.baselines = r.baselines;
+        top.insert(top.end(), r.top.begin(), r.top.end());
+        pareto.insert(pareto.end(), r.pareto.begin(), r.pareto.end());
+    }
+    for (int i = 0; i < f.shard_count; ++i)
+        if (!seen.count(i))
+            complain("shard " + std::to_string(i) + "/" + std::to_string(f.shard_count) +
+                     " is missing: the result covers part of the space");
+    const Objective o = out.objective;
+    std::sort(top.begin(), top.end(),
+              [&](const ScoredPlan& a, const ScoredPlan& b) { return betterThan(a, b, o); });
+    top.erase(std::unique(top.begin(), top.end(),
+                          [&](const ScoredPlan& a, const ScoredPlan& b) {
+                              return scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds,
+                                             o) == scoreOf(b.step_time_s, b.cross_building_bytes,
+                                                           b.gpu_seconds, o);
+                          }),
+              top.end());
+    if (top.size() > std::size_t(std::max(1, out.top_k)))
+        top.resize(std::size_t(std::max(1, out.top_k)));
+    for (std::size_t i = 0; i < top.size(); ++i)
+        top[i].plan.name = "optimized-" + std::to_string(i + 1);
+    struct Point {
+        double step, bytes;
+        Candidate key;
+        std::size_t index;
+    };
+    std::vector<Point> pts;
+    for (std::size_t i = 0; i < pareto.size(); ++i)
+        pts.push_back({pareto[i].step_time_s, pareto[i].cross_building_bytes, pareto[i].key, i});
+    for (const Point& p : paretoFront(std::move(pts))) {
+        ScoredPlan s = pareto[p.index];
+        s.plan.name = "pareto-" + std::to_string(out.pareto.size() + 1);
+        out.pareto.push_back(std::move(s));
+    }
+    out.top = std::move(top);
+    return out;
+}
+
+} // namespace sa

@@ -1,0 +1,132 @@
+#pragma once
+// The optimizer: a parallel search (oneTBB) of the design space for the
+// plans with the best step time, cost or cross-building traffic.
+//
+// The space's candidates are cut into coarse partitions of fixed size;
+// tbb::parallel_for runs them, each thread keeps its own top-K and Pareto
+// set, and the sets are merged at the end. Every comparison breaks ties on
+// the candidate's stable key, so the answer is the same for any number of
+// threads. Two strategies (docs/OPTIMIZER.md):
+//
+//   exhaustive  every candidate, when the space (after cheap pruning) fits
+//               the evaluation budget;
+//   staged      otherwise: every combination of the leading axes (structure,
+//               placement, schedule, ...) that fits the budget, the other
+//               axes at their first choice that passes the cheap checks;
+//               then coordinate descent over all axes from the best seeds.
+//
+// Shards: with shard_count N, shard I takes the partitions p with
+// p % N == I (and descends from its own seeds); mergeResults joins them.
+
+#include "cost/evaluate.h"
+#include "explore/baselines.h"
+#include "explore/designspace.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+enum class Objective {
+    StepTime,          // seconds per step
+    Cost,              // GPU-seconds per step (fewer GPUs may win)
+    CrossBuildingBytes // bytes over inter-building links per step (then step time)
+};
+const char* toString(Objective o);
+std::optional<Objective> objectiveFromString(const std::string& s);
+
+struct OptimizerOptions {
+    Objective objective = Objective::StepTime;
+    int top_k = 10;
+    int threads = 0; // 0 = all cores (oneTBB's default)
+    int shard_index = 0;
+    int shard_count = 1;
+    // Candidates that may be evaluated exhaustively (after cheap pruning);
+    // beyond it the staged strategy runs. Sized for ~10 s on two cores at
+    // the cost model's speed for Llama 3 405B (docs/OPTIMIZER.md).
+    std::int64_t max_evaluations = 16000;
+    int seeds = 6;       // starting points of the coordinate descent
+    int max_rounds = 12; // descent rounds per seed
+    bool baselines = true;
+    DesignSpaceOptions space;
+    // Checked between candidates: set it from any thread to stop soon.
+    const std::atomic<bool>* cancel = nullptr;
+    // Called from worker threads (serialised, at most every ~50 ms and at
+    // the end) with candidates done and the current total (the total grows
+    // when the descent starts).
+    std::function<void(std::int64_t done, std::int64_t total)> progress;
+};
+
+// A candidate that was evaluated and fits.
+struct ScoredPlan {
+    Candidate key;
+    std::string label;
+    Plan plan; // a complete plan document (name, description = label)
+    double step_time_s = 0;
+    double cross_building_bytes = 0;
+    double gpu_seconds = 0; // gpus * step time
+    double mfu = 0;
+    double tokens_per_s = 0;
+    double peak_gib_per_gpu = 0;
+    std::int64_t gpus = 0;
+};
+
+struct SearchStrategy {
+    std::string name; // "exhaustive" or "staged"
+    std::string description;
+    std::vector<std::string> enumerated_axes; // all of them when exhaustive
+    std::vector<std::string> descent_axes;
+    int seeds = 0;
+    int rounds = 0; // descent rounds actually run (the most of any seed)
+};
+
+struct OptimizerResult {
+    std::string cluster;
+    std::string model;
+    Objective objective = Objective::StepTime;
+    int top_k = 0;
+    int shard_index = 0;
+    int shard_count = 1;
+    std::int64_t gpu_budget = 0;
+    double space_size = 0;                      // candidates in the whole space
+    std::int64_t structures = 0;                // (tp, cp, pp, dp, ep, micro batch) tuples
+    std::int64_t enumerated = 0;                // candidates of the enumerated part (this shard)
+    std::int64_t evaluated = 0;                 // calls of the cost model
+    std::int64_t feasible = 0;                  // evaluated and fitting in memory
+    std::map<std::string, std::int64_t> pruned; // by reason (structure tuples and candidates)
+    double elapsed_s = 0;
+    double search_s = 0; // elapsed without the baselines
+    double evaluations_per_s = 0;
+    int threads = 0;
+    bool cancelled = false;
+    SearchStrategy strategy;
+    std::vector<ScoredPlan> top;    // best first
+    std::vector<ScoredPlan> pareto; // step time vs cross-building bytes, by step time
+    std::vector<BaselineResult> baselines;
+
+    std::int64_t prunedTotal() const;
+    // Speedup of the best plan over a baseline: baseline / best - 1 (0.25 = 25% faster).
+    std::optional<double> speedupOver(const BaselineResult& b) const;
+};
+
+// Order of scored plans under an objective: primary, secondary, then key.
+bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective objective);
+
+// Searches the space of `base` (its global batch, sequence length and
+// switches stay fixed) on the evaluator's cluster. Thread-safe with respect
+// to other searches; the evaluator is shared read-only.
+OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const Plan& base,
+                         const OptimizerOptions& options = {});
+
+// Joins shard results (same cluster, model, objective and space): top-K and
+// Pareto re-merged, counts summed, speedups recomputed. `problems` gets a
+// line per inconsistency (missing or repeated shards, different inputs).
+OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
+                             std::vector<std::string>* problems = nullptr);
+
+} // namespace sa

@@ -1,0 +1,480 @@
+// The optimizer: the best plan of a small space enumerated here by brute
+// force, the same answer on any number of threads, cancel within 100 ms,
+// every returned plan re-evaluating to its reported figures, shards merging
+// to the unsharded result, and the two baselines following their recipes.
+
+#include "cost/evaluate.h"
+#include "cost/placement.h"
+#include "explore/baselines.h"
+#include "explore/designspace.h"
+#include "explore/optimizer.h"
+#include "explore/results.h"
+#include "formats/documents.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+using namespace sa;
+
+namespace {
+
+Building building(const std::string& name, const std::string& region, std::int64_t gpus) {
+    Building b;
+    b.name = name;
+    b.region = region;
+    b.gpu_model = "H100";
+    b.gpus = gpus;
+    b.gpus_per_host = 8;
+    b.scale_up_gbps = 3600;
+    b.scale_out_gbps = 400;
+    return b;
+}
+
+Link link(const std::string& a, const std::string& b, double gbps, double ms,
+          const std::string& tech) {
+    Link l;
+    l.a = a;
+    l.b = b;
+    l.name = a + "-" + b;
+    l.bandwidth_gbps = gbps;
+    l.latency_ms = ms;
+    l.technology = tech;
+    return l;
+}
+
+// Two buildings of 64 GPUs on a campus, or three with a third one in
+// another region behind thin 5 ms links. GPUs with 3.5 GiB so that memory
+// prunes part of the space.
+Cluster smallCluster(bool three) {
+    Cluster c;
+    c.name = three ? "three-small" : "two-small";
+    GpuModel g;
+    g.name = "H100";
+    g.peak_tflops_bf16 = 989;
+    g.peak_tflops_fp8 = 1979;
+    g.memory_gib = 3.5;
+    g.hbm_tbps = 3.35;
+    g.sms = 132;
+    c.gpu_models[g.name] = g;
+    c.buildings = {building("B1", "east", 64), building("B2", "east", 64)};
+    c.links = {link("B1", "B2", 3200, 0.1, "roce")};
+    if (three) {
+        c.buildings.push_back(building("B3", "west", 64));
+        c.links.push_back(link("B1", "B3", 200, 5, "tcp"));
+        c.links.push_back(link("B2", "B3", 200, 5, "tcp"));
+    }
+    return c;
+}
+
+Model smallModel() {
+    Model m;
+    m.name = "tiny-0.6b";
+    m.layers = 8;
+    m.hidden = 2048;
+    m.ffn_hidden = 8192;
+    m.heads = 16;
+    m.kv_heads = 4;
+    m.vocab = 32000;
+    return m;
+}
+
+// tp2 pp2 on `gpus` GPUs; a batch of 192 sequences divides by many dp.
+Plan basePlan(int gpus) {
+    Plan p;
+    p.name = "base";
+    p.sequence_length = 2048;
+    p.global_batch_sequences = 192;
+    p.micro_batch_sequences = 1;
+    p.parallelism = {2, 1, 2, gpus / 4, 1};
+    p.zero_stage = 1;
+    p.recompute = Recompute::Selective;
+    return p;
+}
+
+// A space small enough to enumerate here.
+DesignSpaceOptions smallSpace() {
+    DesignSpaceOptions o;
+    o.tp = {2, 4};
+    o.cp = {1};
+    o.pp = {1, 2, 4};
+    o.micro_batch = {1};
+    o.zero_stages = {1, 3};
+    o.recompute = {Recompute::None, Recompute::Full};
+    o.dp_algos = {CollectiveAlgo::Ring, CollectiveAlgo::Hierarchical};
+    o.schedules = {
+        {ScheduleKind::OneFOneB, 1}, {ScheduleKind::Interleaved, 2}, {ScheduleKind::ZeroBubble, 1}};
+    o.vary_links = false;
+    return o;
+}
+
+// Every candidate of the space, in key order.
+std::vector<Candidate> everyCandidate(const DesignSpace& space) {
+    std::vector<Candidate> out;
+    for (std::size_t s = 0; s < space.structureCount(); ++s) {
+        Candidate c;
+        c.structure = std::uint32_t(s);
+        c.choice.assign(std::size_t(space.axisCount()), 0);
+        while (true) {
+            out.push_back(c);
+            int a = space.axisCount() - 1;
+            for (; a >= 0; --a) {
+                if (++c.choice[std::size_t(a)] < space.choices(s, a))
+                    break;
+                c.choice[std::size_t(a)] = 0;
+            }
+            if (a < 0)
+                break;
+        }
+    }
+    return out;
+}
+
+struct Brute {
+    Candidate key;
+    double step = 0, bytes = 0;
+};
+
+bool sameResults(const OptimizerResult& a, const OptimizerResult& b) {
+    if (a.top.size() != b.top.size() || a.pareto.size() != b.pareto.size())
+        return false;
+    for (std::size_t i = 0; i < a.top.size(); ++i)
+        if (a.top[i].key != b.top[i].key || a.top[i].step_time_s != b.top[i].step_time_s ||
+            a.top[i].plan != b.top[i].plan)
+            return false;
+    for (std::size_t i = 0; i < a.pareto.size(); ++i)
+        if (a.pareto[i].key != b.pareto[i].key ||
+            a.pareto[i].cross_building_bytes != b.pareto[i].cross_building_bytes)
+            return false;
+    return a.evaluated == b.evaluated && a.feasible == b.feasible && a.pruned == b.pruned &&
+           a.strategy.name == b.strategy.name && a.strategy.rounds == b.strategy.rounds;
+}
+
+std::string sourceDir() {
+    return SCALEACROSS_SOURCE_DIR;
+}
+
+} // namespace
+
+class TestOptimizer : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void findsTheBruteForceBest();
+    void sameAnswerOnAnyThreadCount();
+    void cancelStopsWithin100ms();
+    void returnedPlansReevaluate();
+    void shardsMergeToTheUnshardedResult();
+    void baselinesFollowTheirRecipes();
+    void designSpaceOfTheSample();
+};
+
+void TestOptimizer::findsTheBruteForceBest() {
+    const Cluster cluster = smallCluster(false);
+    const Model model = smallModel();
+    const Plan base = basePlan(128);
+    const DesignSpace space(cluster, model, base, smallSpace());
+    QVERIFY(space.structureCount() > 0);
+    const Evaluator evaluator(cluster);
+
+    // Brute force: every candidate through the full, validating evaluation.
+    std::vector<Brute> feasible;
+    int memoryRejected = 0;
+    for (const Candidate& c : everyCandidate(space)) {
+        const Plan p = space.plan(c);
+        const auto res = evaluator.evaluate(model, p, {false, true, true});
+        const char* why = space.precheck(c);
+        if (const auto* err = std::get_if<EvaluationError>(&res)) {
+            // Only placements too large for a building may fail, never validation.
+            QVERIFY2(err->str().find("would hold") != std::string::npos, err->str().c_str());
+            continue;
+        }
+        const Evaluation& ev = std::get<Evaluation>(res);
+        // The cheap memory check is a lower bound: it never rejects a plan that fits.
+        if (why && std::string(why).rfind("memory", 0) == 0) {
+            QVERIFY2(!ev.memory.fits, space.label(c).c_str());
+            continue;
+        }
+        if (!ev.memory.fits) {
+            ++memoryRejected;
+            continue;
+        }
+        if (why) // a duplicate of another candidate
+            continue;
+        feasible.push_back({c, ev.step_time_s, std::round(ev.cross_building_bytes)});
+    }
+    QVERIFY(feasible.size() > 20);
+    QVERIFY(memoryRejected > 0);
+    std::sort(feasible.begin(), feasible.end(), [](const Brute& a, const Brute& b) {
+        if (a.step != b.step)
+            return a.step < b.step;
+        if (a.bytes != b.bytes)
+            return a.bytes < b.bytes;
+        return a.key < b.key;
+    });
+
+    OptimizerOptions o;
+    o.space = smallSpace();
+    o.max_evaluations = 1000000;
+    o.baselines = false;
+    o.top_k = 5;
+    o.threads = 2;
+    const OptimizerResult r = optimize(evaluator, model, base, o);
+    QCOMPARE(r.strategy.name, std::string("exhaustive"));
+    QVERIFY(!r.top.empty());
+    QCOMPARE(r.top.front().key, feasible.front().key);
+    QCOMPARE(r.top.front().step_time_s, feasible.front().step);
+    QCOMPARE(r.feasible, std::int64_t(feasible.size()));
+    // Top-5 of distinct scores, each by its smallest key.
+    std::vector<Brute> distinct;
+    for (const Brute& b : feasible)
+        if (distinct.empty() || distinct.back().step != b.step || distinct.back().bytes != b.bytes)
+            distinct.push_back(b);
+    QCOMPARE(r.top.size(), std::min<std::size_t>(5, distinct.size()));
+    for (std::size_t i = 0; i < r.top.size(); ++i)
+        QCOMPARE(r.top[i].key, distinct[i].key);
+    // The Pareto set of (step, bytes).
+    std::vector<Brute> front;
+    for (const Brute& b : feasible)
+        if (front.empty() || b.bytes < front.back().bytes)
+            front.push_back(b);
+    QCOMPARE(r.pareto.size(), front.size());
+    for (std::size_t i = 0; i < front.size(); ++i)
+        QCOMPARE(r.pareto[i].key, front[i].key);
+    // Every candidate is counted once: evaluated, or pruned with a reason.
+    std::int64_t prunedCandidates = 0;
+    for (const auto& [why, n] : r.pruned)
+        if (why.rfind("structure: ", 0) != 0)
+            prunedCandidates += n;
+    QCOMPARE(r.enumerated, std::int64_t(everyCandidate(space).size()));
+    QCOMPARE(prunedCandidates + r.feasible, r.enumerated);
+    QVERIFY(r.evaluated >= r.feasible);
+    QVERIFY(r.pruned.count("invalid plan (validation)") == 0);
+    QVERIFY(r.pruned.count("memory (lower bound before evaluation)") == 1);
+    QVERIFY(r.pruned.count("memory (evaluated)") == 1);
+}
+
+void TestOptimizer::sameAnswerOnAnyThreadCount() {
+    const Cluster cluster = smallCluster(true);
+    const Model model = smallModel();
+    const Plan base = basePlan(192);
+    const Evaluator evaluator(cluster);
+    OptimizerOptions o;
+    o.space = smallSpace();
+    o.space.vary_links = true;
+    o.max_evaluations = 150; // forces the staged strategy
+    o.seeds = 3;
+    o.baselines = false;
+    std::vector<OptimizerResult> runs;
+    for (int threads : {1, 2, 4}) {
+        o.threads = threads;
+        runs.push_back(optimize(evaluator, model, base, o));
+    }
+    QCOMPARE(runs.front().strategy.name, std::string("staged"));
+    QVERIFY(runs.front().strategy.rounds >= 1);
+    QVERIFY(!runs.front().top.empty());
+    for (std::size_t i = 1; i < runs.size(); ++i)
+        QVERIFY2(sameResults(runs.front(), runs[i]),
+                 ("threads differ: run " + std::to_string(i)).c_str());
+}
+
+void TestOptimizer::cancelStopsWithin100ms() {
+    auto loaded =
+        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    QVERIFY(loaded.ok());
+    const Evaluator evaluator(loaded.value->cluster);
+    std::atomic<bool> cancel{false};
+    std::atomic<std::int64_t> progressed{0};
+    OptimizerOptions o;
+    o.cancel = &cancel;
+    o.threads = 2;
+    o.progress = [&](std::int64_t done, std::int64_t) { progressed = done; };
+    std::atomic<bool> finished{false};
+    std::chrono::steady_clock::time_point end;
+    OptimizerResult r;
+    std::thread worker([&] {
+        r = optimize(evaluator, loaded.value->model, loaded.value->plan, o);
+        end = std::chrono::steady_clock::now();
+        finished = true;
+    });
+    // Let the search get going, then cancel from this thread.
+    QElapsedTimer wait;
+    wait.start();
+    while (progressed.load() < 20 && !finished && wait.elapsed() < 20000)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto start = std::chrono::steady_clock::now();
+    cancel = true;
+    worker.join();
+    const double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    qInfo("cancel took %.1f ms after %lld candidates", ms,
+          static_cast<long long>(progressed.load()));
+    QVERIFY(r.cancelled);
+    QVERIFY2(ms < 100, std::to_string(ms).c_str());
+    QVERIFY(r.baselines.empty());
+}
+
+void TestOptimizer::returnedPlansReevaluate() {
+    const Cluster cluster = smallCluster(true);
+    const Model model = smallModel();
+    const Plan base = basePlan(192);
+    const Evaluator evaluator(cluster);
+    OptimizerOptions o;
+    o.space = smallSpace();
+    o.space.vary_links = true;
+    o.space.zero_stages = {1, 2, 3};
+    o.max_evaluations = 400;
+    o.seeds = 2;
+    o.threads = 2;
+    const OptimizerResult r = optimize(evaluator, model, base, o);
+    QVERIFY(!r.top.empty());
+    QVERIFY(!r.pareto.empty());
+    std::vector<ScoredPlan> all = r.top;
+    all.insert(all.end(), r.pareto.begin(), r.pareto.end());
+    for (const ScoredPlan& p : all) {
+        // A complete plan document: written and read back unchanged.
+        const auto back = parsePlan(dumpCanonical(toJson(p.plan)), "plan.json");
+        QVERIFY2(back.ok(), p.label.c_str());
+        QVERIFY(*back.value == p.plan);
+        // The full evaluation, validation included, gives the reported figures.
+        const auto res = evaluator.evaluate(model, p.plan, {true, true, true});
+        QVERIFY2(std::holds_alternative<Evaluation>(res), p.label.c_str());
+        const Evaluation& ev = std::get<Evaluation>(res);
+        QCOMPARE(ev.step_time_s, p.step_time_s);
+        QVERIFY(ev.memory.fits);
+        QVERIFY2(std::abs(ev.cross_building_bytes - p.cross_building_bytes) <= 1.0,
+                 (p.label + ": " + std::to_string(ev.cross_building_bytes) + " vs " +
+                  std::to_string(p.cross_building_bytes))
+                     .c_str());
+        QCOMPARE(ev.gpus, p.gpus);
+    }
+    // Baselines re-evaluate too.
+    QCOMPARE(r.baselines.size(), std::size_t(2));
+    for (const BaselineResult& b : r.baselines) {
+        QVERIFY2(b.feasible, b.problem.c_str());
+        const auto res = evaluator.evaluate(model, b.plan, {false, true, true});
+        QVERIFY(std::holds_alternative<Evaluation>(res));
+        QCOMPARE(std::get<Evaluation>(res).step_time_s, b.step_time_s);
+    }
+}
+
+void TestOptimizer::shardsMergeToTheUnshardedResult() {
+    const Cluster cluster = smallCluster(false);
+    const Model model = smallModel();
+    const Plan base = basePlan(128);
+    const Evaluator evaluator(cluster);
+    OptimizerOptions o;
+    o.space = smallSpace();
+    o.space.vary_links = true;
+    o.max_evaluations = 1000000;
+    o.baselines = false;
+    o.threads = 2;
+    const OptimizerResult whole = optimize(evaluator, model, base, o);
+    QCOMPARE(whole.strategy.name, std::string("exhaustive"));
+    std::vector<OptimizerResult> shards;
+    for (int i = 0; i < 3; ++i) {
+        o.shard_index = i;
+        o.shard_count = 3;
+        const OptimizerResult s = optimize(evaluator, model, base, o);
+        QVERIFY(s.evaluated < whole.evaluated);
+        // Through JSON, as `scaleacross merge` reads them.
+        std::string error;
+        auto back =
+            optimizerResultFromJson(nlohmann::json::parse(toJson(s).dump()), "shard.json", &error);
+        QVERIFY2(back.has_value(), error.c_str());
+        shards.push_back(std::move(*back));
+    }
+    std::vector<std::string> problems;
+    const OptimizerResult merged = mergeResults(shards, &problems);
+    QVERIFY(problems.empty());
+    QVERIFY(sameResults(whole, merged));
+    QCOMPARE(merged.enumerated, whole.enumerated);
+
+    // A missing shard is reported.
+    shards.pop_back();
+    problems.clear();
+    mergeResults(shards, &problems);
+    QCOMPARE(problems.size(), std::size_t(1));
+}
+
+void TestOptimizer::baselinesFollowTheirRecipes() {
+    auto loaded =
+        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    QVERIFY(loaded.ok());
+    const Scenario& s = *loaded.value;
+    const Evaluator evaluator(s.cluster);
+    const BaselineResult prod = productionBaseline(evaluator, s.model, s.plan, 98304);
+    QVERIFY2(prod.feasible, prod.problem.c_str());
+    QCOMPARE(prod.plan.parallelism, s.plan.parallelism);
+    QCOMPARE(prod.plan.rank_order, (std::vector<Dim>{Dim::TP, Dim::CP, Dim::PP, Dim::DP}));
+    QCOMPARE(prod.plan.schedule.kind, ScheduleKind::Interleaved);
+    QCOMPARE(prod.plan.algoFor(Dim::DP), CollectiveAlgo::Ring);
+    QCOMPARE(prod.plan.link_technologies.size(), s.cluster.links.size());
+    for (const auto& [name, o] : prod.plan.link_technologies)
+        QCOMPARE(o.technology, std::string("roce"));
+    QVERIFY(validateScenario({s.cluster, s.model, prod.plan}).empty());
+
+    const BaselineResult prior = priorArtBaseline(evaluator, s.model, s.plan, 98304);
+    QVERIFY2(prior.feasible, prior.problem.c_str());
+    QCOMPARE(prior.plan.schedule.kind, ScheduleKind::OneFOneB);
+    QVERIFY(prior.plan.link_technologies.empty());
+    QVERIFY(validateScenario({s.cluster, s.model, prior.plan}).empty());
+    // Only PP crosses: every stage's replicas sit in one building.
+    const PlacementResult placed = placeCells(s.cluster, prior.plan);
+    QVERIFY(placed.ok());
+    for (int st = 0; st < placed.grid.stages; ++st)
+        for (int d = 1; d < placed.grid.replicas; ++d)
+            QCOMPARE(placed.grid.at(st, d), placed.grid.at(st, 0));
+    QVERIFY(prior.gpus <= 98304);
+}
+
+void TestOptimizer::designSpaceOfTheSample() {
+    auto loaded =
+        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    QVERIFY(loaded.ok());
+    const Scenario& s = *loaded.value;
+    const DesignSpace space(s.cluster, s.model, s.plan);
+    QCOMPARE(space.gpuBudget(), std::int64_t(98304));
+    QVERIFY(space.size() > 1e6);
+    // The base plan's structure is in the space, and its all-zeros candidate
+    // keeps the base plan's choices.
+    bool found = false;
+    int regional = 0;
+    for (std::size_t i = 0; i < space.structureCount(); ++i) {
+        const Structure& st = space.structure(i);
+        Candidate c;
+        c.structure = std::uint32_t(i);
+        c.choice.assign(std::size_t(space.axisCount()), 0);
+        if (st.parallelism == s.plan.parallelism && st.micro_batch == 1) {
+            found = true;
+            const Plan p = space.plan(c);
+            QCOMPARE(p.schedule, s.plan.schedule);
+            QCOMPARE(p.recompute, s.plan.recompute);
+            QCOMPARE(p.zero_stage, s.plan.zero_stage);
+            QCOMPARE(p.algoFor(Dim::DP), s.plan.algoFor(Dim::DP));
+            QCOMPARE(p.rank_order, s.plan.rank_order);
+        }
+        // Every placement is a valid plan whose cells fit the buildings.
+        for (int k = 0; k < space.choices(i, DesignSpace::kPlacement); ++k) {
+            c.choice[DesignSpace::kPlacement] = std::uint16_t(k);
+            const Plan q = space.plan(c);
+            QVERIFY2(validateScenario({s.cluster, s.model, q}).empty(), space.label(c).c_str());
+            if (!q.placement || q.placement->runs.empty())
+                continue; // the rank-order fill is checked by the cost model
+            QVERIFY2(placeCells(s.cluster, q).ok(), space.label(c).c_str());
+            // Whole stages per region: PP crosses the long-haul links, DP the campus.
+            if (space.choiceLabel(i, DesignSpace::kPlacement, k).rfind("regions", 0) == 0)
+                ++regional;
+        }
+    }
+    QVERIFY(found);
+    QVERIFY(regional > 0);
+}
+
+QTEST_GUILESS_MAIN(TestOptimizer)
+#include "tst_optimizer.moc"
