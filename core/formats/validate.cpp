@@ -417,8 +417,10 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
             const std::string at = childPath("/link_technologies", link);
             if (dp.isBad(at))
                 continue;
+            // clang 14 cannot capture a structured binding.
+            const std::string& wanted = link;
             const bool exists = std::any_of(c.links.begin(), c.links.end(), [&](const Link& l) {
-                return (l.name.empty() ? l.a + "-" + l.b : l.name) == link;
+                return (l.name.empty() ? l.a + "-" + l.b : l.name) == wanted;
             });
             if (!exists)
                 dp.error(at, "no link named '" + link + "' in the cluster");
