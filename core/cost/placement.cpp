@@ -79,26 +79,36 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
         }
     }
 
-    // Zones: cells take GPUs in each building in rank order.
-    std::vector<std::int64_t> offset(cluster.buildings.size(), 0);
-    const bool ppInner = ppStride < dpStride;
-    auto visit = [&](int s, int d) {
-        const std::size_t idx = std::size_t(s) * g.replicas + d;
-        const int b = g.building[idx];
-        const auto& bld = cluster.buildings[std::size_t(b)];
-        const std::int64_t zoneGpus = bld.zone_gpus > 0 ? bld.zone_gpus : bld.gpus;
-        g.zone[idx] = std::int32_t(std::min<std::int64_t>(
-            offset[std::size_t(b)] / std::max<std::int64_t>(1, zoneGpus), bld.zones() - 1));
-        offset[std::size_t(b)] += g.cell_gpus;
+    // Zones: cells take GPUs in each building in rank order. Per building a
+    // running offset and the next zone boundary (no division per cell).
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<std::int64_t> offset(nb, 0), zoneSize(nb), nextBoundary(nb);
+    std::vector<std::int32_t> zoneNow(nb, 0), lastZone(nb);
+    for (std::size_t b = 0; b < nb; ++b) {
+        const auto& bld = cluster.buildings[b];
+        zoneSize[b] = std::max<std::int64_t>(1, bld.zone_gpus > 0 ? bld.zone_gpus : bld.gpus);
+        nextBoundary[b] = zoneSize[b];
+        lastZone[b] = std::int32_t(std::max<std::int64_t>(1, bld.zones()) - 1);
+    }
+    const std::int64_t cellGpus = g.cell_gpus;
+    auto visit = [&](std::size_t idx) {
+        const std::size_t b = std::size_t(g.building[idx]);
+        while (offset[b] >= nextBoundary[b]) {
+            nextBoundary[b] += zoneSize[b];
+            if (zoneNow[b] < lastZone[b])
+                ++zoneNow[b];
+        }
+        g.zone[idx] = zoneNow[b];
+        offset[b] += cellGpus;
     };
+    const bool ppInner = ppStride < dpStride;
     if (ppInner) {
         for (int d = 0; d < g.replicas; ++d)
             for (int s = 0; s < g.stages; ++s)
-                visit(s, d);
+                visit(std::size_t(s) * g.replicas + d);
     } else {
-        for (int s = 0; s < g.stages; ++s)
-            for (int d = 0; d < g.replicas; ++d)
-                visit(s, d);
+        for (std::size_t idx = 0; idx < cells; ++idx)
+            visit(idx);
     }
     r.gpus_used = offset;
 

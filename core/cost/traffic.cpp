@@ -55,6 +55,7 @@ void TrafficPhase::add(Location src, Location dst, double bytes, double connecti
         load_[i] += bytes;
         conns_[i] += connections;
     };
+    dirty_ = true;
     if (src.building == dst.building) {
         put(topo_.zoneUplink(src.building, src.zone), 0);
         put(topo_.zoneUplink(dst.building, dst.zone), 1);
@@ -80,6 +81,18 @@ void TrafficPhase::clear() {
         conns_[std::size_t(i)] = 0;
     }
     touched_.clear();
+    dirty_ = true;
+}
+
+double TrafficPhase::edgeDrain(int edge, int dir) const {
+    if (dirty_) {
+        drain_.assign(load_.size(), 0.0);
+        for (int i : touched_)
+            if (load_[std::size_t(i)] > 0)
+                drain_[std::size_t(i)] = load_[std::size_t(i)] / rateBps(i / 2, i % 2);
+        dirty_ = false;
+    }
+    return drain_[std::size_t(edge) * 2 + dir];
 }
 
 double TrafficPhase::rateBps(int edge, int dir) const {
@@ -91,21 +104,14 @@ double TrafficPhase::rateBps(int edge, int dir) const {
 
 double TrafficPhase::drainTime() const {
     double worst = 0;
-    for (int i : touched_) {
-        const double bytes = load_[std::size_t(i)];
-        if (bytes > 0)
-            worst = std::max(worst, bytes / rateBps(i / 2, i % 2));
-    }
+    for (int i : touched_)
+        worst = std::max(worst, edgeDrain(i / 2, i % 2));
     return worst;
 }
 
 double TrafficPhase::routeDrainTime(Location src, Location dst) const {
     double worst = 0;
-    auto check = [&](int edge, int dir) {
-        const double bytes = load_[std::size_t(edge) * 2 + dir];
-        if (bytes > 0)
-            worst = std::max(worst, bytes / rateBps(edge, dir));
-    };
+    auto check = [&](int edge, int dir) { worst = std::max(worst, edgeDrain(edge, dir)); };
     if (src.building == dst.building) {
         if (src.zone == dst.zone)
             return 0;

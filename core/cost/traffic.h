@@ -50,6 +50,10 @@ private:
     std::vector<double> load_;  // [edge * 2 + dir]
     std::vector<double> conns_; // [edge * 2 + dir]
     std::vector<int> touched_;
+    // Drain time per directed edge, computed once after the last add().
+    double edgeDrain(int edge, int dir) const;
+    mutable std::vector<double> drain_;
+    mutable bool dirty_ = true;
 };
 
 // Inter-building edge transports for a cluster and a plan's overrides.
