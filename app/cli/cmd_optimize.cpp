@@ -8,6 +8,7 @@
 #include "explore/baselines.h"
 #include "explore/optimizer.h"
 #include "explore/results.h"
+#include "explore/sweep.h"
 #include "formats/documents.h"
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sa::cli {
 
@@ -25,7 +27,8 @@ const char* kOptimizeHelp =
     "Usage: scaleacross optimize (SCENARIO.json | --cluster C --model M [--plan BASE])\n"
     "                            [--top K] [--threads N] [--objective OBJ] [--shard I/N]\n"
     "                            [--gpus N] [--space default|full] [--max-evaluations N]\n"
-    "                            [--seeds N] [--no-baselines] [--json] [-o FILE]\n\n"
+    "                            [--seeds N] [--set PATH=VALUE]... [--no-baselines]\n"
+    "                            [--json] [-o FILE]\n\n"
     "Searches parallel degrees, micro batch, pipeline schedule, ZeRO stage, recompute,\n"
     "placement (which dimension crosses each building boundary, stages per building),\n"
     "layer split, DP collective algorithm and link technologies for the best plans.\n"
@@ -46,6 +49,8 @@ const char* kOptimizeHelp =
     "  --max-evaluations N        evaluation budget of the enumerated part (default 16000);\n"
     "                             beyond it the staged strategy (enumerate, then descend)\n"
     "  --seeds N                  starting points of the coordinate descent (default 6)\n"
+    "  --set PATH=VALUE           change one number of the input first, as `sweep --vary`\n"
+    "                             names it (e.g. links.B1-B3.bandwidth_gbps=2400); repeatable\n"
     "  --no-baselines             skip the production and prior-art baselines\n"
     "  --json                     machine-readable result (scaleacross.optimizer-result);\n"
     "                             each plan in it is a complete plan document\n"
@@ -94,7 +99,7 @@ int runOptimize(int argc, char** argv) {
         return bad("optimize", args.error());
     const auto unknown = args.unknown({"json", "help", "no-baselines", "o", "output", "cluster",
                                        "model", "plan", "top", "threads", "objective", "shard",
-                                       "gpus", "space", "max-evaluations", "seeds"});
+                                       "gpus", "space", "max-evaluations", "seeds", "set"});
     if (!unknown.empty())
         return bad("optimize", "unknown option --" + unknown.front() + " (see --help)");
 
@@ -159,7 +164,23 @@ int runOptimize(int argc, char** argv) {
     if (!scenario)
         return kExitBadInput;
     const bool haveBase = !args.positional().empty() || args.value("plan").has_value();
-    const Plan base = haveBase ? scenario->plan : defaultBasePlan();
+    if (!haveBase)
+        scenario->plan = defaultBasePlan();
+    for (const std::string& set : args.values("set")) {
+        const auto eq = set.find('=');
+        double value = 0;
+        const std::string text = eq == std::string::npos ? std::string() : set.substr(eq + 1);
+        char* end = nullptr;
+        if (eq == std::string::npos || eq == 0 || text.empty() ||
+            (value = std::strtod(text.c_str(), &end), *end != '\0'))
+            return bad("optimize", "--set: expected PATH=NUMBER, got '" + set + "'");
+        std::string err;
+        auto changed = withValue(*scenario, set.substr(0, eq), value, &err);
+        if (!changed)
+            return bad("optimize", "--set " + set + ": " + err);
+        scenario = std::move(changed);
+    }
+    const Plan base = scenario->plan;
 
     const bool tty = isatty(STDERR_FILENO) != 0;
     if (tty)

@@ -372,6 +372,7 @@ void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
                             s.layers = {LayerSplit::Even};
                             if (o.vary_layers && pp > 1)
                                 s.layers.push_back(LayerSplit::Balanced);
+                            buildBalancedSplits(s);
                             if (dp == 1)
                                 s.dp_algos = {base_.algoFor(Dim::DP)};
                             else if (!o.dp_algos.empty())
@@ -671,47 +672,68 @@ std::uint64_t DesignSpace::prefixCount(std::size_t s, int firstFixed) const {
     return n;
 }
 
-std::vector<int> DesignSpace::layerSplit(const StructureAxes& sa, const Candidate& c) const {
-    const Parallelism& par = sa.structure.parallelism;
+void DesignSpace::buildBalancedSplits(StructureAxes& sa) const {
+    const int L = model_.layers;
+    const int pp = sa.structure.parallelism.pp;
+    sa.even.assign(std::size_t(pp), L / pp);
+    for (int i = 0; i < L % pp; ++i)
+        ++sa.even[std::size_t(i)];
+    if (std::find(sa.layers.begin(), sa.layers.end(), LayerSplit::Balanced) == sa.layers.end())
+        return;
+    // Water-filling: each layer goes to the stage whose work (layers plus
+    // the logits on the last stage, over its building's speed) stays the
+    // smallest; ties go to the earlier stage. Optimal for this min-max.
+    auto split = [&](int v, const std::vector<double>& speed) {
+        std::vector<int> out(std::size_t(pp), v);
+        auto cost = [&](int s, int layers) {
+            const double extra = s == pp - 1 ? logitsLayers_ : 0.0;
+            return (layers + extra) / (speed.empty() ? 1.0 : speed[std::size_t(s)]);
+        };
+        for (int left = L - pp * v; left > 0; --left) {
+            int best = 0;
+            double bestCost = cost(0, out[0] + 1);
+            for (int s = 1; s < pp; ++s) {
+                const double x = cost(s, out[std::size_t(s)] + 1);
+                if (x < bestCost) {
+                    best = s;
+                    bestCost = x;
+                }
+            }
+            ++out[std::size_t(best)];
+        }
+        return out;
+    };
+    std::vector<std::pair<std::pair<int, std::vector<double>>, std::vector<int>>> cache;
+    sa.balanced.resize(sa.placements.size());
+    for (std::size_t p = 0; p < sa.placements.size(); ++p) {
+        std::vector<double> speed = sa.placements[p].stage_speed;
+        if (std::all_of(speed.begin(), speed.end(), [](double x) { return x == 1.0; }))
+            speed.clear();
+        for (const Schedule& sch : sa.schedules) {
+            const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
+            auto key = std::make_pair(v, speed);
+            auto it = std::find_if(cache.begin(), cache.end(),
+                                   [&](const auto& e) { return e.first == key; });
+            if (it == cache.end()) {
+                cache.push_back({key, split(v, speed)});
+                it = cache.end() - 1;
+            }
+            sa.balanced[p].push_back(it->second);
+        }
+    }
+}
+
+const std::vector<int>& DesignSpace::layerSplit(const StructureAxes& sa, const Candidate& c) const {
+    static const std::vector<int> kEvenByTheCostModel;
+    if (sa.layers[c.choice[kLayers]] == LayerSplit::Balanced)
+        return sa.balanced[c.choice[kPlacement]][c.choice[kSchedule]];
     const Schedule& sch = sa.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
-    const int L = model_.layers;
-    const int pp = par.pp;
-    if (sa.layers[c.choice[kLayers]] == LayerSplit::Even) {
-        if (v > 1 && L % (pp * v) != 0) {
-            std::vector<int> out(std::size_t(pp), L / pp);
-            for (int i = 0; i < L % pp; ++i)
-                ++out[std::size_t(i)];
-            return out;
-        }
-        return {};
-    }
-    // Balanced: water-filling of layers so that the slowest stage's work
-    // (layers plus the logits on the last stage, over its building's speed)
-    // is as small as possible; ties go to the earlier stage.
-    const PlacementChoice& pl = sa.placements[c.choice[kPlacement]];
-    std::vector<int> out(std::size_t(pp), v);
-    int left = L - pp * v;
-    if (left < 0)
-        return out;
-    auto cost = [&](int s, int layers) {
-        const double extra = s == pp - 1 ? logitsLayers_ : 0.0;
-        const double sp = pl.stage_speed.empty() ? 1.0 : pl.stage_speed[std::size_t(s)];
-        return (layers + extra) / sp;
-    };
-    while (left-- > 0) {
-        int best = 0;
-        double bestCost = cost(0, out[0] + 1);
-        for (int s = 1; s < pp; ++s) {
-            const double x = cost(s, out[std::size_t(s)] + 1);
-            if (x < bestCost) {
-                best = s;
-                bestCost = x;
-            }
-        }
-        ++out[std::size_t(best)];
-    }
-    return out;
+    // The interleaved schedule needs an explicit split when the layers do
+    // not divide into pp * v chunks.
+    if (v > 1 && model_.layers % (sa.structure.parallelism.pp * v) != 0)
+        return sa.even;
+    return kEvenByTheCostModel;
 }
 
 double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
@@ -721,12 +743,7 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
     const int zero = sa.zero[c.choice[kZero]];
     const Schedule& sch = sa.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
-    std::vector<int> layers = split;
-    if (layers.empty()) {
-        layers.assign(std::size_t(pp), model_.layers / pp);
-        for (int i = 0; i < model_.layers % pp; ++i)
-            ++layers[std::size_t(i)];
-    }
+    const std::vector<int>& layers = split.empty() ? sa.even : split;
     const double dense = layerParamsLowerBound(model_, par.tp, par.ep, false);
     const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
     const int denseLayers = model_.moe ? model_.moe->dense_layers : model_.layers;
@@ -768,19 +785,14 @@ double DesignSpace::memoryLowerBoundGiB(const Candidate& c) const {
 
 const char* DesignSpace::precheck(const Candidate& c) const {
     const StructureAxes& sa = structures_[c.structure];
-    const std::vector<int> split = layerSplit(sa, c);
+    const std::vector<int>& split = layerSplit(sa, c);
     const Schedule& sch = sa.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     for (int n : split)
         if (n < v)
             return "layers: a stage holds fewer layers than virtual stages";
     if (sa.layers[c.choice[kLayers]] == LayerSplit::Balanced) {
-        // The same split as the even one: a duplicate.
-        const int pp = sa.structure.parallelism.pp;
-        bool same = true;
-        for (int s = 0; s < pp && same; ++s)
-            same = split[std::size_t(s)] == model_.layers / pp + (s < model_.layers % pp ? 1 : 0);
-        if (same)
+        if (split == sa.even) // the same plan as the even split
             return "duplicate: the balanced split is the even one";
     }
     if (staticMemoryLowerBoundGiB(sa, c, split) > maxMemoryGiB_)
@@ -798,13 +810,13 @@ Plan DesignSpace::plan(const Candidate& c, bool describe) const {
     p.zero_stage = sa.zero[c.choice[kZero]];
     const PlacementChoice& pl = sa.placements[c.choice[kPlacement]];
     p.rank_order = pl.rank_order;
-    std::vector<int> layers = layerSplit(sa, c);
+    const std::vector<int>& layers = layerSplit(sa, c);
     if (pl.runs.empty() && layers.empty()) {
         p.placement.reset();
     } else {
         Placement placement;
         placement.runs = pl.runs;
-        placement.layers_per_stage = std::move(layers);
+        placement.layers_per_stage = layers;
         p.placement = std::move(placement);
     }
     const CollectiveAlgo algo = sa.dp_algos[c.choice[kDpAlgo]];

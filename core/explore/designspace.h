@@ -145,12 +145,17 @@ private:
         // Activation bytes per layer and microbatch for each recompute
         // choice (dense and MoE layers: the smaller of the two).
         std::vector<double> activation_per_layer;
+        std::vector<int> even; // the even split (earlier stages take the remainder)
+        // Balanced splits by [placement][schedule] (empty without the axis).
+        std::vector<std::vector<std::vector<int>>> balanced;
     };
 
     void buildStructures(const DesignSpaceOptions& o);
     void buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const;
     void buildLinks(const DesignSpaceOptions& o);
-    std::vector<int> layerSplit(const StructureAxes& sa, const Candidate& c) const;
+    void buildBalancedSplits(StructureAxes& sa) const;
+    // Empty for the cost model's even split.
+    const std::vector<int>& layerSplit(const StructureAxes& sa, const Candidate& c) const;
     double staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
                                      const std::vector<int>& layers) const;
 

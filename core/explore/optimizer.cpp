@@ -53,8 +53,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 const EvaluateOptions kLean{false, false, false};
 // The lean mode leaves ZeRO-3's parameter and gradient traffic out of
-// cross_building_bytes; with detail it is counted (and the step time is the
-// same), so ZeRO-3 candidates with dp > 1 pay for the detail.
+// cross_building_bytes and counts EP all-to-alls once per layer rather than
+// per MoE layer; with detail both are counted as `evaluate` reports them (the
+// step time is the same), so such candidates pay for the detail.
 const EvaluateOptions kLeanWithTraffic{false, false, true};
 // Raw points of the enumerated prefix per partition: coarse enough that
 // scheduling costs nothing next to the evaluations, fine enough to balance
@@ -207,9 +208,10 @@ struct SearchContext {
 std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Accumulator& acc) {
     const Plan plan = ctx.space.plan(c, false);
     ++acc.evaluated;
-    const bool zero3 = plan.zero_stage == 3 && plan.parallelism.dp > 1;
+    const bool traffic =
+        (plan.zero_stage == 3 && plan.parallelism.dp > 1) || plan.parallelism.ep > 1;
     const EvaluationResult res =
-        ctx.evaluator.evaluate(ctx.model, plan, zero3 ? kLeanWithTraffic : kLean);
+        ctx.evaluator.evaluate(ctx.model, plan, traffic ? kLeanWithTraffic : kLean);
     if (const auto* err = std::get_if<EvaluationError>(&res)) {
         const bool placement = !err->problems.empty() && err->problems.front().message.find(
                                                              "would hold") != std::string::npos;

@@ -12,6 +12,8 @@
 #include "formats/documents.h"
 
 #include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -173,6 +175,7 @@ private Q_SLOTS:
     void shardsMergeToTheUnshardedResult();
     void baselinesFollowTheirRecipes();
     void designSpaceOfTheSample();
+    void cliShardsAndMerge();
 };
 
 void TestOptimizer::findsTheBruteForceBest() {
@@ -474,6 +477,99 @@ void TestOptimizer::designSpaceOfTheSample() {
     }
     QVERIFY(found);
     QVERIFY(regional > 0);
+}
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
+    Run r;
+    if (!p.waitForFinished(60000))
+        return r;
+    r.code = p.exitCode();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+nlohmann::json readJson(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
+}
+
+} // namespace
+
+void TestOptimizer::cliShardsAndMerge() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const Scenario sc{smallCluster(true), smallModel(), basePlan(128)};
+    const auto at = [&](const char* name) { return dir.filePath(QString::fromLatin1(name)); };
+    QVERIFY(saveFileAtomically(at("cluster.json").toStdString(), dumpCanonical(toJson(sc.cluster)))
+                .empty());
+    QVERIFY(saveFileAtomically(at("model.json").toStdString(), dumpCanonical(toJson(sc.model)))
+                .empty());
+    QVERIFY(
+        saveFileAtomically(at("base.json").toStdString(), dumpCanonical(toJson(sc.plan))).empty());
+    const QStringList common{QStringLiteral("optimize"),
+                             QStringLiteral("--cluster"),
+                             at("cluster.json"),
+                             QStringLiteral("--model"),
+                             at("model.json"),
+                             QStringLiteral("--plan"),
+                             at("base.json"),
+                             QStringLiteral("--threads"),
+                             QStringLiteral("2"),
+                             QStringLiteral("--max-evaluations"),
+                             QStringLiteral("200"),
+                             QStringLiteral("--seeds"),
+                             QStringLiteral("2"),
+                             QStringLiteral("--json")};
+    std::int64_t evaluated = 0;
+    for (int i = 0; i < 2; ++i) {
+        const QString out = at(i == 0 ? "s0.json" : "s1.json");
+        const Run r =
+            cli(common + QStringList{QStringLiteral("--shard"), QStringLiteral("%1/2").arg(i),
+                                     QStringLiteral("-o"), out});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const auto j = readJson(out);
+        QCOMPARE(j["shard"]["index"].get<int>(), i);
+        evaluated += j["counts"]["evaluated"].get<std::int64_t>();
+    }
+    Run m = cli({QStringLiteral("merge"), at("s0.json"), at("s1.json"), QStringLiteral("--json"),
+                 QStringLiteral("-o"), at("merged.json")});
+    QVERIFY2(m.code == 0, m.err.constData());
+    const auto merged = readJson(at("merged.json"));
+    QCOMPARE(merged["counts"]["evaluated"].get<std::int64_t>(), evaluated);
+    QCOMPARE(merged["baselines"].size(), std::size_t(2));
+    QVERIFY(!merged["top"].empty());
+    // The best plan, saved on its own, is a plan document `evaluate` loads
+    // and predicts the same step time for.
+    QVERIFY(saveFileAtomically(at("best.json").toStdString(), merged["top"][0]["plan"].dump(2))
+                .empty());
+    const Run e = cli({QStringLiteral("evaluate"), QStringLiteral("--cluster"), at("cluster.json"),
+                       QStringLiteral("--model"), at("model.json"), QStringLiteral("--plan"),
+                       at("best.json"), QStringLiteral("--json")});
+    QVERIFY2(e.code == 0, e.err.constData());
+    const auto ev = nlohmann::json::parse(e.out.toStdString());
+    QCOMPARE(ev["step_time_s"].get<double>(), merged["top"][0]["step_time_s"].get<double>());
+    // A shard alone is incomplete: merge says so and fails.
+    const Run partial = cli({QStringLiteral("merge"), at("s0.json")});
+    QCOMPARE(partial.code, 2);
+    QVERIFY(partial.err.contains("missing"));
+    // The text report names the strategy and both baselines.
+    const Run text = cli({QStringLiteral("merge"), at("s0.json"), at("s1.json")});
+    QCOMPARE(text.code, 0);
+    QVERIFY(text.out.contains("strategy: staged"));
+    QVERIFY(text.out.contains("production"));
+    QVERIFY(text.out.contains("prior-art"));
 }
 
 QTEST_GUILESS_MAIN(TestOptimizer)
