@@ -3,9 +3,16 @@
 #include "document.h"
 
 #include <chrono>
+#include <ctime>
 #include <variant>
 
 namespace sa::views {
+
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
 
 LiveEvaluation::LiveEvaluation(Document* document, QObject* parent)
     : QObject(parent)
@@ -29,6 +36,7 @@ bool LiveEvaluation::isUpToDate() const {
 void LiveEvaluation::onClusterChanged() {
     // Topology and routes depend on the cluster alone: built once here, then
     // shared read-only by every job.
+    lastPreview_.reset();
     evaluator_ = document_->isEmpty()
                      ? nullptr
                      : std::make_shared<const Evaluator>(document_->scenario().cluster);
@@ -48,7 +56,8 @@ void LiveEvaluation::onScenarioChanged() {
     // The drop the user just made was previewed while the chip hovered: the
     // result is already here, show it at once.
     const Scenario& s = document_->scenario();
-    if (lastPreview_ && lastPreview_->plan == s.plan && baseline_) {
+    if (lastPreview_ && lastPreview_->plan == s.plan && lastPreview_->model == s.model &&
+        baseline_) {
         auto promoted = std::make_shared<EvaluationSnapshot>(*lastPreview_);
         promoted->revision = revision_;
         promoted->preview = false;
@@ -60,6 +69,7 @@ void LiveEvaluation::onScenarioChanged() {
         return;
     }
     previewing_ = false;
+    lastPreview_.reset();
     start(s.plan, false);
 }
 
@@ -67,7 +77,8 @@ void LiveEvaluation::preview(const Plan& plan) {
     if (document_->isEmpty() || !evaluator_)
         return;
     previewing_ = true;
-    if (lastPreview_ && lastPreview_->plan == plan) {
+    if (lastPreview_ && lastPreview_->plan == plan &&
+        lastPreview_->model == document_->scenario().model) {
         Q_EMIT evaluated(lastPreview_);
         return;
     }
@@ -98,9 +109,12 @@ void LiveEvaluation::start(const Plan& plan, bool preview) {
         JobResult r;
         r.snapshot.revision = revision;
         r.snapshot.preview = preview;
+        r.snapshot.model = model;
         r.snapshot.plan = plan;
         const auto t0 = std::chrono::steady_clock::now();
+        const double cpu0 = threadCpuMs();
         EvaluationResult result = evaluator->evaluate(model, plan);
+        r.snapshot.evaluate_cpu_ms = threadCpuMs() - cpu0;
         r.snapshot.evaluate_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count();

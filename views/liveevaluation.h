@@ -21,13 +21,20 @@ namespace sa::views {
 
 class Document;
 
+// CPU time of the calling thread in ms (POSIX thread CPU clock).
+double threadCpuMs();
+
 struct EvaluationSnapshot {
     std::uint64_t revision = 0; // the document revision it belongs to
     bool preview = false;       // a hypothetical plan (a chip hovering), not the document
-    Plan plan;                  // the plan evaluated
+    Model model;                // the model and plan evaluated
+    Plan plan;
     std::shared_ptr<const Evaluation> evaluation; // null when the plan cannot be evaluated
     QString error;                                // why it cannot, with the JSON path
-    double evaluate_ms = 0;                       // time inside sa::Evaluator::evaluate
+    double evaluate_ms = 0;                       // wall time inside sa::Evaluator::evaluate
+    // CPU time of the worker thread for it: a loaded machine stretches the
+    // wall time, not this.
+    double evaluate_cpu_ms = 0;
 };
 
 class LiveEvaluation : public QObject {

@@ -424,15 +424,21 @@ void PlanInspector::refresh() {
         r();
     for (auto& r : linkRefreshers_)
         r();
-    for (const auto& [field, widget] : editors_)
-        markInvalid(widget, false);
+    if (invalidEditor_)
+        markInvalid(invalidEditor_, false);
     refreshing_ = false;
 }
 
 void PlanInspector::markInvalid(QWidget* editor, bool invalid) {
-    // A red frame on the field whose edit was refused.
+    // A red frame on the field whose edit was refused (one at a time: style
+    // sheets are costly to set on every refresh).
+    if (invalid && invalidEditor_ && invalidEditor_ != editor)
+        markInvalid(invalidEditor_, false);
+    if (!invalid && editor != invalidEditor_)
+        return;
     editor->setStyleSheet(invalid ? QStringLiteral("border: 2px solid #e03131; border-radius: 3px;")
                                   : QString());
+    invalidEditor_ = invalid ? editor : nullptr;
 }
 
 void PlanInspector::edit(QWidget* editor, const QString& field, const QString& text,

@@ -6,6 +6,7 @@
 
 #include "model/scenario.h"
 
+#include <QPointer>
 #include <QWidget>
 
 #include <functional>
@@ -58,6 +59,7 @@ private:
     std::vector<std::function<void()>> refreshers_;
     std::vector<std::function<void()>> linkRefreshers_;
     QString problem_;
+    QPointer<QWidget> invalidEditor_;
     bool refreshing_ = false;
 };
 

@@ -64,7 +64,29 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
         std::fprintf(stderr, "no evaluation after 15 s\n");
     settle(300);
     bool ok = save(&window, dir, QStringLiteral("main-window.png"));
+
+    // The heatmap with pipeline traffic across buildings: the same job with
+    // PP outermost, so whole stages sit in one building and activations
+    // cross the campus and long-haul links.
+    Document* doc = window.document();
+    auto upToDate = [&] {
+        const auto shown = window.shownSnapshot();
+        return shown && !shown->preview && window.liveEvaluation()->isUpToDate() &&
+               shown->revision == window.liveEvaluation()->revision();
+    };
+    Plan ppOuter = doc->scenario().plan;
+    ppOuter.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    const bool changed = ppOuter != doc->scenario().plan;
+    if (changed)
+        doc->setPlan(ppOuter, QStringLiteral("PP outermost"));
+    waitUntil(upToDate, 15000);
+    settle(300);
     ok = save(view, dir, QStringLiteral("heatmap.png")) && ok;
+    if (changed) {
+        doc->undoStack()->undo();
+        waitUntil(upToDate, 15000);
+        settle(200);
+    }
 
     // A stage mid-move: the first stage's chip in the second building held
     // over the last stage's chip in the first building (a legal swap on a

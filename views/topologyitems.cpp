@@ -9,6 +9,7 @@
 #include <QCursor>
 #include <QFontMetricsF>
 #include <QGraphicsSceneMouseEvent>
+#include <QHash>
 #include <QPainter>
 #include <QPainterPathStroker>
 
@@ -18,11 +19,29 @@ namespace sa::views {
 
 namespace {
 
+// Fonts and text widths are asked for on every paint and every chip
+// layout: computed once (items live on the GUI thread only).
 QFont pixelFont(double px, bool bold = false) {
-    QFont f = QApplication::font();
-    f.setPixelSize(int(std::lround(px)));
-    f.setBold(bold);
-    return f;
+    static QHash<int, QFont> cache;
+    const int key = int(std::lround(px)) * 2 + (bold ? 1 : 0);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+        QFont f = QApplication::font();
+        f.setPixelSize(int(std::lround(px)));
+        f.setBold(bold);
+        it = cache.insert(key, f);
+    }
+    return *it;
+}
+
+double textWidth(const QString& text, double px, bool bold) {
+    static QHash<QString, double> cache[2];
+    auto& c = cache[bold ? 1 : 0];
+    const QString key = QString::number(px) + QLatin1Char('|') + text;
+    auto it = c.find(key);
+    if (it == c.end())
+        it = c.insert(key, QFontMetricsF(pixelFont(px, bold)).horizontalAdvance(text));
+    return *it;
 }
 
 const QColor kInk(0x1f, 0x29, 0x33);
@@ -42,6 +61,9 @@ QColor textOn(const QColor& fill) {
 RegionItem::RegionItem(const TopologyLayout::Region& region)
     : region_(region) {
     setZValue(0);
+    // Static items keep a pixmap of themselves: a heatmap update repaints
+    // links and uplinks, not every box and label.
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }
 
 QRectF RegionItem::boundingRect() const {
@@ -66,6 +88,7 @@ UplinkItem::UplinkItem(QRectF rect, double capacityGbps, QGraphicsItem* parent)
     , rect_(rect)
     , capacityGbps_(capacityGbps) {
     setAcceptHoverEvents(true);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }
 
 QRectF UplinkItem::boundingRect() const {
@@ -98,9 +121,12 @@ void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidg
 }
 
 void UplinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
+    if (toolTip != this->toolTip())
+        setToolTip(toolTip);
+    if (heat == heat_ && width == width_)
+        return; // repainting the same thing costs a frame on big clusters
     heat_ = std::move(heat);
     width_ = width;
-    setToolTip(toolTip);
     update();
 }
 
@@ -113,6 +139,7 @@ ZoneItem::ZoneItem(const TopologyLayout::Zone& zone, QLineF connector, std::int6
     , connector_(connector)
     , gpus_(gpus) {
     setAcceptHoverEvents(true);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }
 
 QRectF ZoneItem::boundingRect() const {
@@ -161,9 +188,12 @@ void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
 }
 
 void ZoneItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
+    if (toolTip != this->toolTip())
+        setToolTip(toolTip);
+    if (heat == heat_ && width == width_)
+        return;
     heat_ = std::move(heat);
     width_ = width;
-    setToolTip(toolTip);
     update();
 }
 
@@ -175,6 +205,7 @@ BuildingItem::BuildingItem(const TopologyLayout::Building& geometry, const Build
     , name_(QString::fromStdString(building.name))
     , gpus_(building.gpus) {
     setZValue(2);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
     gpuLine_ = QStringLiteral("%1 · %2 per host · NIC %3")
                    .arg(QString::fromStdString(building.gpu_model))
                    .arg(building.gpus_per_host)
@@ -301,6 +332,7 @@ LinkLabelItem::LinkLabelItem(QPointF anchor, const Link& link)
     : anchor_(anchor)
     , accent_(HeatScale::idleColor()) {
     setZValue(3);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
     setAcceptHoverEvents(true);
     line1_ = QStringLiteral("%1 · %2").arg(formatBandwidthGbps(link.bandwidth_gbps),
                                            formatLatencyMs(link.latency_ms));
@@ -343,6 +375,8 @@ void LinkLabelItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QW
 }
 
 void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const QString& toolTip) {
+    const QString oldLine = line2_;
+    const QColor oldAccent = accent_;
     if (heat && heat->bytes_per_step > 0) {
         line2_ = QStringLiteral("%1/step · peak %2")
                      .arg(formatBytes(heat->bytes_per_step), formatPercent(heat->peak_utilization));
@@ -354,7 +388,10 @@ void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const 
         line2_.clear();
         accent_ = HeatScale::idleColor();
     }
-    setToolTip(toolTip);
+    if (toolTip != this->toolTip())
+        setToolTip(toolTip);
+    if (line2_ == oldLine && accent_ == oldAccent)
+        return;
     relayout();
     update();
 }
@@ -381,6 +418,7 @@ ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const Q
     setZValue(4);
     setAcceptHoverEvents(true);
     setCursor(Qt::OpenHandCursor);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
     const std::int64_t cells = std::int64_t(chip.stage_last - chip.stage_first + 1) *
                                (chip.replica_last - chip.replica_first + 1);
     baseToolTip_ = QStringLiteral("<b>Pipeline stages %1 × DP replicas %2</b><br>%3 GPUs: %4 "
@@ -405,7 +443,7 @@ ChipItem::ChipItem(int hidden, QPointF pos, double height, const QString& toolTi
 }
 
 double ChipItem::widthFor(const QString& label) {
-    return QFontMetricsF(pixelFont(kChipFontPx, true)).horizontalAdvance(label) + 14;
+    return textWidth(label, kChipFontPx, true) + 14;
 }
 
 QRectF ChipItem::boundingRect() const {
@@ -511,10 +549,11 @@ ChipGroupLabel::ChipGroupLabel(const QString& text, QPointF pos, double height)
     , size_(widthFor(text), height) {
     setPos(pos);
     setZValue(4);
+    setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }
 
 double ChipGroupLabel::widthFor(const QString& text) {
-    return QFontMetricsF(pixelFont(11, true)).horizontalAdvance(text) + 4;
+    return textWidth(text, 11, true) + 4;
 }
 
 QRectF ChipGroupLabel::boundingRect() const {

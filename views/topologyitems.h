@@ -23,6 +23,7 @@ struct LinkHeat {
     double utilization = 0;
     double peak_utilization = 0;
     std::vector<Dim> dims;
+    bool operator==(const LinkHeat&) const = default;
 };
 
 class RegionItem : public QGraphicsItem {

@@ -157,12 +157,16 @@ TopologyView::TopologyView(QWidget* parent)
     : QGraphicsView(parent)
     , scene_(new QGraphicsScene(this))
     , legend_(new HeatLegend(this)) {
+    // A few hundred items, many added and removed on every drop: a linear
+    // scan beats keeping a BSP tree up to date.
+    scene_->setItemIndexMethod(QGraphicsScene::NoIndex);
     setScene(scene_);
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setResizeAnchor(QGraphicsView::AnchorViewCenter);
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setOptimizationFlags(QGraphicsView::DontSavePainterState);
     setFocusPolicy(Qt::StrongFocus);
     setFrameShape(QFrame::NoFrame);
     // Panning is by dragging the background; scroll bars would only
@@ -252,6 +256,7 @@ void TopologyView::setCluster(const Cluster& cluster) {
 
 void TopologyView::setChips(const std::vector<GroupChip>& chips, std::int64_t cellGpus,
                             const std::vector<std::int64_t>& gpusUsed) {
+    const bool sameCells = cellGpus == cellGpus_;
     cellGpus_ = cellGpus;
     gpusUsed_ = gpusUsed;
     for (std::size_t i = 0; i < buildings_.size(); ++i)
@@ -261,6 +266,8 @@ void TopologyView::setChips(const std::vector<GroupChip>& chips, std::int64_t ce
         pendingChips_ = chips;
         return;
     }
+    if (sameCells && chips == chips_ && chipItems_.size() == chips.size())
+        return;
     chips_ = chips;
     rebuildChips();
 }
@@ -289,11 +296,22 @@ void TopologyView::rebuildChips() {
                 mine.push_back(int(i));
         // Grouped by replica range: a grey "R0–255" heads a row of compact
         // stage chips ("S0", "S1", ...).
+        // Groups in pipeline order: by the first stage they hold.
+        std::map<std::pair<int, int>, int> groupStage;
+        for (int i : mine) {
+            const auto& c = chips_[std::size_t(i)];
+            auto [it, fresh] =
+                groupStage.try_emplace({c.replica_first, c.replica_last}, c.stage_first);
+            if (!fresh)
+                it->second = std::min(it->second, c.stage_first);
+        }
         std::sort(mine.begin(), mine.end(), [&](int a, int b) {
             const auto& x = chips_[std::size_t(a)];
             const auto& y = chips_[std::size_t(b)];
-            return std::tie(x.replica_first, x.replica_last, x.stage_first) <
-                   std::tie(y.replica_first, y.replica_last, y.stage_first);
+            const int gx = groupStage[{x.replica_first, x.replica_last}];
+            const int gy = groupStage[{y.replica_first, y.replica_last}];
+            return std::tie(gx, x.replica_first, x.replica_last, x.stage_first) <
+                   std::tie(gy, y.replica_first, y.replica_last, y.stage_first);
         });
         struct Slot {
             int chip = -1; // -1: a group header
