@@ -61,8 +61,8 @@ const char* kMergeHelp =
     "Usage: scaleacross merge SHARD.json... [--top K] [--json] [-o FILE] [--allow-partial]\n\n"
     "Joins the results of `scaleacross optimize --shard I/N --json` runs: the top plans\n"
     "and the Pareto set are merged again, counts are summed and speedups recomputed.\n"
-    "Shards must come from the same cluster, model, objective and space; a missing or\n"
-    "repeated shard is an error unless --allow-partial.\n\n"
+    "Shards must come from the same inputs and options (their input_digest); a missing\n"
+    "or repeated shard is an error unless --allow-partial.\n\n"
     "Options:\n"
     "  --top K           keep at most K plans (default: as the shards)\n"
     "  --json            machine-readable result\n"
@@ -239,11 +239,13 @@ int runMerge(int argc, char** argv) {
             return bad("merge", err);
         if (!shards.empty()) {
             const OptimizerResult& f = shards.front();
-            if (r->cluster != f.cluster || r->model != f.model || r->objective != f.objective ||
+            if (r->input_digest != f.input_digest || r->cluster != f.cluster ||
+                r->model != f.model || r->objective != f.objective ||
                 r->space_size != f.space_size || r->shard_count != f.shard_count)
-                return bad("merge", path + ": searched a different problem than " +
-                                        args.positional().front() +
-                                        " (cluster, model, objective, space or shard count)");
+                return bad("merge",
+                           path + ": searched a different problem than " +
+                               args.positional().front() +
+                               " (inputs, objective, space options or shard count differ)");
         }
         shards.push_back(std::move(*r));
     }

@@ -463,8 +463,8 @@ void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o
     for (const auto& groups : groupings) {
         const bool regional = groups.size() < nb;
         const std::size_t k = groups.size();
-        if (k > 8)
-            continue; // subsets and orders grow too fast; the rank orders remain
+        if (k > 31)
+            continue; // the rank orders remain
         // Replica shares and stage capacity per group.
         std::vector<std::vector<int>> share(k);
         std::vector<int> maxStages(k, 0);
@@ -480,10 +480,11 @@ void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o
             maxStages[g] = int(std::min<std::int64_t>(m, par.pp));
         }
         // Subsets of groups in every order (a chain and its reverse are the
-        // same placement up to stage numbering: keep first < last).
-        std::vector<int> idx(k);
-        std::iota(idx.begin(), idx.end(), 0);
-        for (std::uint32_t mask = 1; mask < (1u << k); ++mask) {
+        // same placement up to stage numbering: keep first < last). Beyond
+        // six groups only the chain of all of them in cluster order.
+        const bool everyOrder = k <= 6;
+        const std::uint32_t all = (1u << k) - 1;
+        for (std::uint32_t mask = everyOrder ? 1 : all; mask <= all && added < limit; ++mask) {
             std::vector<int> subset;
             for (std::size_t g = 0; g < k; ++g)
                 if (mask & (1u << g))
@@ -588,7 +589,8 @@ void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o
                     sa.placements.push_back(std::move(pc));
                     ++added;
                 }
-            } while (std::next_permutation(order.begin(), order.end()));
+            } while (everyOrder && added < limit &&
+                     std::next_permutation(order.begin(), order.end()));
         }
     }
 }

@@ -2,14 +2,19 @@
 
 #include "formats/documents.h"
 
+#include <nlohmann/json.hpp>
+
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -365,6 +370,42 @@ ScoredPlan materialise(const DesignSpace& space, const Entry& e, const std::stri
     return p;
 }
 
+std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& base,
+                        const OptimizerOptions& o) {
+    std::string text =
+        dumpCanonical(toJson(cluster)) + dumpCanonical(toJson(model)) + dumpCanonical(toJson(base));
+    const DesignSpaceOptions& sp = o.space;
+    auto add = [&](const auto& list) {
+        for (const auto& x : list)
+            text += std::to_string(int(x)) + ",";
+        text += ";";
+    };
+    text += std::string(toString(o.objective)) + ";" + std::to_string(int(sp.size)) + ";" +
+            std::to_string(sp.gpu_budget) + ";" + std::to_string(o.max_evaluations) + ";" +
+            std::to_string(o.seeds) + ";" + std::to_string(o.max_rounds) + ";" +
+            std::to_string(o.top_k) + ";" + std::to_string(sp.vary_placement) +
+            std::to_string(sp.vary_layers) + std::to_string(sp.vary_links) + ";" +
+            std::to_string(sp.max_link_axes) + ";";
+    add(sp.tp);
+    add(sp.cp);
+    add(sp.pp);
+    add(sp.ep);
+    add(sp.micro_batch);
+    add(sp.zero_stages);
+    add(sp.recompute);
+    add(sp.dp_algos);
+    for (const Schedule& x : sp.schedules)
+        text += std::to_string(int(x.kind)) + "/" + std::to_string(x.virtual_stages) + ",";
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
 } // namespace
 
 bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
@@ -381,6 +422,7 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
     OptimizerResult result;
     result.cluster = evaluator.cluster().name;
     result.model = model.name;
+    result.input_digest = inputDigest(evaluator.cluster(), model, base, options);
     result.objective = options.objective;
     result.top_k = std::max(1, options.top_k);
     result.shard_count = std::max(1, options.shard_count);
@@ -394,6 +436,12 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
         for (const auto& [why, n] : space.structurePruned())
             result.pruned["structure: " + why] += n;
 
+    // More threads than cores (e.g. to check determinism) need a higher
+    // process-wide limit; never lower it, other TBB work shares the process.
+    std::optional<tbb::global_control> moreThreads;
+    if (options.threads > tbb::info::default_concurrency())
+        moreThreads.emplace(tbb::global_control::max_allowed_parallelism,
+                            std::size_t(options.threads));
     tbb::task_arena arena(options.threads > 0 ? options.threads : int(tbb::task_arena::automatic));
     result.threads = arena.max_concurrency();
     SearchContext ctx(space, evaluator, model, options);
@@ -627,6 +675,7 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
     const OptimizerResult& f = shards.front();
     out.cluster = f.cluster;
     out.model = f.model;
+    out.input_digest = f.input_digest;
     out.objective = f.objective;
     out.shard_index = 0;
     out.shard_count = 1;
@@ -638,8 +687,9 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
     std::set<int> seen;
     std::vector<ScoredPlan> top, pareto;
     for (const OptimizerResult& r : shards) {
-        if (r.cluster != f.cluster || r.model != f.model || r.objective != f.objective ||
-            r.space_size != f.space_size || r.shard_count != f.shard_count)
+        if (r.input_digest != f.input_digest || r.cluster != f.cluster || r.model != f.model ||
+            r.objective != f.objective || r.space_size != f.space_size ||
+            r.shard_count != f.shard_count)
             complain("shard " + std::to_string(r.shard_index) + "/" +
                      std::to_string(r.shard_count) +
                      " searched a different problem (cluster, model, objective, space or shard "

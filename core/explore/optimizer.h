@@ -88,6 +88,9 @@ struct SearchStrategy {
 struct OptimizerResult {
     std::string cluster;
     std::string model;
+    // FNV-1a of the cluster, model and base plan documents and of the
+    // options that shape the space: shards of one search share it.
+    std::string input_digest;
     Objective objective = Objective::StepTime;
     int top_k = 0;
     int shard_index = 0;

@@ -114,6 +114,7 @@ json toJson(const OptimizerResult& r) {
     j["version"] = 1;
     j["cluster"] = r.cluster;
     j["model"] = r.model;
+    j["input_digest"] = r.input_digest;
     j["objective"] = toString(r.objective);
     j["top_k"] = r.top_k;
     j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}};
@@ -177,6 +178,7 @@ std::optional<OptimizerResult> optimizerResultFromJson(const json& j, const std:
         OptimizerResult r;
         r.cluster = rd.get<std::string>(j, "cluster", "");
         r.model = rd.get<std::string>(j, "model", "");
+        r.input_digest = rd.get<std::string>(j, "input_digest", "");
         const auto obj = objectiveFromString(rd.get<std::string>(j, "objective", ""));
         if (!obj)
             throw std::runtime_error("/objective: unknown objective");
