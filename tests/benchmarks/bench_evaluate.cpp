@@ -8,7 +8,7 @@
 //   as the optimizer and the GUI do.
 //
 // Target: <= 1 ms per evaluation. Run:
-//   build/tests/benchmarks/bench_evaluate --benchmark_min_time=0.5s
+//   build/tests/benchmarks/bench_evaluate --benchmark_min_time=1
 
 #include "cost/evaluate.h"
 #include "formats/documents.h"
