@@ -473,11 +473,13 @@ void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o
             for (int b : groups[g])
                 w.push_back(double(capCells[std::size_t(b)]));
             share[g] = proportional(par.dp, w);
-            std::int64_t m = std::int64_t(1) << 40;
+            std::int64_t m = -1;
             for (std::size_t i = 0; i < groups[g].size(); ++i)
-                if (share[g][i] > 0)
-                    m = std::min(m, capCells[std::size_t(groups[g][i])] / share[g][i]);
-            maxStages[g] = int(std::min<std::int64_t>(m, par.pp));
+                if (share[g][i] > 0) {
+                    const std::int64_t fit = capCells[std::size_t(groups[g][i])] / share[g][i];
+                    m = m < 0 ? fit : std::min(m, fit);
+                }
+            maxStages[g] = int(std::clamp<std::int64_t>(m, 0, par.pp));
         }
         // Subsets of groups in every order (a chain and its reverse are the
         // same placement up to stage numbering: keep first < last). Beyond
@@ -534,7 +536,11 @@ void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o
                     if (valid(g))
                         pushUnique(splits, g);
                 }
-                if (full) {
+                // C(pp-1, k-1) compositions: only where that stays small.
+                double compositions = 1;
+                for (std::size_t i = 1; i < order.size(); ++i)
+                    compositions = compositions * double(par.pp - int(i)) / double(i);
+                if (full && compositions <= 20000) {
                     std::vector<int> n(order.size(), 1);
                     // Odometer over compositions.
                     std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
