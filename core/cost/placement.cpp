@@ -27,30 +27,71 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
     g.stages = par.pp;
     g.replicas = par.dp;
     g.cell_gpus = std::int64_t(par.tp) * par.cp;
-    const std::size_t cells = std::size_t(g.stages) * std::size_t(g.replicas);
-    g.building.assign(cells, 0);
-    g.zone.assign(cells, 0);
     r.gpus_used.assign(cluster.buildings.size(), 0);
-    if (cluster.buildings.empty() || cells == 0)
+    if (cluster.buildings.empty() || g.stages <= 0 || g.replicas <= 0) {
+        g.columns = std::max(0, g.replicas);
+        g.building.assign(std::size_t(std::max(0, g.stages)) * std::size_t(g.columns), 0);
+        g.zone = std::vector<std::int32_t>(g.building.size(), 0);
         return r;
+    }
 
     // Default: GPUs are numbered building by building; a cell lives where
     // the rank of its first GPU falls.
-    std::vector<std::int64_t> firstRank(cluster.buildings.size() + 1, 0);
-    for (std::size_t b = 0; b < cluster.buildings.size(); ++b)
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<std::int64_t> firstRank(nb + 1, 0);
+    for (std::size_t b = 0; b < nb; ++b)
         firstRank[b + 1] = firstRank[b] + cluster.buildings[b].gpus;
     const std::int64_t ppStride = strideOf(plan, Dim::PP);
     const std::int64_t dpStride = strideOf(plan, Dim::DP);
+
+    // Column width: every replica index where some stage's building or zone
+    // may change (a building or zone boundary between two ranks, the edge of
+    // a placement run) is a multiple of it.
+    std::int64_t gw = g.replicas;
+    auto cut = [&](std::int64_t d) {
+        if (d > 0 && d < g.replicas)
+            gw = std::gcd(gw, d);
+    };
+    for (std::size_t b = 0; b < nb; ++b) {
+        const auto& bld = cluster.buildings[b];
+        const std::int64_t zoneGpus = bld.zone_gpus > 0 ? bld.zone_gpus : bld.gpus;
+        for (std::int64_t x = firstRank[b]; x < firstRank[b + 1] && gw > 1;
+             x += std::max<std::int64_t>(1, zoneGpus))
+            for (int s = 0; s < g.stages && gw > 1; ++s) {
+                const std::int64_t rel = x - s * ppStride;
+                if (rel > 0)
+                    cut((rel + dpStride - 1) / dpStride);
+            }
+    }
+    const bool explicitRuns = plan.placement && !plan.placement->runs.empty();
+    if (explicitRuns) {
+        for (const PlacementRun& run : plan.placement->runs) {
+            cut(run.replica_first);
+            cut(std::int64_t(run.replica_last) + 1);
+        }
+        // Cells take GPUs in rank order inside their building: where the
+        // runs reshuffle buildings, zone edges fall at multiples of the zone
+        // size in cells.
+        for (const auto& bld : cluster.buildings)
+            if (bld.zone_gpus > 0 && g.cell_gpus > 0)
+                cut(std::max<std::int64_t>(1, bld.zone_gpus / g.cell_gpus));
+    }
+    g.group = int(std::max<std::int64_t>(1, gw));
+    g.columns = g.replicas / g.group;
+    const std::size_t cells = std::size_t(g.stages) * std::size_t(g.columns);
+    g.building.assign(cells, 0);
+    g.zone.assign(cells, 0);
+
     // Ranks grow with the replica index, so a pointer walks the buildings.
-    const int lastBuilding = int(cluster.buildings.size()) - 1;
+    const int lastBuilding = int(nb) - 1;
     for (int s = 0; s < g.stages; ++s) {
         int b = 0;
-        std::int16_t* row = &g.building[std::size_t(s) * g.replicas];
-        for (int d = 0; d < g.replicas; ++d) {
-            const std::int64_t rank = s * ppStride + d * dpStride;
+        std::int16_t* row = &g.building[std::size_t(s) * g.columns];
+        for (int c = 0; c < g.columns; ++c) {
+            const std::int64_t rank = s * ppStride + std::int64_t(c) * g.group * dpStride;
             while (b < lastBuilding && rank >= firstRank[std::size_t(b) + 1])
                 ++b;
-            row[d] = std::int16_t(b);
+            row[c] = std::int16_t(b);
         }
     }
 
@@ -74,14 +115,13 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
                 continue;
             }
             for (int s = run.stage_first; s <= run.stage_last; ++s)
-                for (int d = run.replica_first; d <= run.replica_last; ++d)
-                    g.building[std::size_t(s) * g.replicas + d] = std::int16_t(b);
+                for (int c = run.replica_first / g.group; c <= run.replica_last / g.group; ++c)
+                    g.building[std::size_t(s) * g.columns + c] = std::int16_t(b);
         }
     }
 
     // Zones: cells take GPUs in each building in rank order. Per building a
     // running offset and the next zone boundary (no division per cell).
-    const std::size_t nb = cluster.buildings.size();
     std::vector<std::int64_t> offset(nb, 0), zoneSize(nb), nextBoundary(nb);
     std::vector<std::int32_t> zoneNow(nb, 0), lastZone(nb);
     for (std::size_t b = 0; b < nb; ++b) {
@@ -90,25 +130,42 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
         nextBoundary[b] = zoneSize[b];
         lastZone[b] = std::int32_t(std::max<std::int64_t>(1, bld.zones()) - 1);
     }
-    const std::int64_t cellGpus = g.cell_gpus;
-    auto visit = [&](std::size_t idx) {
-        const std::size_t b = std::size_t(g.building[idx]);
-        while (offset[b] >= nextBoundary[b]) {
-            nextBoundary[b] += zoneSize[b];
-            if (zoneNow[b] < lastZone[b])
-                ++zoneNow[b];
-        }
-        g.zone[idx] = zoneNow[b];
-        offset[b] += cellGpus;
-    };
+    const std::int64_t columnGpus = g.cell_gpus * g.group;
     const bool ppInner = ppStride < dpStride;
+    // With PP inner, a replica's cells of all stages come before the next
+    // replica's: a column advances each building by one cell per replica per
+    // stage it holds, interleaved; the zone of the column is that of its
+    // first replica.
     if (ppInner) {
-        for (int d = 0; d < g.replicas; ++d)
-            for (int s = 0; s < g.stages; ++s)
-                visit(std::size_t(s) * g.replicas + d);
+        std::vector<std::int64_t> perReplica(nb, 0);
+        for (int c = 0; c < g.columns; ++c) {
+            std::fill(perReplica.begin(), perReplica.end(), 0);
+            for (int s = 0; s < g.stages; ++s) {
+                const std::size_t idx = std::size_t(s) * g.columns + c;
+                const std::size_t b = std::size_t(g.building[idx]);
+                const std::int64_t at = offset[b] + perReplica[b];
+                while (at >= nextBoundary[b]) {
+                    nextBoundary[b] += zoneSize[b];
+                    if (zoneNow[b] < lastZone[b])
+                        ++zoneNow[b];
+                }
+                g.zone[idx] = std::min(lastZone[b], std::int32_t(at / zoneSize[b]));
+                perReplica[b] += g.cell_gpus;
+            }
+            for (std::size_t b = 0; b < nb; ++b)
+                offset[b] += perReplica[b] * g.group;
+        }
     } else {
-        for (std::size_t idx = 0; idx < cells; ++idx)
-            visit(idx);
+        for (std::size_t idx = 0; idx < cells; ++idx) {
+            const std::size_t b = std::size_t(g.building[idx]);
+            while (offset[b] >= nextBoundary[b]) {
+                nextBoundary[b] += zoneSize[b];
+                if (zoneNow[b] < lastZone[b])
+                    ++zoneNow[b];
+            }
+            g.zone[idx] = zoneNow[b];
+            offset[b] += columnGpus;
+        }
     }
     r.gpus_used = offset;
 
@@ -172,16 +229,16 @@ std::vector<GroupChip> chipsOf(const CellGrid& grid) {
 
 std::vector<ReplicaBlock> replicaBlocks(const CellGrid& grid) {
     std::vector<ReplicaBlock> blocks;
-    for (int d = 0; d < grid.replicas; ++d) {
-        bool same = d > 0;
+    for (int c = 0; c < grid.columns; ++c) {
+        bool same = c > 0;
         for (int s = 0; s < grid.stages && same; ++s) {
-            const std::size_t i = std::size_t(s) * grid.replicas + d;
+            const std::size_t i = std::size_t(s) * grid.columns + c;
             same = grid.building[i] == grid.building[i - 1] && grid.zone[i] == grid.zone[i - 1];
         }
         if (same)
-            ++blocks.back().count;
+            blocks.back().count += grid.group;
         else
-            blocks.push_back({d, 1});
+            blocks.push_back({c * grid.group, grid.group});
     }
     return blocks;
 }

@@ -17,15 +17,21 @@ namespace sa {
 struct CellGrid {
     int stages = 0;
     int replicas = 0;
-    std::int64_t cell_gpus = 0;         // tp * cp
-    std::vector<std::int16_t> building; // stage-major: [stage * replicas + replica]
-    std::vector<std::int32_t> zone;     // zone of the cell's first GPU inside its building
+    std::int64_t cell_gpus = 0; // tp * cp
+    // Replicas are stored in columns of `group` consecutive replicas that
+    // provably share building and zone in every stage (the gcd of every
+    // building, zone and placement-run boundary): 768 replicas of a
+    // 98,304-GPU job become ~100 columns.
+    int group = 1;
+    int columns = 0;
+    std::vector<std::int16_t> building; // stage-major: [stage * columns + column]
+    std::vector<std::int32_t> zone;     // zone of the column's first GPU inside its building
 
     int at(int stage, int replica) const {
-        return building[std::size_t(stage) * replicas + replica];
+        return building[std::size_t(stage) * columns + replica / group];
     }
     int zoneAt(int stage, int replica) const {
-        return zone[std::size_t(stage) * replicas + replica];
+        return zone[std::size_t(stage) * columns + replica / group];
     }
 };
 
