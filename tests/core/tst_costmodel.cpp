@@ -891,8 +891,8 @@ void TestCostModel::perFlowRate_data() {
     // 9000 / 2e-4 * 1224.7 = 55.1 GB/s: still loss-bound.
     QTest::newRow("tcp Mathis short rtt")
         << *builtinTechnology("tcp") << 0.0002 << 9000.0 / 0.0002 * std::sqrt(1.5) / 1e-3;
-    // Very lossy window-bound? No: with p = 1e-10 the Mathis bound
-    // (4096 / 0.02 * 1.2247e5 = 25 GB/s) exceeds the window's 1 MiB / 20 ms.
+    // Nearly lossless (p = 1e-10): the Mathis bound 4096 / 0.02 * 1.2247e5
+    // = 25 GB/s is far above the window's 1 MiB / 20 ms, which then binds.
     QTest::newRow("tcp almost lossless: window")
         << tech(1, 1, 1e-10, false) << 0.020 << 1048576 / 0.020;
     // Lossless transports never see the loss rate.
