@@ -674,9 +674,12 @@ double DesignSpace::size() const {
 }
 
 std::uint64_t DesignSpace::prefixCount(std::size_t s, int firstFixed) const {
+    // Saturates at 2^62: many link axes can overflow 64 bits.
+    constexpr std::uint64_t kCap = std::uint64_t(1) << 62;
     std::uint64_t n = 1;
     for (int a = 0; a < std::min(firstFixed, axisCount()); ++a)
-        n *= std::uint64_t(choices(s, a));
+        n = std::min(
+            kCap, n * std::min(kCap / std::max<std::uint64_t>(n, 1), std::uint64_t(choices(s, a))));
     return n;
 }
 

@@ -263,8 +263,9 @@ public:
         : space_(space)
         , prefix_(prefix) {
         offsets_.push_back(0);
+        constexpr std::uint64_t kCap = std::uint64_t(1) << 62; // as prefixCount: no overflow
         for (std::size_t s = 0; s < space.structureCount(); ++s)
-            offsets_.push_back(offsets_.back() + space.prefixCount(s, prefix));
+            offsets_.push_back(std::min(kCap, offsets_.back() + space.prefixCount(s, prefix)));
         for (int a : {DesignSpace::kRecompute, DesignSpace::kZero, DesignSpace::kLayers})
             if (a >= prefix)
                 repairAxes_.push_back(a);
