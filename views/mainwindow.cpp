@@ -17,15 +17,19 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGraphicsScene>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QImage>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QSvgGenerator>
 #include <QTableView>
 #include <QToolButton>
 #include <QUndoStack>
@@ -189,6 +193,20 @@ void MainWindow::createMenus() {
     QAction* exportPlan =
         file->addAction(QStringLiteral("&Export Plan JSON…"), this, &MainWindow::onExportPlan);
     exportPlan->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    file->addAction(QStringLiteral("Export &Topology Image…"), this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, QStringLiteral("Export topology image"),
+                                         QDir::home().filePath(QStringLiteral("topology.png")),
+                                         QStringLiteral("PNG image (*.png);;SVG drawing (*.svg)"));
+        if (path.isEmpty())
+            return;
+        QString error;
+        if (!exportTopologyImage(path, &error))
+            showError(error);
+        else
+            statusBar()->showMessage(
+                QStringLiteral("Exported %1").arg(QDir::toNativeSeparators(path)), 5000);
+    });
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -430,6 +448,46 @@ void MainWindow::onExportPlan() {
         QStringLiteral("Exported the plan to %1").arg(QDir::toNativeSeparators(path)), 5000);
 }
 
+bool MainWindow::exportTopologyImage(const QString& path, QString* error) const {
+    QGraphicsScene* scene = view_->scene();
+    const QRectF source = view_->topologyLayout().bounds();
+    if (source.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("Nothing to export");
+        return false;
+    }
+    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(source.size().toSize());
+        svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
+        svg.setTitle(QStringLiteral("ScaleAcross topology: %1").arg(document_->displayName()));
+        QPainter painter;
+        if (!painter.begin(&svg)) {
+            if (error)
+                *error = QStringLiteral("Cannot write %1").arg(QDir::toNativeSeparators(path));
+            return false;
+        }
+        painter.fillRect(QRectF(QPointF(0, 0), source.size()), QColor(0xf8, 0xfa, 0xfc));
+        scene->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
+        return true;
+    }
+    // Twice the scene's size: sharp on a slide or a high-DPI screen.
+    QImage image((source.size() * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(QColor(0xf8, 0xfa, 0xfc));
+    {
+        QPainter painter(&image);
+        painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+        scene->render(&painter, QRectF(QPointF(0, 0), image.size()), source);
+    }
+    if (!image.save(path)) {
+        if (error)
+            *error = QStringLiteral("Cannot write %1").arg(QDir::toNativeSeparators(path));
+        return false;
+    }
+    return true;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (!maybeSave()) {
         event->ignore();
@@ -487,7 +545,7 @@ void MainWindow::refreshChips() {
     std::int64_t used = 0;
     for (auto g : placed.gpus_used)
         used += g;
-    QString text = QStringLiteral("%1 stages × %2 replicas of %3 GPUs · %4 of %5 GPUs")
+    QString text = QStringLiteral("%1 × %2 groups of %3 GPUs · %4 of %5 GPUs")
                        .arg(placed.grid.stages)
                        .arg(placed.grid.replicas)
                        .arg(placed.grid.cell_gpus)
@@ -570,7 +628,7 @@ void MainWindow::onChipDragTargetChanged(const ChipDrop& drop) {
     const DropOutcome outcome = applyDrop(document_->scenario(), drop);
     view_->setDropHint(outcome.ok());
     if (outcome.ok()) {
-        statusBar()->showMessage(outcome.description + QStringLiteral(" — release to apply"));
+        statusBar()->showMessage(outcome.description + QStringLiteral(": release to apply"));
         // The heatmap and the status bar show what the drop would give.
         live_->preview(outcome.plan);
     } else {

@@ -50,6 +50,9 @@ public:
     // The evaluation the views show now (the document's or a drop preview).
     std::shared_ptr<const EvaluationSnapshot> shownSnapshot() const { return shown_; }
 
+    // The topology picture as PNG (twice the scene's resolution) or SVG.
+    bool exportTopologyImage(const QString& path, QString* error) const;
+
     // Splits chips per pipeline stage, so single stages can be dragged.
     void setChipsByStage(bool byStage);
 

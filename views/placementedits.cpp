@@ -44,7 +44,7 @@ DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop) {
         const GroupChip& other = *drop.swapWith;
         out.plan = withRun(out.plan,
                            runOf(other, cluster.buildings[std::size_t(drop.chip.building)].name));
-        out.description = QStringLiteral("Swap %1 (%2) with %3 (%4)")
+        out.description = QStringLiteral("Swap %1 (%2) ↔ %3 (%4)")
                               .arg(chipLabel(drop.chip), nameOf(cluster, drop.chip.building),
                                    chipLabel(other), nameOf(cluster, other.building));
     } else {

@@ -84,7 +84,7 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
     // left (a snake) so consecutive regions stay neighbours. Returns the
     // canvas size and, when asked, the origin of each region.
     auto flow = [&](const std::vector<QSizeF>& sizes, double maxRowWidth,
-                    std::vector<QPointF>* origins) {
+                    std::vector<QPointF>* origins, std::vector<bool>* mirrored = nullptr) {
         std::vector<std::vector<std::size_t>> rows(1);
         double x = 0;
         for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -97,6 +97,8 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
         }
         if (origins)
             origins->assign(sizes.size(), QPointF());
+        if (mirrored)
+            mirrored->assign(sizes.size(), false);
         double y = 0;
         double width = 0;
         for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -116,6 +118,8 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
                     cx -= sizes[i].width();
                     if (origins)
                         (*origins)[i] = QPointF(cx, y);
+                    if (mirrored)
+                        (*mirrored)[i] = true;
                     cx -= m.regionGap;
                 }
             }
@@ -153,7 +157,8 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
     }
     const std::vector<QSizeF> regionSizes = regionSizesFor(bestCap);
     std::vector<QPointF> origins;
-    flow(regionSizes, bestRowWidth, &origins);
+    std::vector<bool> mirrored;
+    flow(regionSizes, bestRowWidth, &origins, &mirrored);
 
     layout.buildings_.resize(std::size_t(n));
     for (std::size_t ri = 0; ri < layout.regions_.size(); ++ri) {
@@ -170,7 +175,10 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
             // each other in the file stay neighbours and a chain of links
             // never cuts across a row.
             const int row = int(k) / cols;
-            const int col = row % 2 == 0 ? int(k) % cols : cols - 1 - int(k) % cols;
+            // A region in a right-to-left row of regions starts its own
+            // snake from the right too.
+            const bool leftToRight = (row % 2 == 0) != mirrored[ri];
+            const int col = leftToRight ? int(k) % cols : cols - 1 - int(k) % cols;
             const int bi = region.buildings[k];
             Building& b = layout.buildings_[std::size_t(bi)];
             b.index = bi;

@@ -37,7 +37,7 @@ struct LayoutMetrics {
     double chipRowHeight = 24;
     int chipRows = 4;
     double padding = 10;
-    double buildingGap = 110; // room for link labels between buildings
+    double buildingGap = 150; // room for link labels between buildings
     double regionPadding = 22;
     double regionTitleHeight = 30;
     double regionGap = 130;

@@ -84,11 +84,10 @@ void HeatLegend::setScale(const HeatScale& scale, bool evaluated, const QString&
 }
 
 QSize HeatLegend::sizeHint() const {
+    // Always the size of the full legend, so the view's fit does not move
+    // when the first evaluation arrives.
     const QFontMetrics fm(font());
-    const int line = fm.height();
-    if (!evaluated_)
-        return QSize(std::max(260, fm.horizontalAdvance(note_) + 24), 2 * line + 20);
-    return QSize(300, 6 * line + 56);
+    return QSize(300, 6 * fm.height() + 56);
 }
 
 void HeatLegend::paintEvent(QPaintEvent*) {

@@ -14,7 +14,11 @@
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
+#include <QImage>
 #include <QLabel>
+#include <QMimeData>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -22,6 +26,7 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrl>
 
 #include <algorithm>
 #include <cstdio>
@@ -62,6 +67,8 @@ private Q_SLOTS:
     void inspectorValidatesAsYouType();
     void linkTableModelPassesTester();
     void staleEvaluationNeverShown();
+    void droppedFileOpensAndIsRecent();
+    void exportsTopologyImages();
     void dropToRepaintedHeatmap();
 
 private:
@@ -290,6 +297,47 @@ void TestMainWindow::staleEvaluationNeverShown() {
     QVERIFY(std::is_sorted(shownRevisions.begin(), shownRevisions.end()));
     QCOMPARE(shownRevisions.back(), window_->liveEvaluation()->revision());
     QCOMPARE(window_->shownSnapshot()->plan.micro_batch_sequences, std::int64_t(4));
+}
+
+void TestMainWindow::droppedFileOpensAndIsRecent() {
+    const QString path = sample("two-buildings-405b.json");
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    const QPoint at = window_->rect().center();
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, {});
+    QCoreApplication::sendEvent(window_.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, {});
+    QCoreApplication::sendEvent(window_.get(), &drop);
+    QCOMPARE(window_->document()->filePath(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(window_->document()->scenario().cluster.buildings.size(), std::size_t(2));
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    QVERIFY(!recent.isEmpty());
+    QCOMPARE(recent.front(), QFileInfo(path).absoluteFilePath());
+    // Not a JSON file: refused at the door.
+    QMimeData text;
+    text.setUrls({QUrl::fromLocalFile(QStringLiteral("/tmp/notes.txt"))});
+    QDragEnterEvent other(at, Qt::CopyAction, &text, Qt::LeftButton, {});
+    other.setAccepted(false);
+    QCoreApplication::sendEvent(window_.get(), &other);
+    QVERIFY(!other.isAccepted());
+}
+
+void TestMainWindow::exportsTopologyImages() {
+    QTemporaryDir dir;
+    QString error;
+    const QString png = dir.filePath(QStringLiteral("topology.png"));
+    QVERIFY2(window_->exportTopologyImage(png, &error), qPrintable(error));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() > 1000);
+    const QString svg = dir.filePath(QStringLiteral("topology.svg"));
+    QVERIFY2(window_->exportTopologyImage(svg, &error), qPrintable(error));
+    QFile f(svg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY(text.contains("<svg"));
+    QVERIFY(text.contains("B3"));
 }
 
 void TestMainWindow::dropToRepaintedHeatmap() {
