@@ -85,6 +85,59 @@ private:
     bool tooDeep_ = false;
 };
 
+// nlohmann's DOM parser with the watch on every event. json::parse with a
+// callback is quadratic: closing an object scans its parent for discarded
+// values, so an array of a million {} took hours. Parsing stops at the first
+// container nested too deep.
+class WatchedDomParser {
+public:
+    WatchedDomParser(json& result, StructureWatch& watch)
+        : dom_(result, /*allow_exceptions=*/true)
+        , watch_(watch) {}
+
+    bool null() { return value() && dom_.null(); }
+    bool boolean(bool v) { return value() && dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { return value() && dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const json::string_t& s) {
+        return value() && dom_.number_float(v, s);
+    }
+    bool string(json::string_t& v) { return value() && dom_.string(v); }
+    bool binary(json::binary_t& v) { return value() && dom_.binary(v); }
+    bool key(json::string_t& k) {
+        return watch_.onEvent(depth_, json::parse_event_t::key, json(k)) && dom_.key(k);
+    }
+    bool start_object(std::size_t n) {
+        return open(json::parse_event_t::object_start) && dom_.start_object(n);
+    }
+    bool end_object() { return close(json::parse_event_t::object_end) && dom_.end_object(); }
+    bool start_array(std::size_t n) {
+        return open(json::parse_event_t::array_start) && dom_.start_array(n);
+    }
+    bool end_array() { return close(json::parse_event_t::array_end) && dom_.end_array(); }
+    // Throws `ex` with its own type, as json::parse does.
+    template <class Exception>
+    bool parse_error(std::size_t position, const std::string& token, const Exception& ex) {
+        return dom_.parse_error(position, token, ex);
+    }
+
+private:
+    bool value() { return watch_.onEvent(depth_, json::parse_event_t::value, nullJson()); }
+    bool open(json::parse_event_t event) {
+        watch_.onEvent(depth_++, event, nullJson());
+        return !watch_.tooDeep();
+    }
+    bool close(json::parse_event_t event) { return watch_.onEvent(--depth_, event, nullJson()); }
+    static const json& nullJson() {
+        static const json null;
+        return null;
+    }
+
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    StructureWatch& watch_;
+    int depth_ = 0;
+};
+
 std::string lineAndColumn(const std::string& text, std::size_t offset) {
     std::size_t line = 1, column = 1;
     for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
@@ -118,12 +171,9 @@ std::optional<json> parseText(const std::string& text, Diagnostics& d) {
     StructureWatch watch;
     json j;
     try {
-        j = json::parse(
-            text,
-            [&watch](int depth, json::parse_event_t event, json& parsed) {
-                return watch.onEvent(depth, event, parsed);
-            },
-            /*allow_exceptions=*/true, /*ignore_comments=*/false);
+        WatchedDomParser sax(j, watch);
+        json::sax_parse(text, &sax, json::input_format_t::json, /*strict=*/true,
+                        /*ignore_comments=*/false);
     } catch (const json::parse_error& e) {
         d.error("", syntaxMessage(e.what()));
         return std::nullopt;
