@@ -643,6 +643,15 @@ std::optional<T> readPart(const ObjectReader& r, const char* key, const char* ki
         return std::nullopt;
     }
     const std::string path = resolve(baseDir, v.get<std::string>()).string();
+    // A part names a document file, never a device or a pipe (/dev/stdin or a
+    // FIFO would block, /dev/zero would be read up to the size limit).
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+        !std::filesystem::is_directory(status)) {
+        scenario.error(at, "cannot read '" + path + "': not a regular file");
+        return std::nullopt;
+    }
     std::string error;
     auto text = readTextFile(path, &error);
     if (!text) {
