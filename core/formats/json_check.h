@@ -22,8 +22,15 @@ using nlohmann::json;
 
 // Limits that keep hostile or mistyped documents from overflowing the cost
 // model's arithmetic. They are far above any real cluster or model.
-inline constexpr std::int64_t kMaxBuildings = 10'000;
-inline constexpr std::int64_t kMaxLinks = 100'000;
+// Buildings, links, zones and the plan's grid, schedule and EP products also
+// bound the time of one evaluation (a few seconds at the limits; routes
+// between every pair of buildings are precomputed).
+inline constexpr std::int64_t kMaxBuildings = 1'000;
+inline constexpr std::int64_t kMaxLinks = 1'000;
+inline constexpr std::int64_t kMaxZones = 10'000;            // sum of gpus / zone_gpus
+inline constexpr std::int64_t kMaxGridCells = 10'000'000;    // pp * dp
+inline constexpr std::int64_t kMaxPipelineSlots = 1'000'000; // pp * virtual_stages * microbatches
+inline constexpr std::int64_t kMaxExpertPairs = 100'000'000; // pp * dp * ep
 inline constexpr std::int64_t kMaxGpusPerBuilding = 10'000'000;
 inline constexpr std::int64_t kMaxGpusPerHost = 65'536;
 inline constexpr std::int64_t kMaxLayers = 100'000;

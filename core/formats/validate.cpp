@@ -78,6 +78,8 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
     // Reference checks only make sense when every name could be read.
     bool buildingNamesKnown = !d.isBad("/buildings");
     std::map<std::string, std::size_t> buildingAt;
+    std::int64_t zones = 0;
+    std::string tooManyZonesAt;
     for (std::size_t i = 0; i < c.buildings.size(); ++i) {
         const Building& b = c.buildings[i];
         const std::string at = childPath("/buildings", i);
@@ -113,7 +115,16 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         }
         checkNumber(d, at + "/zone_oversubscription", b.zone_oversubscription, kAtLeastOne);
         checkNumber(d, at + "/building_oversubscription", b.building_oversubscription, kAtLeastOne);
+        if (gpusOk && !d.touched(at + "/zone_gpus")) {
+            zones += b.zones();
+            if (zones > kMaxZones && tooManyZonesAt.empty())
+                tooManyZonesAt = at + "/zone_gpus";
+        }
     }
+    if (!tooManyZonesAt.empty())
+        d.error(tooManyZonesAt, "the cluster must have at most " + str(kMaxZones) +
+                                    " zones (gpus / zone_gpus summed over the buildings), got " +
+                                    str(zones));
 
     for (const auto& [key, t] : c.technologies) {
         const std::string at = childPath("/technologies", key);
@@ -213,6 +224,13 @@ void checkPlan(const Plan& p, Diagnostics& d) {
     const bool epOk = degreeOk("ep", g.ep);
     if (tpOk && cpOk && ppOk && dpOk && jobGpus(g) > kMaxJobGpus)
         d.error("/parallelism", "tp*cp*pp*dp must be at most " + str(kMaxJobGpus) + " GPUs");
+    else if (ppOk && dpOk && std::int64_t(g.pp) * g.dp > kMaxGridCells)
+        d.error("/parallelism", "pp*dp must be at most " + str(kMaxGridCells) + ", got " +
+                                    str(g.pp) + "*" + str(g.dp));
+    else if (ppOk && dpOk && epOk && double(g.pp) * g.dp * g.ep > double(kMaxExpertPairs))
+        d.error("/parallelism/ep", "pp*dp*ep must be at most " + str(kMaxExpertPairs) +
+                                       " (expert all-to-all pairs), got " + str(g.pp) + "*" +
+                                       str(g.dp) + "*" + str(g.ep));
     if (epOk && dpOk && g.dp % g.ep != 0)
         d.error("/parallelism/ep", "must divide dp (" + str(g.dp) + "), got " + str(g.ep));
     if (cpOk && seqOk) {
@@ -255,6 +273,14 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                         str(p.schedule.virtual_stages));
         }
     }
+    // The pipeline is simulated op by op.
+    if (vOk && batchOk && ppOk && !d.isBad("/global_batch_sequences") &&
+        double(g.pp) * p.schedule.virtual_stages * double(p.microbatches()) >
+            double(kMaxPipelineSlots))
+        d.error("/global_batch_sequences", "pp*virtual_stages*microbatches must be at most " +
+                                               str(kMaxPipelineSlots) + ", got " + str(g.pp) + "*" +
+                                               str(p.schedule.virtual_stages) + "*" +
+                                               str(p.microbatches()));
 
     if (!d.touched("/rank_order")) {
         std::vector<Dim> sorted = p.rank_order;
