@@ -12,6 +12,7 @@
 #include "topologyview.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -245,6 +246,27 @@ void TestMainWindow::inspectorValidatesAsYouType() {
     QCOMPARE(inspector->spinBox(QStringLiteral("tp"))->value(), original.plan.parallelism.tp);
     doc->undoStack()->undo();
     QCOMPARE(micro->value(), int(original.plan.micro_batch_sequences));
+    QCOMPARE(doc->scenario(), original);
+
+    // A link's technology: an override in the plan, seen by the evaluation.
+    QComboBox* tech = nullptr;
+    for (QComboBox* box : inspector->findChildren<QComboBox*>())
+        if (box->itemText(0).endsWith(QLatin1String("(cluster)")) &&
+            box->toolTip().contains(QLatin1String("B1-B3")))
+            tech = box;
+    QVERIFY(tech);
+    tech->setCurrentIndex(tech->findText(QStringLiteral("tcp")));
+    QCOMPARE(doc->scenario().plan.link_technologies.at("B1-B3").technology, std::string("tcp"));
+    QVERIFY(waitForEvaluation());
+    bool seen = false;
+    for (const auto& l : window_->shownSnapshot()->evaluation->links)
+        if (l.name == "B1-B3") {
+            QCOMPARE(l.technology, std::string("tcp"));
+            seen = true;
+        }
+    QVERIFY(seen);
+    doc->undoStack()->undo();
+    QCOMPARE(tech->currentIndex(), 0);
     QCOMPARE(doc->scenario(), original);
 }
 
