@@ -3,7 +3,10 @@
 namespace sa::views {
 
 JobTracker::JobTracker(QObject* context, int threads)
-    : context_(context) {
+    : context_(context)
+    , receiver_(std::make_unique<QObject>()) {
+    if (context)
+        receiver_->moveToThread(context->thread());
     pool_.setMaxThreadCount(threads < 1 ? 1 : threads);
     // Workers idle for a while are kept: an evaluation per drag event
     // should not pay for a thread start.
@@ -13,6 +16,8 @@ JobTracker::JobTracker(QObject* context, int threads)
 JobTracker::~JobTracker() {
     cancel();
     pool_.waitForDone();
+    // Drops results still queued for delivery.
+    receiver_.reset();
 }
 
 void JobTracker::cancel() {

@@ -47,6 +47,11 @@ private:
     };
 
     QPointer<QObject> context_;
+    // Results are posted to this object, not to the context: it lives
+    // exactly as long as the tracker, which waits for its workers before
+    // destroying it, so a worker never posts to an object being deleted on
+    // another thread. The context is checked on its own thread instead.
+    std::unique_ptr<QObject> receiver_;
     std::shared_ptr<State> state_ = std::make_shared<State>();
     std::shared_ptr<std::atomic<bool>> cancelFlag_;
     bool running_ = false;
@@ -63,26 +68,26 @@ template <class Job, class Then> std::uint64_t JobTracker::startJob(Job&& job, T
     const std::uint64_t generation = ++state_->generation;
     running_ = true;
 
-    auto deliver = [this, then = std::forward<Then>(then), state = state_,
+    auto deliver = [this, then = std::forward<Then>(then), state = state_, context = context_,
                     generation](std::shared_ptr<const Result> result) mutable {
-        // Runs on the context's thread: `this` is alive as long as the
-        // context is, since the tracker is a member of (or owned by) it.
-        if (state->generation.load() != generation)
+        // Runs on the context's thread, from the receiver's event queue:
+        // the tracker (which owns the receiver) is alive.
+        if (!context || state->generation.load() != generation)
             return;
         running_ = false;
         then(std::move(result));
     };
 
     pool_.start([job = std::forward<Job>(job), deliver = std::move(deliver), cancelled,
-                 context = context_, state = state_, generation]() mutable {
+                 receiver = receiver_.get(), state = state_, generation]() mutable {
         // A job queued behind a newer one is dropped before it starts.
         if (cancelled->load() || state->generation.load() != generation)
             return;
         auto result = std::make_shared<const Result>(job(*cancelled));
-        if (cancelled->load() || !context)
+        if (cancelled->load())
             return;
         QMetaObject::invokeMethod(
-            context.data(),
+            receiver,
             [deliver = std::move(deliver), result = std::move(result)]() mutable {
                 deliver(std::move(result));
             },
