@@ -18,18 +18,20 @@ QString samplesDir() {
     const QString fromEnv = qEnvironmentVariable("SCALEACROSS_SAMPLES");
     if (isSampleDir(fromEnv))
         return QDir(fromEnv).absolutePath();
+    // An installed explorer uses its own copy, even where the source tree
+    // it was built from still exists.
+    if (QCoreApplication::instance()) {
+        const QString installed = QDir::cleanPath(
+            QDir(QCoreApplication::applicationDirPath())
+                .absoluteFilePath(QStringLiteral("../share/scaleacross/sample_clusters")));
+        if (isSampleDir(installed))
+            return installed;
+    }
 #ifdef SCALEACROSS_SAMPLES_DIR
     const QString built = QStringLiteral(SCALEACROSS_SAMPLES_DIR);
     if (isSampleDir(built))
         return built;
 #endif
-    if (QCoreApplication::instance()) {
-        const QString installed =
-            QDir(QCoreApplication::applicationDirPath())
-                .absoluteFilePath(QStringLiteral("../share/scaleacross/sample_clusters"));
-        if (isSampleDir(installed))
-            return QDir::cleanPath(installed);
-    }
     return {};
 }
 

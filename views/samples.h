@@ -2,8 +2,8 @@
 // Where the bundled sample clusters live. Looked up at run time so an
 // installed explorer finds them as well as one run from the build tree:
 //   1. $SCALEACROSS_SAMPLES (a folder holding scenarios/ or scenario files)
-//   2. the source tree the binary was built from (SCALEACROSS_SAMPLES_DIR)
-//   3. <prefix>/share/scaleacross/sample_clusters next to the executable
+//   2. <prefix>/share/scaleacross/sample_clusters next to the executable
+//   3. the source tree the binary was built from (SCALEACROSS_SAMPLES_DIR)
 
 #include <QString>
 #include <QStringList>

@@ -3,12 +3,14 @@
 
 #include "document.h"
 #include "placementedits.h"
+#include "samples.h"
 
 #include "cost/placement.h"
 #include "formats/documents.h"
 
 #include <nlohmann/json.hpp>
 
+#include <QDir>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -48,6 +50,7 @@ private Q_SLOTS:
     void swapStagesThroughDocument();
     void moveIntoFullBuildingIsRefused();
     void splitByStage();
+    void samplesAreFound();
 
 private:
     std::unique_ptr<Document> doc_;
@@ -302,6 +305,27 @@ void TestDocument::splitByStage() {
         QCOMPARE(parts[std::size_t(i)].building, 1);
     }
     QCOMPARE(chipLabel(c), QStringLiteral("S2–5 · R0–9"));
+}
+
+void TestDocument::samplesAreFound() {
+    // The source tree's samples (the build-tree binary has no share/ copy).
+    qunsetenv("SCALEACROSS_SAMPLES");
+    QVERIFY(views::samplesDir().endsWith(QLatin1String("sample_clusters")));
+    const QStringList all = views::sampleScenarios();
+    QVERIFY(all.size() >= 3);
+    QVERIFY(std::is_sorted(all.begin(), all.end()));
+    QVERIFY(views::defaultScenario().endsWith(QLatin1String("three-buildings-405b.json")));
+    // The environment variable wins; without three-buildings-405b.json the
+    // first scenario is the default.
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("scenarios")));
+    for (const char* name : {"b.json", "a.json"})
+        writeFile(dir.filePath(QStringLiteral("scenarios/") + QLatin1String(name)), "{}");
+    qputenv("SCALEACROSS_SAMPLES", dir.path().toLocal8Bit());
+    QCOMPARE(views::samplesDir(), QDir(dir.path()).absolutePath());
+    QCOMPARE(views::sampleScenarios().size(), 2);
+    QVERIFY(views::defaultScenario().endsWith(QLatin1String("scenarios/a.json")));
+    qunsetenv("SCALEACROSS_SAMPLES");
 }
 
 QTEST_GUILESS_MAIN(TestDocument)
