@@ -77,6 +77,7 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
     }
     EvaluateOptions opts;
     opts.timeline = trace || args.has("timeline") || !args.has("json");
+    opts.plan_file = planSourceName(args);
     const EvaluationResult result = sa::evaluate(*scenario, opts);
     if (const auto* err = std::get_if<EvaluationError>(&result)) {
         std::fprintf(stderr, "%s\n", err->str().c_str());

@@ -2,6 +2,10 @@
 
 #include "formats/documents.h"
 
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
 #include <cstdio>
 
 namespace sa::cli {
@@ -56,6 +60,23 @@ std::optional<Scenario> loadScenarioArgs(const Args& args, bool requirePlan) {
         return std::nullopt;
     }
     return loaded.value;
+}
+
+std::string planSourceName(const Args& args) {
+    if (auto plan = args.value("plan"))
+        return *plan;
+    if (args.positional().empty())
+        return "plan";
+    const std::string scenario = args.positional().front();
+    std::string err;
+    if (auto text = readTextFile(scenario, &err)) {
+        const auto j = nlohmann::json::parse(*text, nullptr, false);
+        if (j.is_object() && j.contains("plan") && j["plan"].is_string()) {
+            const auto base = std::filesystem::path(scenario).parent_path();
+            return (base / j["plan"].get<std::string>()).lexically_normal().string();
+        }
+    }
+    return scenario;
 }
 
 bool writeOutput(const std::string& path, const std::string& contents) {

@@ -13,6 +13,10 @@
 namespace sa::cli {
 
 std::optional<Scenario> loadScenarioArgs(const Args& args, bool requirePlan = true);
+
+// The file the plan came from: --plan, the file a scenario's "plan" names,
+// or the scenario itself when the plan is inline. For messages.
+std::string planSourceName(const Args& args);
 inline const char* kScenarioUsage =
     "  SCENARIO.json              a scenario file (cluster, model and plan), or\n"
     "  --cluster C --model M --plan P   three separate documents\n";

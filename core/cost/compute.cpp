@@ -172,18 +172,21 @@ LayerCost layerCost(const LayerContext& ctx) {
     const bool gated = model.mlp == MlpKind::SwiGlu;
 
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
-    auto addGemm = [&](const Gemm& g) {
+    auto addGemm = [&](const Gemm& g, double modelShare = 1.0) {
         GemmTimes gt = gemmTriple(gpu, peak, g, kc);
         fwd += gt.fwd;
         dgrad += gt.dgrad;
         wgrad += gt.wgrad;
-        modelFlops += gt.flops;
+        modelFlops += gt.flops * modelShare;
         hwFlops += gt.flops;
     };
 
     // Attention projections (GQA: K and V have kv_heads heads; replicated
-    // across TP ranks when tp > kv_heads).
-    addGemm({T, (headsLocal + 2.0 * kvLocal) * dh, h, 1});
+    // across TP ranks when tp > kv_heads: executed on every rank, counted
+    // once as model FLOPs).
+    const double kvModel = double(model.kv_heads) / t;
+    addGemm({T, (headsLocal + 2.0 * kvLocal) * dh, h, 1},
+            (headsLocal + 2.0 * kvModel) / (headsLocal + 2.0 * kvLocal));
     addGemm({T, h, headsLocal * dh, 1});
     c.params += h * (headsLocal + 2.0 * kvLocal) * dh + headsLocal * dh * h;
 

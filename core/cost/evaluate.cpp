@@ -122,7 +122,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         if (!problems.empty())
             return EvaluationError{std::move(problems)};
     }
-    PlacementResult placed = placeCells(cluster, plan);
+    PlacementResult placed = placeCells(cluster, plan, options.plan_file);
     if (!placed.ok())
         return EvaluationError{std::move(placed.problems)};
     const CellGrid& grid = placed.grid;
@@ -706,8 +706,15 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- link traffic per step --------------------------------------------
     if (!options.detail) {
-        // Cross-building bytes only (the optimizer's second objective).
+        // Cross-building bytes only (the optimizer's second objective). ZeRO-3
+        // moves its stage's parameters twice and gradients once per
+        // microbatch; EP runs four all-to-alls per MoE layer per microbatch.
         const double dpMult = plan.zero_stage == 3 ? 0.0 : 1.0;
+        double epLayers = 0;
+        for (int vs = 0; vs < V; ++vs)
+            epLayers = std::max(epLayers, double(chunkMoe[std::size_t(vs)]));
+        const double epCalls =
+            4.0 * mb * epLayers * (plan.recompute == Recompute::Full ? 1.5 : 1.0);
         for (const TopoEdge& e : tp.edges()) {
             if (e.kind != EdgeKind::InterBuilding)
                 continue;
@@ -715,7 +722,22 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                 ev.cross_building_bytes +=
                     p2p.load(e.id, dir) * mb +
                     dpMult * (dpPhase.load(e.id, dir) + agPhase.load(e.id, dir)) +
-                    epPhase.load(e.id, dir) * 4.0 * mb;
+                    epPhase.load(e.id, dir) * epCalls;
+        }
+        if (plan.zero_stage == 3 && dp > 1) {
+            // Same collectives as the detailed path below, bytes only.
+            TrafficPhase z3bytes(tp, transport);
+            for (int s = 0; s < pp; ++s) {
+                const double p = stageParams[std::size_t(s)];
+                for (int rep = 0; rep < 2; ++rep)
+                    loadCollective(z3bytes, spreads[std::size_t(s)], CollectiveKind::AllGather,
+                                   dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
+                loadCollective(z3bytes, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
+                               dpAlgo, p * gradBytes * mb, cellGpus, envFor(s));
+            }
+            for (const TopoEdge& e : tp.edges())
+                if (e.kind == EdgeKind::InterBuilding)
+                    ev.cross_building_bytes += z3bytes.load(e.id, 0) + z3bytes.load(e.id, 1);
         }
     } else {
         const auto& edges = tp.edges();
@@ -768,9 +790,18 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                 }
                 if (ld > 0) {
                     usesDP = true;
-                    const double r = std::max(dpPhase.rateBps(e.id, dir), 1.0);
-                    dirBusy[dir] += ld / r;
-                    peak = std::max(peak, std::min(1.0, ld / std::max(maxDp, ld / r) / line));
+                    // Each phase drains at the rate its own concurrent transfers reach.
+                    const TrafficPhase* phases[] = {&dpPhase, &agPhase, &z3phase};
+                    const double mult[] = {dpMult, dpMult, 1.0};
+                    double busy = 0;
+                    for (int k = 0; k < 3; ++k) {
+                        const double bytes = mult[k] * phases[k]->load(e.id, dir);
+                        if (bytes > 0)
+                            busy += bytes / std::max(phases[k]->rateBps(e.id, dir), 1.0);
+                    }
+                    dirBusy[dir] += busy;
+                    const double window = plan.zero_stage == 3 ? stepTime : maxDp;
+                    peak = std::max(peak, std::min(1.0, ld / std::max(window, busy) / line));
                 }
                 if (le > 0) {
                     usesEP = true;

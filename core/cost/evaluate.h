@@ -35,6 +35,8 @@ struct EvaluateOptions {
     // Breakdown, per-link usage and warnings. Off in the optimizer's hot
     // loop: step time, memory, MFU and cross-building bytes stay exact.
     bool detail = true;
+    // Names the plan in messages (e.g. the plan file's path).
+    std::string plan_file = "plan";
 };
 
 class Evaluator {

@@ -42,6 +42,9 @@ std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, 
         bwd.push_back(bwdAt(k));
     }
     if (m % p != 0 && v > 1) {
+        // All forwards first: the grouped warm-up count does not fit this
+        // order, and a full warm-up can never deadlock.
+        warm = total;
         fwd.clear();
         bwd.clear();
         for (int i = 0; i < m; ++i)

@@ -291,13 +291,6 @@ void TestCliEvaluate::impossiblePlans() {
     QVERIFY2(r.out.isEmpty(), describe(r));
     const QString err = QString::fromUtf8(r.err);
     if (!file.isEmpty()) {
-        if (QByteArray(QTest::currentDataTag()).contains("(placement)"))
-            QEXPECT_FAIL("",
-                         "evaluate.cpp calls placeCells(cluster, plan) without the plan's file "
-                         "name, so building-capacity problems say 'plan: /placement/runs/0' "
-                         "instead of the plan file (validateScenario does not check per-building "
-                         "capacity)",
-                         Continue);
         QVERIFY2(err.contains(file), describe(r));
     }
     if (!path.isEmpty())
