@@ -1,0 +1,6 @@
+// libFuzzer entry point; the target itself is sa::fuzz::model in targets.h.
+#include "targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    return sa::fuzz::model(data, size);
+}
