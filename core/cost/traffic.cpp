@@ -45,34 +45,40 @@ TrafficPhase::TrafficPhase(const Topology& topo, const std::vector<EdgeTransport
     , load_(topo.edges().size() * 2, 0.0)
     , conns_(topo.edges().size() * 2, 0.0) {}
 
-void TrafficPhase::add(Location src, Location dst, double bytes, double connections) {
-    if (bytes <= 0 || (src.building == dst.building && src.zone == dst.zone))
+template <class F> void TrafficPhase::forEachEdge(Location src, Location dst, F&& f) const {
+    // Directed edges from src to dst: up the source zone (and building), the
+    // inter-building path walked from the source side, down at the other end.
+    if (src.building == dst.building) {
+        if (src.zone == dst.zone)
+            return;
+        f(topo_.zoneUplink(src.building, src.zone), 0);
+        f(topo_.zoneUplink(dst.building, dst.zone), 1);
         return;
-    auto put = [&](int edge, int dir) {
+    }
+    f(topo_.zoneUplink(src.building, src.zone), 0);
+    f(topo_.buildingUplink(src.building), 0);
+    int cur = src.building;
+    for (int id : topo_.buildingRoute(src.building, dst.building).edges) {
+        const EdgeTransport& t = transport_[std::size_t(id)];
+        const int dir = t.from == cur ? 0 : 1;
+        cur = dir == 0 ? t.to : t.from;
+        f(id, dir);
+    }
+    f(topo_.buildingUplink(dst.building), 1);
+    f(topo_.zoneUplink(dst.building, dst.zone), 1);
+}
+
+void TrafficPhase::add(Location src, Location dst, double bytes, double connections) {
+    if (bytes <= 0)
+        return;
+    dirty_ = true;
+    forEachEdge(src, dst, [&](int edge, int dir) {
         const std::size_t i = std::size_t(edge) * 2 + std::size_t(dir);
         if (load_[i] == 0 && conns_[i] == 0)
             touched_.push_back(int(i));
         load_[i] += bytes;
         conns_[i] += connections;
-    };
-    dirty_ = true;
-    if (src.building == dst.building) {
-        put(topo_.zoneUplink(src.building, src.zone), 0);
-        put(topo_.zoneUplink(dst.building, dst.zone), 1);
-        return;
-    }
-    put(topo_.zoneUplink(src.building, src.zone), 0);
-    put(topo_.buildingUplink(src.building), 0);
-    const Route& r = topo_.buildingRoute(src.building, dst.building);
-    int cur = src.building;
-    for (int id : r.edges) {
-        const EdgeTransport& t = transport_[std::size_t(id)];
-        const int dir = t.from == cur ? 0 : 1;
-        cur = dir == 0 ? t.to : t.from;
-        put(id, dir);
-    }
-    put(topo_.buildingUplink(dst.building), 1);
-    put(topo_.zoneUplink(dst.building, dst.zone), 1);
+    });
 }
 
 void TrafficPhase::clear() {
@@ -111,26 +117,8 @@ double TrafficPhase::drainTime() const {
 
 double TrafficPhase::routeDrainTime(Location src, Location dst) const {
     double worst = 0;
-    auto check = [&](int edge, int dir) { worst = std::max(worst, edgeDrain(edge, dir)); };
-    if (src.building == dst.building) {
-        if (src.zone == dst.zone)
-            return 0;
-        check(topo_.zoneUplink(src.building, src.zone), 0);
-        check(topo_.zoneUplink(dst.building, dst.zone), 1);
-        return worst;
-    }
-    check(topo_.zoneUplink(src.building, src.zone), 0);
-    check(topo_.buildingUplink(src.building), 0);
-    const Route& r = topo_.buildingRoute(src.building, dst.building);
-    int cur = src.building;
-    for (int id : r.edges) {
-        const EdgeTransport& t = transport_[std::size_t(id)];
-        const int dir = t.from == cur ? 0 : 1;
-        cur = dir == 0 ? t.to : t.from;
-        check(id, dir);
-    }
-    check(topo_.buildingUplink(dst.building), 1);
-    check(topo_.zoneUplink(dst.building, dst.zone), 1);
+    forEachEdge(src, dst,
+                [&](int edge, int dir) { worst = std::max(worst, edgeDrain(edge, dir)); });
     return worst;
 }
 

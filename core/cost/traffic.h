@@ -45,6 +45,7 @@ public:
     const std::vector<EdgeTransport>& transport() const { return transport_; }
 
 private:
+    template <class F> void forEachEdge(Location src, Location dst, F&& f) const;
     const Topology& topo_;
     const std::vector<EdgeTransport>& transport_;
     std::vector<double> load_;  // [edge * 2 + dir]
