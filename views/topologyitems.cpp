@@ -481,6 +481,13 @@ void ChipItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
     painter->drawText(r, Qt::AlignCenter, dragging_ ? fullLabel_ : label_);
 }
 
+void ChipItem::reuse(int index, QPointF home) {
+    index_ = index;
+    home_ = home;
+    if (!dragging_ && pos() != home)
+        setPos(home);
+}
+
 void ChipItem::setMemoryWarning(bool warn, const QString& detail) {
     if (warn == warn_ && detail == warnDetail_)
         return;

@@ -133,6 +133,9 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     int index() const { return index_; }
     const GroupChip& chip() const { return chip_; }
+    const QString& label() const { return label_; }
+    // The same chip after the chips were rebuilt: a new index and place.
+    void reuse(int index, QPointF home);
     QPointF homePos() const { return home_; }
     void setMemoryWarning(bool warn, const QString& detail);
     // Outlined while a dragged chip hovers over it (a swap).

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace sa::views {
 
@@ -272,18 +273,20 @@ void TopologyView::setChips(const std::vector<GroupChip>& chips, std::int64_t ce
 }
 
 void TopologyView::rebuildChips() {
+    // Chips that survive a drop keep their item and only move: a drop
+    // changes a few chips, and new items cost a layout and a first paint.
+    std::map<std::tuple<int, int, int, int, int, std::int64_t>, ChipItem*> reusable;
     for (auto* item : chipItems_)
-        delete item;
+        if (item) {
+            const GroupChip& c = item->chip();
+            reusable.emplace(std::make_tuple(c.stage_first, c.stage_last, c.replica_first,
+                                             c.replica_last, c.building, c.gpus),
+                             item);
+        }
     for (auto* item : overflowItems_)
         delete item;
     chipItems_.assign(chips_.size(), nullptr);
     overflowItems_.clear();
-
-    // One colour per stage range, so the parts of a stage split over
-    // buildings read as one.
-    std::map<std::pair<int, int>, int> colourOf;
-    for (const auto& c : chips_)
-        colourOf.try_emplace({c.stage_first, c.stage_last}, int(colourOf.size()));
 
     const auto& metrics = layout_.metrics();
     const double h = metrics.chipRowHeight - 5;
@@ -377,9 +380,19 @@ void TopologyView::rebuildChips() {
                 continue;
             }
             const GroupChip& chip = chips_[std::size_t(slot.chip)];
+            const auto key = std::make_tuple(chip.stage_first, chip.stage_last, chip.replica_first,
+                                             chip.replica_last, chip.building, chip.gpus);
+            if (auto it = reusable.find(key);
+                it != reusable.end() && it->second->label() == slot.label) {
+                it->second->reuse(slot.chip, pos);
+                chipItems_[std::size_t(slot.chip)] = it->second;
+                reusable.erase(it);
+                continue;
+            }
+            // One colour per first stage, so the parts of a stage split over
+            // buildings read as one.
             const QColor color =
-                kChipPalette[std::size_t(colourOf[{chip.stage_first, chip.stage_last}]) %
-                             std::size(kChipPalette)];
+                kChipPalette[std::size_t(chip.stage_first) % std::size(kChipPalette)];
             auto* item = new ChipItem(this, slot.chip, chip, slot.label, color, pos, h, cellGpus_);
             scene_->addItem(item);
             chipItems_[std::size_t(slot.chip)] = item;
@@ -404,6 +417,8 @@ void TopologyView::rebuildChips() {
             overflowItems_.push_back(summary);
         }
     }
+    for (auto& [key, item] : reusable)
+        delete item;
     applyMemoryWarnings();
 }
 
