@@ -10,6 +10,7 @@
 #include <QGroupBox>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -231,6 +232,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             QStringLiteral("Key/value heads (GQA)"),
             [](Scenario& s, int v) { s.model.kv_heads = v; });
     column->addStretch(1);
+    // Never narrower than the form: the fields would be cut off at the right.
+    scroll->setMinimumWidth(content->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width() + 4);
 
     // Read-back of every plain field from the scenario.
     auto spinValue = [this](const QString& field, std::function<int(const Scenario&)> read) {
