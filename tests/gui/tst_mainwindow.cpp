@@ -29,7 +29,10 @@
 #include <QTest>
 #include <QUrl>
 
+#include <QWheelEvent>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 using namespace sa;
@@ -143,6 +146,30 @@ void TestMainWindow::showsTheCluster() {
     QVERIFY(view->zoomFactor() > fit);
     view->fitToView();
     QCOMPARE(view->zoomFactor(), fit);
+    // Ctrl+wheel zooms; a plain wheel does not.
+    const QPointF centre = QPointF(view->viewport()->rect().center());
+    QWheelEvent wheel(centre, view->viewport()->mapToGlobal(centre), {}, QPoint(0, 240),
+                      Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(view->viewport(), &wheel);
+    QVERIFY(view->zoomFactor() > fit * 1.2);
+    // Dragging the background pans.
+    const QPointF before = view->mapToScene(view->viewport()->rect().center());
+    // A corner of the canvas: at most a region or building box, which let
+    // the press through (only chips take it).
+    const QPoint empty(5, 5);
+    QVERIFY(dynamic_cast<ChipItem*>(view->itemAt(empty)) == nullptr);
+    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, empty);
+    for (int i = 1; i <= 5; ++i)
+        QTest::mouseMove(view->viewport(), empty + QPoint(20 * i, 12 * i));
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, empty + QPoint(100, 60));
+    const QPointF after = view->mapToScene(view->viewport()->rect().center());
+    QVERIFY2(std::hypot(after.x() - before.x(), after.y() - before.y()) > 20,
+             qPrintable(QStringLiteral("%1,%2 -> %3,%4")
+                            .arg(before.x())
+                            .arg(before.y())
+                            .arg(after.x())
+                            .arg(after.y())));
+    view->fitToView();
 }
 
 void TestMainWindow::dragStageChangesEvaluationAndUndoRestores() {
