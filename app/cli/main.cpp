@@ -23,8 +23,7 @@ const Command kCommands[] = {
     {"optimize", "search the design space for the best plans (TBB, shardable)",
      sa::cli::runOptimize},
     {"merge", "join the results of sharded optimize runs", sa::cli::runMerge},
-    {"sweep", "vary one or two parameters over a range and print CSV or JSON",
-     sa::cli::runSweep},
+    {"sweep", "vary one or two parameters over a range and print CSV or JSON", sa::cli::runSweep},
 };
 
 void printHelp() {
