@@ -25,9 +25,9 @@ Cluster makeCluster(int buildings, int regions, std::int64_t gpus, std::int64_t 
     c.gpu_models[gpu.name] = gpu;
     for (int i = 0; i < buildings; ++i) {
         Building b;
-        b.name = "B" + std::to_string(i + 1);
+        b.name = QStringLiteral("B%1").arg(i + 1).toStdString();
         // Regions in blocks, so a region holds neighbours by index.
-        b.region = "region-" + std::to_string(i * regions / buildings);
+        b.region = QStringLiteral("region-%1").arg(i * regions / buildings).toStdString();
         b.gpu_model = gpu.name;
         b.gpus = gpus;
         b.zone_gpus = zoneGpus;
@@ -39,7 +39,9 @@ Cluster makeCluster(int buildings, int regions, std::int64_t gpus, std::int64_t 
         Link l;
         l.a = c.buildings[std::size_t(a)].name;
         l.b = c.buildings[std::size_t(b)].name;
-        l.name = l.a + "-" + l.b;
+        l.name = QStringLiteral("%1-%2")
+                     .arg(QString::fromStdString(l.a), QString::fromStdString(l.b))
+                     .toStdString();
         l.bandwidth_gbps = 25600;
         l.latency_ms = 1;
         c.links.push_back(l);
@@ -58,7 +60,7 @@ Cluster makeCluster(int buildings, int regions, std::int64_t gpus, std::int64_t 
         for (int i = 0; i + 1 < buildings; ++i) {
             link(i, i + 1);
             link(i, i + 1);
-            c.links.back().name += "-b";
+            c.links.back().name.append("-b");
         }
     }
     return c;
