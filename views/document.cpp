@@ -178,6 +178,21 @@ void Document::reset(const Scenario& scenario, const QString& filePath) {
     replaceDocument(scenario, filePath);
 }
 
+void Document::recover(const Scenario& recovered, const QString& filePath) {
+    if (!filePath.isEmpty()) {
+        const Loaded<Scenario> saved = loadScenarioFile(filePath.toStdString());
+        if (saved.ok()) {
+            replaceDocument(*saved.value, QFileInfo(filePath).absoluteFilePath());
+            setScenario(recovered, QStringLiteral("Recover Unsaved Changes"));
+            if (!isModified())
+                undoStack_->resetClean(); // the copy equals the file, still offer to save
+            return;
+        }
+    }
+    replaceDocument(recovered, QString());
+    undoStack_->resetClean();
+}
+
 void Document::replaceDocument(const Scenario& scenario, const QString& filePath) {
     const bool clusterDiffers = empty_ || scenario.cluster != scenario_.cluster;
     undoStack_->clear();

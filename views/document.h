@@ -69,6 +69,10 @@ public:
     bool openAsNew(const QString& path, QString* error);
     // A new document holding `scenario` (a test, an optimizer result).
     void reset(const Scenario& scenario, const QString& filePath = {});
+    // Restores unsaved work (an autosaved copy): the document is `recovered`,
+    // marked modified. When `filePath` still loads, the file is the baseline
+    // and Undo goes back to it; else the document is untitled.
+    void recover(const Scenario& recovered, const QString& filePath);
 
     bool save(QString* error);
     bool saveAs(const QString& path, QString* error);

@@ -1,6 +1,8 @@
 #include "mainwindow.h"
 
+#include "autosave.h"
 #include "document.h"
+#include "imageexport.h"
 #include "linktablemodel.h"
 #include "liveevaluation.h"
 #include "planinspector.h"
@@ -9,6 +11,7 @@
 #include "units.h"
 
 #include "cost/placement.h"
+#include "formats/documents.h"
 
 #include <QAction>
 #include <QApplication>
@@ -22,10 +25,12 @@
 #include <QHeaderView>
 #include <QImage>
 #include <QLabel>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
+#include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -59,6 +64,7 @@ QString localJsonFile(const QMimeData* mime) {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , document_(new Document(this))
+    , autosave_(new Autosave(document_, {}, this))
     , live_(new LiveEvaluation(document_, this))
     , view_(new TopologyView(this)) {
     setObjectName(QStringLiteral("MainWindow"));
@@ -97,6 +103,9 @@ MainWindow::MainWindow(QWidget* parent)
     layout->addWidget(banner_);
     layout->addWidget(view_, 1);
     setCentralWidget(central);
+    connect(autosave_, &Autosave::failed, this, [this](const QString& message) {
+        statusBar()->showMessage(QStringLiteral("Autosave failed: %1").arg(message), 15000);
+    });
 
     createActions();
     createDocks();
@@ -369,6 +378,53 @@ void MainWindow::showError(const QString& message) {
     statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0), 8000);
 }
 
+bool MainWindow::offerRecovery() {
+    bool recovered = false;
+    for (const RecoverableDocument& doc : Autosave::findRecoverable(autosave_->directory())) {
+        if (recovered) // one document per window; the others wait for the next start
+            break;
+        QMessageBox box(QMessageBox::Question, QStringLiteral("Recover unsaved changes"),
+                        QStringLiteral("ScaleAcross Explorer did not close cleanly. Unsaved "
+                                       "changes to %1 were kept (autosaved %2).")
+                            .arg(doc.displayName, QLocale().toString(doc.savedAt.toLocalTime(),
+                                                                     QLocale::ShortFormat)),
+                        QMessageBox::NoButton, this);
+        box.setInformativeText(
+            doc.originalPath.isEmpty()
+                ? QStringLiteral("Recover opens them as an untitled document.")
+                : QStringLiteral("Recover opens them over %1; Undo goes back to the saved file.")
+                      .arg(QDir::toNativeSeparators(doc.originalPath)));
+        QPushButton* recover = box.addButton(QStringLiteral("Recover"), QMessageBox::AcceptRole);
+        box.addButton(QStringLiteral("Discard"), QMessageBox::DestructiveRole);
+        QPushButton* later = box.addButton(QStringLiteral("Later"), QMessageBox::RejectRole);
+        box.setDefaultButton(recover);
+        box.exec();
+        if (box.clickedButton() == later)
+            continue;
+        if (box.clickedButton() == recover)
+            recovered = this->recover(doc);
+        else
+            Autosave::remove(doc);
+    }
+    return recovered;
+}
+
+bool MainWindow::recover(const RecoverableDocument& doc) {
+    const Loaded<Scenario> loaded = loadScenarioFile(doc.scenarioPath.toStdString());
+    if (!loaded.ok()) {
+        QStringList lines{QStringLiteral("Cannot recover %1:").arg(doc.displayName)};
+        for (const auto& d : loaded.problems)
+            lines << QString::fromStdString(d.str());
+        showError(lines.join(QLatin1Char('\n')));
+        return false;
+    }
+    document_->recover(*loaded.value, doc.originalPath);
+    Autosave::remove(doc);
+    // The recovered work is this session's unsaved work now: keep a copy.
+    autosave_->saveNow();
+    return true;
+}
+
 bool MainWindow::maybeSave() {
     if (!document_->isModified())
         return true;
@@ -451,41 +507,15 @@ void MainWindow::onExportPlan() {
 bool MainWindow::exportTopologyImage(const QString& path, QString* error) const {
     QGraphicsScene* scene = view_->scene();
     const QRectF source = view_->topologyLayout().bounds();
-    if (source.isEmpty()) {
-        if (error)
-            *error = QStringLiteral("Nothing to export");
-        return false;
-    }
-    if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
-        QSvgGenerator svg;
-        svg.setFileName(path);
-        svg.setSize(source.size().toSize());
-        svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
-        svg.setTitle(QStringLiteral("ScaleAcross topology: %1").arg(document_->displayName()));
-        QPainter painter;
-        if (!painter.begin(&svg)) {
-            if (error)
-                *error = QStringLiteral("Cannot write %1").arg(QDir::toNativeSeparators(path));
-            return false;
-        }
-        painter.fillRect(QRectF(QPointF(0, 0), source.size()), QColor(0xf8, 0xfa, 0xfc));
-        scene->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
-        return true;
-    }
-    // Twice the scene's size: sharp on a slide or a high-DPI screen.
-    QImage image((source.size() * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(QColor(0xf8, 0xfa, 0xfc));
-    {
-        QPainter painter(&image);
-        painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
-        scene->render(&painter, QRectF(QPointF(0, 0), image.size()), source);
-    }
-    if (!image.save(path)) {
-        if (error)
-            *error = QStringLiteral("Cannot write %1").arg(QDir::toNativeSeparators(path));
-        return false;
-    }
-    return true;
+    const QRectF target(QPointF(0, 0), source.size());
+    return exportPicture(
+        path, source.size(),
+        QStringLiteral("ScaleAcross topology: %1").arg(document_->displayName()),
+        [&](QPainter& painter) {
+            painter.fillRect(target, QColor(0xf8, 0xfa, 0xfc));
+            scene->render(&painter, target, source);
+        },
+        error);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -494,6 +524,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         return;
     }
     writeSettings();
+    autosave_->discard();
     event->accept();
 }
 

@@ -20,12 +20,14 @@ class QToolButton;
 
 namespace sa::views {
 
+class Autosave;
 class Document;
 class LinkTableModel;
 class LiveEvaluation;
 class PlanInspector;
 class TopologyView;
 struct EvaluationSnapshot;
+struct RecoverableDocument;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -52,6 +54,14 @@ public:
 
     // The topology picture as PNG (twice the scene's resolution) or SVG.
     bool exportTopologyImage(const QString& path, QString* error) const;
+
+    Autosave* autosave() const { return autosave_; }
+    // Offers to recover documents left unsaved by an explorer that did not
+    // close cleanly (asks once per copy). True when one was recovered.
+    bool offerRecovery();
+    // Opens an autosaved copy as the document (modified, Undo goes back to
+    // the file it came from) and deletes the copy.
+    bool recover(const RecoverableDocument& doc);
 
     // Splits chips per pipeline stage, so single stages can be dragged.
     void setChipsByStage(bool byStage);
@@ -91,6 +101,7 @@ private:
     void createDocks();
 
     Document* document_;
+    Autosave* autosave_;
     LiveEvaluation* live_;
     TopologyView* view_;
     LinkTableModel* linkModel_ = nullptr;

@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
     sa::views::MainWindow window;
     const QStringList files = parser.positionalArguments();
     bool opened = false;
-    if (!files.isEmpty()) {
+    // After a crash, unsaved work comes back first (not in screenshot runs).
+    if (!parser.isSet(screenshot) && window.offerRecovery()) {
+        opened = true;
+    } else if (!files.isEmpty()) {
         opened = window.openFile(files.first());
     } else {
         const QString sample = sa::views::defaultScenario();

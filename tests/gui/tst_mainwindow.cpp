@@ -13,6 +13,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -387,6 +388,17 @@ void TestMainWindow::exportsTopologyImages() {
     const QByteArray text = f.readAll();
     QVERIFY(text.contains("<svg"));
     QVERIFY(text.contains("B3"));
+
+    // Failures say why and leave no file behind.
+    const QString missingDir = dir.filePath(QStringLiteral("no/such/dir/topology.png"));
+    QVERIFY(!window_->exportTopologyImage(missingDir, &error));
+    QVERIFY2(error.contains(QStringLiteral("Cannot write")), qPrintable(error));
+    QVERIFY(!QFile::exists(missingDir));
+    const QString jpeg = dir.filePath(QStringLiteral("topology.jpg"));
+    QVERIFY(!window_->exportTopologyImage(jpeg, &error));
+    QVERIFY2(error.contains(QStringLiteral(".png or .svg")), qPrintable(error));
+    QVERIFY(!QFile::exists(jpeg));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 2);
 }
 
 void TestMainWindow::dropToRepaintedHeatmap() {
