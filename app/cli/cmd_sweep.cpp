@@ -5,6 +5,7 @@
 #include "scenario_args.h"
 
 #include "explore/sweep.h"
+#include "export/sweep_csv.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,13 +35,6 @@ const char* kSweepHelp =
     "Output: CSV (default) or --json. Points that cannot be evaluated (e.g. degrees\n"
     "that no longer divide) keep their row with the reason in the 'error' column.\n"
     "Exit codes: 0 ok, 2 bad input.\n";
-
-std::string csvQuote(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s)
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
 
 } // namespace
 
@@ -113,28 +107,7 @@ int runSweep(int argc, char** argv) {
         }
         text = rows.dump(2) + "\n";
     } else {
-        for (const auto& a : axes)
-            text += a.path + ",";
-        text += "step_time_s,tokens_per_s,mfu,peak_gib_per_gpu,fits,cross_building_bytes,"
-                "pp_exposed_s,dp_exposed_s,bubble_s,error\n";
-        char buf[512];
-        for (const auto& p : points) {
-            for (double v : p.values) {
-                std::snprintf(buf, sizeof buf, "%.6g,", v);
-                text += buf;
-            }
-            if (p.evaluation) {
-                const Evaluation& e = *p.evaluation;
-                std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.5f,%.3f,%s,%.6g,%.6g,%.6g,%.6g,\n",
-                              e.step_time_s, e.tokens_per_s, e.mfu, e.memory.peak_gib_per_gpu,
-                              e.memory.fits ? "true" : "false", e.cross_building_bytes,
-                              e.breakdown.pp_exposed_s, e.breakdown.dp_exposed_s,
-                              e.breakdown.bubble_s);
-                text += buf;
-            } else {
-                text += ",,,,,,,,," + csvQuote(p.error) + "\n";
-            }
-        }
+        text = sweepCsv(axes, points);
     }
     auto out = args.value("o");
     if (!out)

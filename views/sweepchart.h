@@ -1,0 +1,132 @@
+#pragma once
+// Step time against one swept parameter of the cluster (an inter-building
+// link's bandwidth or latency) for the current plan and the baselines it
+// is measured against: where the plan stops being network bound, and
+// whether it beats the recipes at every link speed or only at some.
+//
+// The data is computed by computeSweepSeries(), which touches no widget and
+// is meant to run on a worker (JobTracker); the chart only draws it.
+
+#include "model/scenario.h"
+
+#include <QString>
+#include <QWidget>
+
+#include <atomic>
+#include <limits>
+#include <string>
+#include <vector>
+
+class QAbstractAxis;
+class QChart;
+class QChartView;
+class QLabel;
+class QLineSeries;
+class QLogValueAxis;
+class QValueAxis;
+
+namespace sa::views {
+
+// One curve. x, step_time_s and errors have one entry per swept value; a
+// point that could not be evaluated has its reason in errors[i] and NaN as
+// its step time.
+struct SweepSeries {
+    QString name;
+    std::vector<double> x;
+    std::vector<double> step_time_s;
+    std::vector<QString> errors;
+    bool fitsInMemory = true; // false when an evaluated point does not fit
+
+    int evaluatedCount() const;
+    int errorCount() const;
+};
+
+// A parameter of the cluster worth sweeping, with a default range around
+// its current value.
+struct SweepParameter {
+    QString label;      // "B1-B2 bandwidth"
+    QString axisTitle;  // "B1-B2 bandwidth (Gbit/s)"
+    std::string path;   // "links.B1-B2.bandwidth_gbps" (see explore/sweep.h)
+    double current = 0; // the cluster's value
+    bool logX = false;  // bandwidth: spaced and drawn on a log scale
+    std::vector<double> values;
+};
+
+// Each inter-building link's bandwidth (1/10x to 10x the current value,
+// `points` values spaced evenly on a log scale, the current value among
+// them when `points` is odd) and latency (0 to 10x the current value, or
+// to 10 ms for a link without latency, evenly spaced), in the cluster's
+// link order.
+std::vector<SweepParameter> sweepableLinkParameters(const Cluster& cluster, int points = 15);
+
+// Series names of computeSweepSeries(), in its order.
+QString currentPlanSeriesName();
+QString productionSeriesName();
+QString priorArtSeriesName();
+
+// Sweeps `path` over `values` for the scenario's plan and, with
+// `withBaselines`, for the production and prior-art baselines'
+// plans (explore/baselines.h, generated once on the unswept scenario and
+// then held fixed while the parameter varies). A baseline that cannot be
+// generated gives a series whose every point carries the reason. Runs
+// sa::runSweep (parallel); returns early, with what it has, once
+// `cancelled` is set. Safe to call from any thread.
+std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::string& path,
+                                            const std::vector<double>& values, bool withBaselines,
+                                            const std::atomic<bool>* cancelled = nullptr);
+
+// The series as CSV (series,<xColumn>,step_time_s,error), through
+// sa::sweepCurvesCsv.
+std::string sweepSeriesCsv(const QString& xColumn, const std::vector<SweepSeries>& series);
+
+class SweepChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepChart(QWidget* parent = nullptr);
+
+    // Draws `series`; points that could not be evaluated are left out (the
+    // line breaks there) and counted in the note under the chart.
+    // `currentX`, when not NaN, is marked with a vertical line ("as built").
+    void setSeries(QString axisTitle, bool logX, std::vector<SweepSeries> series,
+                   double currentX = std::numeric_limits<double>::quiet_NaN());
+    void clear(const QString& message);
+
+    const std::vector<SweepSeries>& data() const { return data_; }
+    QString axisTitle() const { return axisTitle_; }
+    QChartView* chartView() const { return view_; }
+    QChart* chart() const;
+    // The lines drawn for data()[i]: one per run of consecutive evaluated
+    // points (an empty one when there is none, to keep its legend entry).
+    QList<QLineSeries*> segments(int seriesIndex) const;
+    QLineSeries* currentMarker() const { return marker_; } // null without currentX
+    QAbstractAxis* xAxis() const;                          // the log or the linear one, as drawn
+    QValueAxis* yAxis() const { return yAxis_; }
+    bool isLogX() const { return logX_; }
+    int plottedPoints() const { return plotted_; }
+    int skippedPoints() const { return skipped_; }
+    QString note() const;
+    QString message() const { return message_; }
+
+    static QColor seriesColor(int index);
+
+private:
+    void resetChart();
+
+    QChartView* view_;
+    QLabel* note_;
+    // Made once and shown as needed: axes removed from a chart linger on
+    // screen until the event loop deletes them.
+    QLogValueAxis* logXAxis_;
+    QValueAxis* linearXAxis_;
+    QValueAxis* yAxis_;
+    QLineSeries* marker_ = nullptr;
+    std::vector<QList<QLineSeries*>> segments_;
+    std::vector<SweepSeries> data_;
+    QString axisTitle_;
+    QString message_;
+    bool logX_ = false;
+    int plotted_ = 0;
+    int skipped_ = 0;
+};
+
+} // namespace sa::views
