@@ -1,0 +1,699 @@
+// The optimizer panel on the three-building sample: a small search fills the
+// table (model checked by QAbstractItemModelTester, directly and sorted), the
+// chart has one point per plan and the Pareto front of the result, a click on
+// a point selects its row, loading a plan is one undoable edit, cancel stops
+// a long search with partial results, restarting or destroying the panel
+// while it searches is safe, and the CSV export parses.
+//
+// SCALEACROSS_SCREENSHOT_DIR=dir saves the panel after a search as PNG.
+
+#include "document.h"
+#include "optimizerpanel.h"
+#include "optimizerresultsmodel.h"
+#include "paretochart.h"
+#include "units.h"
+
+#include "cost/evaluate.h"
+#include "export/optimizer_csv.h"
+#include "formats/documents.h"
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProgressBar>
+#include <QSet>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include <memory>
+
+using namespace sa;
+using namespace sa::views;
+
+namespace {
+
+const char* const kScenario = SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/"
+                                                     "three-buildings-405b.json";
+
+// Two structures' worth of choices: a few hundred candidates, exhaustive,
+// with the baselines, in about a second.
+OptimizerOptions smallOptions() {
+    OptimizerOptions o;
+    o.space.tp = {8};
+    o.space.cp = {1};
+    o.space.pp = {8, 16};
+    o.space.micro_batch = {1};
+    o.space.zero_stages = {1, 2};
+    o.space.recompute = {Recompute::Selective, Recompute::Full};
+    o.space.schedules = {{ScheduleKind::OneFOneB, 1}, {ScheduleKind::Interleaved, 2}};
+    o.space.dp_algos = {CollectiveAlgo::Ring, CollectiveAlgo::Hierarchical};
+    o.space.vary_links = false;
+    o.space.vary_layers = false;
+    o.max_evaluations = 5000;
+    o.seeds = 2;
+    o.top_k = 8;
+    o.threads = 2;
+    return o;
+}
+
+// The default space with a budget of a million evaluations on one thread:
+// minutes, so it is still running whenever the test cancels it.
+OptimizerOptions largeOptions() {
+    OptimizerOptions o;
+    o.max_evaluations = 1000000;
+    o.threads = 1;
+    o.top_k = 10;
+    return o;
+}
+
+using Row = QStringList;
+
+// RFC 4180 (the export's own quoting).
+QList<Row> parseCsv(const QString& text, bool* ok) {
+    QList<Row> rows;
+    Row row;
+    QString field;
+    bool quoted = false;
+    *ok = true;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (quoted) {
+            if (c == QLatin1Char('"')) {
+                if (i + 1 < text.size() && text[i + 1] == QLatin1Char('"')) {
+                    field += c;
+                    ++i;
+                } else {
+                    quoted = false;
+                }
+            } else {
+                field += c;
+            }
+        } else if (c == QLatin1Char('"')) {
+            quoted = true;
+        } else if (c == QLatin1Char(',')) {
+            row << field;
+            field.clear();
+        } else if (c == QLatin1Char('\r') && i + 1 < text.size() &&
+                   text[i + 1] == QLatin1Char('\n')) {
+            ++i;
+            row << field;
+            rows << row;
+            row.clear();
+            field.clear();
+        } else if (c == QLatin1Char('\n') || c == QLatin1Char('\r')) {
+            *ok = false;
+            return rows;
+        } else {
+            field += c;
+        }
+    }
+    if (quoted || !field.isEmpty() || !row.isEmpty())
+        *ok = false;
+    return rows;
+}
+
+} // namespace
+
+class TestOptimizerPanel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void searchFillsTable();
+    void modelPassesTester();
+    void sortsNumerically();
+    void chartMatchesResult();
+    void clickingPointSelectsRow();
+    void selectingRowHighlightsPoint();
+    void loadIsUndoable();
+    void paretoPlansAreRows();
+    void loadRefusedAfterModelChange();
+    void exportCsvParses();
+    void cancelShowsPartialResult();
+    void restartDropsOldSearch();
+    void destroyWhileRunning();
+    void screenshot();
+
+private:
+    // Runs the small search on panel_ and waits for it.
+    bool runSmall();
+
+    Scenario scenario_;
+    std::shared_ptr<const Evaluator> evaluator_;
+    std::unique_ptr<Document> doc_;
+    std::unique_ptr<OptimizerPanel> panel_;
+};
+
+void TestOptimizerPanel::initTestCase() {
+    auto loaded = loadScenarioFile(kScenario);
+    QVERIFY(loaded.ok());
+    scenario_ = *loaded.value;
+    evaluator_ = std::make_shared<const Evaluator>(scenario_.cluster);
+}
+
+void TestOptimizerPanel::init() {
+    doc_ = std::make_unique<Document>();
+    doc_->reset(scenario_);
+    panel_ = std::make_unique<OptimizerPanel>(doc_.get(), [this] { return evaluator_; });
+    panel_->resize(1300, 700);
+}
+
+void TestOptimizerPanel::cleanup() {
+    panel_.reset();
+    doc_.reset();
+}
+
+bool TestOptimizerPanel::runSmall() {
+    panel_->setOptions(smallOptions());
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    if (!panel_->isRunning())
+        return false;
+    return finished.wait(120000) && finished.count() == 1 && !panel_->isRunning() &&
+           panel_->result() != nullptr;
+}
+
+void TestOptimizerPanel::searchFillsTable() {
+    QVERIFY(!panel_->result());
+    QVERIFY(runSmall());
+    const OptimizerResult& r = *panel_->result();
+    QVERIFY(!r.cancelled);
+    QCOMPARE(r.strategy.name, std::string("exhaustive"));
+    QCOMPARE(r.top_k, 8);
+    QCOMPARE(r.threads, 2);
+    QVERIFY(r.top.size() >= 3);
+    QCOMPARE(r.baselines.size(), std::size_t(2));
+
+    OptimizerResultsModel* m = panel_->model();
+    QCOMPARE(m->paretoRowCount(), int(paretoOnlyIndices(r).size()));
+    QCOMPARE(m->rowCount(), int(r.top.size() + paretoOnlyIndices(r).size() + r.baselines.size()));
+    QCOMPARE(m->columnCount(), int(OptimizerResultsModel::ColumnCount));
+    const BaselineResult* production = findBaseline(r, "production");
+    QVERIFY(production && production->feasible);
+    for (int i = 0; i < int(r.top.size()); ++i) {
+        const ScoredPlan& p = r.top[std::size_t(i)];
+        auto cell = [&](int column, int role = Qt::DisplayRole) {
+            return m->data(m->index(i, column), role);
+        };
+        QCOMPARE(cell(OptimizerResultsModel::Rank).toString(), QString::number(i + 1));
+        QCOMPARE(cell(OptimizerResultsModel::StepTime).toString(), formatStepTime(p.step_time_s));
+        QCOMPARE(cell(OptimizerResultsModel::StepTime, OptimizerResultsModel::SortRole).toDouble(),
+                 p.step_time_s);
+        QCOMPARE(cell(OptimizerResultsModel::CrossBuildingBytes).toString(),
+                 formatBytes(p.cross_building_bytes));
+        QCOMPARE(cell(OptimizerResultsModel::CrossBuildingBytes, OptimizerResultsModel::SortRole)
+                     .toDouble(),
+                 p.cross_building_bytes);
+        QCOMPARE(cell(OptimizerResultsModel::Gpus).toString(), formatCount(p.gpus));
+        QCOMPARE(cell(OptimizerResultsModel::Label).toString(), QString::fromStdString(p.label));
+        QCOMPARE(cell(OptimizerResultsModel::Pareto).toString(),
+                 isOnParetoFront(r, std::size_t(i)) ? QStringLiteral("yes") : QStringLiteral("no"));
+        QCOMPARE(cell(OptimizerResultsModel::SpeedupProduction, OptimizerResultsModel::SortRole)
+                     .toDouble(),
+                 production->step_time_s / p.step_time_s - 1.0);
+        QCOMPARE(cell(0, OptimizerResultsModel::KindRole).toString(), QStringLiteral("top"));
+        QVERIFY(m->planAt(i));
+        QCOMPARE(*m->planAt(i), p.plan);
+    }
+    // The baselines follow, marked as such.
+    QCOMPARE(m->firstBaselineRow(), int(r.top.size()) + m->paretoRowCount());
+    for (std::size_t b = 0; b < r.baselines.size(); ++b) {
+        const int row = m->firstBaselineRow() + int(b);
+        QCOMPARE(m->data(m->index(row, 0), OptimizerResultsModel::KindRole).toString(),
+                 QStringLiteral("baseline"));
+        QCOMPARE(m->data(m->index(row, OptimizerResultsModel::Rank)).toString(),
+                 OptimizerResultsModel::baselineTitle(r.baselines[b].name));
+        QVERIFY(m->isBaselineRow(row));
+    }
+    QCOMPARE(m->data(m->index(m->firstBaselineRow(), OptimizerResultsModel::SpeedupProduction))
+                 .toString(),
+             QStringLiteral("±0.0 %"));
+    // The first row's speedup is the optimizer's own figure.
+    QCOMPARE(m->data(m->index(0, OptimizerResultsModel::SpeedupProduction)).toString(),
+             OptimizerResultsModel::formatSpeedup(*r.speedupOver(*production)));
+
+    const QString status = panel_->statusText();
+    QVERIFY2(status.contains(QStringLiteral("Exhaustive search")), qPrintable(status));
+    QVERIFY2(status.contains(formatCount(r.evaluated) + QStringLiteral(" evaluated")),
+             qPrintable(status));
+    QVERIFY2(status.contains(formatCount(r.feasible) + QStringLiteral(" feasible")),
+             qPrintable(status));
+    QVERIFY2(status.contains(formatCount(r.prunedTotal()) + QStringLiteral(" pruned")),
+             qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("evaluations/s")), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("than production")), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("than prior art")), qPrintable(status));
+    QVERIFY(!status.contains(QStringLiteral("Cancelled")));
+    QCOMPARE(panel_->progressBar()->value(), panel_->progressBar()->maximum());
+    // The best plan is selected.
+    QCOMPARE(panel_->selectedRow(), 0);
+}
+
+void TestOptimizerPanel::modelPassesTester() {
+    OptimizerResultsModel model;
+    QAbstractItemModelTester direct(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(OptimizerResultsModel::SortRole);
+    QAbstractItemModelTester sorted(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester panelProxy(panel_->proxyModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(runSmall());
+    model.setResult(panel_->sharedResult());
+    QCOMPARE(model.rowCount(), panel_->model()->rowCount());
+    for (int c = 0; c < OptimizerResultsModel::ColumnCount; ++c) {
+        proxy.sort(c, Qt::AscendingOrder);
+        proxy.sort(c, Qt::DescendingOrder);
+        panel_->proxyModel()->sort(c, Qt::DescendingOrder);
+    }
+    // Reset to nothing and back, with the testers watching.
+    model.setResult(nullptr);
+    QCOMPARE(model.rowCount(), 0);
+    model.setResult(panel_->sharedResult());
+    QVERIFY(model.rowCount() > 0);
+}
+
+void TestOptimizerPanel::sortsNumerically() {
+    QVERIFY(runSmall());
+    QSortFilterProxyModel* proxy = panel_->proxyModel();
+    QCOMPARE(proxy->sortRole(), int(OptimizerResultsModel::SortRole));
+    const int rows = proxy->rowCount();
+    QVERIFY(rows >= 5);
+    for (int c : {int(OptimizerResultsModel::StepTime), int(OptimizerResultsModel::Mfu),
+                  int(OptimizerResultsModel::CrossBuildingBytes),
+                  int(OptimizerResultsModel::TokensPerSecond), int(OptimizerResultsModel::Gpus),
+                  int(OptimizerResultsModel::Rank)}) {
+        for (Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+            panel_->table()->sortByColumn(c, order);
+            for (int i = 1; i < rows; ++i) {
+                const QVariant a =
+                    proxy->data(proxy->index(i - 1, c), OptimizerResultsModel::SortRole);
+                const QVariant b = proxy->data(proxy->index(i, c), OptimizerResultsModel::SortRole);
+                QVERIFY2(a.typeId() != QMetaType::QString, "sort values must be numbers");
+                if (order == Qt::AscendingOrder)
+                    QVERIFY2(a.toDouble() <= b.toDouble(), qPrintable(QString::number(c)));
+                else
+                    QVERIFY2(a.toDouble() >= b.toDouble(), qPrintable(QString::number(c)));
+            }
+        }
+    }
+    // Display text alone would sort "10.2 s" before "9.8 s"; the step time
+    // column ascending starts with the fastest plan.
+    panel_->table()->sortByColumn(OptimizerResultsModel::StepTime, Qt::AscendingOrder);
+    QCOMPARE(proxy->mapToSource(proxy->index(0, 0)).row(), 0);
+}
+
+void TestOptimizerPanel::chartMatchesResult() {
+    QVERIFY(runSmall());
+    const OptimizerResult& r = *panel_->result();
+    ParetoChart* chart = panel_->chart();
+    QCOMPARE(chart->planSeries()->count(), int(r.top.size()));
+    for (std::size_t i = 0; i < r.top.size(); ++i)
+        QCOMPARE(chart->planSeries()->at(int(i)),
+                 chart->valuePoint(r.top[i].step_time_s, r.top[i].cross_building_bytes));
+    QVERIFY(!r.pareto.empty());
+    QCOMPARE(chart->paretoSeries()->count(), int(r.pareto.size()));
+    for (std::size_t i = 0; i < r.pareto.size(); ++i)
+        QCOMPARE(chart->paretoSeries()->at(int(i)),
+                 chart->valuePoint(r.pareto[i].step_time_s, r.pareto[i].cross_building_bytes));
+    // The front runs by step time, its bytes falling.
+    for (int i = 1; i < chart->paretoSeries()->count(); ++i) {
+        QVERIFY(chart->paretoSeries()->at(i).x() >= chart->paretoSeries()->at(i - 1).x());
+        QVERIFY(chart->paretoSeries()->at(i).y() < chart->paretoSeries()->at(i - 1).y());
+    }
+    std::size_t feasibleBaselines = 0;
+    for (const BaselineResult& b : r.baselines)
+        feasibleBaselines += b.feasible ? 1 : 0;
+    QCOMPARE(chart->baselineSeries().size(), feasibleBaselines);
+    QVERIFY(feasibleBaselines > 0);
+    for (QScatterSeries* s : chart->baselineSeries()) {
+        QCOMPARE(s->count(), 1);
+        QVERIFY(s->pointLabelsVisible());
+    }
+    // Every plan lies inside the axes.
+    for (int i = 0; i < chart->planSeries()->count(); ++i) {
+        const QPointF p = chart->planSeries()->at(i);
+        QVERIFY(p.x() >= chart->timeAxis()->min() && p.x() <= chart->timeAxis()->max());
+        QVERIFY(p.y() >= chart->bytesAxis()->min() && p.y() <= chart->bytesAxis()->max());
+    }
+    // Production (Llama 3 recipe, DP over the 10 ms links) is several times
+    // slower than the plans here: pinned to the edge and labelled so; the
+    // prior-art baseline is close to them and drawn at its figures.
+    const int productionRow = chart->firstBaselineRow();
+    QCOMPARE(productionRow, panel_->model()->firstBaselineRow());
+    const BaselineResult& production = r.baselines[0];
+    QCOMPARE(production.name, std::string("production"));
+    QVERIFY(production.step_time_s > 3 * r.top.back().step_time_s);
+    QVERIFY(chart->isPinned(productionRow));
+    QVERIFY(chart->plottedPoint(productionRow)->x() <= chart->timeAxis()->max());
+    QCOMPARE(chart->baselineSeries()[0]->pointLabelsFormat(),
+             QStringLiteral("Production → %1").arg(formatStepTime(production.step_time_s)));
+    QVERIFY(!chart->isPinned(productionRow + 1));
+    QCOMPARE(*chart->plottedPoint(productionRow + 1),
+             chart->valuePoint(r.baselines[1].step_time_s, r.baselines[1].cross_building_bytes));
+    chart->setBaselinesToScale(true);
+    QVERIFY(!chart->isPinned(productionRow));
+    QCOMPARE(*chart->plottedPoint(productionRow),
+             chart->valuePoint(production.step_time_s, production.cross_building_bytes));
+    QVERIFY(chart->timeAxis()->max() >= production.step_time_s);
+    QCOMPARE(chart->baselineSeries()[0]->pointLabelsFormat(), QStringLiteral("Production"));
+    QCOMPARE(chart->planSeries()->count(), int(r.top.size()));
+    chart->setBaselinesToScale(false);
+    QVERIFY(chart->isPinned(productionRow));
+
+    // Axes carry their units: 405B steps take seconds, traffic is in GB or TB.
+    QCOMPARE(chart->timeUnit(), QStringLiteral("s"));
+    QVERIFY(chart->bytesUnit() == QStringLiteral("GB") ||
+            chart->bytesUnit() == QStringLiteral("TB"));
+}
+
+void TestOptimizerPanel::clickingPointSelectsRow() {
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    QVERIFY(runSmall());
+    QTest::qWait(50); // chart layout after the new axes
+    ParetoChart* chart = panel_->chart();
+    const int topRows = int(panel_->result()->top.size());
+    // Sorted by descending step time, so proxy rows differ from model rows.
+    panel_->table()->sortByColumn(OptimizerResultsModel::StepTime, Qt::DescendingOrder);
+    int clicked = 0;
+    for (int row = topRows - 1; row >= 0; --row) {
+        const auto at = chart->rowPosition(row);
+        QVERIFY(at);
+        QVERIFY(chart->viewport()->rect().contains(at->toPoint()));
+        if (chart->rowAt(QPointF(at->toPoint())) != row)
+            continue; // under a better plan with (almost) the same figures
+        QSignalSpy spy(chart, &ParetoChart::planClicked);
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, at->toPoint());
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(spy.front().front().toInt(), row);
+        QCOMPARE(panel_->selectedRow(), row);
+        QCOMPARE(chart->selectedRow(), row);
+        QCOMPARE(chart->selectionSeries()->count(), 1);
+        QCOMPARE(chart->selectionSeries()->at(0), chart->planSeries()->at(row));
+        const QModelIndex current = panel_->table()->currentIndex();
+        QCOMPARE(panel_->proxyModel()->mapToSource(current).row(), row);
+        ++clicked;
+    }
+    QVERIFY(clicked >= 2);
+    // A baseline marker is a row too.
+    const int baselineRow = chart->firstBaselineRow();
+    if (const auto at = chart->rowPosition(baselineRow);
+        at && chart->rowAt(QPointF(at->toPoint())) == baselineRow) {
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, at->toPoint());
+        QCOMPARE(panel_->selectedRow(), baselineRow);
+    }
+    // Empty space selects nothing new.
+    const int before = panel_->selectedRow();
+    QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, QPoint(2, 2));
+    QCOMPARE(panel_->selectedRow(), before);
+}
+
+void TestOptimizerPanel::selectingRowHighlightsPoint() {
+    QVERIFY(runSmall());
+    ParetoChart* chart = panel_->chart();
+    const int last = int(panel_->result()->top.size()) - 1;
+    panel_->selectRow(last);
+    QCOMPARE(panel_->selectedRow(), last);
+    QCOMPARE(chart->selectedRow(), last);
+    QCOMPARE(chart->selectionSeries()->at(0), chart->planSeries()->at(last));
+    // Through the table's own selection (as a user's click does).
+    panel_->table()->selectRow(0);
+    QCOMPARE(chart->selectedRow(),
+             panel_->proxyModel()->mapToSource(panel_->proxyModel()->index(0, 0)).row());
+    panel_->selectRow(-1);
+    QCOMPARE(chart->selectedRow(), -1);
+    QCOMPARE(chart->selectionSeries()->count(), 0);
+}
+
+void TestOptimizerPanel::loadIsUndoable() {
+    QVERIFY(runSmall());
+    const OptimizerResult& r = *panel_->result();
+    const Plan original = doc_->scenario().plan;
+    QUndoStack* undo = doc_->undoStack();
+    const int before = undo->count();
+    // A plan other than the document's.
+    int row = -1;
+    for (std::size_t i = 0; i < r.top.size(); ++i)
+        if (r.top[i].plan != original) {
+            row = int(i);
+            break;
+        }
+    QVERIFY(row >= 0);
+    QSignalSpy changed(doc_.get(), &Document::scenarioChanged);
+    QVERIFY(panel_->loadResult(row));
+    QCOMPARE(doc_->scenario().plan, r.top[std::size_t(row)].plan);
+    QCOMPARE(doc_->scenario().cluster, scenario_.cluster);
+    QCOMPARE(doc_->scenario().model, scenario_.model);
+    QCOMPARE(undo->count(), before + 1);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(validateScenario(doc_->scenario()).empty());
+    undo->undo();
+    QCOMPARE(doc_->scenario().plan, original);
+    undo->redo();
+    QCOMPARE(doc_->scenario().plan, r.top[std::size_t(row)].plan);
+
+    // Double-clicking a row loads it too.
+    const int other = row == 0 ? 1 : 0;
+    const QModelIndex proxyIndex =
+        panel_->proxyModel()->mapFromSource(panel_->model()->index(other, 0));
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    QTableView* table = panel_->table();
+    const QPoint centre = table->visualRect(proxyIndex).center();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, centre);
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, centre);
+    QCOMPARE(doc_->scenario().plan, r.top[std::size_t(other)].plan);
+    QCOMPARE(undo->count(), before + 2);
+
+    // The production baseline's plan loads as well; an out-of-range row
+    // does nothing.
+    const int production = panel_->model()->firstBaselineRow();
+    QVERIFY(panel_->loadResult(production));
+    QCOMPARE(doc_->scenario().plan, r.baselines[0].plan);
+    const int count = undo->count();
+    QVERIFY(!panel_->loadResult(panel_->model()->rowCount()));
+    QVERIFY(!panel_->loadResult(-1));
+    QCOMPARE(undo->count(), count);
+}
+
+void TestOptimizerPanel::paretoPlansAreRows() {
+    // The default space (staged within a small budget) has a front of
+    // several plans, most of them slower than the top three.
+    OptimizerOptions o;
+    o.max_evaluations = 2000;
+    o.seeds = 2;
+    o.top_k = 3;
+    o.threads = 2;
+    panel_->setOptions(o);
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QVERIFY(finished.wait(120000));
+    const OptimizerResult& r = *panel_->result();
+    OptimizerResultsModel* m = panel_->model();
+    const std::vector<std::size_t> extra = paretoOnlyIndices(r);
+    QVERIFY2(!extra.empty(), "expected a front beyond the top plans");
+    QCOMPARE(m->paretoRowCount(), int(extra.size()));
+    QCOMPARE(m->rowCount(), int(r.top.size() + extra.size() + r.baselines.size()));
+    // Every point of the front is a row, and its row is where the chart
+    // plots it.
+    ParetoChart* chart = panel_->chart();
+    for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+        const int row = m->rowOfParetoPlan(i);
+        QVERIFY(row >= 0);
+        QCOMPARE(m->scoredPlanAt(row)->key, r.pareto[i].key);
+        QCOMPARE(m->data(m->index(row, OptimizerResultsModel::Pareto)).toString(),
+                 QStringLiteral("yes"));
+        QCOMPARE(*chart->plottedPoint(row), chart->paretoSeries()->at(int(i)));
+    }
+    const int row = int(r.top.size());
+    QCOMPARE(*m->kindAt(row), OptimizerResultsModel::RowKind::Pareto);
+    QCOMPARE(m->data(m->index(row, 0), OptimizerResultsModel::KindRole).toString(),
+             QStringLiteral("pareto"));
+    QCOMPARE(m->data(m->index(row, OptimizerResultsModel::Rank)).toString(),
+             QStringLiteral("Pareto"));
+    const ScoredPlan& front = r.pareto[extra.front()];
+    QCOMPARE(
+        m->data(m->index(row, OptimizerResultsModel::StepTime), OptimizerResultsModel::SortRole)
+            .toDouble(),
+        front.step_time_s);
+    // Selecting it rings its point; loading it is one undo step.
+    panel_->selectRow(row);
+    QCOMPARE(chart->selectedRow(), row);
+    QCOMPARE(chart->selectionSeries()->at(0), *chart->plottedPoint(row));
+    const Plan before = doc_->scenario().plan;
+    QVERIFY(panel_->loadResult(row));
+    QCOMPARE(doc_->scenario().plan, front.plan);
+    doc_->undoStack()->undo();
+    QCOMPARE(doc_->scenario().plan, before);
+}
+
+void TestOptimizerPanel::loadRefusedAfterModelChange() {
+    QVERIFY(runSmall());
+    QVERIFY(panel_->resultMatchesDocument());
+    Model other = doc_->scenario().model;
+    other.name += "-edited";
+    doc_->setModel(other, QStringLiteral("rename model"));
+    QVERIFY(!panel_->resultMatchesDocument());
+    const Plan plan = doc_->scenario().plan;
+    QVERIFY(!panel_->loadResult(0));
+    QCOMPARE(doc_->scenario().plan, plan);
+    QVERIFY2(panel_->statusText().contains(QStringLiteral("changed since this search")),
+             qPrintable(panel_->statusText()));
+    doc_->undoStack()->undo();
+    QVERIFY(panel_->resultMatchesDocument());
+    QVERIFY(panel_->loadResult(0));
+}
+
+void TestOptimizerPanel::exportCsvParses() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("result.csv"));
+    QString error;
+    QVERIFY(!panel_->exportCsv(path, &error)); // nothing to export yet
+    QVERIFY(!error.isEmpty());
+    QVERIFY(runSmall());
+    QVERIFY2(panel_->exportCsv(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    bool ok = false;
+    const QList<Row> rows = parseCsv(QString::fromUtf8(f.readAll()), &ok);
+    QVERIFY(ok);
+    const OptimizerResult& r = *panel_->result();
+    QCOMPARE(rows.size(),
+             qsizetype(1 + r.top.size() + paretoOnlyIndices(r).size() + r.baselines.size()));
+    Row header;
+    for (const std::string& c : optimizerCsvColumns())
+        header << QString::fromStdString(c);
+    QCOMPARE(rows.front(), header);
+    const qsizetype kind = header.indexOf(QStringLiteral("kind"));
+    const qsizetype step = header.indexOf(QStringLiteral("step_time_s"));
+    const qsizetype label = header.indexOf(QStringLiteral("label"));
+    const qsizetype tp = header.indexOf(QStringLiteral("tp"));
+    for (const Row& row : rows)
+        QCOMPARE(row.size(), header.size());
+    for (std::size_t i = 0; i < r.top.size(); ++i) {
+        const Row& row = rows[qsizetype(1 + i)];
+        QCOMPARE(row[kind], QStringLiteral("top"));
+        QCOMPARE(row[step].toDouble(), r.top[i].step_time_s);
+        QCOMPARE(row[label], QString::fromStdString(r.top[i].label));
+        QCOMPARE(row[tp], QString::number(r.top[i].plan.parallelism.tp));
+    }
+    QCOMPARE(rows.back()[kind], QStringLiteral("baseline"));
+    // Unwritable path: an error naming it, no crash.
+    QVERIFY(!panel_->exportCsv(dir.filePath(QStringLiteral("no/such/dir/x.csv")), &error));
+    QVERIFY(!error.isEmpty());
+}
+
+void TestOptimizerPanel::cancelShowsPartialResult() {
+    // No evaluator given: the worker builds its own.
+    panel_ = std::make_unique<OptimizerPanel>(doc_.get());
+    panel_->setOptions(largeOptions());
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QVERIFY(panel_->isRunning());
+    // Wait until candidates are being evaluated.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        panel_->progressBar()->maximum() > 0 && panel_->progressBar()->value() > 0, 60000);
+    QVERIFY2(finished.isEmpty(), "the large search ended before it could be cancelled");
+    QElapsedTimer t;
+    t.start();
+    panel_->cancel();
+    QVERIFY(finished.wait(10000));
+    const qint64 ms = t.elapsed();
+    qInfo("cancel to finished: %lld ms", static_cast<long long>(ms));
+    QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(!panel_->isRunning());
+    QVERIFY(panel_->result());
+    QVERIFY(panel_->result()->cancelled);
+    QVERIFY(panel_->result()->baselines.empty());
+    QCOMPARE(panel_->model()->rowCount(),
+             int(panel_->result()->top.size() + paretoOnlyIndices(*panel_->result()).size()));
+    QVERIFY2(panel_->statusText().contains(QStringLiteral("Cancelled")),
+             qPrintable(panel_->statusText()));
+    QVERIFY(panel_->progressBar()->format().contains(QStringLiteral("Cancelled")));
+    QVERIFY(panel_->progressBar()->value() < panel_->progressBar()->maximum());
+}
+
+void TestOptimizerPanel::restartDropsOldSearch() {
+    panel_->setOptions(largeOptions());
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QTRY_VERIFY_WITH_TIMEOUT(panel_->progressBar()->value() > 0, 60000);
+    // A new run while the old one searches: only the new result arrives.
+    panel_->setOptions(smallOptions());
+    panel_->run();
+    QVERIFY(finished.wait(120000));
+    QTest::qWait(100);
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(!panel_->result()->cancelled);
+    QCOMPARE(panel_->result()->top_k, 8);
+    QCOMPARE(panel_->result()->strategy.name, std::string("exhaustive"));
+}
+
+void TestOptimizerPanel::destroyWhileRunning() {
+    for (bool waitForProgress : {false, true}) {
+        auto panel = std::make_unique<OptimizerPanel>(doc_.get(), [this] { return evaluator_; });
+        panel->setOptions(largeOptions());
+        panel->run();
+        if (waitForProgress)
+            QTRY_VERIFY_WITH_TIMEOUT(panel->progressBar()->value() > 0, 60000);
+        QElapsedTimer t;
+        t.start();
+        panel.reset();
+        const qint64 ms = t.elapsed();
+        qInfo("destroyed %s progress in %lld ms", waitForProgress ? "after" : "before",
+              static_cast<long long>(ms));
+        QVERIFY2(ms < 5000, qPrintable(QString::number(ms)));
+        // Progress calls queued before the end must not reach the dead panel.
+        QTest::qWait(100);
+    }
+}
+
+void TestOptimizerPanel::screenshot() {
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    // The default space: a front of several plans.
+    OptimizerOptions o;
+    o.threads = 2;
+    o.top_k = 10;
+    panel_->setOptions(o);
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QVERIFY(finished.wait(120000));
+    qInfo("%zu plans, %zu on the front, %lld evaluated in %.2f s", panel_->result()->top.size(),
+          panel_->result()->pareto.size(), static_cast<long long>(panel_->result()->evaluated),
+          panel_->result()->elapsed_s);
+    panel_->selectRow(2);
+    QTest::qWait(100);
+    const QImage image = panel_->grab().toImage();
+    QCOMPARE(image.size(), QSize(1300, 700) * image.devicePixelRatio());
+    // Something is drawn in the chart: many distinct colours.
+    const QRect chartRect(panel_->chart()->mapTo(panel_.get(), QPoint(0, 0)),
+                          panel_->chart()->size());
+    QSet<QRgb> colours;
+    for (int y = chartRect.top(); y < chartRect.bottom(); y += 4)
+        for (int x = chartRect.left(); x < chartRect.right(); x += 4)
+            colours.insert(image.pixel(x, y));
+    QVERIFY(colours.size() > 20);
+    const QString dir = qEnvironmentVariable("SCALEACROSS_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) {
+        QDir().mkpath(dir);
+        QVERIFY(image.save(QDir(dir).filePath(QStringLiteral("optimizer-panel.png"))));
+        panel_->resize(1000, 560);
+        QTest::qWait(100);
+        QVERIFY(
+            panel_->grab().save(QDir(dir).filePath(QStringLiteral("optimizer-panel-small.png"))));
+    }
+}
+
+QTEST_MAIN(TestOptimizerPanel)
+#include "tst_optimizerpanel.moc"

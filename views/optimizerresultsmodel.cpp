@@ -1,0 +1,384 @@
+#include "optimizerresultsmodel.h"
+
+#include "units.h"
+
+#include "export/optimizer_csv.h"
+
+#include <QColor>
+#include <QFont>
+
+#include <cmath>
+#include <limits>
+
+namespace sa::views {
+
+namespace {
+
+constexpr double kLast = std::numeric_limits<double>::infinity();
+
+const BaselineResult* baselineNamed(const OptimizerResult* r, const char* name) {
+    return r ? findBaseline(*r, name) : nullptr;
+}
+
+} // namespace
+
+OptimizerResultsModel::OptimizerResultsModel(QObject* parent)
+    : QAbstractTableModel(parent) {}
+
+void OptimizerResultsModel::setResult(std::shared_ptr<const OptimizerResult> result) {
+    beginResetModel();
+    result_ = std::move(result);
+    paretoOnly_ = result_ ? paretoOnlyIndices(*result_) : std::vector<std::size_t>{};
+    endResetModel();
+}
+
+int OptimizerResultsModel::topRowCount() const {
+    return result_ ? int(result_->top.size()) : 0;
+}
+
+std::optional<OptimizerResultsModel::RowKind> OptimizerResultsModel::kindAt(int row) const {
+    if (!result_ || row < 0 || row >= rowCount())
+        return std::nullopt;
+    if (row < topRowCount())
+        return RowKind::Top;
+    if (row < firstBaselineRow())
+        return RowKind::Pareto;
+    return RowKind::Baseline;
+}
+
+const BaselineResult* OptimizerResultsModel::baselineAt(int row) const {
+    if (kindAt(row) != RowKind::Baseline)
+        return nullptr;
+    return &result_->baselines[std::size_t(row - firstBaselineRow())];
+}
+
+const ScoredPlan* OptimizerResultsModel::scoredPlanAt(int row) const {
+    const auto kind = kindAt(row);
+    if (kind == RowKind::Top)
+        return &result_->top[std::size_t(row)];
+    if (kind == RowKind::Pareto)
+        return &result_->pareto[paretoOnly_[std::size_t(row - topRowCount())]];
+    return nullptr;
+}
+
+int OptimizerResultsModel::rowOfParetoPlan(std::size_t index) const {
+    if (!result_ || index >= result_->pareto.size())
+        return -1;
+    const Candidate& key = result_->pareto[index].key;
+    for (std::size_t i = 0; i < result_->top.size(); ++i)
+        if (result_->top[i].key == key)
+            return int(i);
+    for (std::size_t j = 0; j < paretoOnly_.size(); ++j)
+        if (paretoOnly_[j] == index)
+            return topRowCount() + int(j);
+    return -1;
+}
+
+const Plan* OptimizerResultsModel::planAt(int row) const {
+    if (const ScoredPlan* p = scoredPlanAt(row))
+        return &p->plan;
+    if (const BaselineResult* b = baselineAt(row))
+        return b->feasible ? &b->plan : nullptr;
+    return nullptr;
+}
+
+double OptimizerResultsModel::stepTimeAt(int row) const {
+    if (const ScoredPlan* p = scoredPlanAt(row))
+        return p->step_time_s;
+    if (const BaselineResult* b = baselineAt(row))
+        return b->feasible ? b->step_time_s : 0.0;
+    return 0.0;
+}
+
+int OptimizerResultsModel::rowCount(const QModelIndex& parent) const {
+    if (parent.isValid() || !result_)
+        return 0;
+    return int(result_->top.size() + paretoOnly_.size() + result_->baselines.size());
+}
+
+int OptimizerResultsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString OptimizerResultsModel::baselineTitle(const std::string& name) {
+    if (name == "production")
+        return QStringLiteral("Production");
+    if (name == "prior-art")
+        return QStringLiteral("Prior art");
+    return QString::fromStdString(name);
+}
+
+QString OptimizerResultsModel::planSummary(const Plan& p) {
+    const Parallelism& d = p.parallelism;
+    QString s = QStringLiteral("tp%1 cp%2 pp%3 dp%4").arg(d.tp).arg(d.cp).arg(d.pp).arg(d.dp);
+    if (d.ep > 1)
+        s += QStringLiteral(" ep%1").arg(d.ep);
+    s += QStringLiteral(" mb%1 | %2")
+             .arg(p.micro_batch_sequences)
+             .arg(QString::fromLatin1(toString(p.schedule.kind)));
+    if (p.schedule.kind == ScheduleKind::Interleaved)
+        s += QStringLiteral(" v%1").arg(p.schedule.virtual_stages);
+    s += QStringLiteral(" | %1 | zero%2")
+             .arg(QString::fromLatin1(toString(p.recompute)))
+             .arg(p.zero_stage);
+    return s;
+}
+
+QString OptimizerResultsModel::formatSpeedup(double speedup) {
+    const double pct = speedup * 100;
+    const QString digits = QString::number(std::fabs(pct), 'f', 1);
+    if (digits == QStringLiteral("0.0"))
+        return QStringLiteral("±0.0 %");
+    return (pct < 0 ? QStringLiteral("−") : QStringLiteral("+")) + digits + QStringLiteral(" %");
+}
+
+QString OptimizerResultsModel::formatTokensPerSecond(double tokens) {
+    if (tokens >= 1e6)
+        return QStringLiteral("%1 M tokens/s").arg(QString::number(tokens / 1e6, 'f', 2));
+    if (tokens >= 1e3)
+        return QStringLiteral("%1 k tokens/s").arg(QString::number(tokens / 1e3, 'f', 1));
+    return QStringLiteral("%1 tokens/s").arg(QString::number(tokens, 'f', 0));
+}
+
+QVariant OptimizerResultsModel::displayData(int row, int column) const {
+    const OptimizerResult* r = result_.get();
+    const BaselineResult* production = baselineNamed(r, "production");
+    const BaselineResult* priorArt = baselineNamed(r, "prior-art");
+    auto speedupText = [](double step, const BaselineResult* b) -> QVariant {
+        if (!b)
+            return QStringLiteral("—");
+        const auto s = speedupOver(step, *b);
+        return s ? formatSpeedup(*s) : QStringLiteral("—");
+    };
+
+    if (const ScoredPlan* p = scoredPlanAt(row)) {
+        const bool top = row < topRowCount();
+        switch (column) {
+        case Rank:
+            return top ? QString::number(row + 1) : QStringLiteral("Pareto");
+        case StepTime:
+            return formatStepTime(p->step_time_s);
+        case SpeedupProduction:
+            return speedupText(p->step_time_s, production);
+        case SpeedupPriorArt:
+            return speedupText(p->step_time_s, priorArt);
+        case Mfu:
+            return formatPercent(p->mfu);
+        case TokensPerSecond:
+            return formatTokensPerSecond(p->tokens_per_s);
+        case CrossBuildingBytes:
+            return formatBytes(p->cross_building_bytes);
+        case PeakMemory:
+            return formatGib(p->peak_gib_per_gpu);
+        case Gpus:
+            return formatCount(p->gpus);
+        case Pareto:
+            return !top || isOnParetoFront(*r, std::size_t(row)) ? QStringLiteral("yes")
+                                                                 : QStringLiteral("no");
+        case Label:
+            return QString::fromStdString(p->label);
+        }
+        return {};
+    }
+    const BaselineResult* b = baselineAt(row);
+    if (!b)
+        return {};
+    if (column == Rank)
+        return baselineTitle(b->name);
+    if (column == Label)
+        return b->feasible
+                   ? planSummary(b->plan)
+                   : QStringLiteral("infeasible: %1").arg(QString::fromStdString(b->problem));
+    if (!b->feasible)
+        return QStringLiteral("—");
+    switch (column) {
+    case StepTime:
+        return formatStepTime(b->step_time_s);
+    case SpeedupProduction:
+        return speedupText(b->step_time_s, production);
+    case SpeedupPriorArt:
+        return speedupText(b->step_time_s, priorArt);
+    case Mfu:
+        return formatPercent(b->mfu);
+    case TokensPerSecond:
+        return formatTokensPerSecond(double(b->plan.global_batch_sequences) *
+                                     double(b->plan.sequence_length) / b->step_time_s);
+    case CrossBuildingBytes:
+        return formatBytes(b->cross_building_bytes);
+    case PeakMemory:
+        return formatGib(b->peak_gib_per_gpu);
+    case Gpus:
+        return formatCount(b->gpus);
+    case Pareto:
+        return QStringLiteral("—");
+    }
+    return {};
+}
+
+QVariant OptimizerResultsModel::sortData(int row, int column) const {
+    const OptimizerResult* r = result_.get();
+    auto speedupValue = [&](double step, const char* name) -> double {
+        const BaselineResult* b = baselineNamed(r, name);
+        const auto s = b ? speedupOver(step, *b) : std::nullopt;
+        // Ascending puts the largest speedups last: a missing one goes
+        // before every number so that descending leaves it at the end too.
+        return s ? *s : -kLast;
+    };
+    if (const ScoredPlan* p = scoredPlanAt(row)) {
+        switch (column) {
+        case Rank:
+            return row + 1;
+        case StepTime:
+            return p->step_time_s;
+        case SpeedupProduction:
+            return speedupValue(p->step_time_s, "production");
+        case SpeedupPriorArt:
+            return speedupValue(p->step_time_s, "prior-art");
+        case Mfu:
+            return p->mfu;
+        case TokensPerSecond:
+            return p->tokens_per_s;
+        case CrossBuildingBytes:
+            return p->cross_building_bytes;
+        case PeakMemory:
+            return p->peak_gib_per_gpu;
+        case Gpus:
+            return qlonglong(p->gpus);
+        case Pareto:
+            return row >= topRowCount() || isOnParetoFront(*r, std::size_t(row)) ? 1 : 0;
+        case Label:
+            return QString::fromStdString(p->label);
+        }
+        return {};
+    }
+    const BaselineResult* b = baselineAt(row);
+    if (!b)
+        return {};
+    // Baselines rank after every searched plan (rows keep that order).
+    if (column == Rank)
+        return row + 1;
+    if (column == Label)
+        return displayData(row, column);
+    if (column == Pareto)
+        return -1;
+    if (!b->feasible)
+        return column == SpeedupProduction || column == SpeedupPriorArt ? -kLast : kLast;
+    switch (column) {
+    case StepTime:
+        return b->step_time_s;
+    case SpeedupProduction:
+        return speedupValue(b->step_time_s, "production");
+    case SpeedupPriorArt:
+        return speedupValue(b->step_time_s, "prior-art");
+    case Mfu:
+        return b->mfu;
+    case TokensPerSecond:
+        return double(b->plan.global_batch_sequences) * double(b->plan.sequence_length) /
+               b->step_time_s;
+    case CrossBuildingBytes:
+        return b->cross_building_bytes;
+    case PeakMemory:
+        return b->peak_gib_per_gpu;
+    case Gpus:
+        return qlonglong(b->gpus);
+    }
+    return {};
+}
+
+QVariant OptimizerResultsModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const int row = index.row();
+    const int column = index.column();
+    switch (role) {
+    case Qt::DisplayRole:
+        return displayData(row, column);
+    case SortRole:
+        return sortData(row, column);
+    case KindRole:
+        switch (*kindAt(row)) {
+        case RowKind::Top:
+            return QStringLiteral("top");
+        case RowKind::Pareto:
+            return QStringLiteral("pareto");
+        case RowKind::Baseline:
+            return QStringLiteral("baseline");
+        }
+        return {};
+    case Qt::TextAlignmentRole:
+        return column == Label || column == Rank ? int(Qt::AlignLeft | Qt::AlignVCenter)
+                                                 : int(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::FontRole:
+        if (isBaselineRow(row)) {
+            QFont f;
+            f.setItalic(true);
+            return f;
+        }
+        return {};
+    case Qt::BackgroundRole:
+        if (isBaselineRow(row))
+            return QColor(255, 244, 214);
+        if (kindAt(row) == RowKind::Pareto)
+            return QColor(253, 235, 218); // the front's orange, faint
+        return {};
+    case Qt::ToolTipRole:
+        if (const BaselineResult* b = baselineAt(row)) {
+            QString tip = QStringLiteral("Baseline %1: %2")
+                              .arg(baselineTitle(b->name), QString::fromStdString(b->recipe));
+            if (!b->feasible)
+                tip += QStringLiteral("\nInfeasible: %1").arg(QString::fromStdString(b->problem));
+            return tip;
+        }
+        if (kindAt(row) == RowKind::Pareto && column == Rank)
+            return QStringLiteral("On the Pareto front of step time vs cross-building bytes, "
+                                  "not among the top plans under the objective");
+        if (column == Label)
+            return displayData(row, column);
+        return {};
+    default:
+        return {};
+    }
+}
+
+QVariant OptimizerResultsModel::headerData(int section, Qt::Orientation orientation,
+                                           int role) const {
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return {};
+    if (role == Qt::DisplayRole) {
+        static const char* const kNames[] = {"Rank", "Step time",  "vs prod.",   "vs prior art",
+                                             "MFU",  "Throughput", "Cross-bldg", "Peak mem",
+                                             "GPUs", "Pareto",     "Plan"};
+        return QString::fromLatin1(kNames[section]);
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Rank:
+            return QStringLiteral("Rank under the objective; the other plans of the Pareto "
+                                  "front and the baselines follow");
+        case SpeedupProduction:
+            return QStringLiteral("Production step time / this step time − 1: the Llama 3 "
+                                  "recipe (DP across buildings, interleaved 1F1B)");
+        case SpeedupPriorArt:
+            return QStringLiteral("Prior-art step time / this step time − 1: Atlas / CrossPipe "
+                                  "(only PP crosses buildings)");
+        case Mfu:
+            return QStringLiteral("Model FLOPs utilisation");
+        case TokensPerSecond:
+            return QStringLiteral("Training tokens per second");
+        case CrossBuildingBytes:
+            return QStringLiteral("Bytes over inter-building links per step");
+        case PeakMemory:
+            return QStringLiteral("Peak memory per GPU of the worst stage");
+        case Pareto:
+            return QStringLiteral("On the Pareto front of step time vs cross-building bytes");
+        case Label:
+            return QStringLiteral("Degrees, placement, schedule, recompute, ZeRO, layers, "
+                                  "collective, links");
+        default:
+            break;
+        }
+    }
+    return {};
+}
+
+} // namespace sa::views
