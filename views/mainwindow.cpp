@@ -1,17 +1,27 @@
 #include "mainwindow.h"
 
 #include "autosave.h"
+#include "breakdownchart.h"
+#include "comparepanel.h"
 #include "document.h"
 #include "imageexport.h"
 #include "linktablemodel.h"
 #include "liveevaluation.h"
+#include "memorychart.h"
+#include "optimizerpanel.h"
 #include "planinspector.h"
 #include "samples.h"
+#include "sweeppanel.h"
+#include "timelinepane.h"
+#include "timelineview.h"
 #include "topologyview.h"
 #include "units.h"
 
 #include "cost/placement.h"
+#include "export/chrome_trace.h"
 #include "formats/documents.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QAction>
 #include <QApplication>
@@ -35,6 +45,7 @@
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QSvgGenerator>
+#include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QUndoStack>
@@ -165,9 +176,162 @@ void MainWindow::createDocks() {
     linkDock->setObjectName(QStringLiteral("linkDock"));
     linkDock->setWidget(table);
     addDockWidget(Qt::BottomDockWidgetArea, linkDock);
+
+    timeline_ = new TimelinePane(this);
+    auto* timelineDock = new QDockWidget(QStringLiteral("Timeline"), this);
+    timelineDock->setObjectName(QStringLiteral("timelineDock"));
+    timelineDock->setWidget(timeline_);
+    addDockWidget(Qt::BottomDockWidgetArea, timelineDock);
+
+    chartTabs_ = new QTabWidget(this);
+    chartTabs_->setObjectName(QStringLiteral("chartTabs"));
+    chartTabs_->setDocumentMode(true);
+    breakdown_ = new BreakdownChart(chartTabs_);
+    memory_ = new MemoryChart(chartTabs_);
+    sweep_ = new SweepPanel(document_, chartTabs_);
+    chartTabs_->addTab(breakdown_, QStringLiteral("Step-time breakdown"));
+    chartTabs_->addTab(memory_, QStringLiteral("Memory per stage"));
+    chartTabs_->addTab(sweep_, QStringLiteral("Link sweep"));
+    auto* chartDock = new QDockWidget(QStringLiteral("Charts"), this);
+    chartDock->setObjectName(QStringLiteral("chartDock"));
+    chartDock->setWidget(chartTabs_);
+    addDockWidget(Qt::BottomDockWidgetArea, chartDock);
+
+    compare_ = new ComparePanel(this);
+    auto* compareDock = new QDockWidget(QStringLiteral("Compare"), this);
+    compareDock->setObjectName(QStringLiteral("compareDock"));
+    compareDock->setWidget(compare_);
+    addDockWidget(Qt::BottomDockWidgetArea, compareDock);
+
+    optimizer_ = new OptimizerPanel(
+        document_, [this] { return live_->evaluator(); }, this);
+    auto* optimizerDock = new QDockWidget(QStringLiteral("Optimizer"), this);
+    optimizerDock->setObjectName(QStringLiteral("optimizerDock"));
+    optimizerDock->setWidget(optimizer_);
+    addDockWidget(Qt::BottomDockWidgetArea, optimizerDock);
+
+    tabifyDockWidget(timelineDock, chartDock);
+    tabifyDockWidget(chartDock, compareDock);
+    tabifyDockWidget(compareDock, optimizerDock);
+    tabifyDockWidget(optimizerDock, linkDock);
+    timelineDock->raise();
     resizeDocks({inspectorDock}, {360}, Qt::Horizontal);
-    resizeDocks({linkDock}, {200}, Qt::Vertical);
-    docks_ = {inspectorDock, linkDock};
+    resizeDocks({timelineDock}, {330}, Qt::Vertical);
+    docks_ = {inspectorDock, timelineDock, chartDock, compareDock, optimizerDock, linkDock};
+}
+
+void MainWindow::showDock(const QString& name) {
+    for (QDockWidget* dock : docks_) {
+        if (dock->objectName() == name + QStringLiteral("Dock")) {
+            dock->show();
+            dock->raise();
+        }
+    }
+}
+
+QStringList MainWindow::buildingNames() const {
+    QStringList names;
+    if (!document_->isEmpty())
+        for (const auto& b : document_->scenario().cluster.buildings)
+            names << QString::fromStdString(b.name);
+    return names;
+}
+
+void MainWindow::updateAnalysis() {
+    const auto& snapshot = shown_;
+    const std::shared_ptr<const Evaluation> current = snapshot ? snapshot->evaluation : nullptr;
+    const std::shared_ptr<const Evaluation> pinned = pinned_ ? pinned_->evaluation : nullptr;
+    const QString currentLabel =
+        snapshot && snapshot->preview ? QStringLiteral("Preview") : QStringLiteral("Current");
+    const QStringList names = buildingNames();
+    if (current) {
+        const QString plan = QString::fromStdString(snapshot->plan.name);
+        timeline_->setCurrent(
+            current, names,
+            QStringLiteral("%1 · %2 · step %3")
+                .arg(currentLabel,
+                     pinned_ ? describePlan(snapshot->plan)
+                             : (plan.isEmpty() ? QStringLiteral("Current plan") : plan),
+                     formatStepTime(current->step_time_s)));
+        breakdown_->setEvaluation(current, pinned, currentLabel, pinnedLabel_);
+        memory_->setEvaluation(current, names);
+    } else {
+        const QString why = snapshot ? snapshot->error : QStringLiteral("No plan");
+        timeline_->clearCurrent(QStringLiteral("The plan cannot be evaluated:\n%1").arg(why));
+        breakdown_->clear(QStringLiteral("The plan cannot be evaluated"));
+        memory_->clear(QStringLiteral("The plan cannot be evaluated"));
+    }
+    compare_->setEvaluations(pinned, current, pinnedLabel_, currentLabel);
+    compare_->setPlans(pinned_ ? describePlan(pinned_->plan) : QString(),
+                       snapshot ? describePlan(snapshot->plan) : QString());
+}
+
+void MainWindow::pinCurrentPlan() {
+    if (!shown_ || !shown_->evaluation || shown_->preview)
+        return;
+    pinned_ = shown_;
+    const QString plan = QString::fromStdString(pinned_->plan.name);
+    pinnedLabel_ = QStringLiteral("Pinned");
+    timeline_->setPinned(
+        pinned_->evaluation, buildingNames(),
+        QStringLiteral("Pinned · %1 · step %2")
+            .arg(describePlan(pinned_->plan), formatStepTime(pinned_->evaluation->step_time_s)));
+    unpinAction_->setEnabled(true);
+    updateAnalysis();
+    statusBar()->showMessage(
+        QStringLiteral("Pinned %1: change the plan to compare against it").arg(plan), 5000);
+}
+
+void MainWindow::clearPinnedPlan() {
+    pinned_.reset();
+    pinnedLabel_.clear();
+    timeline_->setPinned(nullptr, {}, {});
+    unpinAction_->setEnabled(false);
+    updateAnalysis();
+}
+
+bool MainWindow::exportChromeTrace(const QString& path, QString* error) const {
+    if (!shown_ || !shown_->evaluation) {
+        if (error)
+            *error = QStringLiteral("Nothing to export: the plan cannot be evaluated");
+        return false;
+    }
+    const std::string text =
+        chromeTrace(*shown_->evaluation, document_->scenario().cluster).dump() + "\n";
+    const std::string problem = saveFileAtomically(path.toStdString(), text);
+    if (!problem.empty() && error)
+        *error = QString::fromStdString(problem);
+    return problem.empty();
+}
+
+bool MainWindow::exportTimelineImage(const QString& path, QString* error) const {
+    return timeline_->current()->exportImage(path, error);
+}
+
+bool MainWindow::exportChartImage(const QString& path, QString* error) const {
+    QWidget* page = chartTabs_->currentWidget();
+    if (page == sweep_)
+        page = sweep_->chart();
+    return exportWidget(
+        path, page,
+        QStringLiteral("ScaleAcross %1: %2")
+            .arg(chartTabs_->tabText(chartTabs_->currentIndex()), document_->displayName()),
+        error);
+}
+
+void MainWindow::exportWithDialog(const QString& title, const QString& fileName,
+                                  const QString& filters,
+                                  const std::function<bool(const QString&, QString*)>& write) {
+    const QString path =
+        QFileDialog::getSaveFileName(this, title, QDir::home().filePath(fileName), filters);
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!write(path, &error))
+        showError(error);
+    else
+        statusBar()->showMessage(QStringLiteral("Exported %1").arg(QDir::toNativeSeparators(path)),
+                                 5000);
 }
 
 void MainWindow::createMenus() {
@@ -202,19 +366,38 @@ void MainWindow::createMenus() {
     QAction* exportPlan =
         file->addAction(QStringLiteral("&Export Plan JSON…"), this, &MainWindow::onExportPlan);
     exportPlan->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    file->addAction(QStringLiteral("Export &Topology Image…"), this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, QStringLiteral("Export topology image"),
-                                         QDir::home().filePath(QStringLiteral("topology.png")),
-                                         QStringLiteral("PNG image (*.png);;SVG drawing (*.svg)"));
-        if (path.isEmpty())
-            return;
-        QString error;
-        if (!exportTopologyImage(path, &error))
-            showError(error);
-        else
-            statusBar()->showMessage(
-                QStringLiteral("Exported %1").arg(QDir::toNativeSeparators(path)), 5000);
+    QMenu* exportMenu = file->addMenu(QStringLiteral("E&xport"));
+    const QString images = QStringLiteral("PNG image (*.png);;SVG drawing (*.svg)");
+    exportMenu->addAction(QStringLiteral("&Topology Image…"), this, [this, images] {
+        exportWithDialog(
+            QStringLiteral("Export topology image"), QStringLiteral("topology.png"), images,
+            [this](const QString& p, QString* e) { return exportTopologyImage(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("Time&line Image…"), this, [this, images] {
+        exportWithDialog(
+            QStringLiteral("Export timeline image"), QStringLiteral("timeline.png"), images,
+            [this](const QString& p, QString* e) { return exportTimelineImage(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("Timeline as &Chrome Trace…"), this, [this] {
+        exportWithDialog(QStringLiteral("Export Chrome trace (opens in Perfetto)"),
+                         QStringLiteral("timeline.trace.json"),
+                         QStringLiteral("Chrome trace (*.json)"),
+                         [this](const QString& p, QString* e) { return exportChromeTrace(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("C&hart Image…"), this, [this, images] {
+        exportWithDialog(QStringLiteral("Export chart image"), QStringLiteral("chart.png"), images,
+                         [this](const QString& p, QString* e) { return exportChartImage(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("&Optimizer Results as CSV…"), this, [this] {
+        exportWithDialog(
+            QStringLiteral("Export optimizer results"), QStringLiteral("optimizer.csv"),
+            QStringLiteral("CSV (*.csv)"),
+            [this](const QString& p, QString* e) { return optimizer_->exportCsv(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("&Sweep as CSV…"), this, [this] {
+        exportWithDialog(QStringLiteral("Export sweep"), QStringLiteral("sweep.csv"),
+                         QStringLiteral("CSV (*.csv)"),
+                         [this](const QString& p, QString* e) { return sweep_->exportCsv(p, e); });
     });
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
@@ -247,6 +430,17 @@ void MainWindow::createMenus() {
         QStringLiteral("One chip per pipeline stage and building, so single stages can be "
                        "dragged; off: one chip per block of stages"));
     connect(chipsByStageAction_, &QAction::toggled, this, &MainWindow::setChipsByStage);
+    viewMenu->addSeparator();
+    pinAction_ = viewMenu->addAction(QStringLiteral("&Pin Plan for Comparison"), this, [this] {
+        pinCurrentPlan();
+        showDock(QStringLiteral("compare"));
+    });
+    pinAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    pinAction_->setToolTip(QStringLiteral("Keep this plan's numbers and timeline beside the "
+                                          "current plan's while you change it"));
+    unpinAction_ =
+        viewMenu->addAction(QStringLiteral("&Unpin"), this, &MainWindow::clearPinnedPlan);
+    unpinAction_->setEnabled(false);
     viewMenu->addSeparator();
     for (QDockWidget* dock : docks_)
         viewMenu->addAction(dock->toggleViewAction());
@@ -594,6 +788,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
     view_->setEvaluation(snapshot->evaluation,
                          e ? previewNote : QStringLiteral("cannot evaluate this plan"));
     linkModel_->setEvaluation(snapshot->evaluation);
+    updateAnalysis();
     auto colour = [](QLabel* l, const QColor& c) {
         l->setStyleSheet(c.isValid() ? QStringLiteral("color: %1;").arg(c.name()) : QString());
     };

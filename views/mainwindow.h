@@ -9,6 +9,7 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,15 +17,22 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QTabWidget;
 class QToolButton;
 
 namespace sa::views {
 
 class Autosave;
+class BreakdownChart;
+class ComparePanel;
 class Document;
 class LinkTableModel;
 class LiveEvaluation;
+class MemoryChart;
+class OptimizerPanel;
 class PlanInspector;
+class SweepPanel;
+class TimelinePane;
 class TopologyView;
 struct EvaluationSnapshot;
 struct RecoverableDocument;
@@ -40,6 +48,16 @@ public:
     LiveEvaluation* liveEvaluation() const { return live_; }
     LinkTableModel* linkTableModel() const { return linkModel_; }
     PlanInspector* inspector() const { return inspector_; }
+    TimelinePane* timelinePane() const { return timeline_; }
+    BreakdownChart* breakdownChart() const { return breakdown_; }
+    MemoryChart* memoryChart() const { return memory_; }
+    SweepPanel* sweepPanel() const { return sweep_; }
+    ComparePanel* comparePanel() const { return compare_; }
+    OptimizerPanel* optimizerPanel() const { return optimizer_; }
+    QTabWidget* chartTabs() const { return chartTabs_; }
+    // Shows a dock (and raises its tab): "timeline", "charts", "compare",
+    // "links", "inspector", "optimizer".
+    void showDock(const QString& name);
 
     // Opens a scenario (or a cluster/model/plan into the open scenario).
     // On failure the document stays as it was and the message is shown.
@@ -54,6 +72,17 @@ public:
 
     // The topology picture as PNG (twice the scene's resolution) or SVG.
     bool exportTopologyImage(const QString& path, QString* error) const;
+    // The current plan's pipeline timeline as a Chrome trace (Perfetto).
+    bool exportChromeTrace(const QString& path, QString* error) const;
+    // The whole timeline as PNG or SVG.
+    bool exportTimelineImage(const QString& path, QString* error) const;
+    // The chart on the visible tab of the Charts dock as PNG or SVG.
+    bool exportChartImage(const QString& path, QString* error) const;
+
+    // Compare: keeps the shown plan and its evaluation beside the current one.
+    void pinCurrentPlan();
+    void clearPinnedPlan();
+    std::shared_ptr<const EvaluationSnapshot> pinnedSnapshot() const { return pinned_; }
 
     Autosave* autosave() const { return autosave_; }
     // Offers to recover documents left unsaved by an explorer that did not
@@ -99,6 +128,10 @@ private:
     void onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot);
     void refreshChips();
     void createDocks();
+    void updateAnalysis();
+    QStringList buildingNames() const;
+    void exportWithDialog(const QString& title, const QString& fileName, const QString& filters,
+                          const std::function<bool(const QString&, QString*)>& write);
 
     Document* document_;
     Autosave* autosave_;
@@ -106,6 +139,17 @@ private:
     TopologyView* view_;
     LinkTableModel* linkModel_ = nullptr;
     PlanInspector* inspector_ = nullptr;
+    TimelinePane* timeline_ = nullptr;
+    BreakdownChart* breakdown_ = nullptr;
+    MemoryChart* memory_ = nullptr;
+    SweepPanel* sweep_ = nullptr;
+    ComparePanel* compare_ = nullptr;
+    OptimizerPanel* optimizer_ = nullptr;
+    QTabWidget* chartTabs_ = nullptr;
+    QAction* pinAction_ = nullptr;
+    QAction* unpinAction_ = nullptr;
+    std::shared_ptr<const EvaluationSnapshot> pinned_;
+    QString pinnedLabel_;
     QLabel* stepLabel_ = nullptr;
     QLabel* mfuLabel_ = nullptr;
     QLabel* memoryLabel_ = nullptr;

@@ -1,15 +1,21 @@
 #include "screenshottour.h"
 
+#include "comparepanel.h"
 #include "document.h"
 #include "liveevaluation.h"
 #include "mainwindow.h"
+#include "optimizerpanel.h"
+#include "sweeppanel.h"
+#include "timelinepane.h"
 #include "topologyview.h"
 
 #include <QApplication>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QDockWidget>
 #include <QEventLoop>
 #include <QPixmap>
+#include <QTabWidget>
 
 #include <cstdio>
 
@@ -39,6 +45,91 @@ bool save(QWidget* widget, const QDir& dir, const QString& name) {
     const bool ok = widget->grab().save(path, "PNG");
     std::fprintf(ok ? stdout : stderr, "%s %s\n", ok ? "wrote" : "cannot write",
                  qPrintable(QDir::toNativeSeparators(path)));
+    return ok;
+}
+
+// The analysis docks, large enough to read: the timeline of the PP-across
+// plan (1F1B, then interleaved), the pinned plan beside a DP-across one,
+// and the charts.
+template <class UpToDate>
+bool analysisShots(MainWindow& window, const QDir& dir, UpToDate upToDate) {
+    Document* doc = window.document();
+    auto* timelineDock = window.findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+    auto* chartDock = window.findChild<QDockWidget*>(QStringLiteral("chartDock"));
+    auto* compareDock = window.findChild<QDockWidget*>(QStringLiteral("compareDock"));
+    if (!timelineDock || !chartDock || !compareDock)
+        return false;
+    window.resize(1700, 1200);
+    window.showDock(QStringLiteral("timeline"));
+    window.resizeDocks({timelineDock}, {560}, Qt::Vertical);
+    const Plan opened = doc->scenario().plan;
+    auto apply = [&](const Plan& plan, const QString& what) {
+        if (plan != doc->scenario().plan)
+            doc->setPlan(plan, what);
+        waitUntil(upToDate, 15000);
+        settle(300);
+    };
+    bool ok = true;
+    Plan pp = opened;
+    pp.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    pp.schedule.kind = ScheduleKind::OneFOneB;
+    pp.schedule.virtual_stages = 1;
+    apply(pp, QStringLiteral("PP across, 1F1B"));
+    ok = save(window.timelinePane(), dir, QStringLiteral("timeline-1f1b.png")) && ok;
+    Plan ppInterleaved = pp;
+    ppInterleaved.schedule.kind = ScheduleKind::Interleaved;
+    ppInterleaved.schedule.virtual_stages = 2;
+    apply(ppInterleaved, QStringLiteral("PP across, interleaved"));
+    ok = save(window.timelinePane(), dir, QStringLiteral("timeline-interleaved.png")) && ok;
+
+    // Compare: PP across pinned, DP across (as opened) current.
+    window.pinCurrentPlan();
+    apply(opened, QStringLiteral("DP across"));
+    ok = save(window.timelinePane(), dir, QStringLiteral("timeline-compare.png")) && ok;
+    window.showDock(QStringLiteral("compare"));
+    window.resizeDocks({compareDock}, {420}, Qt::Vertical);
+    settle(200);
+    ok = save(window.comparePanel(), dir, QStringLiteral("compare.png")) && ok;
+
+    window.showDock(QStringLiteral("chart"));
+    window.resizeDocks({chartDock}, {460}, Qt::Vertical);
+    window.chartTabs()->setCurrentIndex(0);
+    settle(300);
+    ok = save(window.chartTabs(), dir, QStringLiteral("chart-breakdown.png")) && ok;
+    window.clearPinnedPlan();
+    window.chartTabs()->setCurrentIndex(1);
+    settle(300);
+    ok = save(window.chartTabs(), dir, QStringLiteral("chart-memory.png")) && ok;
+    window.chartTabs()->setCurrentIndex(2);
+    SweepPanel* sweep = window.sweepPanel();
+    if (!sweep->parameters().empty()) {
+        sweep->setBaselines(true);
+        bool done = false;
+        auto connection = QObject::connect(sweep, &SweepPanel::finished, [&done] { done = true; });
+        sweep->run();
+        if (!waitUntil([&] { return done; }, 120000))
+            std::fprintf(stderr, "the sweep did not finish in 120 s\n");
+        QObject::disconnect(connection);
+        settle(300);
+        ok = save(window.chartTabs(), dir, QStringLiteral("chart-sweep.png")) && ok;
+    }
+
+    // The optimizer on the open cluster and model, its default search.
+    window.showDock(QStringLiteral("optimizer"));
+    auto* optimizerDock = window.findChild<QDockWidget*>(QStringLiteral("optimizerDock"));
+    window.resizeDocks({optimizerDock}, {620}, Qt::Vertical);
+    OptimizerPanel* optimizer = window.optimizerPanel();
+    bool searched = false;
+    auto connection =
+        QObject::connect(optimizer, &OptimizerPanel::finished, [&searched] { searched = true; });
+    optimizer->run();
+    if (!waitUntil([&] { return searched; }, 300000))
+        std::fprintf(stderr, "the optimizer did not finish in 300 s\n");
+    QObject::disconnect(connection);
+    optimizer->selectRow(0);
+    settle(400);
+    ok = save(optimizer, dir, QStringLiteral("optimizer.png")) && ok;
+    window.showDock(QStringLiteral("timeline"));
     return ok;
 }
 
@@ -125,6 +216,7 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
     } else {
         std::fprintf(stderr, "no chip to move in this scenario: stage-mid-move.png skipped\n");
     }
+    ok = analysisShots(window, dir, upToDate) && ok;
     // Nothing here is the user's work: close without "save changes?".
     window.document()->undoStack()->setClean();
     window.close();
