@@ -21,7 +21,8 @@ bool failWith(QString* error, const QString& message) {
 } // namespace
 
 bool exportPicture(const QString& path, QSizeF size, const QString& title,
-                   const std::function<void(QPainter&)>& paint, QString* error) {
+                   const std::function<void(QPainter&)>& paint, QString* error,
+                   const QString& description) {
     const QString shown = QDir::toNativeSeparators(path);
     if (size.isEmpty())
         return failWith(error, QStringLiteral("Nothing to export to %1").arg(shown));
@@ -39,6 +40,7 @@ bool exportPicture(const QString& path, QSizeF size, const QString& title,
         generator.setSize(size.toSize());
         generator.setViewBox(QRectF(QPointF(0, 0), size));
         generator.setTitle(title);
+        generator.setDescription(description);
         QPainter painter;
         if (!painter.begin(&generator))
             return failWith(error, QStringLiteral("Cannot draw %1").arg(shown));
@@ -59,10 +61,19 @@ bool exportPicture(const QString& path, QSizeF size, const QString& title,
         }
         image.setText(QStringLiteral("Title"), title);
         if (!image.save(&buffer, "PNG"))
-            return failWith(error, QStringLiteral("Cannot encode %1").arg(shown));
+            return failWith(error, QStringLiteral("Cannot encode %1 as PNG").arg(shown));
     }
+    buffer.close();
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    if (!file.open(QIODevice::WriteOnly))
+        return failWith(error,
+                        QStringLiteral("Cannot write %1: %2").arg(shown, file.errorString()));
+    if (file.write(bytes) != bytes.size()) {
+        const QString why = file.errorString();
+        file.cancelWriting();
+        return failWith(error, QStringLiteral("Cannot write %1: %2").arg(shown, why));
+    }
+    if (!file.commit())
         return failWith(error,
                         QStringLiteral("Cannot write %1: %2").arg(shown, file.errorString()));
     return true;

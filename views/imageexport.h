@@ -16,8 +16,10 @@ namespace sa::views {
 
 // `paint` draws the picture into a painter whose coordinates span `size`
 // (logical pixels). False with a message naming the path on failure.
+// `description` goes into the SVG's <desc>.
 bool exportPicture(const QString& path, QSizeF size, const QString& title,
-                   const std::function<void(QPainter&)>& paint, QString* error);
+                   const std::function<void(QPainter&)>& paint, QString* error,
+                   const QString& description = {});
 
 // A widget as it is on screen (charts, tables, panels).
 bool exportWidget(const QString& path, QWidget* widget, const QString& title, QString* error);

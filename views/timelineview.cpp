@@ -1,18 +1,16 @@
 #include "timelineview.h"
 
+#include "imageexport.h"
+
 #include "units.h"
 
-#include <QBuffer>
 #include <QCursor>
 #include <QDir>
 #include <QHelpEvent>
-#include <QImage>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QSaveFile>
 #include <QScrollBar>
-#include <QSvgGenerator>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -1305,55 +1303,17 @@ bool TimelineView::exportImage(const QString& path, QString* error) const {
     const double pad = makespan * kFitPadding;
     f.scale.fit(-pad, makespan + pad, timeWidth);
 
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
     const QString title = title_.isEmpty() ? QStringLiteral("Pipeline timeline")
                                            : title_ + QStringLiteral(" — timeline");
-    if (svg) {
-        QSvgGenerator generator;
-        generator.setOutputDevice(&buffer);
-        generator.setSize(f.size);
-        generator.setViewBox(QRect(QPoint(0, 0), f.size));
-        generator.setTitle(title);
-        generator.setDescription(summaryText());
-        QPainter p;
-        if (!p.begin(&generator))
-            return failWith(error, QStringLiteral("Cannot draw %1").arg(shown));
-        p.setFont(font());
-        paintFrame(p, f);
-        p.end();
-    } else {
-        QImage image(f.size * 2, QImage::Format_ARGB32_Premultiplied);
-        if (image.isNull())
-            return failWith(
-                error, QStringLiteral("Cannot export %1: the picture is too large").arg(shown));
-        image.setDevicePixelRatio(2);
-        image.fill(Qt::white);
-        {
-            QPainter p(&image);
-            p.setRenderHint(QPainter::TextAntialiasing);
+    return exportPicture(
+        path, f.size, title,
+        [&](QPainter& p) {
+            // Crisp block edges: only the text is antialiased.
+            p.setRenderHint(QPainter::Antialiasing, false);
             p.setFont(font());
             paintFrame(p, f);
-        }
-        image.setText(QStringLiteral("Title"), title);
-        if (!image.save(&buffer, "PNG"))
-            return failWith(error, QStringLiteral("Cannot encode %1 as PNG").arg(shown));
-    }
-    buffer.close();
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return failWith(error,
-                        QStringLiteral("Cannot write %1: %2").arg(shown, file.errorString()));
-    if (file.write(bytes) != bytes.size()) {
-        const QString why = file.errorString();
-        file.cancelWriting();
-        return failWith(error, QStringLiteral("Cannot write %1: %2").arg(shown, why));
-    }
-    if (!file.commit())
-        return failWith(error,
-                        QStringLiteral("Cannot write %1: %2").arg(shown, file.errorString()));
-    return true;
+        },
+        error, summaryText());
 }
 
 } // namespace sa::views
