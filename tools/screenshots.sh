@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Writes screenshots of the explorer for people to look at (and for the
 # README): the main window on the three-building sample, the link heatmap,
-# and a pipeline stage in the middle of a drag with its preview.
+# a pipeline stage in the middle of a drag with its preview, the timeline
+# (1F1B, interleaved, pinned beside the current plan), the compare panel,
+# the charts and the optimizer panel after its default search.
 #
 #   tools/screenshots.sh [OUTPUT_DIR] [SCENARIO.json]
 #
