@@ -1,24 +1,13 @@
 #include "export/optimizer_csv.h"
 
+#include "export/csv.h"
+
 #include <charconv>
 #include <cstdint>
 
 namespace sa {
 
 namespace {
-
-std::string quoted(const std::string& field) {
-    if (field.find_first_of(",\"\r\n") == std::string::npos)
-        return field;
-    std::string out = "\"";
-    for (char c : field) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    out += '"';
-    return out;
-}
 
 std::string number(double v) {
     char buf[64];
@@ -117,7 +106,7 @@ void appendLine(std::string& out, const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size(); ++i) {
         if (i > 0)
             out += ',';
-        out += quoted(row[i]);
+        out += csvField(row[i]);
     }
     out += "\r\n";
 }

@@ -14,18 +14,6 @@ void appendNumber(std::string& out, const char* format, double v) {
 
 } // namespace
 
-std::string csvField(const std::string& text, bool always) {
-    if (!always && text.find_first_of(",\"\r\n") == std::string::npos)
-        return text;
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
 std::string sweepCsv(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points) {
     std::string text;
     for (const auto& a : axes)

@@ -6,15 +6,12 @@
 // hold a comma, a quote or a line break, and error messages always are.
 
 #include "explore/sweep.h"
+#include "export/csv.h"
 
 #include <string>
 #include <vector>
 
 namespace sa {
-
-// One field as CSV: quoted (with doubled quotes) when it holds ',', '"',
-// '\r' or '\n', or when `always` is set.
-std::string csvField(const std::string& text, bool always = false);
 
 // Header: the axis paths, then step_time_s, tokens_per_s, mfu,
 // peak_gib_per_gpu, fits, cross_building_bytes, pp_exposed_s, dp_exposed_s,

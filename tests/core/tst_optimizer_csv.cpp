@@ -5,6 +5,8 @@
 #include "explore/optimizer.h"
 #include "export/optimizer_csv.h"
 
+#include "../common/csv_reader.h"
+
 #include <QTest>
 
 #include <charconv>
@@ -15,64 +17,10 @@ using namespace sa;
 
 namespace {
 
-using Row = std::vector<std::string>;
+using Row = sa::testing::CsvRow;
 
-// RFC 4180 reader: quoted fields may hold commas, CR, LF and doubled
-// quotes; records end with CRLF. Fails the test on anything else.
 std::vector<Row> parseCsv(const std::string& text, bool* ok) {
-    std::vector<Row> rows;
-    Row row;
-    std::string field;
-    bool quoted = false;
-    bool fieldWasQuoted = false;
-    *ok = true;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < text.size() && text[i + 1] == '"') {
-                    field += '"';
-                    ++i;
-                } else {
-                    quoted = false;
-                }
-            } else {
-                field += c;
-            }
-            continue;
-        }
-        if (c == '"') {
-            if (!field.empty() || fieldWasQuoted) {
-                *ok = false; // a quote inside an unquoted field
-                return rows;
-            }
-            quoted = true;
-            fieldWasQuoted = true;
-        } else if (c == ',') {
-            row.push_back(field);
-            field.clear();
-            fieldWasQuoted = false;
-        } else if (c == '\r') {
-            if (i + 1 >= text.size() || text[i + 1] != '\n') {
-                *ok = false; // a bare CR outside quotes
-                return rows;
-            }
-            ++i;
-            row.push_back(field);
-            rows.push_back(row);
-            row.clear();
-            field.clear();
-            fieldWasQuoted = false;
-        } else if (c == '\n') {
-            *ok = false; // a bare LF outside quotes
-            return rows;
-        } else {
-            field += c;
-        }
-    }
-    if (quoted || !field.empty() || !row.empty())
-        *ok = false; // unterminated quote or a last record without CRLF
-    return rows;
+    return sa::testing::readCsv(text, ok);
 }
 
 double toDouble(const std::string& s) {

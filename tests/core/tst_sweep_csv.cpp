@@ -7,6 +7,8 @@
 #include "export/sweep_csv.h"
 #include "formats/documents.h"
 
+#include "../common/csv_reader.h"
+
 #include <QTest>
 
 #include <cmath>
@@ -17,60 +19,8 @@ using namespace sa;
 
 namespace {
 
-using Row = std::vector<std::string>;
-
-// A strict RFC 4180 reader: fields separated by ',', records by '\n', a
-// quoted field may hold ',', '\n' and doubled quotes. Fails the test on
-// malformed input (a stray quote inside an unquoted field, an open quote).
-std::vector<Row> readCsv(const std::string& text, bool* ok) {
-    std::vector<Row> rows;
-    Row row;
-    std::string field;
-    bool quoted = false, wasQuoted = false;
-    *ok = true;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < text.size() && text[i + 1] == '"') {
-                    field += '"';
-                    ++i;
-                } else {
-                    quoted = false;
-                }
-            } else {
-                field += c;
-            }
-            continue;
-        }
-        if (c == '"') {
-            if (!field.empty() || wasQuoted) {
-                *ok = false;
-                return rows;
-            }
-            quoted = wasQuoted = true;
-        } else if (c == ',') {
-            row.push_back(field);
-            field.clear();
-            wasQuoted = false;
-        } else if (c == '\n') {
-            row.push_back(field);
-            rows.push_back(row);
-            row.clear();
-            field.clear();
-            wasQuoted = false;
-        } else {
-            if (wasQuoted) {
-                *ok = false;
-                return rows;
-            }
-            field += c;
-        }
-    }
-    if (quoted || !field.empty() || !row.empty())
-        *ok = false; // open quote or a last record without its newline
-    return rows;
-}
+using Row = sa::testing::CsvRow;
+using sa::testing::readCsv;
 
 std::vector<Row> parsed(const std::string& text) {
     bool ok = false;

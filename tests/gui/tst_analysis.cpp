@@ -13,6 +13,8 @@
 #include "timelineview.h"
 #include "units.h"
 
+#include "../common/samples.h"
+
 #include <QBarSet>
 #include <QFile>
 #include <QHorizontalStackedBarSeries>
@@ -37,8 +39,7 @@ using namespace sa::views;
 namespace {
 
 QString sample(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sa::testing::sampleScenario(name);
 }
 
 QByteArray readAll(const QString& path) {

@@ -8,6 +8,8 @@
 
 #include "formats/documents.h"
 
+#include "../common/samples.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QFile>
@@ -26,8 +28,7 @@ using namespace sa::views;
 namespace {
 
 QString sample(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sa::testing::sampleScenario(name);
 }
 
 // An edit: the plan renamed to "edit N".

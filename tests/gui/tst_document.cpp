@@ -8,6 +8,8 @@
 #include "cost/placement.h"
 #include "formats/documents.h"
 
+#include "../common/samples.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QDir>
@@ -22,8 +24,7 @@ using namespace sa::views;
 namespace {
 
 QString sample(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sa::testing::sampleScenario(name);
 }
 
 void writeFile(const QString& path, const QByteArray& text) {

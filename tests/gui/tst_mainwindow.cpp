@@ -11,6 +11,8 @@
 #include "topologyitems.h"
 #include "topologyview.h"
 
+#include "../common/samples.h"
+
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDir>
@@ -42,8 +44,7 @@ using namespace sa::views;
 namespace {
 
 QString sample(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sa::testing::sampleScenario(name);
 }
 
 bool sameTraffic(const Evaluation& a, const Evaluation& b) {

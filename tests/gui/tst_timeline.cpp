@@ -11,6 +11,8 @@
 #include "timelineview.h"
 #include "units.h"
 
+#include "../common/samples.h"
+
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -39,8 +41,7 @@ using namespace sa::views;
 namespace {
 
 QString sample(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sa::testing::sampleScenario(name);
 }
 
 struct Evaluated {
