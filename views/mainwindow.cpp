@@ -9,6 +9,7 @@
 #include "liveevaluation.h"
 #include "memorychart.h"
 #include "optimizerpanel.h"
+#include "paretochart.h"
 #include "planinspector.h"
 #include "samples.h"
 #include "sweeppanel.h"
@@ -387,6 +388,21 @@ void MainWindow::createMenus() {
     exportMenu->addAction(QStringLiteral("C&hart Image…"), this, [this, images] {
         exportWithDialog(QStringLiteral("Export chart image"), QStringLiteral("chart.png"), images,
                          [this](const QString& p, QString* e) { return exportChartImage(p, e); });
+    });
+    exportMenu->addAction(QStringLiteral("Optimizer Chart &Image…"), this, [this, images] {
+        exportWithDialog(QStringLiteral("Export optimizer chart"), QStringLiteral("optimizer.png"),
+                         images, [this](const QString& p, QString* e) {
+                             return exportWidget(p, optimizer_->chart(),
+                                                 QStringLiteral("ScaleAcross optimizer results"),
+                                                 e);
+                         });
+    });
+    exportMenu->addAction(QStringLiteral("Co&mpare Image…"), this, [this, images] {
+        exportWithDialog(QStringLiteral("Export comparison"), QStringLiteral("compare.png"), images,
+                         [this](const QString& p, QString* e) {
+                             return exportWidget(p, compare_,
+                                                 QStringLiteral("ScaleAcross comparison"), e);
+                         });
     });
     exportMenu->addAction(QStringLiteral("&Optimizer Results as CSV…"), this, [this] {
         exportWithDialog(
