@@ -8,6 +8,7 @@ namespace sa {
 
 std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, int extraWarmup) {
     std::vector<IssuedOp> out;
+    out.reserve(std::size_t(std::max(0, 2 * m * v)));
     if (kind == ScheduleKind::GPipe) {
         // Huang et al. 2019: all forwards, then all backwards.
         for (int c = 0; c < v; ++c)
@@ -37,6 +38,8 @@ std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, 
     // With m not a multiple of p the grouped order would name microbatches
     // past m; fall back to chunk-major order for those (still valid).
     std::vector<IssuedOp> fwd, bwd;
+    fwd.reserve(std::size_t(total));
+    bwd.reserve(std::size_t(total));
     for (int k = 0; k < total; ++k) {
         fwd.push_back(fwdAt(k));
         bwd.push_back(bwdAt(k));
