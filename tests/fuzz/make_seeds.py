@@ -8,7 +8,9 @@ scenario, evaluate:   every sample scenario with its three parts inline, the
                       reach the schedules, ZeRO-3, EP and explicit placement
                       on few GPUs. scenario also gets part references that
                       do not resolve (the fuzzer runs with an empty folder).
-Regression inputs (crashes found by fuzzing) are named regress-* and kept."""
+Regression inputs (crashes found by fuzzing) are named regress-*, and inputs
+the fuzzers found that add coverage beyond the seeds are named found-*; both
+are kept."""
 
 import copy
 import glob
