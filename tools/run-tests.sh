@@ -11,3 +11,11 @@ export QT_QPA_PLATFORM=offscreen
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 chmod 700 "$XDG_RUNTIME_DIR"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600
+# Sanitizers (docs/RELIABILITY.md): the GUI-less tests under ASan + UBSan, the
+# parallel optimizer, sweep and job tracker under TSan. SCALEACROSS_SANITIZERS=0
+# skips them.
+if [[ ${SCALEACROSS_SANITIZERS:-1} != 0 ]]; then
+  SANITIZER_GUI=OFF ./tools/run-sanitizers.sh asan
+  SANITIZER_GUI=OFF TARGETS="tst_optimizer tst_jobtracker tst_sweep_csv" \
+    TSAN_TESTS='^(tst_optimizer|tst_jobtracker|tst_sweep_csv)$' ./tools/run-sanitizers.sh tsan
+fi

@@ -15,7 +15,7 @@ JobTracker::JobTracker(QObject* context, int threads)
 
 JobTracker::~JobTracker() {
     cancel();
-    pool_.waitForDone();
+    waitForIdle();
     // Drops results still queued for delivery.
     receiver_.reset();
 }
@@ -29,6 +29,7 @@ void JobTracker::cancel() {
 
 void JobTracker::waitForIdle() {
     pool_.waitForDone();
+    tsan::acquire(&pool_); // every job's end, see Runnable::run()
 }
 
 } // namespace sa::views

@@ -7,11 +7,19 @@
 // newer generation started meanwhile or the context is gone — then it is
 // dropped. The UI thread never waits for a job (except in the destructor,
 // for a job that is already cancelled).
+//
+// Qt's thread pool and event queue synchronise inside libQt6Core, which
+// ThreadSanitizer cannot see: every hand-over here (job to worker, result
+// to the context's thread, worker to waitForIdle) is annotated, see
+// util/tsan_annotations.h.
 
 #include <QMetaObject>
 #include <QObject>
 #include <QPointer>
+#include <QRunnable>
 #include <QThreadPool>
+
+#include "util/tsan_annotations.h"
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +28,12 @@
 #include <utility>
 
 namespace sa::views {
+
+// Queues f() to run on `receiver`'s thread (a queued call), from any thread.
+template <class F> bool postTo(QObject* receiver, F&& f) {
+    return QMetaObject::invokeMethod(receiver, tsan::handOver(std::forward<F>(f)),
+                                     Qt::QueuedConnection);
+}
 
 class JobTracker {
 public:
@@ -44,6 +58,25 @@ public:
 private:
     struct State {
         std::atomic<std::uint64_t> generation{0};
+    };
+    // A pool job: constructing it releases, running it acquires, on its own
+    // address; the end of a run releases on `idle` for waitForIdle().
+    template <class F> class Runnable final : public QRunnable {
+    public:
+        Runnable(F f, const void* idle)
+            : f_(std::move(f))
+            , idle_(idle) {
+            tsan::release(this);
+        }
+        void run() override {
+            tsan::acquire(this);
+            f_();
+            tsan::release(idle_);
+        }
+
+    private:
+        F f_;
+        const void* idle_;
     };
 
     QPointer<QObject> context_;
@@ -78,7 +111,7 @@ template <class Job, class Then> std::uint64_t JobTracker::startJob(Job&& job, T
         then(std::move(result));
     };
 
-    pool_.start([job = std::forward<Job>(job), deliver = std::move(deliver), cancelled,
+    auto work = [job = std::forward<Job>(job), deliver = std::move(deliver), cancelled,
                  receiver = receiver_.get(), state = state_, generation]() mutable {
         // A job queued behind a newer one is dropped before it starts.
         if (cancelled->load() || state->generation.load() != generation)
@@ -86,13 +119,11 @@ template <class Job, class Then> std::uint64_t JobTracker::startJob(Job&& job, T
         auto result = std::make_shared<const Result>(job(*cancelled));
         if (cancelled->load())
             return;
-        QMetaObject::invokeMethod(
-            receiver,
-            [deliver = std::move(deliver), result = std::move(result)]() mutable {
-                deliver(std::move(result));
-            },
-            Qt::QueuedConnection);
-    });
+        postTo(receiver, [deliver = std::move(deliver), result = std::move(result)]() mutable {
+            deliver(std::move(result));
+        });
+    };
+    pool_.start(new Runnable<decltype(work)>(std::move(work), &pool_));
     return generation;
 }
 

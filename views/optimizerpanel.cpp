@@ -309,13 +309,10 @@ void OptimizerPanel::run() {
         state->done.store(done);
         state->total.store(total);
         if (!state->progressQueued.exchange(true))
-            QMetaObject::invokeMethod(
-                panel,
-                [panel, state] {
-                    state->progressQueued.store(false);
-                    panel->onProgress(state);
-                },
-                Qt::QueuedConnection);
+            postTo(panel, [panel, state] {
+                state->progressQueued.store(false);
+                panel->onProgress(state);
+            });
     };
 
     runningLabel_ = QStringLiteral("Searching plans for %1 on %2 by %3")

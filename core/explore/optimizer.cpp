@@ -1,14 +1,13 @@
 #include "explore/optimizer.h"
 
 #include "formats/documents.h"
+#include "util/parallel.h"
 
 #include <nlohmann/json.hpp>
 
-#include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -469,18 +468,15 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
         }
         // Count the survivors of the cheap checks (all shards alike).
         tbb::enumerable_thread_specific<std::int64_t> counts(0);
-        arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, ps.size(), 512),
-                              [&](const tbb::blocked_range<std::uint64_t>& r) {
-                                  std::int64_t& n = counts.local();
-                                  if (ctx.cancelled())
-                                      return;
-                                  for (std::uint64_t i = r.begin(); i != r.end(); ++i) {
-                                      Candidate c = ps.decode(i);
-                                      if (!ps.complete(c))
-                                          ++n;
-                                  }
-                              });
+        parallelChunks(ps.size(), 512, &arena, [&](std::uint64_t begin, std::uint64_t end) {
+            std::int64_t& n = counts.local();
+            if (ctx.cancelled())
+                return;
+            for (std::uint64_t i = begin; i != end; ++i) {
+                Candidate c = ps.decode(i);
+                if (!ps.complete(c))
+                    ++n;
+            }
         });
         std::int64_t survivors = 0;
         for (std::int64_t n : counts)
@@ -509,27 +505,23 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
         ctx.total = std::int64_t(n);
         result.enumerated = std::int64_t(n);
     }
-    arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, mine.size(), 1),
-                          [&](const tbb::blocked_range<std::size_t>& r) {
-                              Accumulator& acc = locals.local();
-                              for (std::size_t j = r.begin(); j != r.end(); ++j) {
-                                  const std::uint64_t first = mine[j] * kPartitionPoints;
-                                  const std::uint64_t last =
-                                      std::min(first + kPartitionPoints, ps.size());
-                                  for (std::uint64_t i = first; i < last; ++i) {
-                                      if (ctx.cancelled())
-                                          return;
-                                      Candidate c = ps.decode(i);
-                                      ++acc.considered;
-                                      if (const char* why = ps.complete(c))
-                                          ++acc.pruned[why];
-                                      else
-                                          evaluateChecked(ctx, c, acc);
-                                      ctx.tick();
-                                  }
-                              }
-                          });
+    parallelChunks(mine.size(), 1, &arena, [&](std::uint64_t begin, std::uint64_t end) {
+        Accumulator& acc = locals.local();
+        for (std::uint64_t j = begin; j != end; ++j) {
+            const std::uint64_t first = mine[j] * kPartitionPoints;
+            const std::uint64_t last = std::min(first + kPartitionPoints, ps.size());
+            for (std::uint64_t i = first; i < last; ++i) {
+                if (ctx.cancelled())
+                    return;
+                Candidate c = ps.decode(i);
+                ++acc.considered;
+                if (const char* why = ps.complete(c))
+                    ++acc.pruned[why];
+                else
+                    evaluateChecked(ctx, c, acc);
+                ctx.tick();
+            }
+        }
     });
 
     // ---- stage 2: coordinate descent from the best seeds --------------------
@@ -581,17 +573,14 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
             std::vector<std::optional<Entry>> results(fresh.size());
             ctx.total += std::int64_t(fresh.size());
             result.enumerated += std::int64_t(fresh.size());
-            arena.execute([&] {
-                tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh.size(), 4),
-                                  [&](const tbb::blocked_range<std::size_t>& r) {
-                                      Accumulator& acc = locals.local();
-                                      for (std::size_t j = r.begin(); j != r.end(); ++j) {
-                                          if (ctx.cancelled())
-                                              return;
-                                          results[j] = evaluateCandidate(ctx, fresh[j], acc);
-                                          ctx.tick();
-                                      }
-                                  });
+            parallelChunks(fresh.size(), 4, &arena, [&](std::uint64_t begin, std::uint64_t end) {
+                Accumulator& acc = locals.local();
+                for (std::uint64_t j = begin; j != end; ++j) {
+                    if (ctx.cancelled())
+                        return;
+                    results[j] = evaluateCandidate(ctx, fresh[j], acc);
+                    ctx.tick();
+                }
             });
             if (ctx.cancelled())
                 break;

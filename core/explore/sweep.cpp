@@ -1,9 +1,9 @@
 #include "explore/sweep.h"
 
 #include "formats/documents.h"
+#include "util/parallel.h"
 
 #include <nlohmann/json.hpp>
-#include <tbb/parallel_for.h>
 
 #include <cmath>
 #include <sstream>
@@ -159,20 +159,22 @@ std::vector<SweepPoint> runSweep(const Scenario& base, const std::vector<SweepAx
             rest /= axes[k].values.size();
         }
     }
-    tbb::parallel_for(std::size_t(0), total, [&](std::size_t i) {
-        SweepPoint& p = points[i];
-        std::optional<Scenario> s = base;
-        for (std::size_t k = 0; k < axes.size() && s; ++k)
-            s = withValue(*s, axes[k].path, p.values[k], &p.error);
-        if (!s)
-            return;
-        EvaluateOptions opts;
-        opts.timeline = false;
-        auto r = evaluate(*s, opts);
-        if (auto* ev = std::get_if<Evaluation>(&r))
-            p.evaluation = std::move(*ev);
-        else
-            p.error = std::get<EvaluationError>(r).str();
+    parallelChunks(total, 1, nullptr, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t i = begin; i != end; ++i) {
+            SweepPoint& p = points[i];
+            std::optional<Scenario> s = base;
+            for (std::size_t k = 0; k < axes.size() && s; ++k)
+                s = withValue(*s, axes[k].path, p.values[k], &p.error);
+            if (!s)
+                continue;
+            EvaluateOptions opts;
+            opts.timeline = false;
+            auto r = evaluate(*s, opts);
+            if (auto* ev = std::get_if<Evaluation>(&r))
+                p.evaluation = std::move(*ev);
+            else
+                p.error = std::get<EvaluationError>(r).str();
+        }
     });
     return points;
 }
