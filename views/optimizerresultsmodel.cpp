@@ -14,6 +14,30 @@ namespace sa::views {
 
 namespace {
 
+// The figures of one table row, whether a searched plan or a baseline.
+struct Figures {
+    double step_time_s = 0;
+    double mfu = 0;
+    double tokens_per_s = 0;
+    double cross_building_bytes = 0;
+    double peak_gib_per_gpu = 0;
+    std::int64_t gpus = 0;
+};
+
+Figures figuresOf(const ScoredPlan& p) {
+    return {p.step_time_s,      p.mfu, p.tokens_per_s, p.cross_building_bytes,
+            p.peak_gib_per_gpu, p.gpus};
+}
+
+Figures figuresOf(const BaselineResult& b) {
+    return {b.step_time_s,
+            b.mfu,
+            double(b.plan.global_batch_sequences) * double(b.plan.sequence_length) / b.step_time_s,
+            b.cross_building_bytes,
+            b.peak_gib_per_gpu,
+            b.gpus};
+}
+
 constexpr double kLast = std::numeric_limits<double>::infinity();
 
 const BaselineResult* baselineNamed(const OptimizerResult* r, const char* name) {
@@ -151,34 +175,41 @@ QVariant OptimizerResultsModel::displayData(int row, int column) const {
         return s ? formatSpeedup(*s) : QStringLiteral("—");
     };
 
+    // The figures of a row, a searched plan's or a baseline's, by column.
+    auto figure = [&](const Figures& f, int col) -> QVariant {
+        switch (col) {
+        case StepTime:
+            return formatStepTime(f.step_time_s);
+        case SpeedupProduction:
+            return speedupText(f.step_time_s, production);
+        case SpeedupPriorArt:
+            return speedupText(f.step_time_s, priorArt);
+        case Mfu:
+            return formatPercent(f.mfu);
+        case TokensPerSecond:
+            return formatTokensPerSecond(f.tokens_per_s);
+        case CrossBuildingBytes:
+            return formatBytes(f.cross_building_bytes);
+        case PeakMemory:
+            return formatGib(f.peak_gib_per_gpu);
+        case Gpus:
+            return formatCount(f.gpus);
+        }
+        return {};
+    };
+
     if (const ScoredPlan* p = scoredPlanAt(row)) {
         const bool top = row < topRowCount();
         switch (column) {
         case Rank:
             return top ? QString::number(row + 1) : QStringLiteral("Pareto");
-        case StepTime:
-            return formatStepTime(p->step_time_s);
-        case SpeedupProduction:
-            return speedupText(p->step_time_s, production);
-        case SpeedupPriorArt:
-            return speedupText(p->step_time_s, priorArt);
-        case Mfu:
-            return formatPercent(p->mfu);
-        case TokensPerSecond:
-            return formatTokensPerSecond(p->tokens_per_s);
-        case CrossBuildingBytes:
-            return formatBytes(p->cross_building_bytes);
-        case PeakMemory:
-            return formatGib(p->peak_gib_per_gpu);
-        case Gpus:
-            return formatCount(p->gpus);
         case Pareto:
             return !top || isOnParetoFront(*r, std::size_t(row)) ? QStringLiteral("yes")
                                                                  : QStringLiteral("no");
         case Label:
             return QString::fromStdString(p->label);
         }
-        return {};
+        return figure(figuresOf(*p), column);
     }
     const BaselineResult* b = baselineAt(row);
     if (!b)
@@ -189,30 +220,9 @@ QVariant OptimizerResultsModel::displayData(int row, int column) const {
         return b->feasible
                    ? planSummary(b->plan)
                    : QStringLiteral("infeasible: %1").arg(QString::fromStdString(b->problem));
-    if (!b->feasible)
+    if (!b->feasible || column == Pareto)
         return QStringLiteral("—");
-    switch (column) {
-    case StepTime:
-        return formatStepTime(b->step_time_s);
-    case SpeedupProduction:
-        return speedupText(b->step_time_s, production);
-    case SpeedupPriorArt:
-        return speedupText(b->step_time_s, priorArt);
-    case Mfu:
-        return formatPercent(b->mfu);
-    case TokensPerSecond:
-        return formatTokensPerSecond(double(b->plan.global_batch_sequences) *
-                                     double(b->plan.sequence_length) / b->step_time_s);
-    case CrossBuildingBytes:
-        return formatBytes(b->cross_building_bytes);
-    case PeakMemory:
-        return formatGib(b->peak_gib_per_gpu);
-    case Gpus:
-        return formatCount(b->gpus);
-    case Pareto:
-        return QStringLiteral("—");
-    }
-    return {};
+    return figure(figuresOf(*b), column);
 }
 
 QVariant OptimizerResultsModel::sortData(int row, int column) const {
@@ -224,32 +234,37 @@ QVariant OptimizerResultsModel::sortData(int row, int column) const {
         // before every number so that descending leaves it at the end too.
         return s ? *s : -kLast;
     };
+    auto figure = [&](const Figures& f, int col) -> QVariant {
+        switch (col) {
+        case StepTime:
+            return f.step_time_s;
+        case SpeedupProduction:
+            return speedupValue(f.step_time_s, "production");
+        case SpeedupPriorArt:
+            return speedupValue(f.step_time_s, "prior-art");
+        case Mfu:
+            return f.mfu;
+        case TokensPerSecond:
+            return f.tokens_per_s;
+        case CrossBuildingBytes:
+            return f.cross_building_bytes;
+        case PeakMemory:
+            return f.peak_gib_per_gpu;
+        case Gpus:
+            return qlonglong(f.gpus);
+        }
+        return {};
+    };
     if (const ScoredPlan* p = scoredPlanAt(row)) {
         switch (column) {
         case Rank:
             return row + 1;
-        case StepTime:
-            return p->step_time_s;
-        case SpeedupProduction:
-            return speedupValue(p->step_time_s, "production");
-        case SpeedupPriorArt:
-            return speedupValue(p->step_time_s, "prior-art");
-        case Mfu:
-            return p->mfu;
-        case TokensPerSecond:
-            return p->tokens_per_s;
-        case CrossBuildingBytes:
-            return p->cross_building_bytes;
-        case PeakMemory:
-            return p->peak_gib_per_gpu;
-        case Gpus:
-            return qlonglong(p->gpus);
         case Pareto:
             return row >= topRowCount() || isOnParetoFront(*r, std::size_t(row)) ? 1 : 0;
         case Label:
             return QString::fromStdString(p->label);
         }
-        return {};
+        return figure(figuresOf(*p), column);
     }
     const BaselineResult* b = baselineAt(row);
     if (!b)
@@ -263,26 +278,7 @@ QVariant OptimizerResultsModel::sortData(int row, int column) const {
         return -1;
     if (!b->feasible)
         return column == SpeedupProduction || column == SpeedupPriorArt ? -kLast : kLast;
-    switch (column) {
-    case StepTime:
-        return b->step_time_s;
-    case SpeedupProduction:
-        return speedupValue(b->step_time_s, "production");
-    case SpeedupPriorArt:
-        return speedupValue(b->step_time_s, "prior-art");
-    case Mfu:
-        return b->mfu;
-    case TokensPerSecond:
-        return double(b->plan.global_batch_sequences) * double(b->plan.sequence_length) /
-               b->step_time_s;
-    case CrossBuildingBytes:
-        return b->cross_building_bytes;
-    case PeakMemory:
-        return b->peak_gib_per_gpu;
-    case Gpus:
-        return qlonglong(b->gpus);
-    }
-    return {};
+    return figure(figuresOf(*b), column);
 }
 
 QVariant OptimizerResultsModel::data(const QModelIndex& index, int role) const {
