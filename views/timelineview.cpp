@@ -384,16 +384,21 @@ QRectF TimelineView::opRect(const TimelineOp& op) const {
                   lane.height - 2 * inset);
 }
 
-std::optional<TimelineOp> TimelineView::opAt(QPoint pos) const {
-    if (!evaluation_)
-        return std::nullopt;
-    const QRect area = timeArea();
-    if (!area.contains(pos))
+std::optional<double> TimelineView::contentYAt(QPoint pos) const {
+    if (!timeArea().contains(pos))
         return std::nullopt;
     if (const auto sticky = stickyBand(screenFrame());
         sticky && pos.y() < sticky->second + m_.bandHeight)
         return std::nullopt;
-    const double y = pos.y() - rowsTop() + scrollY();
+    return pos.y() - rowsTop() + scrollY();
+}
+
+std::optional<TimelineOp> TimelineView::opAt(QPoint pos) const {
+    const auto contentY = evaluation_ ? contentYAt(pos) : std::nullopt;
+    if (!contentY)
+        return std::nullopt;
+    const QRect area = timeArea();
+    const double y = *contentY;
     auto it = std::upper_bound(lanes_.begin(), lanes_.end(), y,
                                [](double v, const Lane& lane) { return v < lane.y; });
     if (it == lanes_.begin())
@@ -433,15 +438,11 @@ std::optional<TimelineOp> TimelineView::opAt(QPoint pos) const {
 }
 
 std::optional<TimelineView::Bubble> TimelineView::bubbleAt(QPoint pos) const {
-    if (!evaluation_ || opAt(pos))
+    const auto contentY = evaluation_ && !opAt(pos) ? contentYAt(pos) : std::nullopt;
+    if (!contentY)
         return std::nullopt;
     const QRect area = timeArea();
-    if (!area.contains(pos))
-        return std::nullopt;
-    if (const auto sticky = stickyBand(screenFrame());
-        sticky && pos.y() < sticky->second + m_.bandHeight)
-        return std::nullopt;
-    const double y = pos.y() - rowsTop() + scrollY();
+    const double y = *contentY;
     for (std::size_t s = 0; s < stages_.size(); ++s) {
         const double computeBottom =
             stages_[s].top + std::max(1, evaluation_->timeline.chunks) * m_.rowHeight;

@@ -158,6 +158,9 @@ private:
     void rebuild();
     void computeMetrics();
     int laneOf(const TimelineOp& op) const;
+    // The y in content coordinates under `pos` when it is over the time area
+    // (not the axis, the labels or a sticky building band).
+    std::optional<double> contentYAt(QPoint pos) const;
     int contentHeight() const;
     QRect timeAreaOf(QSize size) const;
     int rowsTop() const;
