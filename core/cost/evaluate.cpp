@@ -110,10 +110,151 @@ double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*f) {
     return s;
 }
 
+// Runs of replicas whose cells sit at the same pair of locations on the two
+// sides of a pipeline boundary.
+struct PairRun {
+    Location a, b;
+    int count;
+};
+
 } // namespace
+
+// Everything that depends only on the cluster and the plan's degrees, rank
+// order and placement runs: the cell grid and what is derived from it.
+struct Layout {
+    PlacementResult placed;
+    std::vector<ReplicaBlock> blocks;
+    std::vector<std::vector<int>> stageCounts;    // [stage][building]: replicas
+    std::vector<std::vector<int>> stageBuildings; // [stage]: buildings holding it
+    std::vector<int> stageBuilding;               // [stage]: the building holding most of it
+    std::vector<GroupSpread> spreads;             // [stage]: its DP group
+    std::vector<std::vector<PairRun>> boundary;   // [stage s]: pairs s -> (s + 1) % pp
+};
+
+namespace {
+
+bool sameLayoutKey(const Plan& a, const Plan& b) {
+    const Parallelism &x = a.parallelism, &y = b.parallelism;
+    if (x.tp != y.tp || x.cp != y.cp || x.pp != y.pp || x.dp != y.dp ||
+        a.rank_order != b.rank_order)
+        return false;
+    const bool ra = a.placement && !a.placement->runs.empty();
+    const bool rb = b.placement && !b.placement->runs.empty();
+    return ra == rb && (!ra || a.placement->runs == b.placement->runs);
+}
+
+void buildLayout(Layout& L, const Cluster& cluster, const Plan& plan, const std::string& planFile) {
+    L.placed = placeCells(cluster, plan, planFile);
+    if (!L.placed.ok())
+        return;
+    const CellGrid& grid = L.placed.grid;
+    const Parallelism& par = plan.parallelism;
+    const int pp = par.pp, dp = par.dp;
+    const std::size_t npp = std::size_t(pp), nb = cluster.buildings.size();
+    L.blocks = replicaBlocks(grid);
+    L.stageCounts.assign(npp, std::vector<int>(nb, 0));
+    L.stageBuildings.assign(npp, {});
+    L.stageBuilding.assign(npp, 0);
+    for (int s = 0; s < pp; ++s)
+        for (const ReplicaBlock& blk : L.blocks)
+            L.stageCounts[std::size_t(s)][std::size_t(grid.at(s, blk.first))] += blk.count;
+    for (int s = 0; s < pp; ++s) {
+        const auto& counts = L.stageCounts[std::size_t(s)];
+        int best = 0;
+        for (std::size_t b = 0; b < nb; ++b) {
+            if (counts[b] == 0)
+                continue;
+            L.stageBuildings[std::size_t(s)].push_back(int(b));
+            if (counts[b] > counts[std::size_t(best)])
+                best = int(b);
+        }
+        L.stageBuilding[std::size_t(s)] = best;
+    }
+
+    // The DP group of each stage: where its members sit.
+    L.spreads.assign(npp, {});
+    std::int64_t dpSpan = 1;
+    for (Dim d : plan.rank_order) {
+        if (d == Dim::DP)
+            break;
+        dpSpan *= par.of(d);
+    }
+    int minHost = 1 << 30;
+    for (const auto& b : cluster.buildings)
+        minHost = std::min(minHost, b.gpus_per_host);
+    const bool explicitRuns = plan.placement && !plan.placement->runs.empty();
+    for (int s = 0; s < pp; ++s) {
+        GroupSpread& g = L.spreads[std::size_t(s)];
+        g.members = dp;
+        for (const ReplicaBlock& blk : L.blocks) {
+            const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
+            if (!g.sites.empty() && g.sites.back().loc == loc) {
+                g.sites.back().members += blk.count;
+                continue;
+            }
+            auto it = std::find_if(g.sites.begin(), g.sites.end(),
+                                   [&](const GroupSpread::Site& x) { return x.loc == loc; });
+            if (it != g.sites.end())
+                it->members += blk.count;
+            else
+                g.sites.push_back({loc, blk.count});
+        }
+        std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
+            return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
+                                                    : a.loc.zone < b.loc.zone;
+        });
+        int lastB = -1;
+        for (const auto& site : g.sites)
+            if (site.loc.building != lastB) {
+                ++g.buildings;
+                lastB = site.loc.building;
+            }
+        g.single_host = !explicitRuns && dpSpan * (dp - 1) + grid.cell_gpus <= minHost;
+    }
+
+    // Pipeline boundaries: stage s sends to stage (s + 1) % pp.
+    L.boundary.assign(npp, {});
+    for (int sa = 0; sa < pp; ++sa) {
+        const int sb = (sa + 1) % pp;
+        auto& runs = L.boundary[std::size_t(sa)];
+        for (const ReplicaBlock& blk : L.blocks) {
+            const Location a{grid.at(sa, blk.first), grid.zoneAt(sa, blk.first)};
+            const Location b{grid.at(sb, blk.first), grid.zoneAt(sb, blk.first)};
+            if (!runs.empty() && runs.back().a == a && runs.back().b == b)
+                runs.back().count += blk.count;
+            else
+                runs.push_back({a, b, blk.count});
+        }
+    }
+}
+
+} // namespace
+
+struct EvaluationCache::State {
+    const Evaluator* owner = nullptr;
+    bool valid = false;
+    Plan key; // degrees, rank order and placement of the cached layout
+    Layout layout;
+    std::int64_t hits = 0, misses = 0;
+};
+
+EvaluationCache::EvaluationCache()
+    : state_(std::make_unique<State>()) {}
+EvaluationCache::~EvaluationCache() = default;
+std::int64_t EvaluationCache::layoutHits() const {
+    return state_->hits;
+}
+std::int64_t EvaluationCache::layoutMisses() const {
+    return state_->misses;
+}
 
 EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                                      const EvaluateOptions& options) const {
+    return evaluate(model, plan, options, nullptr);
+}
+
+EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
+                                     const EvaluateOptions& options, EvaluationCache* cache) const {
     const Cluster& cluster = cluster_;
     const Topology& topo = *topology_;
     if (options.validate) {
@@ -122,10 +263,32 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         if (!problems.empty())
             return EvaluationError{std::move(problems)};
     }
-    PlacementResult placed = placeCells(cluster, plan, options.plan_file);
-    if (!placed.ok())
-        return EvaluationError{std::move(placed.problems)};
-    const CellGrid& grid = placed.grid;
+    // The layout: from the cache when the previous plan had the same one.
+    Layout localLayout;
+    Layout* layout = &localLayout;
+    if (cache) {
+        EvaluationCache::State& st = *cache->state_;
+        if (st.owner != this || !st.valid || !sameLayoutKey(st.key, plan)) {
+            st.owner = this;
+            st.valid = false;
+            buildLayout(st.layout, cluster, plan, options.plan_file);
+            if (!st.layout.placed.ok())
+                return EvaluationError{std::move(st.layout.placed.problems)};
+            st.key.parallelism = plan.parallelism;
+            st.key.rank_order = plan.rank_order;
+            st.key.placement = plan.placement;
+            st.valid = true;
+            ++st.misses;
+        } else {
+            ++st.hits;
+        }
+        layout = &st.layout;
+    } else {
+        buildLayout(localLayout, cluster, plan, options.plan_file);
+        if (!localLayout.placed.ok())
+            return EvaluationError{std::move(localLayout.placed.problems)};
+    }
+    const CellGrid& grid = layout->placed.grid;
 
     Evaluation ev;
     const Parallelism& par = plan.parallelism;
@@ -147,25 +310,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     // ---- per building: costs of one layer on its GPUs -------------------
     const std::size_t nb = cluster.buildings.size();
     std::vector<BuildingCosts> bc(nb);
-    std::vector<std::vector<int>> stageBuildings(npp);
-    std::vector<std::vector<int>> stageCounts(npp, std::vector<int>(nb, 0));
-    const std::vector<ReplicaBlock> blocks = replicaBlocks(grid);
-    for (int s = 0; s < pp; ++s)
-        for (const ReplicaBlock& blk : blocks)
-            stageCounts[std::size_t(s)][std::size_t(grid.at(s, blk.first))] += blk.count;
-    ev.stage_building.assign(std::size_t(pp), 0);
-    for (int s = 0; s < pp; ++s) {
-        int best = 0;
-        for (std::size_t b = 0; b < nb; ++b) {
-            if (stageCounts[std::size_t(s)][b] == 0)
-                continue;
-            stageBuildings[std::size_t(s)].push_back(int(b));
-            bc[b].used = true;
-            if (stageCounts[std::size_t(s)][b] > stageCounts[std::size_t(s)][std::size_t(best)])
-                best = int(b);
-        }
-        ev.stage_building[std::size_t(s)] = best;
-    }
+    const std::vector<std::vector<int>>& stageBuildings = layout->stageBuildings;
+    const std::vector<std::vector<int>>& stageCounts = layout->stageCounts;
+    ev.stage_building = layout->stageBuilding;
+    for (const auto& held : stageBuildings)
+        for (int b : held)
+            bc[std::size_t(b)].used = true;
     const bool isMoe = model.moe.has_value();
     for (std::size_t b = 0; b < nb; ++b) {
         if (!bc[b].used)
@@ -322,50 +472,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     //      microbatch, prefetched behind each op's compute ----------------
     CollectiveEnv env;
     env.alpha_s = fabricTechnology().per_message_us * 1e-6 + 3e-6;
-    std::vector<GroupSpread> spreads(npp);
-    {
-        std::int64_t dpSpan = 1;
-        for (Dim d : plan.rank_order) {
-            if (d == Dim::DP)
-                break;
-            dpSpan *= par.of(d);
-        }
-        const int minHost = [&] {
-            int g = 1 << 30;
-            for (const auto& b : cluster.buildings)
-                g = std::min(g, b.gpus_per_host);
-            return g;
-        }();
-        const bool explicitRuns = plan.placement && !plan.placement->runs.empty();
-        for (int s = 0; s < pp; ++s) {
-            GroupSpread& g = spreads[std::size_t(s)];
-            g.members = dp;
-            for (const ReplicaBlock& blk : blocks) {
-                const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
-                if (!g.sites.empty() && g.sites.back().loc == loc) {
-                    g.sites.back().members += blk.count;
-                    continue;
-                }
-                auto it = std::find_if(g.sites.begin(), g.sites.end(),
-                                       [&](const GroupSpread::Site& x) { return x.loc == loc; });
-                if (it != g.sites.end())
-                    it->members += blk.count;
-                else
-                    g.sites.push_back({loc, blk.count});
-            }
-            std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
-                return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
-                                                        : a.loc.zone < b.loc.zone;
-            });
-            int lastB = -1;
-            for (const auto& site : g.sites)
-                if (site.loc.building != lastB) {
-                    ++g.buildings;
-                    lastB = site.loc.building;
-                }
-            g.single_host = !explicitRuns && dpSpan * (dp - 1) + grid.cell_gpus <= minHost;
-        }
-    }
+    const std::vector<GroupSpread>& spreads = layout->spreads;
     auto envFor = [&](int s) {
         CollectiveEnv e = env;
         double nic = 1e300, nvl = 1e300;
@@ -424,25 +531,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     // ---- P2P between consecutive virtual stages, all boundaries at once ----
     const double p2pBytesPerGpu = T * h * kWeightBytes / par.tp; // scatter-gather: 1/tp each
     TrafficPhase p2p(tp, transport);
-    struct PairRun {
-        Location a, b;
-        int count;
-    };
-    std::vector<std::vector<PairRun>> boundaryPairs(std::size_t(std::max(0, V - 1)));
     pin.p2p_fwd.assign(std::size_t(std::max(0, V - 1)), 0.0);
     pin.p2p_bwd = pin.p2p_fwd;
     pin.p2p_cross.assign(std::size_t(std::max(0, V - 1)), 0);
     for (int vs = 0; vs + 1 < V; ++vs) {
-        const int sa = vs % pp, sb = (vs + 1) % pp;
-        auto& runs = boundaryPairs[std::size_t(vs)];
-        for (const ReplicaBlock& blk : blocks) {
-            const Location a{grid.at(sa, blk.first), grid.zoneAt(sa, blk.first)};
-            const Location b{grid.at(sb, blk.first), grid.zoneAt(sb, blk.first)};
-            if (!runs.empty() && runs.back().a == a && runs.back().b == b)
-                runs.back().count += blk.count;
-            else
-                runs.push_back({a, b, blk.count});
-        }
+        const auto& runs = layout->boundary[std::size_t(vs % pp)];
         for (const PairRun& r : runs) {
             p2p.add(r.a, r.b, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
             p2p.add(r.b, r.a, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
@@ -460,7 +553,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
             nic = std::min(nic, bc[std::size_t(b)].nic_bps);
         double worst = 0;
         const PairRun* prev = nullptr;
-        for (const PairRun& r : boundaryPairs[std::size_t(vs)]) {
+        for (const PairRun& r : layout->boundary[std::size_t(vs % pp)]) {
             if (prev && prev->a == r.a && prev->b == r.b)
                 continue;
             prev = &r;

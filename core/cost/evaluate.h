@@ -11,6 +11,7 @@
 #include "cost/evaluation.h"
 #include "model/scenario.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <variant>
@@ -39,6 +40,31 @@ struct EvaluateOptions {
     std::string plan_file = "plan";
 };
 
+class Evaluator;
+
+// What one thread's run of evaluations on one Evaluator can reuse: the
+// layout of the previous plan (cell grid, replica blocks, DP groups, pipeline
+// boundaries), kept while the degrees, rank order and placement runs stay the
+// same, and scratch buffers. Results are identical with or without it.
+// Not thread-safe: one per thread.
+class EvaluationCache {
+public:
+    EvaluationCache();
+    ~EvaluationCache();
+    EvaluationCache(const EvaluationCache&) = delete;
+    EvaluationCache& operator=(const EvaluationCache&) = delete;
+
+    // Evaluations that reused the layout / had to build it.
+    std::int64_t layoutHits() const;
+    std::int64_t layoutMisses() const;
+
+    struct State;
+
+private:
+    friend class Evaluator;
+    std::unique_ptr<State> state_;
+};
+
 class Evaluator {
 public:
     explicit Evaluator(const Cluster& cluster);
@@ -51,6 +77,9 @@ public:
 
     EvaluationResult evaluate(const Model& model, const Plan& plan,
                               const EvaluateOptions& options = {}) const;
+    // The same, reusing what `cache` kept from this thread's previous call.
+    EvaluationResult evaluate(const Model& model, const Plan& plan, const EvaluateOptions& options,
+                              EvaluationCache* cache) const;
 
 private:
     Cluster cluster_;

@@ -181,6 +181,7 @@ struct SearchContext {
     const Evaluator& evaluator;
     const Model& model;
     const OptimizerOptions& options;
+    tbb::enumerable_thread_specific<EvaluationCache> caches;
     std::atomic<std::int64_t> done{0};
     std::atomic<std::int64_t> total{0};
     std::mutex progressMutex;
@@ -214,8 +215,8 @@ std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Acc
     ++acc.evaluated;
     const bool traffic =
         (plan.zero_stage == 3 && plan.parallelism.dp > 1) || plan.parallelism.ep > 1;
-    const EvaluationResult res =
-        ctx.evaluator.evaluate(ctx.model, plan, traffic ? kLeanWithTraffic : kLean);
+    const EvaluationResult res = ctx.evaluator.evaluate(
+        ctx.model, plan, traffic ? kLeanWithTraffic : kLean, &ctx.caches.local());
     if (const auto* err = std::get_if<EvaluationError>(&res)) {
         const bool placement = !err->problems.empty() && err->problems.front().message.find(
                                                              "would hold") != std::string::npos;
