@@ -235,6 +235,9 @@ struct EvaluationCache::State {
     bool valid = false;
     Plan key; // degrees, rank order and placement of the cached layout
     Layout layout;
+    PipelineInput pin;
+    PipelineResult pr;
+    PipelineScratch pipeline;
     std::int64_t hits = 0, misses = 0;
 };
 
@@ -394,16 +397,19 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- per (stage, chunk) durations: slowest building holding the stage ----
     std::vector<std::vector<ChunkTimes>> chunk(npp, std::vector<ChunkTimes>(nv));
-    PipelineInput pin;
+    PipelineInput localPin;
+    PipelineInput& pin = cache ? cache->state_->pin : localPin;
     pin.kind = plan.schedule.kind;
     pin.stages = pp;
     pin.chunks = v;
     pin.microbatches = mb;
     pin.record = options.timeline;
-    pin.fwd.assign(std::size_t(pp), std::vector<double>(std::size_t(v), 0));
-    pin.bwd = pin.fwd;
-    pin.wgrad = pin.fwd;
-    pin.activation_bytes = pin.fwd;
+    for (auto* d : {&pin.fwd, &pin.bwd, &pin.wgrad, &pin.activation_bytes}) {
+        d->resize(npp);
+        for (auto& row : *d)
+            row.assign(nv, 0.0);
+    }
+    pin.extra_warmup.clear();
     for (int vs = 0; vs < V; ++vs) {
         const int s = vs % pp, c = vs / pp;
         const int nMoe = chunkMoe[std::size_t(vs)];
@@ -599,7 +605,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- the pipeline ------------------------------------------------------
-    PipelineResult pr = simulatePipeline(pin);
+    PipelineScratch localScratch;
+    PipelineScratch& scratch = cache ? cache->state_->pipeline : localScratch;
+    PipelineResult localPr;
+    PipelineResult& pr = cache ? cache->state_->pr : localPr;
+    simulatePipeline(pin, pr, scratch);
     if (!pr.ok)
         ev.warnings.push_back(
             "internal: the pipeline order deadlocked; step time is a lower bound");
@@ -609,7 +619,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         noP2p.record = false;
         std::fill(noP2p.p2p_fwd.begin(), noP2p.p2p_fwd.end(), 0.0);
         std::fill(noP2p.p2p_bwd.begin(), noP2p.p2p_bwd.end(), 0.0);
-        pr0 = simulatePipeline(noP2p);
+        simulatePipeline(noP2p, pr0, scratch);
     }
 
     // ---- DP / FSDP gradient sync, overlapped with the last backward ------

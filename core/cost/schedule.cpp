@@ -6,9 +6,11 @@
 
 namespace sa {
 
-std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, int extraWarmup) {
-    std::vector<IssuedOp> out;
-    out.reserve(std::size_t(std::max(0, 2 * m * v)));
+namespace {
+
+// Appends one stage's issue order to `out`.
+void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int v, int m, int s,
+                      int extraWarmup) {
     if (kind == ScheduleKind::GPipe) {
         // Huang et al. 2019: all forwards, then all backwards.
         for (int c = 0; c < v; ++c)
@@ -17,103 +19,124 @@ std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, 
         for (int c = v - 1; c >= 0; --c)
             for (int i = 0; i < m; ++i)
                 out.push_back({false, c, i});
-        return out;
+        return;
     }
     const int total = m * v;
+    int warm = v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+    warm = std::clamp(warm + std::max(0, extraWarmup), 0, total);
+    // With m not a multiple of p the grouped order would name microbatches
+    // past m; fall back to chunk-major order for those (still valid): all
+    // forwards first, as the grouped warm-up count does not fit this order
+    // and a full warm-up can never deadlock.
+    const bool chunkMajor = m % p != 0 && v > 1;
+    if (chunkMajor)
+        warm = total;
     // Megatron-LM's interleaved order (Narayanan et al. 2021, Sec. 2.2):
     // microbatches go through the chunks in groups of p. With v = 1 this is
     // plain 1F1B (PipeDream-Flush).
     auto fwdAt = [&](int k) {
-        const int c = (k / p) % v;
-        const int mb = (k / (p * v)) * p + k % p;
-        return IssuedOp{true, c, mb};
+        if (chunkMajor)
+            return IssuedOp{true, k % v, k / v};
+        return IssuedOp{true, (k / p) % v, (k / (p * v)) * p + k % p};
     };
     auto bwdAt = [&](int k) {
-        const int c = v - 1 - (k / p) % v;
-        const int mb = (k / (p * v)) * p + k % p;
-        return IssuedOp{false, c, mb};
+        if (chunkMajor)
+            return IssuedOp{false, v - 1 - k % v, k / v};
+        return IssuedOp{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
     };
-    int warm = v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
-    warm = std::clamp(warm + std::max(0, extraWarmup), 0, total);
-    // With m not a multiple of p the grouped order would name microbatches
-    // past m; fall back to chunk-major order for those (still valid).
-    std::vector<IssuedOp> fwd, bwd;
-    fwd.reserve(std::size_t(total));
-    bwd.reserve(std::size_t(total));
-    for (int k = 0; k < total; ++k) {
-        fwd.push_back(fwdAt(k));
-        bwd.push_back(bwdAt(k));
-    }
-    if (m % p != 0 && v > 1) {
-        // All forwards first: the grouped warm-up count does not fit this
-        // order, and a full warm-up can never deadlock.
-        warm = total;
-        fwd.clear();
-        bwd.clear();
-        for (int i = 0; i < m; ++i)
-            for (int c = 0; c < v; ++c)
-                fwd.push_back({true, c, i});
-        for (int i = 0; i < m; ++i)
-            for (int c = v - 1; c >= 0; --c)
-                bwd.push_back({false, c, i});
-    }
     for (int k = 0; k < warm; ++k)
-        out.push_back(fwd[std::size_t(k)]);
+        out.push_back(fwdAt(k));
     for (int k = 0; k < total - warm; ++k) {
-        out.push_back(fwd[std::size_t(warm + k)]);
-        out.push_back(bwd[std::size_t(k)]);
+        out.push_back(fwdAt(warm + k));
+        out.push_back(bwdAt(k));
     }
     for (int k = total - warm; k < total; ++k)
-        out.push_back(bwd[std::size_t(k)]);
+        out.push_back(bwdAt(k));
+}
+
+} // namespace
+
+std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, int extraWarmup) {
+    std::vector<IssuedOp> out;
+    out.reserve(std::size_t(std::max(0, 2 * m * v)));
+    appendStageOrder(out, kind, p, v, m, s, extraWarmup);
     return out;
 }
 
 PipelineResult simulatePipeline(const PipelineInput& in) {
+    PipelineResult r;
+    PipelineScratch scratch;
+    simulatePipeline(in, r, scratch);
+    return r;
+}
+
+void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     const int p = std::max(1, in.stages);
     const int v = std::max(1, in.chunks);
     const int m = std::max(1, in.microbatches);
     const int V = p * v;
     const bool zb = in.kind == ScheduleKind::ZeroBubble;
+    const std::size_t np = std::size_t(p);
 
-    PipelineResult r;
-    r.busy_s.assign(std::size_t(p), 0);
-    r.end_s.assign(std::size_t(p), 0);
-    r.last_bwd_start_s.assign(std::size_t(p), std::numeric_limits<double>::infinity());
-    r.peak_activation_bytes.assign(std::size_t(p), 0);
-    r.peak_in_flight.assign(std::size_t(p), 0);
+    r.makespan_s = 0;
+    r.ok = true;
+    r.busy_s.assign(np, 0);
+    r.end_s.assign(np, 0);
+    r.last_bwd_start_s.assign(np, std::numeric_limits<double>::infinity());
+    r.peak_activation_bytes.assign(np, 0);
+    r.peak_in_flight.assign(np, 0);
+    r.ops.clear();
 
-    std::vector<std::vector<IssuedOp>> orders(static_cast<std::size_t>(p));
-    std::size_t totalOps = 0;
+    sc.orders.clear();
+    sc.orderBegin.resize(np + 1);
     for (int s = 0; s < p; ++s) {
-        orders[std::size_t(s)] = stageOrder(
-            in.kind, p, v, m, s, in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
-        totalOps += orders[std::size_t(s)].size();
+        sc.orderBegin[std::size_t(s)] = sc.orders.size();
+        appendStageOrder(sc.orders, in.kind, p, v, m, s,
+                         in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
     }
+    sc.orderBegin[np] = sc.orders.size();
+    const std::size_t totalOps = sc.orders.size();
+    const IssuedOp* orders = sc.orders.data();
+    const std::size_t* orderEnd = sc.orderBegin.data() + 1;
     if (in.record)
         r.ops.reserve(totalOps * (zb ? 3 : 2) / 2 + totalOps);
 
     const double unset = -1.0;
-    std::vector<double> fEnd(std::size_t(V) * m, unset), bEnd(std::size_t(V) * m, unset);
+    sc.fEnd.assign(std::size_t(V) * m, unset);
+    sc.bEnd.assign(std::size_t(V) * m, unset);
+    double* fEnd = sc.fEnd.data();
+    double* bEnd = sc.bEnd.data();
     auto at = [m](int vs, int mb) { return std::size_t(vs) * m + mb; };
-    std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-    std::vector<double> freeAt(std::size_t(p), 0);
-    std::vector<double> alive(std::size_t(p), 0);
-    std::vector<int> aliveCount(std::size_t(p), 0);
-    struct PendingW {
-        int chunk, mb;
-    };
-    std::vector<std::vector<PendingW>> pendingW(static_cast<std::size_t>(p));
+    sc.next.assign(sc.orderBegin.begin(), sc.orderBegin.end() - 1);
+    sc.freeAt.assign(np, 0);
+    sc.alive.assign(np, 0);
+    sc.aliveCount.assign(np, 0);
+    std::size_t* next = sc.next.data();
+    double* freeAt = sc.freeAt.data();
+    double* alive = sc.alive.data();
+    int* aliveCount = sc.aliveCount.data();
+    // Deferred weight gradients: a FIFO per stage (each stage defers at most
+    // one per backward, m * v in all).
+    const std::size_t wPerStage = std::size_t(m) * std::size_t(v);
+    if (zb) {
+        sc.pendingW.resize(np * wPerStage);
+        sc.wHead.resize(np);
+        sc.wTail.resize(np);
+        for (std::size_t s = 0; s < np; ++s)
+            sc.wHead[s] = sc.wTail[s] = s * wPerStage;
+    }
+    PipelineScratch::PendingW* pendingW = sc.pendingW.data();
+    std::size_t* wHead = sc.wHead.data();
+    std::size_t* wTail = sc.wTail.data();
 
     auto dur = [&](const std::vector<std::vector<double>>& d, int s, int c) {
         return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
     };
     auto runW = [&](int s) {
-        auto& q = pendingW[std::size_t(s)];
-        const PendingW w = q.front();
-        q.erase(q.begin());
+        const PipelineScratch::PendingW w = pendingW[wHead[s]++];
         const double d = dur(in.wgrad, s, w.chunk);
-        const double start = freeAt[std::size_t(s)];
-        freeAt[std::size_t(s)] = start + d;
+        const double start = freeAt[s];
+        freeAt[s] = start + d;
         r.busy_s[std::size_t(s)] += d;
         if (in.record)
             r.ops.push_back({OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
@@ -123,7 +146,7 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
     // its input, so stages can be advanced in any order: sweep them round
     // robin, each as far as its inputs allow (O(ops + sweeps * stages)).
     auto readyOf = [&](int s, double& ready) {
-        const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
+        const IssuedOp& op = orders[next[s]];
         const int vs = op.chunk * p + s;
         ready = 0;
         if (op.forward) {
@@ -147,35 +170,33 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
         bool progressed = false;
         for (int s = 0; s < p; ++s) {
             double bestReady = 0;
-            while (next[std::size_t(s)] < orders[std::size_t(s)].size() && readyOf(s, bestReady)) {
+            while (next[s] < orderEnd[s] && readyOf(s, bestReady)) {
                 // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
                 // gradient fills the gap while the stage waits for its input.
-                if (zb && !pendingW[std::size_t(s)].empty() &&
-                    freeAt[std::size_t(s)] +
-                            dur(in.wgrad, s, pendingW[std::size_t(s)].front().chunk) <=
-                        bestReady) {
+                if (zb && wHead[s] != wTail[s] &&
+                    freeAt[s] + dur(in.wgrad, s, pendingW[wHead[s]].chunk) <= bestReady) {
                     runW(s);
                     continue;
                 }
-                const double bestStart = std::max(freeAt[std::size_t(s)], bestReady);
+                const double bestStart = std::max(freeAt[s], bestReady);
                 progressed = true;
-                const IssuedOp& op = orders[std::size_t(s)][next[std::size_t(s)]];
+                const IssuedOp& op = orders[next[s]];
                 const int vs = op.chunk * p + s;
                 const double d = op.forward ? dur(in.fwd, s, op.chunk) : dur(in.bwd, s, op.chunk);
                 const double start = bestStart;
                 const double end = start + d;
-                freeAt[std::size_t(s)] = end;
+                freeAt[s] = end;
                 r.busy_s[std::size_t(s)] += d;
                 const double act =
                     in.activation_bytes.empty() ? 0.0 : dur(in.activation_bytes, s, op.chunk);
                 if (op.forward) {
                     fEnd[at(vs, op.microbatch)] = end;
-                    alive[std::size_t(s)] += act;
-                    ++aliveCount[std::size_t(s)];
+                    alive[s] += act;
+                    ++aliveCount[s];
                     r.peak_activation_bytes[std::size_t(s)] =
-                        std::max(r.peak_activation_bytes[std::size_t(s)], alive[std::size_t(s)]);
+                        std::max(r.peak_activation_bytes[std::size_t(s)], alive[s]);
                     r.peak_in_flight[std::size_t(s)] =
-                        std::max(r.peak_in_flight[std::size_t(s)], aliveCount[std::size_t(s)]);
+                        std::max(r.peak_in_flight[std::size_t(s)], aliveCount[s]);
                     if (in.record) {
                         r.ops.push_back(
                             {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
@@ -187,8 +208,8 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
                     }
                 } else {
                     bEnd[at(vs, op.microbatch)] = end;
-                    alive[std::size_t(s)] -= act;
-                    --aliveCount[std::size_t(s)];
+                    alive[s] -= act;
+                    --aliveCount[s];
                     if (op.microbatch == m - 1)
                         r.last_bwd_start_s[std::size_t(s)] =
                             std::min(r.last_bwd_start_s[std::size_t(s)], start);
@@ -202,13 +223,13 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
                         }
                     }
                     if (zb)
-                        pendingW[std::size_t(s)].push_back({op.chunk, op.microbatch});
+                        pendingW[wTail[s]++] = {op.chunk, op.microbatch};
                 }
-                ++next[std::size_t(s)];
+                ++next[s];
                 ++done;
                 // A stage with nothing left to issue drains its weight gradients.
-                if (zb && next[std::size_t(s)] >= orders[std::size_t(s)].size())
-                    while (!pendingW[std::size_t(s)].empty())
+                if (zb && next[s] >= orderEnd[s])
+                    while (wHead[s] != wTail[s])
                         runW(s);
             }
         }
@@ -218,12 +239,11 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
         }
     }
     for (int s = 0; s < p; ++s) {
-        r.end_s[std::size_t(s)] = freeAt[std::size_t(s)];
-        r.makespan_s = std::max(r.makespan_s, freeAt[std::size_t(s)]);
+        r.end_s[std::size_t(s)] = freeAt[s];
+        r.makespan_s = std::max(r.makespan_s, freeAt[s]);
         if (!std::isfinite(r.last_bwd_start_s[std::size_t(s)]))
-            r.last_bwd_start_s[std::size_t(s)] = freeAt[std::size_t(s)];
+            r.last_bwd_start_s[std::size_t(s)] = freeAt[s];
     }
-    return r;
 }
 
 } // namespace sa

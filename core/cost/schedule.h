@@ -60,4 +60,23 @@ struct IssuedOp {
 std::vector<IssuedOp> stageOrder(ScheduleKind kind, int stages, int chunks, int microbatches,
                                  int stage, int extraWarmup = 0);
 
+// Buffers simulatePipeline reuses from one call to the next (one per thread).
+struct PipelineScratch {
+    struct PendingW {
+        int chunk, mb;
+    };
+    std::vector<IssuedOp> orders;          // every stage's issue order, stage after stage
+    std::vector<std::size_t> orderBegin;   // [stage], size stages + 1
+    std::vector<double> fEnd, bEnd;        // [virtual stage * microbatches + microbatch]
+    std::vector<std::size_t> next;         // [stage] next op to issue
+    std::vector<double> freeAt, alive;     // [stage]
+    std::vector<int> aliveCount;           // [stage]
+    std::vector<PendingW> pendingW;        // [stage * microbatches * chunks ...], a queue per stage
+    std::vector<std::size_t> wHead, wTail; // [stage]
+};
+
+// The same into `out`, reusing its vectors and `scratch` (no allocation once
+// they have grown).
+void simulatePipeline(const PipelineInput& in, PipelineResult& out, PipelineScratch& scratch);
+
 } // namespace sa
