@@ -33,25 +33,45 @@ void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int 
         warm = total;
     // Megatron-LM's interleaved order (Narayanan et al. 2021, Sec. 2.2):
     // microbatches go through the chunks in groups of p. With v = 1 this is
-    // plain 1F1B (PipeDream-Flush).
-    auto fwdAt = [&](int k) {
-        if (chunkMajor)
-            return IssuedOp{true, k % v, k / v};
-        return IssuedOp{true, (k / p) % v, (k / (p * v)) * p + k % p};
+    // plain 1F1B (PipeDream-Flush). The k-th forward is chunk (k / p) % v of
+    // microbatch (k / (p v)) p + k % p; the k-th backward walks the chunks
+    // in reverse. Walked with counters rather than divisions.
+    struct Walk {
+        int p, v;
+        bool chunkMajor, forward;
+        int r = 0, q = 0,
+            g = 0; // grouped: k % p, (k / p) % v, k / (p v); chunk-major: k % v, k / v
+        IssuedOp op() const {
+            if (chunkMajor)
+                return {forward, forward ? r : v - 1 - r, g};
+            return {forward, forward ? q : v - 1 - q, g * p + r};
+        }
+        void advance() {
+            if (chunkMajor) {
+                if (++r == v) {
+                    r = 0;
+                    ++g;
+                }
+                return;
+            }
+            if (++r == p) {
+                r = 0;
+                if (++q == v) {
+                    q = 0;
+                    ++g;
+                }
+            }
+        }
     };
-    auto bwdAt = [&](int k) {
-        if (chunkMajor)
-            return IssuedOp{false, v - 1 - k % v, k / v};
-        return IssuedOp{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
-    };
-    for (int k = 0; k < warm; ++k)
-        out.push_back(fwdAt(k));
-    for (int k = 0; k < total - warm; ++k) {
-        out.push_back(fwdAt(warm + k));
-        out.push_back(bwdAt(k));
+    Walk f{p, v, chunkMajor, true}, b{p, v, chunkMajor, false};
+    for (int k = 0; k < warm; ++k, f.advance())
+        out.push_back(f.op());
+    for (int k = 0; k < total - warm; ++k, f.advance(), b.advance()) {
+        out.push_back(f.op());
+        out.push_back(b.op());
     }
-    for (int k = total - warm; k < total; ++k)
-        out.push_back(bwdAt(k));
+    for (int k = total - warm; k < total; ++k, b.advance())
+        out.push_back(b.op());
 }
 
 } // namespace
