@@ -107,14 +107,25 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
     r.peak_in_flight.assign(np, 0);
     r.ops.clear();
 
-    sc.orders.clear();
-    sc.orderBegin.resize(np + 1);
-    for (int s = 0; s < p; ++s) {
-        sc.orderBegin[std::size_t(s)] = sc.orders.size();
-        appendStageOrder(sc.orders, in.kind, p, v, m, s,
-                         in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
+    // The issue orders depend on the schedule's shape only: kept from the
+    // previous call when it had the same.
+    if (!sc.ordersValid || sc.kind != in.kind || sc.stages != p || sc.chunks != v ||
+        sc.microbatches != m || sc.extraWarmup != in.extra_warmup) {
+        sc.orders.clear();
+        sc.orderBegin.resize(np + 1);
+        for (int s = 0; s < p; ++s) {
+            sc.orderBegin[std::size_t(s)] = sc.orders.size();
+            appendStageOrder(sc.orders, in.kind, p, v, m, s,
+                             in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
+        }
+        sc.orderBegin[np] = sc.orders.size();
+        sc.kind = in.kind;
+        sc.stages = p;
+        sc.chunks = v;
+        sc.microbatches = m;
+        sc.extraWarmup = in.extra_warmup;
+        sc.ordersValid = true;
     }
-    sc.orderBegin[np] = sc.orders.size();
     const std::size_t totalOps = sc.orders.size();
     const IssuedOp* orders = sc.orders.data();
     const std::size_t* orderEnd = sc.orderBegin.data() + 1;

@@ -65,7 +65,12 @@ struct PipelineScratch {
     struct PendingW {
         int chunk, mb;
     };
-    std::vector<IssuedOp> orders;          // every stage's issue order, stage after stage
+    // Every stage's issue order, stage after stage, for this shape:
+    bool ordersValid = false;
+    ScheduleKind kind = ScheduleKind::OneFOneB;
+    int stages = 0, chunks = 0, microbatches = 0;
+    std::vector<int> extraWarmup;
+    std::vector<IssuedOp> orders;
     std::vector<std::size_t> orderBegin;   // [stage], size stages + 1
     std::vector<double> fEnd, bEnd;        // [virtual stage * microbatches + microbatch]
     std::vector<std::size_t> next;         // [stage] next op to issue
