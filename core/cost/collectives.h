@@ -20,11 +20,13 @@ struct GroupSpread {
     struct Site {
         Location loc;
         int members = 0;
+        bool operator==(const Site&) const = default;
     };
     std::vector<Site> sites;
     int members = 0;
     int buildings = 0;
     bool single_host = false; // the whole group shares one NVLink domain
+    bool operator==(const GroupSpread&) const = default;
 };
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };

@@ -117,6 +117,38 @@ struct PairRun {
     int count;
 };
 
+// loadCollective with CollectiveAlgo::Auto tries every algorithm on the group
+// alone; the choice depends only on the group's spread, the collective, its
+// size and the environment. Stages with the same spread and size take the
+// choice made for the first of them.
+class AlgoMemo {
+public:
+    CollectiveCost load(TrafficPhase& phase, const GroupSpread& g, int spreadClass,
+                        CollectiveKind kind, CollectiveAlgo algo, double bytes, double groups,
+                        const CollectiveEnv& env) {
+        if (algo != CollectiveAlgo::Auto)
+            return loadCollective(phase, g, kind, algo, bytes, groups, env);
+        for (const Choice& c : choices_)
+            if (c.spreadClass == spreadClass && c.kind == kind && c.bytes == bytes &&
+                c.groups == groups && c.env.nic_bps == env.nic_bps &&
+                c.env.nvlink_bps == env.nvlink_bps && c.env.alpha_s == env.alpha_s)
+                return loadCollective(phase, g, kind, c.algo, bytes, groups, env);
+        const CollectiveCost cost = loadCollective(phase, g, kind, algo, bytes, groups, env);
+        choices_.push_back({spreadClass, kind, bytes, groups, env, cost.algo});
+        return cost;
+    }
+
+private:
+    struct Choice {
+        int spreadClass;
+        CollectiveKind kind;
+        double bytes, groups;
+        CollectiveEnv env;
+        CollectiveAlgo algo;
+    };
+    std::vector<Choice> choices_;
+};
+
 } // namespace
 
 // Everything that depends only on the cluster and the plan's degrees, rank
@@ -128,6 +160,7 @@ struct Layout {
     std::vector<std::vector<int>> stageBuildings; // [stage]: buildings holding it
     std::vector<int> stageBuilding;               // [stage]: the building holding most of it
     std::vector<GroupSpread> spreads;             // [stage]: its DP group
+    std::vector<int> spreadClass;                 // [stage]: first stage with the same group spread
     std::vector<std::vector<PairRun>> boundary;   // [stage s]: pairs s -> (s + 1) % pp
 };
 
@@ -210,6 +243,18 @@ void buildLayout(Layout& L, const Cluster& cluster, const Plan& plan, const std:
                 lastB = site.loc.building;
             }
         g.single_host = !explicitRuns && dpSpan * (dp - 1) + grid.cell_gpus <= minHost;
+    }
+
+    L.spreadClass.assign(npp, 0);
+    for (int s = 0; s < pp; ++s) {
+        int c = s;
+        for (int t = 0; t < s; ++t)
+            if (L.spreadClass[std::size_t(t)] == t &&
+                L.spreads[std::size_t(t)] == L.spreads[std::size_t(s)]) {
+                c = t;
+                break;
+            }
+        L.spreadClass[std::size_t(s)] = c;
     }
 
     // Pipeline boundaries: stage s sends to stage (s + 1) % pp.
@@ -491,6 +536,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         return e;
     };
     const CollectiveAlgo dpAlgo = plan.algoFor(Dim::DP);
+    AlgoMemo algoMemo;
     const double gradBytes = double(plan.grad_reduce_bytes);
     std::vector<double> stageParams(npp, 0.0);
     for (int s = 0; s < pp; ++s)
@@ -501,12 +547,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         std::vector<CollectiveCost> ag(npp), rs(npp);
         for (int s = 0; s < pp; ++s) {
             const double p = stageParams[std::size_t(s)] / v;
-            ag[std::size_t(s)] =
-                loadCollective(z3, spreads[std::size_t(s)], CollectiveKind::AllGather, dpAlgo,
-                               p * kWeightBytes, cellGpus, envFor(s));
-            rs[std::size_t(s)] =
-                loadCollective(z3, spreads[std::size_t(s)], CollectiveKind::ReduceScatter, dpAlgo,
-                               p * gradBytes, cellGpus, envFor(s));
+            ag[std::size_t(s)] = algoMemo.load(
+                z3, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                CollectiveKind::AllGather, dpAlgo, p * kWeightBytes, cellGpus, envFor(s));
+            rs[std::size_t(s)] = algoMemo.load(
+                z3, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes, cellGpus, envFor(s));
         }
         const double shared = z3.drainTime();
         for (int s = 0; s < pp; ++s) {
@@ -633,16 +679,16 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         for (int s = 0; s < pp; ++s) {
             const double P = stageParams[std::size_t(s)];
             if (plan.zero_stage == 0) {
-                rsCost[std::size_t(s)] =
-                    loadCollective(dpPhase, spreads[std::size_t(s)], CollectiveKind::AllReduce,
-                                   dpAlgo, P * gradBytes, cellGpus, envFor(s));
+                rsCost[std::size_t(s)] = algoMemo.load(
+                    dpPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                    CollectiveKind::AllReduce, dpAlgo, P * gradBytes, cellGpus, envFor(s));
             } else {
-                rsCost[std::size_t(s)] =
-                    loadCollective(dpPhase, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
-                                   dpAlgo, P * gradBytes, cellGpus, envFor(s));
-                agCost[std::size_t(s)] =
-                    loadCollective(agPhase, spreads[std::size_t(s)], CollectiveKind::AllGather,
-                                   dpAlgo, P * kWeightBytes, cellGpus, envFor(s));
+                rsCost[std::size_t(s)] = algoMemo.load(
+                    dpPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                    CollectiveKind::ReduceScatter, dpAlgo, P * gradBytes, cellGpus, envFor(s));
+                agCost[std::size_t(s)] = algoMemo.load(
+                    agPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                    CollectiveKind::AllGather, dpAlgo, P * kWeightBytes, cellGpus, envFor(s));
             }
             usedAlgo = rsCost[std::size_t(s)].algo;
         }
@@ -833,10 +879,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
             for (int s = 0; s < pp; ++s) {
                 const double p = stageParams[std::size_t(s)];
                 for (int rep = 0; rep < 2; ++rep)
-                    loadCollective(z3bytes, spreads[std::size_t(s)], CollectiveKind::AllGather,
-                                   dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
-                loadCollective(z3bytes, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
-                               dpAlgo, p * gradBytes * mb, cellGpus, envFor(s));
+                    algoMemo.load(z3bytes, spreads[std::size_t(s)],
+                                  layout->spreadClass[std::size_t(s)], CollectiveKind::AllGather,
+                                  dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
+                algoMemo.load(z3bytes, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                              CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes * mb, cellGpus,
+                              envFor(s));
             }
             for (const TopoEdge& e : tp.edges())
                 if (e.kind == EdgeKind::InterBuilding)
@@ -850,10 +898,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
             for (int s = 0; s < pp; ++s) {
                 const double p = stageParams[std::size_t(s)];
                 for (int rep = 0; rep < 2; ++rep)
-                    loadCollective(z3phase, spreads[std::size_t(s)], CollectiveKind::AllGather,
-                                   dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
-                loadCollective(z3phase, spreads[std::size_t(s)], CollectiveKind::ReduceScatter,
-                               dpAlgo, p * gradBytes * mb, cellGpus, envFor(s));
+                    algoMemo.load(z3phase, spreads[std::size_t(s)],
+                                  layout->spreadClass[std::size_t(s)], CollectiveKind::AllGather,
+                                  dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
+                algoMemo.load(z3phase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                              CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes * mb, cellGpus,
+                              envFor(s));
             }
         }
         double maxDp = 0;

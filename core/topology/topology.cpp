@@ -264,26 +264,6 @@ Topology::Topology(const Cluster& cluster) {
     }
 }
 
-const Route& Topology::buildingRoute(int a, int b) const {
-    const int n = buildingCount();
-    assert(a >= 0 && a < n && b >= 0 && b < n);
-    return buildingRoutes_[static_cast<std::size_t>(a) * n + b];
-}
-
-int Topology::zoneUplink(int building, int zone) const {
-    if (building < 0 || building >= buildingCount() || zone < 0 || zone >= zoneCounts_[building]) {
-        return -1;
-    }
-    return zoneEdgeBase_[building] + zone;
-}
-
-int Topology::buildingUplink(int building) const {
-    if (building < 0 || building >= buildingCount()) {
-        return -1;
-    }
-    return buildingUplinkEdge_[building];
-}
-
 // Why the pieces:
 // - Same zone: the zone is a non-blocking leaf-spine pod, so no shared edge
 //   is crossed; the pod's aggregate injection rate bounds the traffic.

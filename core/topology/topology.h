@@ -6,6 +6,7 @@
 
 #include "model/cluster.h"
 
+#include <cassert>
 #include <string>
 #include <vector>
 
@@ -27,19 +28,19 @@ enum class EdgeKind {
 struct TopoEdge {
     int id = 0;
     EdgeKind kind = EdgeKind::InterBuilding;
-    std::string name;        // "B1/zone3", "B1/uplink", or the link's name
-    int building = -1;       // for uplinks
-    int zone = -1;           // for zone uplinks
-    int link = -1;           // index into Cluster::links for inter-building edges
+    std::string name;          // "B1/zone3", "B1/uplink", or the link's name
+    int building = -1;         // for uplinks
+    int zone = -1;             // for zone uplinks
+    int link = -1;             // index into Cluster::links for inter-building edges
     double bandwidth_gbps = 0; // aggregate capacity, one direction
     double latency_ms = 0;
 };
 
 struct Route {
-    int hops = 0;                 // edges traversed
-    double bottleneck_gbps = 0;   // smallest edge capacity on the route (0 = no route)
-    double latency_ms = 0;        // sum of edge latencies plus intra-fabric latency
-    std::vector<int> edges;       // edge ids, in order from source to destination
+    int hops = 0;               // edges traversed
+    double bottleneck_gbps = 0; // smallest edge capacity on the route (0 = no route)
+    double latency_ms = 0;      // sum of edge latencies plus intra-fabric latency
+    std::vector<int> edges;     // edge ids, in order from source to destination
     bool reachable = true;
 };
 
@@ -56,18 +57,31 @@ public:
     // building uplink, the cheapest path of inter-building links, and back down.
     Route route(Location a, Location b) const;
     // Inter-building part only (shortest latency path over the links).
-    const Route& buildingRoute(int a, int b) const;
+    const Route& buildingRoute(int a, int b) const {
+        const int n = buildingCount();
+        assert(a >= 0 && a < n && b >= 0 && b < n);
+        return buildingRoutes_[static_cast<std::size_t>(a) * n + b];
+    }
 
     // Edge ids for convenience.
-    int zoneUplink(int building, int zone) const;
-    int buildingUplink(int building) const;
+    int zoneUplink(int building, int zone) const {
+        if (building < 0 || building >= buildingCount() || zone < 0 ||
+            zone >= zoneCounts_[std::size_t(building)])
+            return -1;
+        return zoneEdgeBase_[std::size_t(building)] + zone;
+    }
+    int buildingUplink(int building) const {
+        if (building < 0 || building >= buildingCount())
+            return -1;
+        return buildingUplinkEdge_[std::size_t(building)];
+    }
 
 private:
     std::vector<TopoEdge> edges_;
     std::vector<int> zoneCounts_;
-    std::vector<int> zoneEdgeBase_;      // first zone-uplink edge id per building
+    std::vector<int> zoneEdgeBase_; // first zone-uplink edge id per building
     std::vector<int> buildingUplinkEdge_;
-    std::vector<Route> buildingRoutes_;  // n x n
+    std::vector<Route> buildingRoutes_;   // n x n
     std::vector<double> fabricLatencyMs_; // per building, a few switch hops
 };
 
