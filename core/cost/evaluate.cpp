@@ -282,6 +282,8 @@ struct EvaluationCache::State {
     Layout layout;
     PipelineInput pin;
     PipelineResult pr;
+    bool pipelineValid = false; // pr is the lean simulation of `simulated`
+    PipelineInput simulated;
     PipelineScratch pipeline;
     std::int64_t hits = 0, misses = 0;
 };
@@ -655,7 +657,21 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     PipelineScratch& scratch = cache ? cache->state_->pipeline : localScratch;
     PipelineResult localPr;
     PipelineResult& pr = cache ? cache->state_->pr : localPr;
-    simulatePipeline(pin, pr, scratch);
+    if (cache && !pin.record) {
+        // Plans that differ only where the pipeline does not look (ZeRO 0-2,
+        // link choices that leave P2P alone) simulate the same pipeline.
+        EvaluationCache::State& st = *cache->state_;
+        if (!st.pipelineValid || !(st.simulated == pin)) {
+            st.pipelineValid = false;
+            simulatePipeline(pin, pr, scratch);
+            st.simulated = pin;
+            st.pipelineValid = true;
+        }
+    } else {
+        if (cache)
+            cache->state_->pipelineValid = false;
+        simulatePipeline(pin, pr, scratch);
+    }
     if (!pr.ok)
         ev.warnings.push_back(
             "internal: the pipeline order deadlocked; step time is a lower bound");

@@ -49,7 +49,7 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
     // a placement run) is a multiple of it.
     std::int64_t gw = g.replicas;
     auto cut = [&](std::int64_t d) {
-        if (d > 0 && d < g.replicas)
+        if (d > 0 && d < g.replicas && d % gw != 0)
             gw = std::gcd(gw, d);
     };
     for (std::size_t b = 0; b < nb; ++b) {

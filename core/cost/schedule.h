@@ -34,6 +34,7 @@ struct PipelineInput {
     // Per stage: forwards issued beyond the schedule's usual warm-up
     // (latency hiding); empty = none.
     std::vector<int> extra_warmup;
+    bool operator==(const PipelineInput&) const = default;
 };
 
 struct PipelineResult {
