@@ -160,95 +160,104 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
     std::size_t* wHead = sc.wHead.data();
     std::size_t* wTail = sc.wTail.data();
 
-    auto dur = [&](const std::vector<std::vector<double>>& d, int s, int c) {
-        return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
-    };
-    auto runW = [&](int s) {
-        const PipelineScratch::PendingW w = pendingW[wHead[s]++];
-        const double d = dur(in.wgrad, s, w.chunk);
-        const double start = freeAt[s];
-        freeAt[s] = start + d;
-        r.busy_s[std::size_t(s)] += d;
-        if (in.record)
-            r.ops.push_back({OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
-    };
+    // Durations and activation bytes per (stage, chunk), flat.
+    sc.costs.resize(np * std::size_t(v));
+    PipelineScratch::Cost* costs = sc.costs.data();
+    for (int s = 0; s < p; ++s)
+        for (int c = 0; c < v; ++c) {
+            auto get = [&](const std::vector<std::vector<double>>& d) {
+                return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
+            };
+            costs[std::size_t(s) * v + c] = {get(in.fwd), get(in.bwd), get(in.wgrad),
+                                             get(in.activation_bytes)};
+        }
+    const double* p2pFwd = in.p2p_fwd.data();
+    const double* p2pBwd = in.p2p_bwd.data();
+    double* busy = r.busy_s.data();
+    double* peakAct = r.peak_activation_bytes.data();
+    int* peakInFlight = r.peak_in_flight.data();
+    double* lastBwdStart = r.last_bwd_start_s.data();
+    const bool record = in.record;
 
     // When an op can start depends only on its stage's previous op and on
     // its input, so stages can be advanced in any order: sweep them round
     // robin, each as far as its inputs allow (O(ops + sweeps * stages)).
-    auto readyOf = [&](int s, double& ready) {
-        const IssuedOp& op = orders[next[s]];
-        const int vs = op.chunk * p + s;
-        ready = 0;
-        if (op.forward) {
-            if (vs > 0) {
-                const double e = fEnd[at(vs - 1, op.microbatch)];
-                if (e < 0)
-                    return false;
-                ready = e + in.p2p_fwd[std::size_t(vs - 1)];
-            }
-            return true;
-        }
-        const double e =
-            vs == V - 1 ? fEnd[at(vs, op.microbatch)] : bEnd[at(vs + 1, op.microbatch)];
-        if (e < 0)
-            return false;
-        ready = vs == V - 1 ? e : e + in.p2p_bwd[std::size_t(vs)];
-        return true;
-    };
     std::size_t done = 0;
     while (done < totalOps) {
         bool progressed = false;
         for (int s = 0; s < p; ++s) {
-            double bestReady = 0;
-            while (next[s] < orderEnd[s] && readyOf(s, bestReady)) {
+            const PipelineScratch::Cost* cost = costs + std::size_t(s) * v;
+            std::size_t k = next[s];
+            const std::size_t kEnd = orderEnd[s];
+            double free = freeAt[s];
+            auto runW = [&] {
+                const PipelineScratch::PendingW w = pendingW[wHead[s]++];
+                const double d = cost[w.chunk].wgrad;
+                const double start = free;
+                free = start + d;
+                busy[s] += d;
+                if (record)
+                    r.ops.push_back(
+                        {OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
+            };
+            const std::size_t k0 = k;
+            while (k < kEnd) {
+                const IssuedOp op = orders[k];
+                const int vs = op.chunk * p + s;
+                double ready = 0;
+                if (op.forward) {
+                    if (vs > 0) {
+                        const double e = fEnd[at(vs - 1, op.microbatch)];
+                        if (e < 0)
+                            break;
+                        ready = e + p2pFwd[vs - 1];
+                    }
+                } else {
+                    const double e =
+                        vs == V - 1 ? fEnd[at(vs, op.microbatch)] : bEnd[at(vs + 1, op.microbatch)];
+                    if (e < 0)
+                        break;
+                    ready = vs == V - 1 ? e : e + p2pBwd[vs];
+                }
                 // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
                 // gradient fills the gap while the stage waits for its input.
                 if (zb && wHead[s] != wTail[s] &&
-                    freeAt[s] + dur(in.wgrad, s, pendingW[wHead[s]].chunk) <= bestReady) {
-                    runW(s);
+                    free + cost[pendingW[wHead[s]].chunk].wgrad <= ready) {
+                    runW();
                     continue;
                 }
-                const double bestStart = std::max(freeAt[s], bestReady);
-                progressed = true;
-                const IssuedOp& op = orders[next[s]];
-                const int vs = op.chunk * p + s;
-                const double d = op.forward ? dur(in.fwd, s, op.chunk) : dur(in.bwd, s, op.chunk);
-                const double start = bestStart;
+                const PipelineScratch::Cost& c = cost[op.chunk];
+                const double d = op.forward ? c.fwd : c.bwd;
+                const double start = std::max(free, ready);
                 const double end = start + d;
-                freeAt[s] = end;
-                r.busy_s[std::size_t(s)] += d;
-                const double act =
-                    in.activation_bytes.empty() ? 0.0 : dur(in.activation_bytes, s, op.chunk);
+                free = end;
+                busy[s] += d;
                 if (op.forward) {
                     fEnd[at(vs, op.microbatch)] = end;
-                    alive[s] += act;
+                    alive[s] += c.activation;
                     ++aliveCount[s];
-                    r.peak_activation_bytes[std::size_t(s)] =
-                        std::max(r.peak_activation_bytes[std::size_t(s)], alive[s]);
-                    r.peak_in_flight[std::size_t(s)] =
-                        std::max(r.peak_in_flight[std::size_t(s)], aliveCount[s]);
-                    if (in.record) {
+                    peakAct[s] = std::max(peakAct[s], alive[s]);
+                    peakInFlight[s] = std::max(peakInFlight[s], aliveCount[s]);
+                    if (record) {
                         r.ops.push_back(
                             {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
                         if (vs < V - 1) {
-                            const double t = in.p2p_fwd[std::size_t(vs)];
+                            const double t = p2pFwd[vs];
                             r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end,
                                              end + t, in.p2p_cross[std::size_t(vs)] != 0, 0});
                         }
                     }
                 } else {
                     bEnd[at(vs, op.microbatch)] = end;
-                    alive[s] -= act;
+                    alive[s] -= c.activation;
                     --aliveCount[s];
                     if (op.microbatch == m - 1)
-                        r.last_bwd_start_s[std::size_t(s)] =
-                            std::min(r.last_bwd_start_s[std::size_t(s)], start);
-                    if (in.record) {
+                        lastBwdStart[s] = std::min(lastBwdStart[s], start);
+                    if (record) {
                         r.ops.push_back(
                             {OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
                         if (vs > 0) {
-                            const double t = in.p2p_bwd[std::size_t(vs - 1)];
+                            const double t = p2pBwd[vs - 1];
                             r.ops.push_back({OpKind::SendBackward, s, op.chunk, op.microbatch, end,
                                              end + t, in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
                         }
@@ -256,13 +265,17 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
                     if (zb)
                         pendingW[wTail[s]++] = {op.chunk, op.microbatch};
                 }
-                ++next[s];
-                ++done;
+                ++k;
                 // A stage with nothing left to issue drains its weight gradients.
-                if (zb && next[s] >= orderEnd[s])
+                if (zb && k >= kEnd)
                     while (wHead[s] != wTail[s])
-                        runW(s);
+                        runW();
             }
+            if (k != k0)
+                progressed = true;
+            done += k - k0;
+            next[s] = k;
+            freeAt[s] = free;
         }
         if (!progressed) {
             r.ok = false; // no op can run: the order is inconsistent

@@ -79,6 +79,10 @@ struct PipelineScratch {
     std::vector<int> aliveCount;           // [stage]
     std::vector<PendingW> pendingW;        // [stage * microbatches * chunks ...], a queue per stage
     std::vector<std::size_t> wHead, wTail; // [stage]
+    struct Cost {
+        double fwd, bwd, wgrad, activation;
+    };
+    std::vector<Cost> costs; // [stage * chunks + chunk]
 };
 
 // The same into `out`, reusing its vectors and `scratch` (no allocation once
