@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 namespace sa {
@@ -280,6 +281,21 @@ struct EvaluationCache::State {
     bool valid = false;
     Plan key; // degrees, rank order and placement of the cached layout
     Layout layout;
+    std::uint64_t layoutGen = 0; // bumped whenever the layout is rebuilt
+    // Inter-building transports for the link overrides in linkKey.
+    bool transportValid = false;
+    std::map<std::string, LinkOverride> linkKey;
+    std::vector<EdgeTransport> transport;
+    std::uint64_t transportGen = 0;
+    // P2P over every pipeline boundary for (layout, transports, V, bytes).
+    bool p2pValid = false;
+    std::uint64_t p2pLayoutGen = 0, p2pTransportGen = 0;
+    int p2pV = 0;
+    double p2pBytes = 0;
+    std::optional<TrafficPhase> p2p;
+    std::vector<double> p2p_fwd, p2p_bwd;
+    std::vector<char> p2p_cross;
+    double p2pSlot = 0;
     PipelineInput pin;
     PipelineResult pr;
     bool pipelineValid = false; // pr is the lean simulation of `simulated`
@@ -313,31 +329,32 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         if (!problems.empty())
             return EvaluationError{std::move(problems)};
     }
-    // The layout: from the cache when the previous plan had the same one.
-    Layout localLayout;
-    Layout* layout = &localLayout;
-    if (cache) {
-        EvaluationCache::State& st = *cache->state_;
-        if (st.owner != this || !st.valid || !sameLayoutKey(st.key, plan)) {
-            st.owner = this;
-            st.valid = false;
-            buildLayout(st.layout, cluster, plan, options.plan_file);
-            if (!st.layout.placed.ok())
-                return EvaluationError{std::move(st.layout.placed.problems)};
-            st.key.parallelism = plan.parallelism;
-            st.key.rank_order = plan.rank_order;
-            st.key.placement = plan.placement;
-            st.valid = true;
-            ++st.misses;
-        } else {
-            ++st.hits;
-        }
-        layout = &st.layout;
-    } else {
-        buildLayout(localLayout, cluster, plan, options.plan_file);
-        if (!localLayout.placed.ok())
-            return EvaluationError{std::move(localLayout.placed.problems)};
+    // What the previous plan on this thread left: reused where its inputs
+    // are the same. Without a cache, a fresh state (nothing reused).
+    std::unique_ptr<EvaluationCache::State> fresh;
+    if (!cache)
+        fresh = std::make_unique<EvaluationCache::State>();
+    EvaluationCache::State& st = cache ? *cache->state_ : *fresh;
+    if (st.owner != this) {
+        // Another cluster: nothing carries over.
+        st.valid = st.transportValid = st.p2pValid = st.pipelineValid = false;
+        st.owner = this;
     }
+    if (!st.valid || !sameLayoutKey(st.key, plan)) {
+        st.valid = false;
+        ++st.layoutGen;
+        buildLayout(st.layout, cluster, plan, options.plan_file);
+        if (!st.layout.placed.ok())
+            return EvaluationError{std::move(st.layout.placed.problems)};
+        st.key.parallelism = plan.parallelism;
+        st.key.rank_order = plan.rank_order;
+        st.key.placement = plan.placement;
+        st.valid = true;
+        ++st.misses;
+    } else {
+        ++st.hits;
+    }
+    const Layout* layout = &st.layout;
     const CellGrid& grid = layout->placed.grid;
 
     Evaluation ev;
@@ -412,7 +429,13 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- EP all-to-all across buildings/zones (contention) -----------------
     const Topology& tp = topo;
-    std::vector<EdgeTransport> transport = edgeTransports(cluster, tp, plan);
+    if (!st.transportValid || st.linkKey != plan.link_technologies) {
+        st.transport = edgeTransports(cluster, tp, plan);
+        st.linkKey = plan.link_technologies;
+        st.transportValid = true;
+        ++st.transportGen;
+    }
+    const std::vector<EdgeTransport>& transport = st.transport;
     TrafficPhase epPhase(tp, transport);
     std::vector<double> epCrossTime(npp, 0.0); // per all-to-all, per stage
     if (isMoe && par.ep > 1) {
@@ -444,8 +467,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- per (stage, chunk) durations: slowest building holding the stage ----
     std::vector<std::vector<ChunkTimes>> chunk(npp, std::vector<ChunkTimes>(nv));
-    PipelineInput localPin;
-    PipelineInput& pin = cache ? cache->state_->pin : localPin;
+    PipelineInput& pin = st.pin;
     pin.kind = plan.schedule.kind;
     pin.stages = pp;
     pin.chunks = v;
@@ -584,55 +606,72 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- P2P between consecutive virtual stages, all boundaries at once ----
     const double p2pBytesPerGpu = T * h * kWeightBytes / par.tp; // scatter-gather: 1/tp each
-    TrafficPhase p2p(tp, transport);
-    pin.p2p_fwd.assign(std::size_t(std::max(0, V - 1)), 0.0);
-    pin.p2p_bwd = pin.p2p_fwd;
-    pin.p2p_cross.assign(std::size_t(std::max(0, V - 1)), 0);
-    for (int vs = 0; vs + 1 < V; ++vs) {
-        const auto& runs = layout->boundary[std::size_t(vs % pp)];
-        for (const PairRun& r : runs) {
-            p2p.add(r.a, r.b, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
-            p2p.add(r.b, r.a, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
-            if (r.a.building != r.b.building)
-                pin.p2p_cross[std::size_t(vs)] = 1;
-        }
-    }
-    double p2pSlot = 0;
-    for (int vs = 0; vs + 1 < V; ++vs) {
-        const int sa = vs % pp, sb = (vs + 1) % pp;
-        double nic = 1e300;
-        for (int b : stageBuildings[std::size_t(sa)])
-            nic = std::min(nic, bc[std::size_t(b)].nic_bps);
-        for (int b : stageBuildings[std::size_t(sb)])
-            nic = std::min(nic, bc[std::size_t(b)].nic_bps);
-        double worst = 0;
-        const PairRun* prev = nullptr;
-        for (const PairRun& r : layout->boundary[std::size_t(vs % pp)]) {
-            if (prev && prev->a == r.a && prev->b == r.b)
-                continue;
-            prev = &r;
-            double t = p2pBytesPerGpu / nic;
-            if (!(r.a == r.b)) {
-                // A single transfer is also bounded by its own flows' window.
-                double perTransfer = p2pBytesPerGpu / nic;
-                if (r.a.building != r.b.building) {
-                    for (int id : tp.buildingRoute(r.a.building, r.b.building).edges) {
-                        const EdgeTransport& et = transport[std::size_t(id)];
-                        perTransfer =
-                            std::max(perTransfer,
-                                     p2pBytesPerGpu /
-                                         std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
-                    }
-                }
-                t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
+    // Depends on the layout, the transports, the virtual stages and the
+    // activation size only: kept while those stay the same.
+    if (!st.p2pValid || st.p2pLayoutGen != st.layoutGen || st.p2pTransportGen != st.transportGen ||
+        st.p2pV != V || st.p2pBytes != p2pBytesPerGpu) {
+        st.p2pValid = false;
+        st.p2p.emplace(tp, transport);
+        TrafficPhase& p2p = *st.p2p;
+        st.p2pSlot = 0;
+        st.p2p_fwd.assign(std::size_t(std::max(0, V - 1)), 0.0);
+        st.p2p_bwd = st.p2p_fwd;
+        st.p2p_cross.assign(std::size_t(std::max(0, V - 1)), 0);
+        for (int vs = 0; vs + 1 < V; ++vs) {
+            const auto& runs = layout->boundary[std::size_t(vs % pp)];
+            for (const PairRun& r : runs) {
+                p2p.add(r.a, r.b, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
+                p2p.add(r.b, r.a, r.count * cellGpus * p2pBytesPerGpu, r.count * cellGpus);
+                if (r.a.building != r.b.building)
+                    st.p2p_cross[std::size_t(vs)] = 1;
             }
-            t += p2p.routeLatency(r.a, r.b) + env.alpha_s;
-            worst = std::max(worst, t);
         }
-        pin.p2p_fwd[std::size_t(vs)] = worst;
-        pin.p2p_bwd[std::size_t(vs)] = worst;
-        p2pSlot = std::max(p2pSlot, worst);
+        for (int vs = 0; vs + 1 < V; ++vs) {
+            const int sa = vs % pp, sb = (vs + 1) % pp;
+            double nic = 1e300;
+            for (int b : stageBuildings[std::size_t(sa)])
+                nic = std::min(nic, bc[std::size_t(b)].nic_bps);
+            for (int b : stageBuildings[std::size_t(sb)])
+                nic = std::min(nic, bc[std::size_t(b)].nic_bps);
+            double worst = 0;
+            const PairRun* prev = nullptr;
+            for (const PairRun& r : layout->boundary[std::size_t(vs % pp)]) {
+                if (prev && prev->a == r.a && prev->b == r.b)
+                    continue;
+                prev = &r;
+                double t = p2pBytesPerGpu / nic;
+                if (!(r.a == r.b)) {
+                    // A single transfer is also bounded by its own flows' window.
+                    double perTransfer = p2pBytesPerGpu / nic;
+                    if (r.a.building != r.b.building) {
+                        for (int id : tp.buildingRoute(r.a.building, r.b.building).edges) {
+                            const EdgeTransport& et = transport[std::size_t(id)];
+                            perTransfer = std::max(
+                                perTransfer,
+                                p2pBytesPerGpu /
+                                    std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                        }
+                    }
+                    t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
+                }
+                t += p2p.routeLatency(r.a, r.b) + env.alpha_s;
+                worst = std::max(worst, t);
+            }
+            st.p2p_fwd[std::size_t(vs)] = worst;
+            st.p2p_bwd[std::size_t(vs)] = worst;
+            st.p2pSlot = std::max(st.p2pSlot, worst);
+        }
+        st.p2pLayoutGen = st.layoutGen;
+        st.p2pTransportGen = st.transportGen;
+        st.p2pV = V;
+        st.p2pBytes = p2pBytesPerGpu;
+        st.p2pValid = true;
     }
+    const TrafficPhase& p2p = *st.p2p;
+    const double p2pSlot = st.p2pSlot;
+    pin.p2p_fwd = st.p2p_fwd;
+    pin.p2p_bwd = st.p2p_bwd;
+    pin.p2p_cross = st.p2p_cross;
     if (plan.schedule.latency_hiding && plan.schedule.kind != ScheduleKind::GPipe && pp > 1) {
         // 1F1B's warm-up covers the compute downstream of a stage exactly,
         // so every P2P round trip stalls each cycle. Each boundary b needs
@@ -653,24 +692,17 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- the pipeline ------------------------------------------------------
-    PipelineScratch localScratch;
-    PipelineScratch& scratch = cache ? cache->state_->pipeline : localScratch;
-    PipelineResult localPr;
-    PipelineResult& pr = cache ? cache->state_->pr : localPr;
-    if (cache && !pin.record) {
-        // Plans that differ only where the pipeline does not look (ZeRO 0-2,
-        // link choices that leave P2P alone) simulate the same pipeline.
-        EvaluationCache::State& st = *cache->state_;
-        if (!st.pipelineValid || !(st.simulated == pin)) {
-            st.pipelineValid = false;
-            simulatePipeline(pin, pr, scratch);
+    PipelineScratch& scratch = st.pipeline;
+    PipelineResult& pr = st.pr;
+    // Plans that differ only where the pipeline does not look (ZeRO 0-2,
+    // the DP collective) simulate the same pipeline.
+    if (pin.record || !st.pipelineValid || !(st.simulated == pin)) {
+        st.pipelineValid = false;
+        simulatePipeline(pin, pr, scratch);
+        if (!pin.record) {
             st.simulated = pin;
             st.pipelineValid = true;
         }
-    } else {
-        if (cache)
-            cache->state_->pipelineValid = false;
-        simulatePipeline(pin, pr, scratch);
     }
     if (!pr.ok)
         ev.warnings.push_back(
