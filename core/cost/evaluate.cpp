@@ -296,6 +296,18 @@ struct EvaluationCache::State {
     std::vector<double> p2p_fwd, p2p_bwd;
     std::vector<char> p2p_cross;
     double p2pSlot = 0;
+    // DP collectives' traffic for (layout, transports, ZeRO class, algorithm,
+    // gradient bytes, stage parameters).
+    bool dpValid = false;
+    std::uint64_t dpLayoutGen = 0, dpTransportGen = 0;
+    int dpZeroClass = 0;
+    CollectiveAlgo dpAlgo = CollectiveAlgo::Ring;
+    double dpGradBytes = 0;
+    std::vector<double> dpParams;
+    std::optional<TrafficPhase> dpPhase, agPhase;
+    std::vector<CollectiveCost> rsCost, agCost;
+    CollectiveAlgo usedAlgo = CollectiveAlgo::Ring;
+    std::vector<double> dpShared, agShared; // [stage]
     PipelineInput pin;
     PipelineResult pr;
     bool pipelineValid = false; // pr is the lean simulation of `simulated`
@@ -337,7 +349,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     EvaluationCache::State& st = cache ? *cache->state_ : *fresh;
     if (st.owner != this) {
         // Another cluster: nothing carries over.
-        st.valid = st.transportValid = st.p2pValid = st.pipelineValid = false;
+        st.valid = st.transportValid = st.p2pValid = st.dpValid = st.pipelineValid = false;
         st.owner = this;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
@@ -717,30 +729,73 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- DP / FSDP gradient sync, overlapped with the last backward ------
-    TrafficPhase dpPhase(tp, transport), agPhase(tp, transport);
     std::vector<double> dpEnd(npp), agExposed(npp, 0.0), optTime(npp, 0.0), dpStart(npp),
         dpTime(npp, 0.0);
     const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
-    std::vector<CollectiveCost> rsCost(npp), agCost(npp);
-    CollectiveAlgo usedAlgo = dpAlgo;
-    if (dp > 1 && plan.zero_stage < 3) {
-        for (int s = 0; s < pp; ++s) {
-            const double P = stageParams[std::size_t(s)];
-            if (plan.zero_stage == 0) {
-                rsCost[std::size_t(s)] = algoMemo.load(
-                    dpPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                    CollectiveKind::AllReduce, dpAlgo, P * gradBytes, cellGpus, envFor(s));
-            } else {
-                rsCost[std::size_t(s)] = algoMemo.load(
-                    dpPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                    CollectiveKind::ReduceScatter, dpAlgo, P * gradBytes, cellGpus, envFor(s));
-                agCost[std::size_t(s)] = algoMemo.load(
-                    agPhase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                    CollectiveKind::AllGather, dpAlgo, P * kWeightBytes, cellGpus, envFor(s));
+    // The collectives' traffic depends on the layout, the transports, the
+    // stages' parameters, the gradient size, the algorithm and whether ZeRO
+    // shards (1 and 2 move the same bytes): kept while those stay the same.
+    const int zeroClass = plan.zero_stage == 0 ? 0 : plan.zero_stage < 3 ? 1 : 3;
+    if (!st.dpValid || st.dpLayoutGen != st.layoutGen || st.dpTransportGen != st.transportGen ||
+        st.dpZeroClass != zeroClass || st.dpAlgo != dpAlgo || st.dpGradBytes != gradBytes ||
+        st.dpParams != stageParams) {
+        st.dpValid = false;
+        st.dpPhase.emplace(tp, transport);
+        st.agPhase.emplace(tp, transport);
+        st.rsCost.assign(npp, {});
+        st.agCost.assign(npp, {});
+        st.usedAlgo = dpAlgo;
+        st.dpShared.assign(npp, 0.0);
+        st.agShared.assign(npp, 0.0);
+        if (dp > 1 && plan.zero_stage < 3) {
+            for (int s = 0; s < pp; ++s) {
+                const double P = stageParams[std::size_t(s)];
+                const GroupSpread& g = spreads[std::size_t(s)];
+                const int cls = layout->spreadClass[std::size_t(s)];
+                if (plan.zero_stage == 0) {
+                    st.rsCost[std::size_t(s)] =
+                        algoMemo.load(*st.dpPhase, g, cls, CollectiveKind::AllReduce, dpAlgo,
+                                      P * gradBytes, cellGpus, envFor(s));
+                } else {
+                    st.rsCost[std::size_t(s)] =
+                        algoMemo.load(*st.dpPhase, g, cls, CollectiveKind::ReduceScatter, dpAlgo,
+                                      P * gradBytes, cellGpus, envFor(s));
+                    st.agCost[std::size_t(s)] =
+                        algoMemo.load(*st.agPhase, g, cls, CollectiveKind::AllGather, dpAlgo,
+                                      P * kWeightBytes, cellGpus, envFor(s));
+                }
+                st.usedAlgo = st.rsCost[std::size_t(s)].algo;
             }
-            usedAlgo = rsCost[std::size_t(s)].algo;
+            // What each group's ring neighbours wait for on the shared edges.
+            for (int s = 0; s < pp; ++s) {
+                const auto& g = spreads[std::size_t(s)];
+                const std::size_t k = g.sites.size();
+                double shared = 0, sharedAg = 0;
+                for (std::size_t i = 0; i < k && k > 1; ++i)
+                    shared = std::max(shared, st.dpPhase->routeDrainTime(g.sites[i].loc,
+                                                                         g.sites[(i + 1) % k].loc));
+                if (plan.zero_stage >= 1)
+                    for (std::size_t i = 0; i < k && k > 1; ++i)
+                        sharedAg = std::max(
+                            sharedAg,
+                            st.agPhase->routeDrainTime(g.sites[i].loc, g.sites[(i + 1) % k].loc));
+                st.dpShared[std::size_t(s)] = shared;
+                st.agShared[std::size_t(s)] = sharedAg;
+            }
         }
+        st.dpLayoutGen = st.layoutGen;
+        st.dpTransportGen = st.transportGen;
+        st.dpZeroClass = zeroClass;
+        st.dpAlgo = dpAlgo;
+        st.dpGradBytes = gradBytes;
+        st.dpParams = stageParams;
+        st.dpValid = true;
     }
+    const TrafficPhase& dpPhase = *st.dpPhase;
+    const TrafficPhase& agPhase = *st.agPhase;
+    const std::vector<CollectiveCost>& rsCost = st.rsCost;
+    const std::vector<CollectiveCost>& agCost = st.agCost;
+    const CollectiveAlgo usedAlgo = st.usedAlgo;
     double firstFwd = 0; // when each stage first needs its parameters
     for (int s = 0; s < pp; ++s) {
         const double P = stageParams[std::size_t(s)];
@@ -748,20 +803,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         double t = 0, buckets = 1;
         if (dp > 1 && plan.zero_stage < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
-            const auto& g = spreads[std::size_t(s)];
-            double shared = 0;
-            for (std::size_t i = 0; i < g.sites.size() && g.sites.size() > 1; ++i)
-                shared =
-                    std::max(shared, dpPhase.routeDrainTime(g.sites[i].loc,
-                                                            g.sites[(i + 1) % g.sites.size()].loc));
+            const double shared = st.dpShared[std::size_t(s)];
             t = std::max(rsCost[std::size_t(s)].bandwidth_s, shared) +
                 rsCost[std::size_t(s)].latency_s * buckets;
             if (plan.zero_stage >= 1) {
-                double sharedAg = 0;
-                for (std::size_t i = 0; i < g.sites.size() && g.sites.size() > 1; ++i)
-                    sharedAg = std::max(
-                        sharedAg, agPhase.routeDrainTime(g.sites[i].loc,
-                                                         g.sites[(i + 1) % g.sites.size()].loc));
+                const double sharedAg = st.agShared[std::size_t(s)];
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
                 const double tAg = std::max(agCost[std::size_t(s)].bandwidth_s, sharedAg) +
                                    agCost[std::size_t(s)].latency_s * agBuckets;
