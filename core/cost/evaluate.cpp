@@ -10,6 +10,7 @@
 #include "topology/topology.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -116,6 +117,34 @@ double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*f) {
 struct PairRun {
     Location a, b;
     int count;
+};
+
+// The last few results of a step of the evaluation, by input: plans met in
+// a row often alternate between a few inputs (the optimizer walks ZeRO and
+// layer splits innermost). Round-robin replacement.
+template <class Entry, std::size_t N = 4> class RecentMemo {
+public:
+    template <class Same> Entry* find(Same&& same) {
+        for (Entry& e : entries_)
+            if (e.valid && same(e))
+                return &e;
+        return nullptr;
+    }
+    // An entry to overwrite (marked invalid until the caller fills it).
+    Entry& slot() {
+        Entry& e = entries_[next_];
+        next_ = (next_ + 1) % N;
+        e.valid = false;
+        return e;
+    }
+    void clear() {
+        for (Entry& e : entries_)
+            e.valid = false;
+    }
+
+private:
+    std::array<Entry, N> entries_{};
+    std::size_t next_ = 0;
 };
 
 // loadCollective with CollectiveAlgo::Auto tries every algorithm on the group
@@ -309,9 +338,13 @@ struct EvaluationCache::State {
     CollectiveAlgo usedAlgo = CollectiveAlgo::Ring;
     std::vector<double> dpShared, agShared; // [stage]
     PipelineInput pin;
-    PipelineResult pr;
-    bool pipelineValid = false; // pr is the lean simulation of `simulated`
-    PipelineInput simulated;
+    PipelineResult pr; // with the timeline
+    struct Simulated {
+        bool valid = false;
+        PipelineInput in;
+        PipelineResult out;
+    };
+    RecentMemo<Simulated> pipelines; // lean simulations
     PipelineScratch pipeline;
     std::int64_t hits = 0, misses = 0;
 };
@@ -349,7 +382,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     EvaluationCache::State& st = cache ? *cache->state_ : *fresh;
     if (st.owner != this) {
         // Another cluster: nothing carries over.
-        st.valid = st.transportValid = st.p2pValid = st.dpValid = st.pipelineValid = false;
+        st.valid = st.transportValid = st.p2pValid = st.dpValid = false;
         st.owner = this;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
@@ -705,17 +738,22 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- the pipeline ------------------------------------------------------
     PipelineScratch& scratch = st.pipeline;
-    PipelineResult& pr = st.pr;
     // Plans that differ only where the pipeline does not look (ZeRO 0-2,
     // the DP collective) simulate the same pipeline.
-    if (pin.record || !st.pipelineValid || !(st.simulated == pin)) {
-        st.pipelineValid = false;
-        simulatePipeline(pin, pr, scratch);
-        if (!pin.record) {
-            st.simulated = pin;
-            st.pipelineValid = true;
-        }
+    const PipelineResult* simulated = nullptr;
+    if (pin.record) {
+        simulatePipeline(pin, st.pr, scratch);
+        simulated = &st.pr;
+    } else if (auto* hit = st.pipelines.find([&](const auto& e) { return e.in == pin; })) {
+        simulated = &hit->out;
+    } else {
+        auto& e = st.pipelines.slot();
+        simulatePipeline(pin, e.out, scratch);
+        e.in = pin;
+        e.valid = true;
+        simulated = &e.out;
     }
+    const PipelineResult& pr = *simulated;
     if (!pr.ok)
         ev.warnings.push_back(
             "internal: the pipeline order deadlocked; step time is a lower bound");
@@ -1127,7 +1165,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         tl.stages = pp;
         tl.chunks = v;
         tl.microbatches = mb;
-        tl.ops = std::move(pr.ops);
+        tl.ops = std::move(st.pr.ops);
         for (int s = 0; s < pp; ++s) {
             const double endS = pr.end_s[std::size_t(s)];
             if (dpTime[std::size_t(s)] > 0) {
