@@ -325,18 +325,21 @@ struct EvaluationCache::State {
     std::vector<double> p2p_fwd, p2p_bwd;
     std::vector<char> p2p_cross;
     double p2pSlot = 0;
-    // DP collectives' traffic for (layout, transports, ZeRO class, algorithm,
+    // DP collectives' traffic by (layout, transports, ZeRO class, algorithm,
     // gradient bytes, stage parameters).
-    bool dpValid = false;
-    std::uint64_t dpLayoutGen = 0, dpTransportGen = 0;
-    int dpZeroClass = 0;
-    CollectiveAlgo dpAlgo = CollectiveAlgo::Ring;
-    double dpGradBytes = 0;
-    std::vector<double> dpParams;
-    std::optional<TrafficPhase> dpPhase, agPhase;
-    std::vector<CollectiveCost> rsCost, agCost;
-    CollectiveAlgo usedAlgo = CollectiveAlgo::Ring;
-    std::vector<double> dpShared, agShared; // [stage]
+    struct DpSync {
+        bool valid = false;
+        std::uint64_t layoutGen = 0, transportGen = 0;
+        int zeroClass = 0;
+        CollectiveAlgo algo = CollectiveAlgo::Ring;
+        double gradBytes = 0;
+        std::vector<double> params;
+        std::optional<TrafficPhase> dpPhase, agPhase;
+        std::vector<CollectiveCost> rsCost, agCost;
+        CollectiveAlgo usedAlgo = CollectiveAlgo::Ring;
+        std::vector<double> dpShared, agShared; // [stage]
+    };
+    RecentMemo<DpSync> dpSyncs;
     PipelineInput pin;
     PipelineResult pr; // with the timeline
     struct Simulated {
@@ -382,7 +385,8 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     EvaluationCache::State& st = cache ? *cache->state_ : *fresh;
     if (st.owner != this) {
         // Another cluster: nothing carries over.
-        st.valid = st.transportValid = st.p2pValid = st.dpValid = false;
+        st.valid = st.transportValid = st.p2pValid = false;
+        st.dpSyncs.clear();
         st.owner = this;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
@@ -774,35 +778,39 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     // stages' parameters, the gradient size, the algorithm and whether ZeRO
     // shards (1 and 2 move the same bytes): kept while those stay the same.
     const int zeroClass = plan.zero_stage == 0 ? 0 : plan.zero_stage < 3 ? 1 : 3;
-    if (!st.dpValid || st.dpLayoutGen != st.layoutGen || st.dpTransportGen != st.transportGen ||
-        st.dpZeroClass != zeroClass || st.dpAlgo != dpAlgo || st.dpGradBytes != gradBytes ||
-        st.dpParams != stageParams) {
-        st.dpValid = false;
-        st.dpPhase.emplace(tp, transport);
-        st.agPhase.emplace(tp, transport);
-        st.rsCost.assign(npp, {});
-        st.agCost.assign(npp, {});
-        st.usedAlgo = dpAlgo;
-        st.dpShared.assign(npp, 0.0);
-        st.agShared.assign(npp, 0.0);
+    auto sameDp = [&](const EvaluationCache::State::DpSync& e) {
+        return e.layoutGen == st.layoutGen && e.transportGen == st.transportGen &&
+               e.zeroClass == zeroClass && e.algo == dpAlgo && e.gradBytes == gradBytes &&
+               e.params == stageParams;
+    };
+    const EvaluationCache::State::DpSync* dpHit = st.dpSyncs.find(sameDp);
+    if (!dpHit) {
+        EvaluationCache::State::DpSync& d = st.dpSyncs.slot();
+        d.dpPhase.emplace(tp, transport);
+        d.agPhase.emplace(tp, transport);
+        d.rsCost.assign(npp, {});
+        d.agCost.assign(npp, {});
+        d.usedAlgo = dpAlgo;
+        d.dpShared.assign(npp, 0.0);
+        d.agShared.assign(npp, 0.0);
         if (dp > 1 && plan.zero_stage < 3) {
             for (int s = 0; s < pp; ++s) {
                 const double P = stageParams[std::size_t(s)];
                 const GroupSpread& g = spreads[std::size_t(s)];
                 const int cls = layout->spreadClass[std::size_t(s)];
                 if (plan.zero_stage == 0) {
-                    st.rsCost[std::size_t(s)] =
-                        algoMemo.load(*st.dpPhase, g, cls, CollectiveKind::AllReduce, dpAlgo,
+                    d.rsCost[std::size_t(s)] =
+                        algoMemo.load(*d.dpPhase, g, cls, CollectiveKind::AllReduce, dpAlgo,
                                       P * gradBytes, cellGpus, envFor(s));
                 } else {
-                    st.rsCost[std::size_t(s)] =
-                        algoMemo.load(*st.dpPhase, g, cls, CollectiveKind::ReduceScatter, dpAlgo,
+                    d.rsCost[std::size_t(s)] =
+                        algoMemo.load(*d.dpPhase, g, cls, CollectiveKind::ReduceScatter, dpAlgo,
                                       P * gradBytes, cellGpus, envFor(s));
-                    st.agCost[std::size_t(s)] =
-                        algoMemo.load(*st.agPhase, g, cls, CollectiveKind::AllGather, dpAlgo,
+                    d.agCost[std::size_t(s)] =
+                        algoMemo.load(*d.agPhase, g, cls, CollectiveKind::AllGather, dpAlgo,
                                       P * kWeightBytes, cellGpus, envFor(s));
                 }
-                st.usedAlgo = st.rsCost[std::size_t(s)].algo;
+                d.usedAlgo = d.rsCost[std::size_t(s)].algo;
             }
             // What each group's ring neighbours wait for on the shared edges.
             for (int s = 0; s < pp; ++s) {
@@ -810,30 +818,32 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                 const std::size_t k = g.sites.size();
                 double shared = 0, sharedAg = 0;
                 for (std::size_t i = 0; i < k && k > 1; ++i)
-                    shared = std::max(shared, st.dpPhase->routeDrainTime(g.sites[i].loc,
-                                                                         g.sites[(i + 1) % k].loc));
+                    shared = std::max(shared, d.dpPhase->routeDrainTime(g.sites[i].loc,
+                                                                        g.sites[(i + 1) % k].loc));
                 if (plan.zero_stage >= 1)
                     for (std::size_t i = 0; i < k && k > 1; ++i)
-                        sharedAg = std::max(
-                            sharedAg,
-                            st.agPhase->routeDrainTime(g.sites[i].loc, g.sites[(i + 1) % k].loc));
-                st.dpShared[std::size_t(s)] = shared;
-                st.agShared[std::size_t(s)] = sharedAg;
+                        sharedAg =
+                            std::max(sharedAg, d.agPhase->routeDrainTime(g.sites[i].loc,
+                                                                         g.sites[(i + 1) % k].loc));
+                d.dpShared[std::size_t(s)] = shared;
+                d.agShared[std::size_t(s)] = sharedAg;
             }
         }
-        st.dpLayoutGen = st.layoutGen;
-        st.dpTransportGen = st.transportGen;
-        st.dpZeroClass = zeroClass;
-        st.dpAlgo = dpAlgo;
-        st.dpGradBytes = gradBytes;
-        st.dpParams = stageParams;
-        st.dpValid = true;
+        d.layoutGen = st.layoutGen;
+        d.transportGen = st.transportGen;
+        d.zeroClass = zeroClass;
+        d.algo = dpAlgo;
+        d.gradBytes = gradBytes;
+        d.params = stageParams;
+        d.valid = true;
+        dpHit = &d;
     }
-    const TrafficPhase& dpPhase = *st.dpPhase;
-    const TrafficPhase& agPhase = *st.agPhase;
-    const std::vector<CollectiveCost>& rsCost = st.rsCost;
-    const std::vector<CollectiveCost>& agCost = st.agCost;
-    const CollectiveAlgo usedAlgo = st.usedAlgo;
+    const EvaluationCache::State::DpSync& dpSync = *dpHit;
+    const TrafficPhase& dpPhase = *dpSync.dpPhase;
+    const TrafficPhase& agPhase = *dpSync.agPhase;
+    const std::vector<CollectiveCost>& rsCost = dpSync.rsCost;
+    const std::vector<CollectiveCost>& agCost = dpSync.agCost;
+    const CollectiveAlgo usedAlgo = dpSync.usedAlgo;
     double firstFwd = 0; // when each stage first needs its parameters
     for (int s = 0; s < pp; ++s) {
         const double P = stageParams[std::size_t(s)];
@@ -841,11 +851,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         double t = 0, buckets = 1;
         if (dp > 1 && plan.zero_stage < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
-            const double shared = st.dpShared[std::size_t(s)];
+            const double shared = dpSync.dpShared[std::size_t(s)];
             t = std::max(rsCost[std::size_t(s)].bandwidth_s, shared) +
                 rsCost[std::size_t(s)].latency_s * buckets;
             if (plan.zero_stage >= 1) {
-                const double sharedAg = st.agShared[std::size_t(s)];
+                const double sharedAg = dpSync.agShared[std::size_t(s)];
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
                 const double tAg = std::max(agCost[std::size_t(s)].bandwidth_s, sharedAg) +
                                    agCost[std::size_t(s)].latency_s * agBuckets;
