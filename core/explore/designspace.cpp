@@ -812,8 +812,15 @@ const char* DesignSpace::precheck(const Candidate& c) const {
 }
 
 Plan DesignSpace::plan(const Candidate& c, bool describe) const {
-    const StructureAxes& sa = structures_[c.structure];
     Plan p = base_;
+    planInto(c, p);
+    if (describe)
+        p.description = label(c);
+    return p;
+}
+
+void DesignSpace::planInto(const Candidate& c, Plan& p) const {
+    const StructureAxes& sa = structures_[c.structure];
     p.parallelism = sa.structure.parallelism;
     p.micro_batch_sequences = sa.structure.micro_batch;
     p.schedule = sa.schedules[c.choice[kSchedule]];
@@ -825,10 +832,10 @@ Plan DesignSpace::plan(const Candidate& c, bool describe) const {
     if (pl.runs.empty() && layers.empty()) {
         p.placement.reset();
     } else {
-        Placement placement;
-        placement.runs = pl.runs;
-        placement.layers_per_stage = layers;
-        p.placement = std::move(placement);
+        if (!p.placement)
+            p.placement.emplace();
+        p.placement->runs = pl.runs;
+        p.placement->layers_per_stage = layers;
     }
     const CollectiveAlgo algo = sa.dp_algos[c.choice[kDpAlgo]];
     if (algo == CollectiveAlgo::Auto)
@@ -842,9 +849,6 @@ Plan DesignSpace::plan(const Candidate& c, bool describe) const {
         else
             p.link_technologies[linkNames_[i]] = LinkOverride{lc.technology, lc.flows};
     }
-    if (describe)
-        p.description = label(c);
-    return p;
 }
 
 std::string DesignSpace::label(const Candidate& c) const {

@@ -181,7 +181,15 @@ struct SearchContext {
     const Evaluator& evaluator;
     const Model& model;
     const OptimizerOptions& options;
-    tbb::enumerable_thread_specific<EvaluationCache> caches;
+    // Per thread: the plan being evaluated (its storage reused) and what
+    // the evaluator keeps from one plan to the next.
+    struct Worker {
+        explicit Worker(const Plan& base)
+            : plan(base) {}
+        Plan plan;
+        EvaluationCache cache;
+    };
+    tbb::enumerable_thread_specific<Worker> workers{std::cref(space.basePlan())};
     std::atomic<std::int64_t> done{0};
     std::atomic<std::int64_t> total{0};
     std::mutex progressMutex;
@@ -211,12 +219,14 @@ struct SearchContext {
 
 // Evaluates a candidate that passed the cheap checks.
 std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Accumulator& acc) {
-    const Plan plan = ctx.space.plan(c, false);
+    SearchContext::Worker& worker = ctx.workers.local();
+    ctx.space.planInto(c, worker.plan);
+    const Plan& plan = worker.plan;
     ++acc.evaluated;
     const bool traffic =
         (plan.zero_stage == 3 && plan.parallelism.dp > 1) || plan.parallelism.ep > 1;
-    const EvaluationResult res = ctx.evaluator.evaluate(
-        ctx.model, plan, traffic ? kLeanWithTraffic : kLean, &ctx.caches.local());
+    const EvaluationResult res =
+        ctx.evaluator.evaluate(ctx.model, plan, traffic ? kLeanWithTraffic : kLean, &worker.cache);
     if (const auto* err = std::get_if<EvaluationError>(&res)) {
         const bool placement = !err->problems.empty() && err->problems.front().message.find(
                                                              "would hold") != std::string::npos;
