@@ -340,6 +340,19 @@ struct EvaluationCache::State {
         std::vector<double> dpShared, agShared; // [stage]
     };
     RecentMemo<DpSync> dpSyncs;
+    struct Zero3 {
+        bool valid = false;
+        std::uint64_t layoutGen = 0, transportGen = 0;
+        CollectiveAlgo algo = CollectiveAlgo::Ring;
+        double gradBytes = 0;
+        int v = 0, mb = 0;
+        std::vector<double> params;
+        std::vector<CollectiveCost> ag, rs; // [stage], one chunk's
+        double shared = 0;                  // drain time of all stages' at once
+        bool haveCrossBytes = false;
+        std::vector<double> crossBytes; // per step, per inter-building edge (both ways)
+    };
+    RecentMemo<Zero3> zero3;
     PipelineInput pin;
     PipelineResult pr; // with the timeline
     struct Simulated {
@@ -387,6 +400,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         // Another cluster: nothing carries over.
         st.valid = st.transportValid = st.p2pValid = false;
         st.dpSyncs.clear();
+        st.zero3.clear();
         st.owner = this;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
@@ -615,19 +629,43 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     for (int s = 0; s < pp; ++s)
         stageParams[std::size_t(s)] = sumChunks(chunk[std::size_t(s)], &ChunkTimes::params);
 
+    // ZeRO-3's per-microbatch collectives: by (layout, transports, algorithm,
+    // gradient bytes, stage parameters, chunks, microbatches).
+    EvaluationCache::State::Zero3* z3 = nullptr;
     if (plan.zero_stage == 3 && dp > 1) {
-        TrafficPhase z3(tp, transport);
-        std::vector<CollectiveCost> ag(npp), rs(npp);
-        for (int s = 0; s < pp; ++s) {
-            const double p = stageParams[std::size_t(s)] / v;
-            ag[std::size_t(s)] = algoMemo.load(
-                z3, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                CollectiveKind::AllGather, dpAlgo, p * kWeightBytes, cellGpus, envFor(s));
-            rs[std::size_t(s)] = algoMemo.load(
-                z3, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes, cellGpus, envFor(s));
+        z3 = st.zero3.find([&](const auto& e) {
+            return e.layoutGen == st.layoutGen && e.transportGen == st.transportGen &&
+                   e.algo == dpAlgo && e.gradBytes == gradBytes && e.v == v && e.mb == mb &&
+                   e.params == stageParams;
+        });
+        if (!z3) {
+            z3 = &st.zero3.slot();
+            TrafficPhase phase(tp, transport);
+            z3->ag.assign(npp, {});
+            z3->rs.assign(npp, {});
+            for (int s = 0; s < pp; ++s) {
+                const double p = stageParams[std::size_t(s)] / v;
+                z3->ag[std::size_t(s)] = algoMemo.load(
+                    phase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                    CollectiveKind::AllGather, dpAlgo, p * kWeightBytes, cellGpus, envFor(s));
+                z3->rs[std::size_t(s)] = algoMemo.load(
+                    phase, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
+                    CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes, cellGpus, envFor(s));
+            }
+            z3->shared = phase.drainTime();
+            z3->haveCrossBytes = false;
+            z3->layoutGen = st.layoutGen;
+            z3->transportGen = st.transportGen;
+            z3->algo = dpAlgo;
+            z3->gradBytes = gradBytes;
+            z3->v = v;
+            z3->mb = mb;
+            z3->params = stageParams;
+            z3->valid = true;
         }
-        const double shared = z3.drainTime();
+        const std::vector<CollectiveCost>& ag = z3->ag;
+        const std::vector<CollectiveCost>& rs = z3->rs;
+        const double shared = z3->shared;
         for (int s = 0; s < pp; ++s) {
             const double tAg =
                 std::max(ag[std::size_t(s)].bandwidth_s, shared / 2) + ag[std::size_t(s)].latency_s;
@@ -1017,20 +1055,28 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         }
         if (plan.zero_stage == 3 && dp > 1) {
             // Same collectives as the detailed path below, bytes only.
-            TrafficPhase z3bytes(tp, transport);
-            for (int s = 0; s < pp; ++s) {
-                const double p = stageParams[std::size_t(s)];
-                for (int rep = 0; rep < 2; ++rep)
+            if (!z3->haveCrossBytes) {
+                TrafficPhase z3bytes(tp, transport);
+                for (int s = 0; s < pp; ++s) {
+                    const double p = stageParams[std::size_t(s)];
+                    for (int rep = 0; rep < 2; ++rep)
+                        algoMemo.load(z3bytes, spreads[std::size_t(s)],
+                                      layout->spreadClass[std::size_t(s)],
+                                      CollectiveKind::AllGather, dpAlgo, p * kWeightBytes * mb,
+                                      cellGpus, envFor(s));
                     algoMemo.load(z3bytes, spreads[std::size_t(s)],
-                                  layout->spreadClass[std::size_t(s)], CollectiveKind::AllGather,
-                                  dpAlgo, p * kWeightBytes * mb, cellGpus, envFor(s));
-                algoMemo.load(z3bytes, spreads[std::size_t(s)], layout->spreadClass[std::size_t(s)],
-                              CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes * mb, cellGpus,
-                              envFor(s));
+                                  layout->spreadClass[std::size_t(s)],
+                                  CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes * mb,
+                                  cellGpus, envFor(s));
+                }
+                z3->crossBytes.clear();
+                for (const TopoEdge& e : tp.edges())
+                    if (e.kind == EdgeKind::InterBuilding)
+                        z3->crossBytes.push_back(z3bytes.load(e.id, 0) + z3bytes.load(e.id, 1));
+                z3->haveCrossBytes = true;
             }
-            for (const TopoEdge& e : tp.edges())
-                if (e.kind == EdgeKind::InterBuilding)
-                    ev.cross_building_bytes += z3bytes.load(e.id, 0) + z3bytes.load(e.id, 1);
+            for (double bytes : z3->crossBytes)
+                ev.cross_building_bytes += bytes;
         }
     } else {
         const auto& edges = tp.edges();
