@@ -149,7 +149,9 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
                     if (zoneNow[b] < lastZone[b])
                         ++zoneNow[b];
                 }
-                g.zone[idx] = std::min(lastZone[b], std::int32_t(at / zoneSize[b]));
+                // `at` only grows per building, so the walk above has
+                // reached its zone: min(last zone, at / zone size).
+                g.zone[idx] = zoneNow[b];
                 perReplica[b] += g.cell_gpus;
             }
             for (std::size_t b = 0; b < nb; ++b)
