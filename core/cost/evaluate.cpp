@@ -353,6 +353,13 @@ struct EvaluationCache::State {
         std::vector<double> crossBytes; // per step, per inter-building edge (both ways)
     };
     RecentMemo<Zero3> zero3;
+    // Buffers of one evaluation, reused.
+    std::vector<BuildingCosts> bc;
+    std::vector<int> chunkLayers, chunkMoe;
+    std::optional<TrafficPhase> epPhase;
+    std::uint64_t epTransportGen = 0;
+    std::vector<double> epCrossTime, stageParams, dpEnd, agExposed, optTime, dpStart, dpTime;
+    std::vector<std::vector<ChunkTimes>> chunk;
     PipelineInput pin;
     PipelineResult pr; // with the timeline
     struct Simulated {
@@ -439,7 +446,8 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- per building: costs of one layer on its GPUs -------------------
     const std::size_t nb = cluster.buildings.size();
-    std::vector<BuildingCosts> bc(nb);
+    std::vector<BuildingCosts>& bc = st.bc;
+    bc.assign(nb, BuildingCosts{});
     const std::vector<std::vector<int>>& stageBuildings = layout->stageBuildings;
     const std::vector<std::vector<int>>& stageCounts = layout->stageCounts;
     ev.stage_building = layout->stageBuilding;
@@ -472,9 +480,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- layers of every (stage, chunk), in virtual-stage order ----------
-    const std::vector<int> stageLayers = layersPerStage(model, plan);
-    ev.layers_per_stage = stageLayers;
-    std::vector<int> chunkLayers(nV), chunkMoe(nV);
+    ev.layers_per_stage = layersPerStage(model, plan);
+    const std::vector<int>& stageLayers = ev.layers_per_stage;
+    std::vector<int>& chunkLayers = st.chunkLayers;
+    std::vector<int>& chunkMoe = st.chunkMoe;
+    chunkLayers.assign(nV, 0);
+    chunkMoe.assign(nV, 0);
     {
         int next = 0;
         const int denseLayers = isMoe ? model.moe->dense_layers : model.layers;
@@ -499,8 +510,14 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         ++st.transportGen;
     }
     const std::vector<EdgeTransport>& transport = st.transport;
-    TrafficPhase epPhase(tp, transport);
-    std::vector<double> epCrossTime(npp, 0.0); // per all-to-all, per stage
+    if (!st.epPhase || st.epTransportGen != st.transportGen) {
+        st.epPhase.emplace(tp, transport);
+        st.epTransportGen = st.transportGen;
+    }
+    TrafficPhase& epPhase = *st.epPhase;
+    epPhase.clear();
+    std::vector<double>& epCrossTime = st.epCrossTime; // per all-to-all, per stage
+    epCrossTime.assign(npp, 0.0);
     if (isMoe && par.ep > 1) {
         for (int s = 0; s < pp; ++s) {
             TrafficPhase stagePhase(tp, transport);
@@ -529,7 +546,10 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- per (stage, chunk) durations: slowest building holding the stage ----
-    std::vector<std::vector<ChunkTimes>> chunk(npp, std::vector<ChunkTimes>(nv));
+    std::vector<std::vector<ChunkTimes>>& chunk = st.chunk;
+    chunk.resize(npp);
+    for (auto& row : chunk)
+        row.assign(nv, ChunkTimes{});
     PipelineInput& pin = st.pin;
     pin.kind = plan.schedule.kind;
     pin.stages = pp;
@@ -625,7 +645,8 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     const CollectiveAlgo dpAlgo = plan.algoFor(Dim::DP);
     AlgoMemo algoMemo;
     const double gradBytes = double(plan.grad_reduce_bytes);
-    std::vector<double> stageParams(npp, 0.0);
+    std::vector<double>& stageParams = st.stageParams;
+    stageParams.assign(npp, 0.0);
     for (int s = 0; s < pp; ++s)
         stageParams[std::size_t(s)] = sumChunks(chunk[std::size_t(s)], &ChunkTimes::params);
 
@@ -809,8 +830,10 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
 
     // ---- DP / FSDP gradient sync, overlapped with the last backward ------
-    std::vector<double> dpEnd(npp), agExposed(npp, 0.0), optTime(npp, 0.0), dpStart(npp),
-        dpTime(npp, 0.0);
+    std::vector<double>&dpEnd = st.dpEnd, &agExposed = st.agExposed, &optTime = st.optTime,
+    &dpStart = st.dpStart, &dpTime = st.dpTime;
+    for (auto* buffer : {&dpEnd, &agExposed, &optTime, &dpStart, &dpTime})
+        buffer->assign(npp, 0.0);
     const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
     // The collectives' traffic depends on the layout, the transports, the
     // stages' parameters, the gradient size, the algorithm and whether ZeRO
