@@ -90,12 +90,16 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
     return r;
 }
 
-void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
+namespace {
+
+// The simulation, compiled once per (timeline recorded, zero-bubble) so the
+// inner loop carries neither test.
+template <bool record, bool zb>
+void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     const int p = std::max(1, in.stages);
     const int v = std::max(1, in.chunks);
     const int m = std::max(1, in.microbatches);
     const int V = p * v;
-    const bool zb = in.kind == ScheduleKind::ZeroBubble;
     const std::size_t np = std::size_t(p);
 
     r.makespan_s = 0;
@@ -129,7 +133,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
     const std::size_t totalOps = sc.orders.size();
     const IssuedOp* orders = sc.orders.data();
     const std::size_t* orderEnd = sc.orderBegin.data() + 1;
-    if (in.record)
+    if constexpr (record)
         r.ops.reserve(totalOps * (zb ? 3 : 2) / 2 + totalOps);
 
     const double unset = -1.0;
@@ -149,7 +153,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
     // Deferred weight gradients: a FIFO per stage (each stage defers at most
     // one per backward, m * v in all).
     const std::size_t wPerStage = std::size_t(m) * std::size_t(v);
-    if (zb) {
+    if constexpr (zb) {
         sc.pendingW.resize(np * wPerStage);
         sc.wHead.resize(np);
         sc.wTail.resize(np);
@@ -177,7 +181,6 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
     double* peakAct = r.peak_activation_bytes.data();
     int* peakInFlight = r.peak_in_flight.data();
     double* lastBwdStart = r.last_bwd_start_s.data();
-    const bool record = in.record;
 
     // When an op can start depends only on its stage's previous op and on
     // its input, so stages can be advanced in any order: sweep them round
@@ -196,7 +199,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
                 const double start = free;
                 free = start + d;
                 busy[s] += d;
-                if (record)
+                if constexpr (record)
                     r.ops.push_back(
                         {OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
             };
@@ -238,7 +241,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
                     ++aliveCount[s];
                     peakAct[s] = std::max(peakAct[s], alive[s]);
                     peakInFlight[s] = std::max(peakInFlight[s], aliveCount[s]);
-                    if (record) {
+                    if constexpr (record) {
                         r.ops.push_back(
                             {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
                         if (vs < V - 1) {
@@ -253,7 +256,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
                     --aliveCount[s];
                     if (op.microbatch == m - 1)
                         lastBwdStart[s] = std::min(lastBwdStart[s], start);
-                    if (record) {
+                    if constexpr (record) {
                         r.ops.push_back(
                             {OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
                         if (vs > 0) {
@@ -262,7 +265,7 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
                                              end + t, in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
                         }
                     }
-                    if (zb)
+                    if constexpr (zb)
                         pendingW[wTail[s]++] = {op.chunk, op.microbatch};
                 }
                 ++k;
@@ -288,6 +291,16 @@ void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratc
         if (!std::isfinite(r.last_bwd_start_s[std::size_t(s)]))
             r.last_bwd_start_s[std::size_t(s)] = freeAt[s];
     }
+}
+
+} // namespace
+
+void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
+    const bool zb = in.kind == ScheduleKind::ZeroBubble;
+    if (in.record)
+        zb ? simulate<true, true>(in, r, sc) : simulate<true, false>(in, r, sc);
+    else
+        zb ? simulate<false, true>(in, r, sc) : simulate<false, false>(in, r, sc);
 }
 
 } // namespace sa
