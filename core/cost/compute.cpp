@@ -148,6 +148,19 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     return tokens * perToken;
 }
 
+LayerPlanKey layerPlanKey(const Plan& plan) {
+    LayerPlanKey k;
+    k.tp = plan.parallelism.tp;
+    k.cp = plan.parallelism.cp;
+    k.ep = plan.parallelism.ep;
+    k.micro_batch_sequences = plan.micro_batch_sequences;
+    k.sequence_length = plan.sequence_length;
+    k.recompute = plan.recompute;
+    k.sequence_parallel = plan.sequence_parallel;
+    k.flash_attention = plan.flash_attention;
+    return k;
+}
+
 LayerCost layerCost(const LayerContext& ctx) {
     const Model& model = *ctx.model;
     const Plan& plan = *ctx.plan;

@@ -70,6 +70,7 @@ struct LayerCost {
     // Peak transient activation bytes while backpropagating this layer
     // (full recompute re-materialises one layer).
     double transient_bytes = 0;
+    bool operator==(const LayerCost&) const = default;
 };
 
 struct LayerContext {
@@ -85,6 +86,17 @@ struct LayerContext {
 
 LayerCost layerCost(const LayerContext& ctx);
 
+// The plan fields layerCost, embeddingCost and logitsCost read: equal keys
+// (same model, GPU and building) give equal costs, so callers can keep them.
+struct LayerPlanKey {
+    int tp = 0, cp = 0, ep = 0;
+    std::int64_t micro_batch_sequences = 0, sequence_length = 0;
+    Recompute recompute = Recompute::None;
+    bool sequence_parallel = false, flash_attention = false;
+    bool operator==(const LayerPlanKey&) const = default;
+};
+LayerPlanKey layerPlanKey(const Plan& plan);
+
 // Embedding lookup (first stage) and logits + cross-entropy (last stage).
 struct EdgeCost {
     double fwd_s = 0;
@@ -95,6 +107,7 @@ struct EdgeCost {
     double activation_bytes = 0; // kept per microbatch
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;
+    bool operator==(const EdgeCost&) const = default;
 };
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);

@@ -353,6 +353,15 @@ struct EvaluationCache::State {
         std::vector<double> crossBytes; // per step, per inter-building edge (both ways)
     };
     RecentMemo<Zero3> zero3;
+    // Per-building layer costs by (plan fields they read, model).
+    struct LayerCosts {
+        bool valid = false;
+        LayerPlanKey key;
+        Model model;
+        std::vector<char> have; // [building]
+        std::vector<BuildingCosts> perBuilding;
+    };
+    RecentMemo<LayerCosts> layerCosts;
     // Buffers of one evaluation, reused.
     std::vector<BuildingCosts> bc;
     std::vector<int> chunkLayers, chunkMoe;
@@ -408,6 +417,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         st.valid = st.transportValid = st.p2pValid = false;
         st.dpSyncs.clear();
         st.zero3.clear();
+        st.layerCosts.clear();
         st.owner = this;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
@@ -455,9 +465,26 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         for (int b : held)
             bc[std::size_t(b)].used = true;
     const bool isMoe = model.moe.has_value();
+    // Costs per building depend on the model and a few plan fields: kept
+    // while those stay the same.
+    const LayerPlanKey layerKey = layerPlanKey(plan);
+    auto* costs =
+        st.layerCosts.find([&](const auto& e) { return e.key == layerKey && e.model == model; });
+    if (!costs) {
+        costs = &st.layerCosts.slot();
+        costs->key = layerKey;
+        costs->model = model;
+        costs->have.assign(nb, 0);
+        costs->perBuilding.assign(nb, BuildingCosts{});
+        costs->valid = true;
+    }
     for (std::size_t b = 0; b < nb; ++b) {
         if (!bc[b].used)
             continue;
+        if (costs->have[b]) {
+            bc[b] = costs->perBuilding[b];
+            continue;
+        }
         const Building& bld = cluster.buildings[b];
         LayerContext ctx;
         ctx.model = &model;
@@ -477,6 +504,8 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         bc[b].logits = logitsCost(ctx);
         bc[b].nic_bps = gbpsToBytesPerS(bld.scale_out_gbps) * fabricTechnology().efficiency;
         bc[b].nvlink_bps = gbpsToBytesPerS(bld.scale_up_gbps) * 0.8;
+        costs->perBuilding[b] = bc[b];
+        costs->have[b] = 1;
     }
 
     // ---- layers of every (stage, chunk), in virtual-stage order ----------
