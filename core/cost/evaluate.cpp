@@ -349,8 +349,8 @@ struct EvaluationCache::State {
         std::vector<double> params;
         std::vector<CollectiveCost> ag, rs; // [stage], one chunk's
         double shared = 0;                  // drain time of all stages' at once
-        bool haveCrossBytes = false;
-        std::vector<double> crossBytes; // per step, per inter-building edge (both ways)
+        bool haveLoads = false;
+        std::vector<double> loads; // per step, [edge * 2 + direction]
     };
     RecentMemo<Zero3> zero3;
     // Per-building layer costs by (plan fields they read, model).
@@ -703,7 +703,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                     CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes, cellGpus, envFor(s));
             }
             z3->shared = phase.drainTime();
-            z3->haveCrossBytes = false;
+            z3->haveLoads = false;
             z3->layoutGen = st.layoutGen;
             z3->transportGen = st.transportGen;
             z3->algo = dpAlgo;
@@ -1087,27 +1087,19 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
 
     // ---- link traffic per step --------------------------------------------
     if (!options.detail) {
-        // Cross-building bytes only (the optimizer's second objective). ZeRO-3
-        // moves its stage's parameters twice and gradients once per
-        // microbatch; EP runs four all-to-alls per MoE layer per microbatch.
+        // Cross-building bytes only (the optimizer's second objective),
+        // summed exactly as the detailed path below sums them. ZeRO-3 moves
+        // its stage's parameters twice and gradients once per microbatch; EP
+        // runs four all-to-alls per MoE layer per microbatch.
         const double dpMult = plan.zero_stage == 3 ? 0.0 : 1.0;
         double epLayers = 0;
         for (int vs = 0; vs < V; ++vs)
             epLayers = std::max(epLayers, double(chunkMoe[std::size_t(vs)]));
         const double epCalls =
             4.0 * mb * epLayers * (plan.recompute == Recompute::Full ? 1.5 : 1.0);
-        for (const TopoEdge& e : tp.edges()) {
-            if (e.kind != EdgeKind::InterBuilding)
-                continue;
-            for (int dir = 0; dir < 2; ++dir)
-                ev.cross_building_bytes +=
-                    p2p.load(e.id, dir) * mb +
-                    dpMult * (dpPhase.load(e.id, dir) + agPhase.load(e.id, dir)) +
-                    epPhase.load(e.id, dir) * epCalls;
-        }
+        const std::vector<double>* z3loads = nullptr;
         if (plan.zero_stage == 3 && dp > 1) {
-            // Same collectives as the detailed path below, bytes only.
-            if (!z3->haveCrossBytes) {
+            if (!z3->haveLoads) {
                 TrafficPhase z3bytes(tp, transport);
                 for (int s = 0; s < pp; ++s) {
                     const double p = stageParams[std::size_t(s)];
@@ -1121,14 +1113,30 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
                                   CollectiveKind::ReduceScatter, dpAlgo, p * gradBytes * mb,
                                   cellGpus, envFor(s));
                 }
-                z3->crossBytes.clear();
+                z3->loads.assign(2 * tp.edges().size(), 0.0);
                 for (const TopoEdge& e : tp.edges())
-                    if (e.kind == EdgeKind::InterBuilding)
-                        z3->crossBytes.push_back(z3bytes.load(e.id, 0) + z3bytes.load(e.id, 1));
-                z3->haveCrossBytes = true;
+                    for (int dir = 0; dir < 2; ++dir)
+                        z3->loads[2 * std::size_t(e.id) + std::size_t(dir)] =
+                            z3bytes.load(e.id, dir);
+                z3->haveLoads = true;
             }
-            for (double bytes : z3->crossBytes)
-                ev.cross_building_bytes += bytes;
+            z3loads = &z3->loads;
+        }
+        const double p2pCrossings = double(mb);
+        for (const TopoEdge& e : tp.edges()) {
+            if (e.kind != EdgeKind::InterBuilding)
+                continue;
+            double dirBytes[2] = {0, 0};
+            for (int dir = 0; dir < 2; ++dir) {
+                const double z3load =
+                    z3loads ? (*z3loads)[2 * std::size_t(e.id) + std::size_t(dir)] : 0.0;
+                const double lp = p2p.load(e.id, dir) * p2pCrossings;
+                const double ld =
+                    dpMult * (dpPhase.load(e.id, dir) + agPhase.load(e.id, dir)) + z3load;
+                const double le = epPhase.load(e.id, dir) * epCalls;
+                dirBytes[dir] = lp + ld + le;
+            }
+            ev.cross_building_bytes += dirBytes[0] + dirBytes[1];
         }
     } else {
         const auto& edges = tp.edges();

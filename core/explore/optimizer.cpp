@@ -55,12 +55,10 @@ std::optional<double> OptimizerResult::speedupOver(const BaselineResult& b) cons
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Step time, memory, MFU and cross-building bytes (ZeRO-3's and EP's
+// traffic included) are the same as with detail; breakdown and per-link
+// usage are left out.
 const EvaluateOptions kLean{false, false, false};
-// The lean mode leaves ZeRO-3's parameter and gradient traffic out of
-// cross_building_bytes and counts EP all-to-alls once per layer rather than
-// per MoE layer; with detail both are counted as `evaluate` reports them (the
-// step time is the same), so such candidates pay for the detail.
-const EvaluateOptions kLeanWithTraffic{false, false, true};
 // Raw points of the enumerated prefix per partition: coarse enough that
 // scheduling costs nothing next to the evaluations, fine enough to balance
 // two cores and many shards.
@@ -223,10 +221,7 @@ std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Acc
     ctx.space.planInto(c, worker.plan);
     const Plan& plan = worker.plan;
     ++acc.evaluated;
-    const bool traffic =
-        (plan.zero_stage == 3 && plan.parallelism.dp > 1) || plan.parallelism.ep > 1;
-    const EvaluationResult res =
-        ctx.evaluator.evaluate(ctx.model, plan, traffic ? kLeanWithTraffic : kLean, &worker.cache);
+    const EvaluationResult res = ctx.evaluator.evaluate(ctx.model, plan, kLean, &worker.cache);
     if (const auto* err = std::get_if<EvaluationError>(&res)) {
         const bool placement = !err->problems.empty() && err->problems.front().message.find(
                                                              "would hold") != std::string::npos;

@@ -113,6 +113,8 @@ private Q_SLOTS:
     void cachedEqualsFresh_data();
     void cachedEqualsFresh();
     void cachedEqualsFreshAcrossClusters();
+    void leanEqualsDetail_data();
+    void leanEqualsDetail();
     void layoutReusedOnlyWhenPlacementIsTheSame();
     void layerPlanKeyCoversWhatCostsRead();
 };
@@ -181,6 +183,52 @@ void TestEvalCache::cachedEqualsFreshAcrossClusters() {
                      outcome(e.evaluate(s.model, plan, kLeanTraffic), false));
         }
     }
+}
+
+void TestEvalCache::leanEqualsDetail_data() {
+    cachedEqualsFresh_data();
+}
+
+// The optimizer evaluates lean (no breakdown, no per-link usage): what it
+// ranks by must be exactly what the full evaluation reports, ZeRO-3's and
+// EP's cross-building traffic included.
+void TestEvalCache::leanEqualsDetail() {
+    QFETCH(QString, file);
+    const Scenario s = sample(file.toLatin1().constData());
+    const Evaluator evaluator(s.cluster);
+    EvaluationCache cache;
+    int zero3 = 0, ep = 0, compared = 0;
+    for (const Plan& plan : candidatePlans(s, 48)) {
+        const EvaluationResult lean = evaluator.evaluate(s.model, plan, kLean, &cache);
+        EvaluateOptions full;
+        full.timeline = false;
+        full.validate = false;
+        const EvaluationResult detail = evaluator.evaluate(s.model, plan, full);
+        QCOMPARE(lean.index(), detail.index());
+        if (lean.index() != 0)
+            continue;
+        const Evaluation& a = std::get<Evaluation>(lean);
+        const Evaluation& b = std::get<Evaluation>(detail);
+        const Parallelism& par = plan.parallelism;
+        const std::string what = "tp" + std::to_string(par.tp) + " cp" + std::to_string(par.cp) +
+                                 " pp" + std::to_string(par.pp) + " dp" + std::to_string(par.dp) +
+                                 " ep" + std::to_string(par.ep) + " zero" +
+                                 std::to_string(plan.zero_stage);
+        QVERIFY2(a.step_time_s == b.step_time_s, what.c_str());
+        QVERIFY2(a.cross_building_bytes == b.cross_building_bytes, what.c_str());
+        QVERIFY2(a.mfu == b.mfu, what.c_str());
+        QVERIFY2(a.tokens_per_s == b.tokens_per_s, what.c_str());
+        QVERIFY2(a.memory.peak_gib_per_gpu == b.memory.peak_gib_per_gpu, what.c_str());
+        QCOMPARE(a.memory.fits, b.memory.fits);
+        zero3 += plan.zero_stage == 3 && plan.parallelism.dp > 1 && b.cross_building_bytes > 0;
+        ep += plan.parallelism.ep > 1;
+        ++compared;
+    }
+    QVERIFY(compared > 50);
+    if (file.startsWith(QLatin1String("three")))
+        QVERIFY2(zero3 > 0, "no ZeRO-3 plan with cross-building traffic among the candidates");
+    if (file.contains(QLatin1String("mixtral")))
+        QVERIFY2(ep > 0, "no EP plan among the candidates");
 }
 
 void TestEvalCache::layoutReusedOnlyWhenPlacementIsTheSame() {
