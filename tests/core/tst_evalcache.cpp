@@ -132,7 +132,7 @@ void TestEvalCache::cachedEqualsFresh() {
     QFETCH(QString, file);
     const Scenario s = sample(file.toLatin1().constData());
     const Evaluator evaluator(s.cluster);
-    std::vector<Plan> plans = candidatePlans(s, 96);
+    std::vector<Plan> plans = candidatePlans(s, 48);
     QVERIFY2(plans.size() > 100, "too few candidates to exercise the cache");
     const std::size_t forward = plans.size();
     for (std::size_t i = forward; i-- > 0;)
@@ -198,7 +198,7 @@ void TestEvalCache::leanEqualsDetail() {
     const Evaluator evaluator(s.cluster);
     EvaluationCache cache;
     int zero3 = 0, ep = 0, compared = 0;
-    for (const Plan& plan : candidatePlans(s, 48)) {
+    for (const Plan& plan : candidatePlans(s, 24)) {
         const EvaluationResult lean = evaluator.evaluate(s.model, plan, kLean, &cache);
         EvaluateOptions full;
         full.timeline = false;
