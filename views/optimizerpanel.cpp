@@ -131,7 +131,7 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     space_->addItem(QStringLiteral("default"), int(SpaceSize::Default));
     space_->addItem(QStringLiteral("full"), int(SpaceSize::Full));
     labelled(QStringLiteral("&Space"), space_,
-             QStringLiteral("The default space is sized for ~10 s on two cores; full adds CP 4/8, "
+             QStringLiteral("The default space has the usual choices per axis; full adds CP 4/8, "
                             "micro batches 4/8, gpipe, interleaved v4, ZeRO-0 and every uneven "
                             "stage split"));
     runButton_ = new QPushButton(QStringLiteral("&Run"), this);

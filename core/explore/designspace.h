@@ -37,7 +37,7 @@
 namespace sa {
 
 enum class SpaceSize {
-    Default, // sized for a search of about 10 s on two cores (docs/OPTIMIZER.md)
+    Default, // the usual choices per axis (docs/OPTIMIZER.md)
     Full     // every option: more CP and micro batch sizes, gpipe, ZeRO-0, all uneven splits
 };
 

@@ -47,8 +47,9 @@ struct OptimizerOptions {
     int shard_index = 0;
     int shard_count = 1;
     // Candidates that may be evaluated exhaustively (after cheap pruning);
-    // beyond it the staged strategy runs. Sized for ~10 s on two cores at
-    // the cost model's speed for Llama 3 405B (docs/OPTIMIZER.md).
+    // beyond it the staged strategy runs. About 0.1 s on two cores for
+    // Llama 3 405B on the three-building sample (BENCHMARKS.md); larger
+    // budgets enumerate more axes.
     std::int64_t max_evaluations = 16000;
     int seeds = 6;       // starting points of the coordinate descent
     int max_rounds = 12; // descent rounds per seed
