@@ -18,16 +18,9 @@ std::vector<int> balancedLayers(const Cluster& cluster, const Model& model, cons
     for (int s = 0; s < pp; ++s) {
         for (int d = 0; d < placed.grid.replicas; ++d) {
             const Building& b = cluster.buildings[std::size_t(placed.grid.at(s, d))];
-            const GpuModel* gpu = cluster.gpuOf(b);
-            if (!gpu)
+            const LayerContext ctx = layerContext(cluster, b, model, plan);
+            if (!ctx.gpu)
                 continue;
-            LayerContext ctx;
-            ctx.model = &model;
-            ctx.plan = &plan;
-            ctx.gpu = gpu;
-            ctx.scale_up_gbps = b.scale_up_gbps;
-            ctx.scale_out_gbps = b.scale_out_gbps;
-            ctx.gpus_per_host = b.gpus_per_host;
             const LayerCost c = layerCost(ctx);
             const double t = c.fwd_s + c.bwd_input_s + c.bwd_weight_s + c.recompute_s + c.tp_fwd_s +
                              c.tp_bwd_s + c.tp_recompute_s;

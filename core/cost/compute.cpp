@@ -148,6 +148,18 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     return tokens * perToken;
 }
 
+LayerContext layerContext(const Cluster& cluster, const Building& building, const Model& model,
+                          const Plan& plan) {
+    LayerContext ctx;
+    ctx.model = &model;
+    ctx.plan = &plan;
+    ctx.gpu = cluster.gpuOf(building);
+    ctx.scale_up_gbps = building.scale_up_gbps;
+    ctx.scale_out_gbps = building.scale_out_gbps;
+    ctx.gpus_per_host = building.gpus_per_host;
+    return ctx;
+}
+
 LayerPlanKey layerPlanKey(const Plan& plan) {
     LayerPlanKey k;
     k.tp = plan.parallelism.tp;

@@ -84,6 +84,11 @@ struct LayerContext {
     KernelConstants kc;
 };
 
+// One layer of `model` under `plan` on a GPU of `building` (null gpu when
+// the cluster does not know its GPU model).
+LayerContext layerContext(const Cluster& cluster, const Building& building, const Model& model,
+                          const Plan& plan);
+
 LayerCost layerCost(const LayerContext& ctx);
 
 // The plan fields layerCost, embeddingCost and logitsCost read: equal keys

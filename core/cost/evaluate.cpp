@@ -486,13 +486,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
             continue;
         }
         const Building& bld = cluster.buildings[b];
-        LayerContext ctx;
-        ctx.model = &model;
-        ctx.plan = &plan;
-        ctx.gpu = cluster.gpuOf(bld);
-        ctx.scale_up_gbps = bld.scale_up_gbps;
-        ctx.scale_out_gbps = bld.scale_out_gbps;
-        ctx.gpus_per_host = bld.gpus_per_host;
+        LayerContext ctx = layerContext(cluster, bld, model, plan);
         bc[b].gpu = ctx.gpu;
         bc[b].dense = layerCost(ctx);
         if (isMoe) {

@@ -278,13 +278,7 @@ void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
         bool operator==(const Costs&) const = default;
     };
     auto costsOf = [&](const Plan& plan) {
-        LayerContext ctx;
-        ctx.model = &s.model;
-        ctx.plan = &plan;
-        ctx.gpu = s.cluster.gpuOf(bld);
-        ctx.scale_up_gbps = bld.scale_up_gbps;
-        ctx.scale_out_gbps = bld.scale_out_gbps;
-        ctx.gpus_per_host = bld.gpus_per_host;
+        LayerContext ctx = layerContext(s.cluster, bld, s.model, plan);
         Costs c;
         c.dense = layerCost(ctx);
         ctx.moe_layer = true;
