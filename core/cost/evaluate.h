@@ -42,11 +42,15 @@ struct EvaluateOptions {
 
 class Evaluator;
 
-// What one thread's run of evaluations on one Evaluator can reuse: the
-// layout of the previous plan (cell grid, replica blocks, DP groups, pipeline
-// boundaries), kept while the degrees, rank order and placement runs stay the
-// same, and scratch buffers. Results are identical with or without it.
-// Not thread-safe: one per thread.
+// What one thread's run of evaluations can reuse from the previous ones
+// (the optimizer keeps one per thread): the layout (cell grid, replica
+// blocks, DP groups, pipeline boundaries) while the degrees, rank order and
+// placement runs stay the same; the transports, P2P, DP and ZeRO-3
+// collective results, layer costs and the last few lean pipeline simulations,
+// each while its own inputs are equal; and the evaluation's buffers. A kept
+// result is reused only for equal inputs, so results are identical with or
+// without a cache (tst_evalcache). Handing it to another Evaluator drops
+// everything. Not thread-safe: one per thread.
 class EvaluationCache {
 public:
     EvaluationCache();

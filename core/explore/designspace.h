@@ -130,7 +130,6 @@ public:
     // wrote (only what candidates vary is overwritten; the description is
     // left alone). Reuses p's storage: no allocation in the hot loop.
     void planInto(const Candidate& c, Plan& p) const;
-    const Plan& basePlan() const { return base_; }
     // "tp8 cp1 pp16 dp768 mb1 | dp-across | interleaved v2 | selective | zero2 | ..."
     std::string label(const Candidate& c) const;
 

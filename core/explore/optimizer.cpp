@@ -187,7 +187,7 @@ struct SearchContext {
         Plan plan;
         EvaluationCache cache;
     };
-    tbb::enumerable_thread_specific<Worker> workers{std::cref(space.basePlan())};
+    tbb::enumerable_thread_specific<Worker> workers{std::cref(space.base())};
     std::atomic<std::int64_t> done{0};
     std::atomic<std::int64_t> total{0};
     std::mutex progressMutex;
