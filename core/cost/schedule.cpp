@@ -39,8 +39,8 @@ void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int 
     struct Walk {
         int p, v;
         bool chunkMajor, forward;
-        int r = 0, q = 0,
-            g = 0; // grouped: k % p, (k / p) % v, k / (p v); chunk-major: k % v, k / v
+        // Grouped: k % p, (k / p) % v, k / (p v). Chunk-major: k % v, k / v.
+        int r = 0, q = 0, g = 0;
         IssuedOp op() const {
             if (chunkMajor)
                 return {forward, forward ? r : v - 1 - r, g};

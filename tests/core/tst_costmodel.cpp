@@ -193,6 +193,8 @@ private Q_SLOTS:
     void timelineRecordsEveryOp();
     void stageOrderComplete_data();
     void stageOrderComplete();
+    void stageOrderIsMegatrons_data();
+    void stageOrderIsMegatrons();
 
     // Collectives.
     void ringAllReduceTime_data();
@@ -523,6 +525,75 @@ void TestCostModel::timelineRecordsEveryOp() {
         for (std::size_t i = 1; i < ops.size(); ++i)
             QVERIFY(ops[i].first >= ops[i - 1].second - 1e-12);
     }
+}
+
+void TestCostModel::stageOrderIsMegatrons_data() {
+    QTest::addColumn<int>("p");
+    QTest::addColumn<int>("v");
+    QTest::addColumn<int>("m");
+    for (int p : {1, 2, 3, 4, 8})
+        for (int v : {1, 2, 3})
+            for (int m : {1, p, 2 * p, 3 * p + 1})
+                QTest::addRow("p%d v%d m%d", p, v, m) << p << v << m;
+}
+
+// The 1F1B / interleaved order written out from its definition (Narayanan
+// et al. 2021, Sec. 2.2; Megatron-LM's schedule): the k-th forward is chunk
+// (k / p) % v of microbatch (k / (p v)) p + k % p, the k-th backward the same
+// with the chunks reversed; warm-up (p - s - 1) forwards (v = 1) or
+// 2 (p - s - 1) + (v - 1) p, plus the latency-hiding extra, then one forward
+// one backward. With m not a multiple of p, interleaving falls back to all
+// forwards chunk-major, then all backwards.
+void TestCostModel::stageOrderIsMegatrons() {
+    QFETCH(int, p);
+    QFETCH(int, v);
+    QFETCH(int, m);
+    const ScheduleKind kind = v == 1 ? ScheduleKind::OneFOneB : ScheduleKind::Interleaved;
+    const int total = m * v;
+    const bool chunkMajor = v > 1 && m % p != 0;
+    for (int s = 0; s < p; ++s)
+        for (int extra : {0, 1, 3}) {
+            std::vector<IssuedOp> fwd, bwd;
+            for (int k = 0; k < total; ++k) {
+                if (chunkMajor) {
+                    fwd.push_back({true, k % v, k / v});
+                    bwd.push_back({false, v - 1 - k % v, k / v});
+                } else {
+                    const int mb = (k / (p * v)) * p + k % p;
+                    fwd.push_back({true, (k / p) % v, mb});
+                    bwd.push_back({false, v - 1 - (k / p) % v, mb});
+                }
+            }
+            int warm =
+                v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+            warm = std::clamp(warm + extra, 0, total);
+            if (chunkMajor)
+                warm = total;
+            std::vector<IssuedOp> expected(fwd.begin(), fwd.begin() + warm);
+            for (int k = 0; k < total - warm; ++k) {
+                expected.push_back(fwd[std::size_t(warm + k)]);
+                expected.push_back(bwd[std::size_t(k)]);
+            }
+            expected.insert(expected.end(), bwd.begin() + (total - warm), bwd.end());
+
+            const std::vector<IssuedOp> order = stageOrder(kind, p, v, m, s, extra);
+            QCOMPARE(order.size(), expected.size());
+            for (std::size_t i = 0; i < order.size(); ++i)
+                if (order[i].forward != expected[i].forward ||
+                    order[i].chunk != expected[i].chunk ||
+                    order[i].microbatch != expected[i].microbatch)
+                    QFAIL(qPrintable(QStringLiteral("stage %1 extra %2: op %3 is %4 c%5 mb%6, "
+                                                    "expected %7 c%8 mb%9")
+                                         .arg(s)
+                                         .arg(extra)
+                                         .arg(i)
+                                         .arg(order[i].forward ? "F" : "B")
+                                         .arg(order[i].chunk)
+                                         .arg(order[i].microbatch)
+                                         .arg(expected[i].forward ? "F" : "B")
+                                         .arg(expected[i].chunk)
+                                         .arg(expected[i].microbatch)));
+        }
 }
 
 void TestCostModel::stageOrderComplete_data() {
