@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -64,7 +65,11 @@ std::string EvaluationError::str() const {
 
 Evaluator::Evaluator(const Cluster& cluster)
     : cluster_(cluster)
-    , topology_(std::make_unique<Topology>(cluster_)) {}
+    , topology_(std::make_unique<Topology>(cluster_)) {
+    // Not the address: a new Evaluator may be made where an old one was.
+    static std::atomic<std::uint64_t> next{1};
+    id_ = next.fetch_add(1, std::memory_order_relaxed);
+}
 
 Evaluator::~Evaluator() = default;
 
@@ -306,7 +311,7 @@ void buildLayout(Layout& L, const Cluster& cluster, const Plan& plan, const std:
 } // namespace
 
 struct EvaluationCache::State {
-    const Evaluator* owner = nullptr;
+    std::uint64_t owner = 0; // the Evaluator's id (0: none yet)
     bool valid = false;
     Plan key; // degrees, rank order and placement of the cached layout
     Layout layout;
@@ -412,13 +417,13 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     if (!cache)
         fresh = std::make_unique<EvaluationCache::State>();
     EvaluationCache::State& st = cache ? *cache->state_ : *fresh;
-    if (st.owner != this) {
+    if (st.owner != id_) {
         // Another cluster: nothing carries over.
         st.valid = st.transportValid = st.p2pValid = false;
         st.dpSyncs.clear();
         st.zero3.clear();
         st.layerCosts.clear();
-        st.owner = this;
+        st.owner = id_;
     }
     if (!st.valid || !sameLayoutKey(st.key, plan)) {
         st.valid = false;

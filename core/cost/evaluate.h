@@ -88,6 +88,7 @@ public:
 private:
     Cluster cluster_;
     std::unique_ptr<Topology> topology_;
+    std::uint64_t id_; // unique per Evaluator ever made: what a cache was filled by
 };
 
 EvaluationResult evaluate(const Scenario& scenario, const EvaluateOptions& options = {});

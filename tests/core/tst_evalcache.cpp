@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 using namespace sa;
@@ -113,6 +114,7 @@ private Q_SLOTS:
     void cachedEqualsFresh_data();
     void cachedEqualsFresh();
     void cachedEqualsFreshAcrossClusters();
+    void cachedEqualsFreshForEvaluatorsAtOneAddress();
     void leanEqualsDetail_data();
     void leanEqualsDetail();
     void layoutReusedOnlyWhenPlacementIsTheSame();
@@ -182,6 +184,38 @@ void TestEvalCache::cachedEqualsFreshAcrossClusters() {
             QCOMPARE(outcome(e.evaluate(s.model, plan, kLeanTraffic, &cache), false),
                      outcome(e.evaluate(s.model, plan, kLeanTraffic), false));
         }
+    }
+}
+
+// Evaluators made one after another in the same storage (same address):
+// the cache must still see them as different clusters.
+void TestEvalCache::cachedEqualsFreshForEvaluatorsAtOneAddress() {
+    const Scenario a = sample("three-buildings-405b.json");
+    Scenario b = a;
+    // The same plans fit; layer costs, P2P and DP times change.
+    for (Link& l : b.cluster.links)
+        l.bandwidth_gbps /= 16;
+    for (Building& bld : b.cluster.buildings) {
+        bld.scale_up_gbps /= 2;
+        bld.scale_out_gbps /= 2;
+    }
+    EvaluationCache cache;
+    std::optional<Evaluator> e;
+    // A few plans, the same every round: whatever the cache kept from the
+    // previous round would fit them.
+    std::vector<Plan> plans = candidatePlans(a, 8);
+    QVERIFY(plans.size() > 3);
+    plans.resize(3);
+    for (int round = 0; round < 4; ++round) {
+        const Scenario& s = round % 2 ? b : a;
+        const Evaluator* before = e ? &*e : nullptr;
+        e.reset();
+        e.emplace(s.cluster);
+        if (before)
+            QCOMPARE(&*e, before);
+        for (const Plan& plan : plans)
+            QCOMPARE(outcome(e->evaluate(s.model, plan, kLean, &cache), false),
+                     outcome(e->evaluate(s.model, plan, kLean), false));
     }
 }
 
