@@ -6,6 +6,7 @@
 #include "export/optimizer_csv.h"
 
 #include "../common/csv_reader.h"
+#include "../common/small_search.h"
 
 #include <QTest>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 using namespace sa;
+using namespace sa::testing;
 
 namespace {
 
@@ -39,81 +41,18 @@ int column(const std::string& name) {
     return -1;
 }
 
-Building building(const std::string& name, const std::string& region, std::int64_t gpus) {
-    Building b;
-    b.name = name;
-    b.region = region;
-    b.gpu_model = "H100";
-    b.gpus = gpus;
-    b.gpus_per_host = 8;
-    b.scale_up_gbps = 3600;
-    b.scale_out_gbps = 400;
-    return b;
-}
-
-// Three buildings of 64 GPUs, a tiny model: a search of a few hundred
-// candidates that finishes in well under a second.
+// The three-building small problem of tst_optimizer: a search of a few
+// hundred candidates that finishes in well under a second.
 struct SmallProblem {
-    Cluster cluster;
-    Model model;
-    Plan base;
+    Cluster cluster = smallCluster(true);
+    Model model = smallModel();
+    Plan base = basePlan(192);
 };
-
-SmallProblem smallProblem() {
-    SmallProblem s;
-    Cluster& c = s.cluster;
-    c.name = "three-small";
-    GpuModel g;
-    g.name = "H100";
-    g.peak_tflops_bf16 = 989;
-    g.peak_tflops_fp8 = 1979;
-    g.memory_gib = 3.5;
-    g.hbm_tbps = 3.35;
-    g.sms = 132;
-    c.gpu_models[g.name] = g;
-    c.buildings = {building("B1", "east", 64), building("B2", "east", 64),
-                   building("B3", "west", 64)};
-    auto link = [](const std::string& a, const std::string& b, double gbps, double ms,
-                   const std::string& tech) {
-        Link l;
-        l.a = a;
-        l.b = b;
-        l.name = a + "-" + b;
-        l.bandwidth_gbps = gbps;
-        l.latency_ms = ms;
-        l.technology = tech;
-        return l;
-    };
-    c.links = {link("B1", "B2", 3200, 0.1, "roce"), link("B1", "B3", 200, 5, "tcp"),
-               link("B2", "B3", 200, 5, "tcp")};
-    Model& m = s.model;
-    m.name = "tiny-0.6b";
-    m.layers = 8;
-    m.hidden = 2048;
-    m.ffn_hidden = 8192;
-    m.heads = 16;
-    m.kv_heads = 4;
-    m.vocab = 32000;
-    Plan& p = s.base;
-    p.name = "base";
-    p.sequence_length = 2048;
-    p.global_batch_sequences = 192;
-    p.parallelism = {2, 1, 2, 48, 1};
-    p.recompute = Recompute::Selective;
-    return s;
-}
 
 OptimizerOptions smallOptions() {
     OptimizerOptions o;
-    o.space.tp = {2, 4};
-    o.space.cp = {1};
-    o.space.pp = {1, 2, 4};
-    o.space.micro_batch = {1};
-    o.space.zero_stages = {1, 3};
-    o.space.recompute = {Recompute::None, Recompute::Full};
-    o.space.dp_algos = {CollectiveAlgo::Ring, CollectiveAlgo::Hierarchical};
+    o.space = smallSpace();
     o.space.schedules = {{ScheduleKind::OneFOneB, 1}, {ScheduleKind::Interleaved, 2}};
-    o.space.vary_links = false;
     o.max_evaluations = 100000;
     o.top_k = 6;
     o.threads = 2;
@@ -208,7 +147,7 @@ void TestOptimizerCsv::headerColumns() {
 }
 
 void TestOptimizerCsv::rowsOfASearch() {
-    const SmallProblem s = smallProblem();
+    const SmallProblem s;
     const Evaluator evaluator(s.cluster);
     const OptimizerResult r = optimize(evaluator, s.model, s.base, smallOptions());
     QVERIFY(!r.cancelled);
