@@ -13,6 +13,7 @@
 #include "timelineview.h"
 #include "units.h"
 
+#include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
 
 #include <QBarSet>
@@ -94,13 +95,7 @@ void TestAnalysis::cleanup() {
 }
 
 bool TestAnalysis::waitForEvaluation(int ms) {
-    return QTest::qWaitFor(
-        [&] {
-            const auto shown = window_->shownSnapshot();
-            return shown && !shown->preview && window_->liveEvaluation()->isUpToDate() &&
-                   shown->revision == window_->liveEvaluation()->revision();
-        },
-        ms);
+    return sa::testing::waitForShownEvaluation(*window_, ms);
 }
 
 void TestAnalysis::viewsFollowTheEvaluation() {

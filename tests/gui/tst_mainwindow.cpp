@@ -11,6 +11,7 @@
 #include "topologyitems.h"
 #include "topologyview.h"
 
+#include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
 
 #include <QAbstractItemModelTester>
@@ -105,13 +106,7 @@ void TestMainWindow::cleanup() {
 }
 
 bool TestMainWindow::waitForEvaluation(int ms) {
-    return QTest::qWaitFor(
-        [&] {
-            const auto shown = window_->shownSnapshot();
-            return shown && !shown->preview && window_->liveEvaluation()->isUpToDate() &&
-                   shown->revision == window_->liveEvaluation()->revision();
-        },
-        ms);
+    return sa::testing::waitForShownEvaluation(*window_, ms);
 }
 
 int TestMainWindow::chipOf(int stage, int building) const {
