@@ -72,6 +72,14 @@ Evaluated evaluateSample(const char* name, std::optional<Schedule> schedule = st
     return out;
 }
 
+// `view` at w x h showing `e`, on screen.
+bool showEvaluated(TimelineView& view, const Evaluated& e, int w, int h) {
+    view.resize(w, h);
+    view.setEvaluation(e.evaluation, e.buildings);
+    view.show();
+    return QTest::qWaitForWindowExposed(&view);
+}
+
 bool sameOp(const TimelineOp& a, const TimelineOp& b) {
     return a.kind == b.kind && a.stage == b.stage && a.chunk == b.chunk &&
            a.microbatch == b.microbatch && a.start_s == b.start_s && a.end_s == b.end_s;
@@ -285,10 +293,8 @@ void TestTimeline::opAtWhereDrawn() {
     QVERIFY2(op.end_s > op.start_s, qPrintable(describe(op)));
 
     TimelineView view;
-    view.resize(1000, 360); // shorter than the rows: the op has to be scrolled to
-    view.setEvaluation(e.evaluation, e.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    // shorter than the rows: the op has to be scrolled to
+    QVERIFY(showEvaluated(view, e, 1000, 360));
     QVERIFY(view.verticalScrollBar()->maximum() > 0);
     // The op across the middle half of the time area.
     const double d = op.end_s - op.start_s;
@@ -342,10 +348,7 @@ void TestTimeline::opAtWhereDrawn() {
 
 void TestTimeline::toolTips() {
     TimelineView view;
-    view.resize(1200, 900);
-    view.setEvaluation(oneFOneB_.evaluation, oneFOneB_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, oneFOneB_, 1200, 900));
     const Timeline& tl = oneFOneB_.evaluation->timeline;
     const auto fwd = std::find_if(tl.ops.begin(), tl.ops.end(), [](const TimelineOp& op) {
         return op.kind == OpKind::Forward && op.stage == 2 && op.microbatch == 7;
@@ -404,10 +407,7 @@ void TestTimeline::ctrlWheelZoomsAroundCursor() {
     QFETCH(double, where);
     QFETCH(int, delta);
     TimelineView view;
-    view.resize(1100, 500);
-    view.setEvaluation(interleaved_.evaluation, interleaved_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, interleaved_, 1100, 500));
     // Start from a zoomed-in view so zooming out is not clamped.
     const double makespan = interleaved_.evaluation->timeline.makespan_s;
     view.setTimeRange(0.2 * makespan, 0.4 * makespan);
@@ -433,10 +433,7 @@ void TestTimeline::ctrlWheelZoomsAroundCursor() {
 
 void TestTimeline::keysAndFit() {
     TimelineView view;
-    view.resize(1100, 500);
-    view.setEvaluation(oneFOneB_.evaluation, oneFOneB_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, oneFOneB_, 1100, 500));
     const double makespan = oneFOneB_.evaluation->timeline.makespan_s;
     // Fitted: the whole step with a 1 % margin on each side.
     QVERIFY(view.isFitted());
@@ -540,10 +537,7 @@ void TestTimeline::twoViewsInStep() {
 
 void TestTimeline::dragPans() {
     TimelineView view;
-    view.resize(1000, 400);
-    view.setEvaluation(oneFOneB_.evaluation, oneFOneB_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, oneFOneB_, 1000, 400));
     view.zoomIn();
     view.zoomIn();
     const double t0 = view.scale().t0();
@@ -571,10 +565,7 @@ void TestTimeline::dragPans() {
 
 void TestTimeline::bubbles() {
     TimelineView view;
-    view.resize(1200, 900);
-    view.setEvaluation(oneFOneB_.evaluation, oneFOneB_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, oneFOneB_, 1200, 900));
     const Timeline& tl = oneFOneB_.evaluation->timeline;
     for (int s = 0; s < tl.stages; ++s) {
         const auto list = view.bubbles(s);
@@ -698,10 +689,7 @@ void TestTimeline::exportFailuresLeaveNoFile() {
 
 void TestTimeline::clearShowsMessage() {
     TimelineView view;
-    view.resize(800, 300);
-    view.setEvaluation(oneFOneB_.evaluation, oneFOneB_.buildings);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(showEvaluated(view, oneFOneB_, 800, 300));
     const QString message =
         QStringLiteral("The plan cannot be evaluated: pp*virtual_stages exceeds the layers");
     view.clear(message);
