@@ -64,7 +64,7 @@ double nicBytesPerS(double gbps) {
 }
 
 double nicAlpha() {
-    return builtinTechnology("roce")->per_message_us * 1e-6 + 3e-6;
+    return builtinTechnology("roce")->per_message_us * 1e-6 + KernelConstants{}.kernel_overhead_s;
 }
 
 } // namespace
@@ -171,6 +171,19 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.sequence_parallel = plan.sequence_parallel;
     k.flash_attention = plan.flash_attention;
     return k;
+}
+
+Plan planOf(const LayerPlanKey& key) {
+    Plan p;
+    p.parallelism.tp = key.tp;
+    p.parallelism.cp = key.cp;
+    p.parallelism.ep = key.ep;
+    p.micro_batch_sequences = key.micro_batch_sequences;
+    p.sequence_length = key.sequence_length;
+    p.recompute = key.recompute;
+    p.sequence_parallel = key.sequence_parallel;
+    p.flash_attention = key.flash_attention;
+    return p;
 }
 
 LayerCost layerCost(const LayerContext& ctx) {

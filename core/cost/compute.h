@@ -101,6 +101,8 @@ struct LayerPlanKey {
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);
+// A plan with exactly the key's fields set (what layerCost needs of a plan).
+Plan planOf(const LayerPlanKey& key);
 
 // Embedding lookup (first stage) and logits + cross-entropy (last stage).
 struct EdgeCost {

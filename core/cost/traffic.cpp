@@ -13,6 +13,11 @@ const Technology& fabricTechnology() {
 
 std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
                                           const Plan& plan) {
+    return edgeTransports(cluster, topo, plan.link_technologies);
+}
+
+std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
+                                          const std::map<std::string, LinkOverride>& overrides) {
     std::vector<EdgeTransport> out(topo.edges().size());
     for (const TopoEdge& e : topo.edges()) {
         EdgeTransport& t = out[std::size_t(e.id)];
@@ -25,7 +30,7 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
         t.to = cluster.buildingIndex(link.b);
         std::string techName = link.technology;
         int flows = 0;
-        if (auto it = plan.link_technologies.find(e.name); it != plan.link_technologies.end()) {
+        if (auto it = overrides.find(e.name); it != overrides.end()) {
             if (!it->second.technology.empty())
                 techName = it->second.technology;
             flows = it->second.flows;

@@ -8,6 +8,7 @@
 #include "model/plan.h"
 #include "topology/topology.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ private:
 // Inter-building edge transports for a cluster and a plan's overrides.
 std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
                                           const Plan& plan);
+// The same for the link overrides alone (all a plan's transports depend on).
+std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology& topo,
+                                          const std::map<std::string, LinkOverride>& overrides);
 
 // Intra-building scale-out technology (zone and building uplinks).
 const Technology& fabricTechnology();

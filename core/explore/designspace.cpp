@@ -1,6 +1,7 @@
 #include "explore/designspace.h"
 
 #include "cost/compute.h"
+#include "cost/memory.h"
 #include "cost/network.h"
 
 #include <algorithm>
@@ -13,11 +14,8 @@ namespace sa {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// The cost model's runtime overhead and fragmentation (core/cost/evaluate.cpp),
-// with a margin so that the lower bound stays below its figure.
-constexpr double kRuntimeOverheadGiB = 1.5;
-constexpr double kFragmentation = 1.05;
+// A margin so that the lower bound stays below the cost model's figure
+// (core/cost/memory.h).
 constexpr double kLowerBoundMargin = 0.97;
 // Explicit placements per structure, so that a cluster with many buildings
 // cannot blow up one axis.
@@ -757,11 +755,9 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
     const std::vector<int>& layers = split.empty() ? sa.even : split;
     const double dense = layerParamsLowerBound(model_, par.tp, par.ep, false);
     const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
-    const int denseLayers = model_.moe ? model_.moe->dense_layers : model_.layers;
-    const double dp = par.dp;
-    const double w = zero >= 3 ? 2.0 / dp : 2.0;
-    const double g = zero >= 2 ? 4.0 / dp : 4.0;
-    const double o = zero >= 1 ? 12.0 / dp : 12.0;
+    // The cost model's bytes per parameter, all of them sharded over dp
+    // (expert parameters over dp / ep, which holds more).
+    const double perParam = paramBytes(zero, par.dp).total();
 
     // Activations: one stage-0 chunk per microbatch in flight; every schedule
     // runs min(m, pp) forwards on the first stage before its first backward
@@ -776,17 +772,17 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
     int first = 0;
     for (int s = 0; s < pp; ++s) {
         const int n = layers[std::size_t(s)];
-        const int nMoe = model_.moe ? std::max(0, first + n - std::max(first, denseLayers)) : 0;
+        const int nMoe = model_.moeLayersIn(first, n);
         first += n;
         double p = (n - nMoe) * dense + nMoe * moe;
         if (s == 0)
             p += double(model_.vocab) * double(model_.hidden) / par.tp;
         if (s == pp - 1 && !model_.tied_embeddings)
             p += double(model_.vocab) * double(model_.hidden) / par.tp;
-        const double bytes = p * (w + g + o) + (s == 0 ? act0 : 0.0);
+        const double bytes = p * perParam + (s == 0 ? act0 : 0.0);
         worst = std::max(worst, bytes);
     }
-    return worst * kLowerBoundMargin * kFragmentation / kGiB + kRuntimeOverheadGiB;
+    return withRuntimeOverheadGiB(worst * kLowerBoundMargin);
 }
 
 double DesignSpace::memoryLowerBoundGiB(const Candidate& c) const {

@@ -1,6 +1,7 @@
 #pragma once
 // Plain value type of a model document ("format": "scaleacross.model").
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,13 @@ struct Model {
     std::optional<MoeConfig> moe;
 
     std::int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }
+    // Layers with experts among the `n` layers from `first` on (the leading
+    // dense_layers have a dense MLP).
+    int moeLayersIn(int first, int n) const {
+        if (!moe)
+            return 0;
+        return std::max(0, first + n - std::max(first, moe->dense_layers));
+    }
     bool operator==(const Model&) const = default;
 };
 

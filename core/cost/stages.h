@@ -1,0 +1,300 @@
+#pragma once
+// The stages of one evaluation, in the order docs/COST_MODEL.md draws them:
+//
+//   layout -> layer costs -> chunk times -> ZeRO-3 -> P2P -> pipeline
+//          -> DP sync -> FLOPs -> breakdown -> memory -> link traffic
+//          -> warnings -> timeline
+//
+// Each stage is a function of an input struct into an output struct. The
+// stages the optimizer meets again and again with equal inputs (layout,
+// transports, layer costs, ZeRO-3, P2P, DP collectives, the pipeline) are
+// kept by Memo<In, Out> in the EvaluationCache, keyed by their input struct;
+// an input that is an earlier stage's output is a Ref to it. The cluster
+// enters through the root inputs (layout, transports, layer costs), each
+// keyed by the Evaluator's id.
+//
+// Not a public interface: core/cost/evaluate.cpp wires these together.
+
+#include "cost/collectives.h"
+#include "cost/compute.h"
+#include "cost/evaluation.h"
+#include "cost/memo.h"
+#include "cost/placement.h"
+#include "cost/schedule.h"
+#include "cost/traffic.h"
+#include "model/cluster.h"
+#include "model/model.h"
+#include "model/plan.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+class Topology;
+
+// What every stage may read of the cluster: fixed for one Evaluator.
+struct ClusterContext {
+    const Cluster* cluster = nullptr;
+    const Topology* topology = nullptr;
+    std::uint64_t id = 0; // the Evaluator's: a new one may be made where an old one was
+};
+
+// Per GPU: scale-out goodput of a building's NIC and scale-up goodput of its
+// NVLink, bytes/s; the per-message overhead of a collective, seconds.
+double nicBytesPerSecond(const Building& b);
+double nvlinkBytesPerSecond(const Building& b);
+double collectiveAlpha();
+
+// ---- layout ---------------------------------------------------------------
+
+struct LayoutInput {
+    std::uint64_t cluster = 0;
+    Parallelism parallelism;
+    std::vector<Dim> rank_order;
+    std::vector<PlacementRun> runs;
+    std::string plan_file; // names the plan in the placement's messages
+    bool operator==(const LayoutInput&) const = default;
+};
+
+// Runs of replicas whose cells sit at the same pair of locations on the two
+// sides of a pipeline boundary.
+struct PairRun {
+    Location a, b;
+    int count = 0;
+};
+
+// The cell grid and what follows from it alone (with the cluster).
+struct Layout {
+    PlacementResult placed;
+    std::vector<ReplicaBlock> blocks;
+    std::vector<std::vector<int>> stageCounts;    // [stage][building]: replicas
+    std::vector<std::vector<int>> stageBuildings; // [stage]: buildings holding it
+    std::vector<int> stageBuilding;               // [stage]: the building holding most of it
+    std::vector<GroupSpread> spreads;             // [stage]: its DP group
+    std::vector<int> spreadClass;                 // [stage]: first stage with the same group spread
+    std::vector<std::vector<PairRun>> boundary;   // [stage s]: pairs s -> (s + 1) % pp
+    // [stage]: the slowest NIC and NVLink among the buildings holding it, and
+    // the per-message overhead of a collective.
+    std::vector<CollectiveEnv> stageEnv;
+};
+void buildLayout(const ClusterContext& ctx, const LayoutInput& in, Layout& out);
+
+// ---- transports on every edge ---------------------------------------------
+
+struct TransportInput {
+    std::uint64_t cluster = 0;
+    std::map<std::string, LinkOverride> overrides; // the plan's link_technologies
+    bool operator==(const TransportInput&) const = default;
+};
+using Transports = std::vector<EdgeTransport>;
+void buildTransports(const ClusterContext& ctx, const TransportInput& in, Transports& out);
+
+// ---- layer costs per building ---------------------------------------------
+
+struct BuildingCostInput {
+    std::uint64_t cluster = 0;
+    int building = 0;
+    LayerPlanKey plan;
+    Model model;
+    bool operator==(const BuildingCostInput&) const = default;
+};
+struct BuildingCosts {
+    bool used = false; // holds a stage of this plan (set by the caller)
+    const GpuModel* gpu = nullptr;
+    LayerCost dense, moe;
+    EdgeCost embedding, logits;
+};
+void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, BuildingCosts& out);
+
+// Layers of every virtual stage (chunk c of stage s is vs = c * pp + s), and
+// how many of them have experts.
+struct ChunkLayers {
+    std::vector<int> layers, moe; // [virtual stage]
+};
+void chunkLayers(const Model& model, const std::vector<int>& stageLayers, int pp, int v,
+                 ChunkLayers& out);
+
+// ---- EP all-to-all across buildings and zones -----------------------------
+
+struct EpExchangeInput {
+    const Layout* layout = nullptr;
+    const Transports* transports = nullptr;
+    std::uint64_t transportVersion = 0;
+    const std::vector<BuildingCosts>* costs = nullptr; // [building]
+    int ep = 1;
+    bool moe = false;
+};
+struct EpExchange {
+    std::optional<TrafficPhase> phase; // every stage's all-to-all at once
+    std::uint64_t transportVersion = 0;
+    std::vector<double> cross_s; // [stage]: one all-to-all across locations, 0 if none
+};
+void epExchange(const ClusterContext& ctx, const EpExchangeInput& in, EpExchange& out);
+
+// ---- chunk times ------------------------------------------------------------
+
+struct ChunkTimes {
+    double fwd = 0, bwd = 0, wgrad = 0;         // as scheduled
+    double compute = 0, tp = 0, cp = 0, ep = 0; // per microbatch, fwd+bwd parts
+    double params = 0, expert_params = 0;
+    double activation = 0, transient = 0;
+};
+struct ChunkTimesInput {
+    const Layout* layout = nullptr;
+    const std::vector<BuildingCosts>* costs = nullptr;
+    const ChunkLayers* chunks = nullptr;
+    const std::vector<double>* ep_cross_s = nullptr;
+    int pp = 1, v = 1;
+    Recompute recompute = Recompute::None;
+    bool zero_bubble = false;
+};
+// [stage][chunk]: the slowest building holding the stage.
+using ChunkTable = std::vector<std::vector<ChunkTimes>>;
+void chunkTimes(const ChunkTimesInput& in, ChunkTable& out);
+double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*field);
+
+// ---- ZeRO-3: parameter all-gathers and gradient reduce-scatters ------------
+
+struct Zero3Input {
+    Ref<Layout> layout;
+    Ref<Transports> transports;
+    CollectiveAlgo algo = CollectiveAlgo::Auto;
+    double grad_bytes = 4;
+    int v = 1, microbatches = 1;
+    std::vector<double> stage_params; // [stage]
+    bool operator==(const Zero3Input&) const = default;
+};
+struct Zero3 {
+    std::vector<CollectiveCost> ag, rs; // [stage], one chunk's
+    double shared = 0;                  // drain time of all stages' at once
+    std::optional<TrafficPhase> step;   // what a whole step puts on the edges
+};
+void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out);
+// What the prefetch cannot hide stretches each chunk's forward and backward.
+void applyZero3(const Zero3& z3, int pp, int v, ChunkTable& chunks);
+
+// ---- P2P between consecutive virtual stages --------------------------------
+
+struct P2pInput {
+    Ref<Layout> layout;
+    Ref<Transports> transports;
+    int virtual_stages = 1;
+    double bytes_per_gpu = 0; // activations of one microbatch, scatter-gather 1/tp
+    bool operator==(const P2pInput&) const = default;
+};
+struct P2p {
+    std::optional<TrafficPhase> phase; // every boundary at once
+    std::vector<double> fwd, bwd;      // [virtual boundary]
+    std::vector<char> cross;           // [virtual boundary]
+    double slot = 0;                   // the slowest boundary
+};
+void p2pTransfers(const ClusterContext& ctx, const P2pInput& in, P2p& out);
+
+// ---- the pipeline's input ---------------------------------------------------
+
+void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, bool record,
+                   PipelineInput& out);
+
+// ---- DP / FSDP gradient sync -------------------------------------------------
+
+struct DpCollectivesInput {
+    Ref<Layout> layout;
+    Ref<Transports> transports;
+    int zero_class = 0; // 0, 1 (ZeRO 1 and 2 move the same bytes) or 3
+    CollectiveAlgo algo = CollectiveAlgo::Auto;
+    double grad_bytes = 4;
+    std::vector<double> stage_params; // [stage]
+    bool operator==(const DpCollectivesInput&) const = default;
+};
+struct DpCollectives {
+    std::optional<TrafficPhase> reduce, gather; // gradients; ZeRO's parameter all-gather
+    std::vector<CollectiveCost> rsCost, agCost; // [stage]
+    CollectiveAlgo used = CollectiveAlgo::Ring;
+    std::vector<double> reduceShared, gatherShared; // [stage]: what ring neighbours wait for
+};
+void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCollectives& out);
+
+struct DpTimingInput {
+    const Plan* plan = nullptr;
+    const Layout* layout = nullptr;
+    const std::vector<BuildingCosts>* costs = nullptr;
+    const DpCollectives* collectives = nullptr;
+    const PipelineInput* pipeline = nullptr;
+    const PipelineResult* simulated = nullptr;
+    const std::vector<double>* stage_params = nullptr;
+};
+struct DpTiming {
+    std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward
+    std::vector<double> gatherExposed;    // [stage]: ZeRO's all-gather before the next forward
+    std::vector<double> optimizer;        // [stage]: the optimizer step
+    int critical = 0;                     // the stage that ends last
+    double step_s = 0;
+};
+void dpTiming(const DpTimingInput& in, DpTiming& out);
+
+// ---- FLOPs, breakdown, memory -----------------------------------------------
+
+struct FlopsInput {
+    const Model* model = nullptr;
+    const Plan* plan = nullptr;
+    const Layout* layout = nullptr;
+    const std::vector<BuildingCosts>* costs = nullptr;
+    double step_s = 0;
+};
+void flops(const FlopsInput& in, Evaluation& ev);
+
+struct BreakdownInput {
+    const ChunkTable* chunks = nullptr;
+    const PipelineResult* simulated = nullptr;
+    const PipelineResult* withoutP2p = nullptr; // the same pipeline with free P2P
+    const DpTiming* dp = nullptr;
+    int microbatches = 1;
+};
+Breakdown breakdown(const BreakdownInput& in);
+
+struct MemoryInput {
+    const Plan* plan = nullptr;
+    const Layout* layout = nullptr;
+    const std::vector<BuildingCosts>* costs = nullptr;
+    const ChunkTable* chunks = nullptr;
+    const std::vector<int>* stage_layers = nullptr;
+    const PipelineResult* simulated = nullptr;
+    const std::vector<double>* stage_params = nullptr;
+};
+// Per stage; the warning when the worst stage does not fit.
+void memory(const MemoryInput& in, MemoryUsage& out, std::vector<std::string>& warnings);
+
+// ---- link traffic -------------------------------------------------------------
+
+struct LinkTrafficInput {
+    const Plan* plan = nullptr;
+    const Transports* transports = nullptr;
+    const TrafficPhase* p2p = nullptr;
+    double p2pSlot = 0;
+    const TrafficPhase* dpReduce = nullptr;
+    const TrafficPhase* dpGather = nullptr;
+    const TrafficPhase* zero3Step = nullptr; // null unless ZeRO-3 with dp > 1
+    const TrafficPhase* ep = nullptr;
+    const ChunkLayers* chunks = nullptr;
+    const DpTiming* dp = nullptr;
+    int microbatches = 1;
+    bool detail = true; // every edge with its busy time; else cross-building bytes only
+};
+// Bytes per step on every edge (lean: the inter-building ones, summed into
+// cross_building_bytes; detailed: each as a LinkUsage with busy time and
+// peak utilisation), and the warnings for window-limited links.
+void linkTraffic(const ClusterContext& ctx, const LinkTrafficInput& in, Evaluation& ev);
+
+// ---- warnings and timeline --------------------------------------------------
+
+void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& layout,
+                  const DpCollectives& dp, Evaluation& ev);
+
+void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, const DpTiming& dp,
+              int pp, int v, int microbatches, Timeline& out);
+
+} // namespace sa

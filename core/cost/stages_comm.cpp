@@ -1,0 +1,317 @@
+// Stages of the evaluation that move data between cells: ZeRO-3's
+// per-microbatch collectives, P2P over the pipeline boundaries, the
+// pipeline's input, and the DP/FSDP gradient sync with the optimizer step.
+#include "cost/memory.h"
+#include "cost/network.h"
+#include "cost/stages.h"
+#include "topology/topology.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sa {
+
+namespace {
+
+// The optimizer step streams master weights, m, v (read + write), the
+// gradient and the new bf16 weights: ~30 bytes per parameter, plus the
+// launch of its fused kernels (docs/COST_MODEL.md).
+constexpr double kOptimizerStepBytes = 30.0;
+constexpr double kOptimizerLaunchS = 20e-6;
+
+// loadCollective with CollectiveAlgo::Auto tries every algorithm on the group
+// alone; the choice depends only on the group's spread, the collective, its
+// size and the environment. Stages with the same spread and size take the
+// choice made for the first of them.
+class AlgoMemo {
+public:
+    CollectiveCost load(TrafficPhase& phase, const Layout& layout, int s, CollectiveKind kind,
+                        CollectiveAlgo algo, double bytes) {
+        const GroupSpread& g = layout.spreads[std::size_t(s)];
+        const int spreadClass = layout.spreadClass[std::size_t(s)];
+        const CollectiveEnv& env = layout.stageEnv[std::size_t(s)];
+        const double groups = double(layout.placed.grid.cell_gpus);
+        if (algo != CollectiveAlgo::Auto)
+            return loadCollective(phase, g, kind, algo, bytes, groups, env);
+        for (const Choice& c : choices_)
+            if (c.spreadClass == spreadClass && c.kind == kind && c.bytes == bytes &&
+                c.groups == groups && c.env.nic_bps == env.nic_bps &&
+                c.env.nvlink_bps == env.nvlink_bps && c.env.alpha_s == env.alpha_s)
+                return loadCollective(phase, g, kind, c.algo, bytes, groups, env);
+        const CollectiveCost cost = loadCollective(phase, g, kind, algo, bytes, groups, env);
+        choices_.push_back({spreadClass, kind, bytes, groups, env, cost.algo});
+        return cost;
+    }
+
+private:
+    struct Choice {
+        int spreadClass;
+        CollectiveKind kind;
+        double bytes, groups;
+        CollectiveEnv env;
+        CollectiveAlgo algo;
+    };
+    std::vector<Choice> choices_;
+};
+
+} // namespace
+
+void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out) {
+    const Layout& layout = *in.layout;
+    const int pp = layout.placed.grid.stages;
+    const double mb = in.microbatches;
+    AlgoMemo algos;
+    TrafficPhase phase(*ctx.topology, *in.transports);
+    out.ag.assign(std::size_t(pp), {});
+    out.rs.assign(std::size_t(pp), {});
+    for (int s = 0; s < pp; ++s) {
+        const double p = in.stage_params[std::size_t(s)] / in.v;
+        out.ag[std::size_t(s)] =
+            algos.load(phase, layout, s, CollectiveKind::AllGather, in.algo, p * kWeightBytes);
+        out.rs[std::size_t(s)] =
+            algos.load(phase, layout, s, CollectiveKind::ReduceScatter, in.algo, p * in.grad_bytes);
+    }
+    out.shared = phase.drainTime();
+    // A step gathers each stage's parameters twice (forward, backward) and
+    // reduce-scatters its gradients once, per microbatch.
+    out.step.emplace(*ctx.topology, *in.transports);
+    for (int s = 0; s < pp; ++s) {
+        const double p = in.stage_params[std::size_t(s)];
+        for (int rep = 0; rep < 2; ++rep)
+            algos.load(*out.step, layout, s, CollectiveKind::AllGather, in.algo,
+                       p * kWeightBytes * mb);
+        algos.load(*out.step, layout, s, CollectiveKind::ReduceScatter, in.algo,
+                   p * in.grad_bytes * mb);
+    }
+}
+
+void applyZero3(const Zero3& z3, int pp, int v, ChunkTable& chunks) {
+    for (int s = 0; s < pp; ++s) {
+        const CollectiveCost &ag = z3.ag[std::size_t(s)], &rs = z3.rs[std::size_t(s)];
+        const double tAg = std::max(ag.bandwidth_s, z3.shared / 2) + ag.latency_s;
+        const double tRs = std::max(rs.bandwidth_s, z3.shared / 2) + rs.latency_s;
+        for (int c = 0; c < v; ++c) {
+            ChunkTimes& t = chunks[std::size_t(s)][std::size_t(c)];
+            // What the prefetch could not hide is DP time on the critical path.
+            const double f = std::max(t.fwd, tAg);
+            const double b = std::max(t.bwd + t.wgrad, tAg + tRs) - t.wgrad;
+            t.fwd = f;
+            t.bwd = b;
+        }
+    }
+}
+
+namespace {
+
+// The slowest transfer over virtual boundary vs -> vs + 1, all boundaries'
+// traffic sharing the edges.
+double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const TrafficPhase& p2p,
+                    int vs) {
+    const Layout& layout = *in.layout;
+    const Transports& transport = *in.transports;
+    const int pp = layout.placed.grid.stages;
+    const int from = vs % pp, to = (vs + 1) % pp;
+    const double nic = std::min(layout.stageEnv[std::size_t(from)].nic_bps,
+                                layout.stageEnv[std::size_t(to)].nic_bps);
+    const double bytes = in.bytes_per_gpu;
+    double worst = 0;
+    const PairRun* prev = nullptr;
+    for (const PairRun& r : layout.boundary[std::size_t(from)]) {
+        if (prev && prev->a == r.a && prev->b == r.b)
+            continue;
+        prev = &r;
+        double t = bytes / nic;
+        if (!(r.a == r.b)) {
+            // A single transfer is also bounded by its own flows' window.
+            double perTransfer = bytes / nic;
+            if (r.a.building != r.b.building) {
+                for (int id : ctx.topology->buildingRoute(r.a.building, r.b.building).edges) {
+                    const EdgeTransport& et = transport[std::size_t(id)];
+                    perTransfer =
+                        std::max(perTransfer,
+                                 bytes / std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                }
+            }
+            t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
+        }
+        t += p2p.routeLatency(r.a, r.b) + layout.stageEnv[std::size_t(from)].alpha_s;
+        worst = std::max(worst, t);
+    }
+    return worst;
+}
+
+} // namespace
+
+void p2pTransfers(const ClusterContext& ctx, const P2pInput& in, P2p& out) {
+    const Layout& layout = *in.layout;
+    const int pp = layout.placed.grid.stages, nV = in.virtual_stages;
+    const double cellGpus = double(layout.placed.grid.cell_gpus);
+    const std::size_t boundaries = std::size_t(std::max(0, nV - 1));
+    out.phase.emplace(*ctx.topology, *in.transports);
+    TrafficPhase& p2p = *out.phase;
+    out.slot = 0;
+    out.fwd.assign(boundaries, 0.0);
+    out.bwd = out.fwd;
+    out.cross.assign(boundaries, 0);
+    for (int vs = 0; vs + 1 < nV; ++vs)
+        for (const PairRun& r : layout.boundary[std::size_t(vs % pp)]) {
+            p2p.add(r.a, r.b, r.count * cellGpus * in.bytes_per_gpu, r.count * cellGpus);
+            p2p.add(r.b, r.a, r.count * cellGpus * in.bytes_per_gpu, r.count * cellGpus);
+            if (r.a.building != r.b.building)
+                out.cross[std::size_t(vs)] = 1;
+        }
+    for (int vs = 0; vs + 1 < nV; ++vs) {
+        const double worst = boundaryTime(ctx, in, p2p, vs);
+        out.fwd[std::size_t(vs)] = worst;
+        out.bwd[std::size_t(vs)] = worst;
+        out.slot = std::max(out.slot, worst);
+    }
+}
+
+void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, bool record,
+                   PipelineInput& out) {
+    const int pp = plan.parallelism.pp;
+    const int v =
+        plan.schedule.kind == ScheduleKind::Interleaved ? plan.schedule.virtual_stages : 1;
+    const std::size_t npp = std::size_t(pp), nv = std::size_t(v);
+    out.kind = plan.schedule.kind;
+    out.stages = pp;
+    out.chunks = v;
+    out.microbatches = int(std::max<std::int64_t>(1, plan.microbatches()));
+    out.record = record;
+    for (auto* d : {&out.fwd, &out.bwd, &out.wgrad, &out.activation_bytes})
+        d->resize(npp);
+    for (std::size_t s = 0; s < npp; ++s) {
+        out.fwd[s].resize(nv);
+        out.bwd[s].resize(nv);
+        out.wgrad[s].resize(nv);
+        out.activation_bytes[s].resize(nv);
+        for (std::size_t c = 0; c < nv; ++c) {
+            const ChunkTimes& t = chunks[s][c];
+            out.fwd[s][c] = t.fwd;
+            out.bwd[s][c] = t.bwd;
+            out.wgrad[s][c] = t.wgrad;
+            out.activation_bytes[s][c] = t.activation;
+        }
+    }
+    out.p2p_fwd = p2p.fwd;
+    out.p2p_bwd = p2p.bwd;
+    out.p2p_cross = p2p.cross;
+    out.extra_warmup.clear();
+    if (plan.schedule.latency_hiding && plan.schedule.kind != ScheduleKind::GPipe && pp > 1) {
+        // 1F1B's warm-up covers the compute downstream of a stage exactly,
+        // so every P2P round trip stalls each cycle. Each boundary b needs
+        // ceil(2 p2p_b / cycle) more microbatches in flight on every stage
+        // upstream of it than on the stage after it (CrossPipe, ATC'25).
+        out.extra_warmup.assign(npp, 0);
+        for (std::size_t s = 0; s < npp; ++s) {
+            const double cycle = out.fwd[s][0] + out.bwd[s][0] + out.wgrad[s][0];
+            if (cycle <= 0)
+                continue;
+            int extra = 0;
+            for (std::size_t b = s; b + 1 < npp; ++b)
+                extra += int(std::ceil((out.p2p_fwd[b] + out.p2p_bwd[b]) / cycle));
+            out.extra_warmup[s] = extra;
+        }
+    }
+}
+
+void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCollectives& out) {
+    const Layout& layout = *in.layout;
+    const int pp = layout.placed.grid.stages, dp = layout.placed.grid.replicas;
+    const std::size_t npp = std::size_t(pp);
+    out.reduce.emplace(*ctx.topology, *in.transports);
+    out.gather.emplace(*ctx.topology, *in.transports);
+    out.rsCost.assign(npp, {});
+    out.agCost.assign(npp, {});
+    out.used = in.algo;
+    out.reduceShared.assign(npp, 0.0);
+    out.gatherShared.assign(npp, 0.0);
+    if (dp <= 1 || in.zero_class == 3)
+        return;
+    AlgoMemo algos;
+    for (int s = 0; s < pp; ++s) {
+        const double P = in.stage_params[std::size_t(s)];
+        if (in.zero_class == 0) {
+            out.rsCost[std::size_t(s)] = algos.load(
+                *out.reduce, layout, s, CollectiveKind::AllReduce, in.algo, P * in.grad_bytes);
+        } else {
+            out.rsCost[std::size_t(s)] = algos.load(
+                *out.reduce, layout, s, CollectiveKind::ReduceScatter, in.algo, P * in.grad_bytes);
+            out.agCost[std::size_t(s)] = algos.load(
+                *out.gather, layout, s, CollectiveKind::AllGather, in.algo, P * kWeightBytes);
+        }
+        out.used = out.rsCost[std::size_t(s)].algo;
+    }
+    // What each group's ring neighbours wait for on the shared edges.
+    for (int s = 0; s < pp; ++s) {
+        const auto& sites = layout.spreads[std::size_t(s)].sites;
+        const std::size_t k = sites.size();
+        double shared = 0, sharedAg = 0;
+        for (std::size_t i = 0; i < k && k > 1; ++i)
+            shared =
+                std::max(shared, out.reduce->routeDrainTime(sites[i].loc, sites[(i + 1) % k].loc));
+        if (in.zero_class >= 1)
+            for (std::size_t i = 0; i < k && k > 1; ++i)
+                sharedAg = std::max(
+                    sharedAg, out.gather->routeDrainTime(sites[i].loc, sites[(i + 1) % k].loc));
+        out.reduceShared[std::size_t(s)] = shared;
+        out.gatherShared[std::size_t(s)] = sharedAg;
+    }
+}
+
+void dpTiming(const DpTimingInput& in, DpTiming& out) {
+    const Plan& plan = *in.plan;
+    const PipelineResult& pr = *in.simulated;
+    const PipelineInput& pin = *in.pipeline;
+    const DpCollectives& d = *in.collectives;
+    const int pp = plan.parallelism.pp, dp = plan.parallelism.dp;
+    for (auto* buffer : {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time})
+        buffer->assign(std::size_t(pp), 0.0);
+    const double gradBytes = double(plan.grad_reduce_bytes);
+    const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
+    const double hbmEfficiency = KernelConstants{}.hbm_efficiency;
+    double firstFwd = 0; // when each stage first needs its parameters
+    for (int s = 0; s < pp; ++s) {
+        const std::size_t i = std::size_t(s);
+        const double P = (*in.stage_params)[i];
+        const double endS = pr.end_s[i];
+        double t = 0, buckets = 1;
+        if (dp > 1 && plan.zero_stage < 3) {
+            buckets = std::ceil(P * gradBytes / bucketBytes);
+            t = std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) +
+                d.rsCost[i].latency_s * buckets;
+            if (plan.zero_stage >= 1) {
+                const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
+                const double tAg = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]) +
+                                   d.agCost[i].latency_s * agBuckets;
+                const double window = firstFwd + pin.fwd[i][0];
+                out.gatherExposed[i] =
+                    plan.dp_overlap ? std::max(tAg / agBuckets, tAg - window) : tAg;
+            }
+        }
+        out.time[i] = t;
+        const double start = plan.dp_overlap ? pr.last_bwd_start_s[i] : endS;
+        out.start[i] = start;
+        out.end[i] = t > 0 ? std::max(start + t, endS + t / buckets) : endS;
+        const double shard = plan.zero_stage >= 1 ? dp : 1;
+        const BuildingCosts& k = (*in.costs)[std::size_t(in.layout->stageBuilding[i])];
+        out.optimizer[i] =
+            P / shard * kOptimizerStepBytes / (k.gpu->hbm_tbps * 1e12 * hbmEfficiency) +
+            kOptimizerLaunchS;
+        if (s + 1 < pp)
+            firstFwd += pin.fwd[i][0] + pin.p2p_fwd[i];
+    }
+    out.critical = 0;
+    out.step_s = 0;
+    for (int s = 0; s < pp; ++s) {
+        const std::size_t i = std::size_t(s);
+        const double end = out.end[i] + out.optimizer[i] + out.gatherExposed[i];
+        if (end > out.step_s) {
+            out.step_s = end;
+            out.critical = s;
+        }
+    }
+}
+
+} // namespace sa

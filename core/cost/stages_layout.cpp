@@ -1,0 +1,326 @@
+// Stages of the evaluation up to the chunk times: layout, transports, layer
+// costs per building, the layers of every chunk, EP's all-to-all, and the
+// per-(stage, chunk) durations.
+#include "cost/network.h"
+#include "cost/stages.h"
+#include "topology/topology.h"
+
+#include <algorithm>
+
+namespace sa {
+
+namespace {
+
+// Where each stage's DP group sits (sites sorted by building, then zone).
+GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& blocks, int s, int dp) {
+    GroupSpread g;
+    g.members = dp;
+    for (const ReplicaBlock& blk : blocks) {
+        const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
+        if (!g.sites.empty() && g.sites.back().loc == loc) {
+            g.sites.back().members += blk.count;
+            continue;
+        }
+        auto it = std::find_if(g.sites.begin(), g.sites.end(),
+                               [&](const GroupSpread::Site& x) { return x.loc == loc; });
+        if (it != g.sites.end())
+            it->members += blk.count;
+        else
+            g.sites.push_back({loc, blk.count});
+    }
+    std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
+        return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
+                                                : a.loc.zone < b.loc.zone;
+    });
+    int lastB = -1;
+    for (const auto& site : g.sites)
+        if (site.loc.building != lastB) {
+            ++g.buildings;
+            lastB = site.loc.building;
+        }
+    return g;
+}
+
+void stageHolders(const Cluster& cluster, int pp, Layout& out) {
+    const CellGrid& grid = out.placed.grid;
+    const std::size_t npp = std::size_t(pp), nb = cluster.buildings.size();
+    out.stageCounts.assign(npp, std::vector<int>(nb, 0));
+    out.stageBuildings.assign(npp, {});
+    out.stageBuilding.assign(npp, 0);
+    for (int s = 0; s < pp; ++s)
+        for (const ReplicaBlock& blk : out.blocks)
+            out.stageCounts[std::size_t(s)][std::size_t(grid.at(s, blk.first))] += blk.count;
+    for (int s = 0; s < pp; ++s) {
+        const auto& counts = out.stageCounts[std::size_t(s)];
+        int best = 0;
+        for (std::size_t b = 0; b < nb; ++b) {
+            if (counts[b] == 0)
+                continue;
+            out.stageBuildings[std::size_t(s)].push_back(int(b));
+            if (counts[b] > counts[std::size_t(best)])
+                best = int(b);
+        }
+        out.stageBuilding[std::size_t(s)] = best;
+    }
+}
+
+void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
+    const Parallelism& par = in.parallelism;
+    const std::size_t npp = std::size_t(par.pp);
+    std::int64_t dpSpan = 1;
+    for (Dim d : in.rank_order) {
+        if (d == Dim::DP)
+            break;
+        dpSpan *= par.of(d);
+    }
+    int minHost = 1 << 30;
+    for (const auto& b : cluster.buildings)
+        minHost = std::min(minHost, b.gpus_per_host);
+    out.spreads.assign(npp, {});
+    for (int s = 0; s < par.pp; ++s) {
+        GroupSpread& g = out.spreads[std::size_t(s)];
+        g = dpSpread(out.placed.grid, out.blocks, s, par.dp);
+        g.single_host =
+            in.runs.empty() && dpSpan * (par.dp - 1) + out.placed.grid.cell_gpus <= minHost;
+    }
+    out.spreadClass.assign(npp, 0);
+    for (int s = 0; s < par.pp; ++s) {
+        int c = s;
+        for (int t = 0; t < s; ++t)
+            if (out.spreadClass[std::size_t(t)] == t &&
+                out.spreads[std::size_t(t)] == out.spreads[std::size_t(s)]) {
+                c = t;
+                break;
+            }
+        out.spreadClass[std::size_t(s)] = c;
+    }
+}
+
+// Pipeline boundaries: stage s sends to stage (s + 1) % pp.
+void boundaries(int pp, Layout& out) {
+    const CellGrid& grid = out.placed.grid;
+    out.boundary.assign(std::size_t(pp), {});
+    for (int from = 0; from < pp; ++from) {
+        const int to = (from + 1) % pp;
+        auto& runs = out.boundary[std::size_t(from)];
+        for (const ReplicaBlock& blk : out.blocks) {
+            const Location a{grid.at(from, blk.first), grid.zoneAt(from, blk.first)};
+            const Location b{grid.at(to, blk.first), grid.zoneAt(to, blk.first)};
+            if (!runs.empty() && runs.back().a == a && runs.back().b == b)
+                runs.back().count += blk.count;
+            else
+                runs.push_back({a, b, blk.count});
+        }
+    }
+}
+
+// NVLink bus bandwidth reaches ~80% of peak (the nvlink profile's efficiency).
+double nvlinkEfficiency() {
+    static const double e = builtinTechnology("nvlink")->efficiency;
+    return e;
+}
+
+} // namespace
+
+double nicBytesPerSecond(const Building& b) {
+    return gbpsToBytesPerS(b.scale_out_gbps) * fabricTechnology().efficiency;
+}
+
+double nvlinkBytesPerSecond(const Building& b) {
+    return gbpsToBytesPerS(b.scale_up_gbps) * nvlinkEfficiency();
+}
+
+double collectiveAlpha() {
+    return fabricTechnology().per_message_us * 1e-6 + KernelConstants{}.kernel_overhead_s;
+}
+
+void buildLayout(const ClusterContext& ctx, const LayoutInput& in, Layout& out) {
+    const Cluster& cluster = *ctx.cluster;
+    Plan plan;
+    plan.parallelism = in.parallelism;
+    plan.rank_order = in.rank_order;
+    if (!in.runs.empty())
+        plan.placement = Placement{in.runs, {}};
+    out.placed = placeCells(cluster, plan, in.plan_file);
+    if (!out.placed.ok())
+        return;
+    const int pp = in.parallelism.pp;
+    out.blocks = replicaBlocks(out.placed.grid);
+    stageHolders(cluster, pp, out);
+    dpGroups(cluster, in, out);
+    boundaries(pp, out);
+    out.stageEnv.assign(std::size_t(pp), {});
+    for (int s = 0; s < pp; ++s) {
+        CollectiveEnv& e = out.stageEnv[std::size_t(s)];
+        e.alpha_s = collectiveAlpha();
+        double nic = 1e300, nvl = 1e300;
+        for (int b : out.stageBuildings[std::size_t(s)]) {
+            nic = std::min(nic, nicBytesPerSecond(cluster.buildings[std::size_t(b)]));
+            nvl = std::min(nvl, nvlinkBytesPerSecond(cluster.buildings[std::size_t(b)]));
+        }
+        e.nic_bps = nic;
+        e.nvlink_bps = nvl;
+    }
+}
+
+void buildTransports(const ClusterContext& ctx, const TransportInput& in, Transports& out) {
+    out = edgeTransports(*ctx.cluster, *ctx.topology, in.overrides);
+}
+
+void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, BuildingCosts& out) {
+    const Cluster& cluster = *ctx.cluster;
+    const Plan plan = planOf(in.plan);
+    LayerContext lc =
+        layerContext(cluster, cluster.buildings[std::size_t(in.building)], in.model, plan);
+    out = BuildingCosts{};
+    out.gpu = lc.gpu;
+    out.dense = layerCost(lc);
+    if (in.model.moe) {
+        lc.moe_layer = true;
+        out.moe = layerCost(lc);
+        lc.moe_layer = false;
+    }
+    out.embedding = embeddingCost(lc);
+    out.logits = logitsCost(lc);
+}
+
+void chunkLayers(const Model& model, const std::vector<int>& stageLayers, int pp, int v,
+                 ChunkLayers& out) {
+    const int nV = pp * v;
+    out.layers.assign(std::size_t(nV), 0);
+    out.moe.assign(std::size_t(nV), 0);
+    int next = 0;
+    for (int vs = 0; vs < nV; ++vs) {
+        const int s = vs % pp, c = vs / pp;
+        const int layers = stageLayers[std::size_t(s)];
+        const int n = layers / v + (c < layers % v ? 1 : 0);
+        out.layers[std::size_t(vs)] = n;
+        out.moe[std::size_t(vs)] = model.moeLayersIn(next, n);
+        next += n;
+    }
+}
+
+void epExchange(const ClusterContext& ctx, const EpExchangeInput& in, EpExchange& out) {
+    const Layout& layout = *in.layout;
+    const CellGrid& grid = layout.placed.grid;
+    const int pp = grid.stages, dp = grid.replicas, ep = in.ep;
+    const double cellGpus = double(grid.cell_gpus);
+    if (!out.phase || out.transportVersion != in.transportVersion) {
+        out.phase.emplace(*ctx.topology, *in.transports);
+        out.transportVersion = in.transportVersion;
+    }
+    out.phase->clear();
+    out.cross_s.assign(std::size_t(pp), 0.0);
+    if (!in.moe || ep <= 1)
+        return;
+    for (int s = 0; s < pp; ++s) {
+        TrafficPhase stagePhase(*ctx.topology, *in.transports);
+        double worstLat = 0;
+        bool crosses = false;
+        for (int g0 = 0; g0 < dp; g0 += ep)
+            for (int i = g0; i < g0 + ep && i < dp; ++i)
+                for (int j = g0; j < g0 + ep && j < dp; ++j) {
+                    if (i == j)
+                        continue;
+                    const Location a{grid.at(s, i), grid.zoneAt(s, i)};
+                    const Location b{grid.at(s, j), grid.zoneAt(s, j)};
+                    if (a == b)
+                        continue;
+                    crosses = true;
+                    const double perGpu =
+                        (*in.costs)[std::size_t(a.building)].moe.ep_bytes_fwd_one_way / (ep - 1);
+                    stagePhase.add(a, b, cellGpus * perGpu, cellGpus);
+                    out.phase->add(a, b, cellGpus * perGpu, cellGpus);
+                    worstLat = std::max(worstLat, stagePhase.routeLatency(a, b));
+                }
+        if (crosses)
+            out.cross_s[std::size_t(s)] = stagePhase.drainTime() + worstLat;
+    }
+}
+
+double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*field) {
+    double s = 0;
+    for (const auto& c : v)
+        s += c.*field;
+    return s;
+}
+
+namespace {
+
+// Adds n layers of cost L to a chunk's times on one building.
+void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompute recompute,
+               bool zeroBubble) {
+    if (n <= 0)
+        return;
+    double epF = L.ep_fwd_s, epB = L.ep_bwd_s;
+    if (epCross > 0 && L.ep_bytes > 0) {
+        epF = std::max(epF, 2.0 * epCross);
+        epB = std::max(epB, 2.0 * epCross);
+    }
+    const double recompTp = L.tp_recompute_s;
+    const double recompEp = recompute == Recompute::Full ? epF : 0.0;
+    t.fwd += n * (L.fwd_s + L.tp_fwd_s + L.cp_fwd_s + epF);
+    const double bIn =
+        L.bwd_input_s + L.recompute_s + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp + recompEp;
+    if (zeroBubble) {
+        t.bwd += n * bIn;
+        t.wgrad += n * L.bwd_weight_s;
+    } else {
+        t.bwd += n * (bIn + L.bwd_weight_s);
+    }
+    t.compute += n * (L.fwd_s + L.bwd_input_s + L.bwd_weight_s + L.recompute_s);
+    t.tp += n * (L.tp_fwd_s + L.tp_bwd_s + recompTp);
+    t.cp += n * (L.cp_fwd_s + L.cp_bwd_s);
+    t.ep += n * (epF + epB + recompEp);
+    t.params += n * L.params;
+    t.expert_params += n * L.expert_params;
+    t.activation += n * L.activation_bytes;
+    t.transient = std::max(t.transient, L.transient_bytes);
+}
+
+} // namespace
+
+void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
+    const int pp = in.pp, v = in.v, nV = pp * v;
+    out.resize(std::size_t(pp));
+    for (auto& row : out)
+        row.assign(std::size_t(v), ChunkTimes{});
+    for (int vs = 0; vs < nV; ++vs) {
+        const int s = vs % pp, c = vs / pp;
+        const int nMoe = in.chunks->moe[std::size_t(vs)];
+        const int nDense = in.chunks->layers[std::size_t(vs)] - nMoe;
+        const double epCross = (*in.ep_cross_s)[std::size_t(s)];
+        ChunkTimes best;
+        double bestTotal = -1;
+        for (int b : in.layout->stageBuildings[std::size_t(s)]) {
+            const BuildingCosts& k = (*in.costs)[std::size_t(b)];
+            ChunkTimes t;
+            addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
+            addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+            if (vs == 0) {
+                t.fwd += k.embedding.fwd_s + k.embedding.tp_fwd_s;
+                t.bwd += k.embedding.bwd_s;
+                t.compute += k.embedding.fwd_s + k.embedding.bwd_s;
+                t.tp += k.embedding.tp_fwd_s;
+                t.params += k.embedding.params;
+                t.activation += k.embedding.activation_bytes;
+            }
+            if (vs == nV - 1) {
+                t.fwd += k.logits.fwd_s + k.logits.tp_fwd_s;
+                t.bwd += k.logits.bwd_s + k.logits.tp_bwd_s;
+                t.compute += k.logits.fwd_s + k.logits.bwd_s;
+                t.tp += k.logits.tp_fwd_s + k.logits.tp_bwd_s;
+                t.params += k.logits.params;
+                t.activation += k.logits.activation_bytes;
+            }
+            const double total = t.fwd + t.bwd + t.wgrad;
+            if (total > bestTotal) {
+                bestTotal = total;
+                best = t;
+            }
+        }
+        out[std::size_t(s)][std::size_t(c)] = best;
+    }
+}
+
+} // namespace sa

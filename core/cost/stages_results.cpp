@@ -1,0 +1,324 @@
+// Stages of the evaluation that read the simulated step: FLOPs and MFU, the
+// breakdown on the critical stage, memory per stage, link traffic, warnings
+// and the timeline.
+#include "cost/memory.h"
+#include "cost/network.h"
+#include "cost/stages.h"
+#include "topology/topology.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sa {
+
+void flops(const FlopsInput& in, Evaluation& ev) {
+    const Model& model = *in.model;
+    const Plan& plan = *in.plan;
+    const Layout& layout = *in.layout;
+    const std::vector<BuildingCosts>& bc = *in.costs;
+    const double cellGpus = double(layout.placed.grid.cell_gpus);
+    const BuildingCosts& k = bc[std::size_t(layout.stageBuilding[0])];
+    const int nMoeLayers = model.moeLayersIn(0, model.layers);
+    const double perMicroModel =
+        cellGpus * ((model.layers - nMoeLayers) * k.dense.model_flops_total +
+                    nMoeLayers * k.moe.model_flops_total + k.logits.model_flops_total);
+    const double perMicroHw =
+        cellGpus * ((model.layers - nMoeLayers) * k.dense.hw_flops_total +
+                    nMoeLayers * k.moe.hw_flops_total + k.logits.hw_flops_total);
+    const double micro = double(plan.microbatches()) * plan.parallelism.dp;
+    ev.model_flops_per_step = perMicroModel * micro;
+    ev.hardware_flops_per_step = perMicroHw * micro;
+    double peak = 0;
+    for (std::size_t b = 0; b < bc.size(); ++b) {
+        if (!bc[b].used)
+            continue;
+        std::int64_t cells = 0;
+        for (const auto& counts : layout.stageCounts)
+            cells += counts[b];
+        peak += double(cells) * cellGpus * gemmPeakFlops(*bc[b].gpu, model);
+    }
+    const double step = in.step_s;
+    if (step > 0 && peak > 0) {
+        ev.mfu = ev.model_flops_per_step / (step * peak);
+        ev.hfu = ev.hardware_flops_per_step / (step * peak);
+        ev.tflops_per_gpu = ev.model_flops_per_step / step / double(ev.gpus) / 1e12;
+        ev.tokens_per_s = double(plan.global_batch_sequences) * plan.sequence_length / step;
+    }
+}
+
+Breakdown breakdown(const BreakdownInput& in) {
+    const std::size_t c = std::size_t(in.dp->critical);
+    const auto& cs = (*in.chunks)[c];
+    const PipelineResult& pr = *in.simulated;
+    const double mb = in.microbatches;
+    Breakdown br;
+    br.compute_s = mb * sumChunks(cs, &ChunkTimes::compute);
+    br.tp_exposed_s = mb * sumChunks(cs, &ChunkTimes::tp);
+    br.cp_exposed_s = mb * sumChunks(cs, &ChunkTimes::cp);
+    br.ep_exposed_s = mb * sumChunks(cs, &ChunkTimes::ep);
+    const double busy = pr.busy_s[c];
+    const double zeroPending =
+        std::max(0.0, busy - (br.compute_s + br.tp_exposed_s + br.cp_exposed_s + br.ep_exposed_s));
+    br.dp_exposed_s = zeroPending + (in.dp->end[c] - pr.end_s[c]) + in.dp->gatherExposed[c];
+    br.bubble_s = std::max(0.0, in.withoutP2p->end_s[c] - busy);
+    br.pp_exposed_s = std::max(0.0, pr.end_s[c] - in.withoutP2p->end_s[c]);
+    br.optimizer_s = in.dp->optimizer[c];
+    return br;
+}
+
+void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& warnings) {
+    const Plan& plan = *in.plan;
+    const Parallelism& par = plan.parallelism;
+    const int pp = par.pp, dp = par.dp;
+    mem.per_stage_peak_gib.assign(std::size_t(pp), 0);
+    mem.per_stage_capacity_gib.assign(std::size_t(pp), 0);
+    double worstRatio = -1;
+    for (int s = 0; s < pp; ++s) {
+        const auto& cs = (*in.chunks)[std::size_t(s)];
+        StageMemoryInput si;
+        si.zero = plan.zero_stage;
+        si.params = (*in.stage_params)[std::size_t(s)];
+        si.expert_params = sumChunks(cs, &ChunkTimes::expert_params);
+        si.dp_shard = dp;
+        si.ep_shard = std::max(1, dp / std::max(1, par.ep));
+        si.layers = (*in.stage_layers)[std::size_t(s)];
+        double transient = 0;
+        for (const auto& c : cs)
+            transient = std::max(transient, c.transient);
+        si.activation_bytes = in.simulated->peak_activation_bytes[std::size_t(s)] + transient;
+        const StageMemory sm = stageMemory(si);
+        double cap = 1e300;
+        for (int b : in.layout->stageBuildings[std::size_t(s)])
+            cap = std::min(cap, (*in.costs)[std::size_t(b)].gpu->memory_gib);
+        mem.per_stage_peak_gib[std::size_t(s)] = sm.total_gib;
+        mem.per_stage_capacity_gib[std::size_t(s)] = cap;
+        if (sm.total_gib / cap > worstRatio) {
+            worstRatio = sm.total_gib / cap;
+            mem.worst_stage = s;
+            mem.weights_gib = sm.weights / kGiB;
+            mem.gradients_gib = sm.gradients / kGiB;
+            mem.optimizer_gib = sm.optimizer / kGiB;
+            mem.activations_gib = sm.activations / kGiB;
+            mem.other_gib =
+                sm.total_gib - (sm.weights + sm.gradients + sm.optimizer + sm.activations) / kGiB;
+            mem.peak_gib_per_gpu = sm.total_gib;
+            mem.capacity_gib = cap;
+        }
+    }
+    mem.fits = mem.peak_gib_per_gpu <= mem.capacity_gib;
+    if (!mem.fits) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "memory: stage %d needs %.1f GiB per GPU, %.1f GiB more than the %.0f GiB "
+                      "it has",
+                      mem.worst_stage, mem.peak_gib_per_gpu,
+                      mem.peak_gib_per_gpu - mem.capacity_gib, mem.capacity_gib);
+        warnings.push_back(buf);
+    }
+}
+
+namespace {
+
+// One direction of one edge: bytes per step by the dimension that sends them.
+struct DirectedBytes {
+    double pp = 0, dp = 0, ep = 0;
+    double total() const { return pp + dp + ep; }
+};
+
+struct StepTraffic {
+    const LinkTrafficInput& in;
+    double dpMult;  // ZeRO-3's traffic is in zero3Step, not in the DP phases
+    double epCalls; // all-to-alls per step: four per MoE layer per microbatch
+    double p2pCrossings;
+
+    explicit StepTraffic(const LinkTrafficInput& input)
+        : in(input)
+        , dpMult(input.plan->zero_stage == 3 ? 0.0 : 1.0)
+        , p2pCrossings(double(input.microbatches)) { // each boundary carries every microbatch
+        double epLayers = 0;
+        for (int n : in.chunks->moe)
+            epLayers = std::max(epLayers, double(n));
+        epCalls = 4.0 * input.microbatches * epLayers *
+                  (in.plan->recompute == Recompute::Full ? 1.5 : 1.0);
+    }
+    DirectedBytes bytes(int edge, int dir) const {
+        DirectedBytes b;
+        b.pp = in.p2p->load(edge, dir) * p2pCrossings;
+        b.dp = dpMult * (in.dpReduce->load(edge, dir) + in.dpGather->load(edge, dir)) +
+               (in.zero3Step ? in.zero3Step->load(edge, dir) : 0.0);
+        b.ep = in.ep->load(edge, dir) * epCalls;
+        return b;
+    }
+};
+
+LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp, double stepTime,
+                    const std::string& technology) {
+    const LinkTrafficInput& in = traffic.in;
+    LinkUsage u;
+    u.name = e.name;
+    u.edge = e.id;
+    u.tier = e.kind == EdgeKind::InterBuilding    ? LinkTier::InterBuilding
+             : e.kind == EdgeKind::BuildingUplink ? LinkTier::BuildingUplink
+                                                  : LinkTier::ZoneUplink;
+    u.capacity_gbps = e.bandwidth_gbps;
+    u.latency_ms = e.latency_ms;
+    u.technology = technology;
+    const double line = gbpsToBytesPerS(e.bandwidth_gbps);
+    double dirBytes[2] = {0, 0}, dirBusy[2] = {0, 0}, peak = 0;
+    bool usesPP = false, usesDP = false, usesEP = false;
+    for (int dir = 0; dir < 2; ++dir) {
+        const DirectedBytes b = traffic.bytes(e.id, dir);
+        dirBytes[dir] = b.total();
+        if (b.pp > 0) {
+            usesPP = true;
+            dirBusy[dir] += b.pp / in.p2p->rateBps(e.id, dir);
+            peak = std::max(
+                peak, std::min(1.0, in.p2p->load(e.id, dir) / std::max(in.p2pSlot, 1e-12) / line));
+        }
+        if (b.dp > 0) {
+            usesDP = true;
+            // Each phase drains at the rate its own concurrent transfers reach.
+            const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step};
+            const double mult[] = {traffic.dpMult, traffic.dpMult, 1.0};
+            double busy = 0;
+            for (int k = 0; k < 3; ++k) {
+                const double bytes = phases[k] ? mult[k] * phases[k]->load(e.id, dir) : 0.0;
+                if (bytes > 0)
+                    busy += bytes / std::max(phases[k]->rateBps(e.id, dir), 1.0);
+            }
+            dirBusy[dir] += busy;
+            const double window = in.plan->zero_stage == 3 ? stepTime : maxDp;
+            peak = std::max(peak, std::min(1.0, b.dp / std::max(window, busy) / line));
+        }
+        if (b.ep > 0) {
+            usesEP = true;
+            const double r = in.ep->rateBps(e.id, dir);
+            dirBusy[dir] += b.ep / r;
+            peak = std::max(peak, std::min(1.0, r / line));
+        }
+    }
+    u.bytes_per_step = std::max(dirBytes[0], dirBytes[1]);
+    u.busy_s = std::max(dirBusy[0], dirBusy[1]);
+    u.utilization = stepTime > 0 ? std::min(1.0, u.bytes_per_step / (line * stepTime)) : 0;
+    u.peak_utilization = std::max(peak, u.utilization);
+    if (usesPP)
+        u.dims.push_back(Dim::PP);
+    if (usesDP)
+        u.dims.push_back(Dim::DP);
+    if (usesEP)
+        u.dims.push_back(Dim::EP);
+    return u;
+}
+
+// Window-limited links: the transfers sharing a link in some phase cannot
+// fill it (too few flows for its RTT). Say so: it is a design choice (more
+// flows, a long-haul profile).
+void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
+                    std::vector<std::string>& warnings) {
+    for (const TopoEdge& e : ctx.topology->edges()) {
+        if (e.kind != EdgeKind::InterBuilding)
+            continue;
+        const EdgeTransport& t = (*in.transports)[std::size_t(e.id)];
+        const double line = gbpsToBytesPerS(e.bandwidth_gbps) * t.tech.efficiency;
+        const std::pair<const TrafficPhase*, const char*> phases[] = {
+            {in.p2p, "P2P"}, {in.dpReduce, "DP"}, {in.ep, "EP"}};
+        for (const auto& [phase, what] : phases) {
+            int dir = phase->load(e.id, 0) >= phase->load(e.id, 1) ? 0 : 1;
+            if (phase->load(e.id, dir) <= 0)
+                continue;
+            const double rate = phase->rateBps(e.id, dir);
+            if (rate >= 0.95 * line)
+                continue;
+            char buf[400];
+            std::snprintf(buf, sizeof buf,
+                          "link %s: %s traffic reaches %.0f of %.0f Gbit/s: %.0f concurrent "
+                          "transfers x %d %s flows at %.1f ms RTT are window-limited; more "
+                          "flows (plan link_technologies) or a long-haul profile fill it",
+                          e.name.c_str(), what, rate * 8 / 1e9, e.bandwidth_gbps,
+                          phase->connections(e.id, dir), t.tech.flows, t.tech.name.c_str(),
+                          t.rtt_s * 1e3);
+            warnings.push_back(buf);
+            break;
+        }
+    }
+}
+
+} // namespace
+
+void linkTraffic(const ClusterContext& ctx, const LinkTrafficInput& in, Evaluation& ev) {
+    const StepTraffic traffic(in);
+    double maxDp = 0;
+    for (double t : in.dp->time)
+        maxDp = std::max(maxDp, t);
+    for (const TopoEdge& e : ctx.topology->edges()) {
+        if (!in.detail && e.kind != EdgeKind::InterBuilding)
+            continue;
+        if (!in.detail) {
+            ev.cross_building_bytes +=
+                traffic.bytes(e.id, 0).total() + traffic.bytes(e.id, 1).total();
+            continue;
+        }
+        LinkUsage u = linkUsage(e, traffic, maxDp, ev.step_time_s,
+                                (*in.transports)[std::size_t(e.id)].tech.name);
+        if (e.kind == EdgeKind::InterBuilding) {
+            const DirectedBytes b0 = traffic.bytes(e.id, 0), b1 = traffic.bytes(e.id, 1);
+            ev.cross_building_bytes += b0.total() + b1.total();
+        }
+        ev.links.push_back(std::move(u));
+    }
+    if (in.detail)
+        windowWarnings(ctx, in, ev.warnings);
+}
+
+void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& layout,
+                  const DpCollectives& dp, Evaluation& ev) {
+    const int pp = plan.parallelism.pp;
+    const std::int64_t m = plan.microbatches();
+    if (m < pp)
+        ev.warnings.push_back("schedule: " + std::to_string(m) + " microbatches for " +
+                              std::to_string(pp) +
+                              " pipeline stages: the pipeline never fills (bubble dominates)");
+    if (plan.parallelism.dp > 1 && plan.zero_stage < 3 && dp.used == CollectiveAlgo::Ring) {
+        for (const GroupSpread& g : layout.spreads)
+            if (g.buildings > 1) {
+                ev.warnings.push_back(
+                    "collectives: DP uses a flat ring across buildings; hierarchical DP "
+                    "(\"collectives\": {\"dp\": \"hierarchical\"}) sends less over the "
+                    "inter-building links");
+                break;
+            }
+    }
+    if (ev.gpus < ctx.cluster->totalGpus())
+        ev.warnings.push_back("placement: the plan uses " + std::to_string(ev.gpus) + " of " +
+                              std::to_string(ctx.cluster->totalGpus()) + " GPUs");
+}
+
+void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, const DpTiming& dp,
+              int pp, int v, int microbatches, Timeline& tl) {
+    tl.stages = pp;
+    tl.chunks = v;
+    tl.microbatches = microbatches;
+    tl.ops = std::move(ops);
+    for (int s = 0; s < pp; ++s) {
+        const std::size_t i = std::size_t(s);
+        const double endS = simulated.end_s[i];
+        if (dp.time[i] > 0) {
+            TimelineOp op;
+            op.kind = OpKind::DpSync;
+            op.stage = s;
+            op.start_s = dp.start[i];
+            op.end_s = dp.end[i];
+            op.exposed_s = std::max(0.0, op.end_s - endS);
+            tl.ops.push_back(op);
+        }
+        TimelineOp opt;
+        opt.kind = OpKind::Optimizer;
+        opt.stage = s;
+        opt.start_s = dp.end[i];
+        opt.end_s = opt.start_s + dp.optimizer[i] + dp.gatherExposed[i];
+        tl.ops.push_back(opt);
+    }
+    tl.makespan_s = dp.step_s;
+}
+
+} // namespace sa
