@@ -186,130 +186,133 @@ Plan planOf(const LayerPlanKey& key) {
     return p;
 }
 
-LayerCost layerCost(const LayerContext& ctx) {
+namespace {
+
+// The sizes of one layer on one GPU of a tp x cp cell.
+struct LayerShape {
+    double t, cp, ep;     // degrees
+    double b;             // sequences per microbatch
+    double sFull, sLocal; // sequence length, and its share on one CP rank
+    double T;             // tokens per GPU
+    double h, dh;         // hidden, head dimension
+    double headsLocal, kvLocal;
+    double peak, peakBf16; // FLOP/s of the GEMMs, and at bf16
+    bool sp, gated;
+};
+
+LayerShape layerShape(const LayerContext& ctx) {
     const Model& model = *ctx.model;
     const Plan& plan = *ctx.plan;
-    const GpuModel& gpu = *ctx.gpu;
-    const KernelConstants& kc = ctx.kc;
-    LayerCost c;
+    LayerShape s;
+    s.t = plan.parallelism.tp;
+    s.cp = plan.parallelism.cp;
+    s.ep = plan.parallelism.ep;
+    s.b = double(plan.micro_batch_sequences);
+    s.sFull = double(plan.sequence_length);
+    s.sLocal = s.sFull / s.cp;
+    s.T = s.b * s.sLocal;
+    s.h = double(model.hidden);
+    s.dh = double(model.headDim());
+    s.headsLocal = double(model.heads) / s.t;
+    s.kvLocal = std::max(1.0, double(model.kv_heads) / s.t);
+    s.peak = gemmPeakFlops(*ctx.gpu, model);
+    s.peakBf16 = ctx.gpu->peak_tflops_bf16 * 1e12;
+    s.sp = plan.sequence_parallel && s.t > 1;
+    s.gated = model.mlp == MlpKind::SwiGlu;
+    return s;
+}
 
-    const double t = plan.parallelism.tp;
-    const double cp = plan.parallelism.cp;
-    const double ep = plan.parallelism.ep;
-    const double b = double(plan.micro_batch_sequences);
-    const double sFull = double(plan.sequence_length);
-    const double sLocal = sFull / cp;
-    const double T = b * sLocal; // tokens per GPU
-    const double h = double(model.hidden);
-    const double dh = double(model.headDim());
-    const double headsLocal = double(model.heads) / t;
-    const double kvLocal = std::max(1.0, double(model.kv_heads) / t);
-    const double peak = gemmPeakFlops(gpu, model);
-    const double peakBf16 = gpu.peak_tflops_bf16 * 1e12;
-    const bool sp = plan.sequence_parallel && t > 1;
-    const bool gated = model.mlp == MlpKind::SwiGlu;
-
+// The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
+struct GemmSums {
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
-    auto addGemm = [&](const Gemm& g, double modelShare = 1.0) {
-        GemmTimes gt = gemmTriple(gpu, peak, g, kc);
+    void add(const LayerContext& ctx, double peak, const Gemm& g, double modelShare = 1.0) {
+        const GemmTimes gt = gemmTriple(*ctx.gpu, peak, g, ctx.kc);
         fwd += gt.fwd;
         dgrad += gt.dgrad;
         wgrad += gt.wgrad;
         modelFlops += gt.flops * modelShare;
         hwFlops += gt.flops;
-    };
+    }
+};
 
-    // Attention projections (GQA: K and V have kv_heads heads; replicated
-    // across TP ranks when tp > kv_heads: executed on every rank, counted
-    // once as model FLOPs).
-    const double kvModel = double(model.kv_heads) / t;
-    addGemm({T, (headsLocal + 2.0 * kvLocal) * dh, h, 1},
-            (headsLocal + 2.0 * kvModel) / (headsLocal + 2.0 * kvLocal));
-    addGemm({T, h, headsLocal * dh, 1});
-    c.params += h * (headsLocal + 2.0 * kvLocal) * dh + headsLocal * dh * h;
+// Attention core: QK^T and PV, 4 * b * a * s_q * s_kv * dh FLOPs, half of
+// it for a causal mask (Narayanan et al. 2021 count it unmasked).
+struct AttentionCore {
+    double flopsFull = 0, model = 0; // unmasked FLOPs; model FLOPs (causal)
+    double fwd = 0, bwd = 0, hw = 0; // times; executed FLOPs
+};
 
-    // Attention core: QK^T and PV, 4 * b * a * s_q * s_kv * dh FLOPs, half of
-    // it for a causal mask (Narayanan et al. 2021 count it unmasked).
-    const double attnFlopsFull = 4.0 * b * headsLocal * sLocal * sFull * dh;
-    const double attnModel = 0.5 * attnFlopsFull;
-    double attnFwd, attnBwd, attnHw;
-    if (plan.flash_attention) {
+AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
+    const GpuModel& gpu = *ctx.gpu;
+    const KernelConstants& kc = ctx.kc;
+    AttentionCore a;
+    a.flopsFull = 4.0 * s.b * s.headsLocal * s.sLocal * s.sFull * s.dh;
+    a.model = 0.5 * a.flopsFull;
+    if (ctx.plan->flash_attention) {
         // FlashAttention skips masked blocks; backward recomputes the scores:
         // 2.5x the forward FLOPs (Dao 2023).
-        attnFwd = attnModel / (peakBf16 * gpu.gemm_efficiency * kc.flash_fwd_relative) +
-                  kc.kernel_overhead_s;
-        attnBwd = 2.5 * attnModel / (peakBf16 * gpu.gemm_efficiency * kc.flash_bwd_relative) +
-                  kc.kernel_overhead_s;
-        attnHw = 3.5 * attnModel;
+        a.fwd = a.model / (s.peakBf16 * gpu.gemm_efficiency * kc.flash_fwd_relative) +
+                kc.kernel_overhead_s;
+        a.bwd = 2.5 * a.model / (s.peakBf16 * gpu.gemm_efficiency * kc.flash_bwd_relative) +
+                kc.kernel_overhead_s;
+        a.hw = 3.5 * a.model;
     } else {
         // Unfused: two batched GEMMs over the full score matrix plus a
         // memory-bound softmax/dropout over it.
-        const double batch = b * headsLocal;
-        const double scoreElems = batch * sLocal * sFull;
-        attnFwd = gemmTime(gpu, peakBf16, sLocal, sFull, dh, batch, kc) +
-                  gemmTime(gpu, peakBf16, sLocal, dh, sFull, batch, kc) +
-                  streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
-        attnBwd = 2.0 * (gemmTime(gpu, peakBf16, sLocal, sFull, dh, batch, kc) +
-                         gemmTime(gpu, peakBf16, sLocal, dh, sFull, batch, kc)) +
-                  streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
-        attnHw = 3.0 * attnFlopsFull;
+        const double batch = s.b * s.headsLocal;
+        const double scoreElems = batch * s.sLocal * s.sFull;
+        a.fwd = gemmTime(gpu, s.peakBf16, s.sLocal, s.sFull, s.dh, batch, kc) +
+                gemmTime(gpu, s.peakBf16, s.sLocal, s.dh, s.sFull, batch, kc) +
+                streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
+        a.bwd = 2.0 * (gemmTime(gpu, s.peakBf16, s.sLocal, s.sFull, s.dh, batch, kc) +
+                       gemmTime(gpu, s.peakBf16, s.sLocal, s.dh, s.sFull, batch, kc)) +
+                streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
+        a.hw = 3.0 * a.flopsFull;
     }
+    return a;
+}
 
-    // MLP: dense, or routed experts (+ shared experts) for an MoE layer.
+// MLP: dense, or routed experts (+ shared experts) for an MoE layer. Adds
+// its GEMMs and parameters; returns the activation bytes it streams.
+double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerCost& c) {
+    const Model& model = *ctx.model;
+    const double t = s.t, T = s.T, h = s.h;
+    const bool gated = s.gated;
     double ffnActBytes = 0;
     if (ctx.moe_layer && model.moe) {
         const MoeConfig& moe = *model.moe;
         const double fe = double(moe.expert_ffn_hidden);
-        const double localExperts = double(moe.experts) / ep;
-        const double tokensPerExpert = T * ep * moe.top_k * moe.capacity_factor / moe.experts;
-        addGemm({T, double(moe.experts), h, 1}); // router
-        addGemm({tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts});
-        addGemm({tokensPerExpert, h, fe / t, localExperts});
+        const double localExperts = double(moe.experts) / s.ep;
+        const double tokensPerExpert = T * s.ep * moe.top_k * moe.capacity_factor / moe.experts;
+        gemms.add(ctx, s.peak, {T, double(moe.experts), h, 1}); // router
+        gemms.add(ctx, s.peak, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts});
+        gemms.add(ctx, s.peak, {tokensPerExpert, h, fe / t, localExperts});
         c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
         c.params += c.expert_params + h * moe.experts;
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
-            addGemm({T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
-            addGemm({T, h, fs / t, 1});
+            gemms.add(ctx, s.peak, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
+            gemms.add(ctx, s.peak, {T, h, fs / t, 1});
             c.params += (gated ? 3.0 : 2.0) * h * fs / t;
             ffnActBytes += T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
         }
     } else {
         const double f = double(model.ffn_hidden);
-        addGemm({T, (gated ? 2.0 : 1.0) * f / t, h, 1});
-        addGemm({T, h, f / t, 1});
+        gemms.add(ctx, s.peak, {T, (gated ? 2.0 : 1.0) * f / t, h, 1});
+        gemms.add(ctx, s.peak, {T, h, f / t, 1});
         c.params += (gated ? 3.0 : 2.0) * h * f / t;
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
     }
-    c.params += 2.0 * h; // norms
+    return ffnActBytes;
+}
 
-    // Memory-bound elementwise work; norms and residuals are split by TP
-    // only with sequence parallelism.
-    const double elemFwd = T * kElementwiseBytesPerHidden * h / (sp ? t : 1.0) + ffnActBytes;
-    const double elemFwdS = streamTime(gpu, elemFwd, kc);
-    const double elemBwdS = 2.0 * elemFwdS;
-
-    c.fwd_s = fwd + attnFwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
-    c.bwd_input_s = dgrad + attnBwd + elemBwdS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
-    c.bwd_weight_s = wgrad + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
-
-    c.model_flops_fwd = modelFlops + attnModel;
-    c.model_flops_total = 3.0 * c.model_flops_fwd;
-    double hwTotal = 3.0 * hwFlops + attnHw;
-    if (plan.recompute == Recompute::Full) {
-        c.recompute_s = c.fwd_s;
-        hwTotal += hwFlops + (plan.flash_attention ? attnModel : attnFlopsFull);
-    } else if (plan.recompute == Recompute::Selective) {
-        // Selective recompute re-runs the attention core only (Korthikanti
-        // et al. 2022, Sec. 5); with FlashAttention it is already recomputed.
-        if (!plan.flash_attention) {
-            c.recompute_s = attnFwd;
-            hwTotal += attnFlopsFull;
-        }
-    }
-    c.hw_flops_total = hwTotal;
-
+// TP, CP and EP communication of the layer on the critical path.
+void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore& attn,
+               LayerCost& c) {
+    const Plan& plan = *ctx.plan;
+    const bool full = plan.recompute == Recompute::Full;
+    const double T = s.T, h = s.h;
     // TP: two all-reduces (or RS+AG pairs with SP, same volume) per layer
     // forward and two backward (Shoeybi et al. 2019, Fig. 4; Korthikanti
     // et al. 2022, Fig. 5).
@@ -320,12 +323,11 @@ LayerCost layerCost(const LayerContext& ctx) {
             ringAllReduceTime(bytes, ti, nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
         c.tp_fwd_s = 2.0 * one;
         c.tp_bwd_s = 2.0 * one;
-        if (plan.recompute == Recompute::Full)
+        if (full)
             c.tp_recompute_s = 2.0 * one;
         const double perCollective = 2.0 * (ti - 1) / ti * bytes;
-        c.tp_bytes = perCollective * (4.0 + (plan.recompute == Recompute::Full ? 2.0 : 0.0));
+        c.tp_bytes = perCollective * (4.0 + (full ? 2.0 : 0.0));
     }
-
     // CP: ring exchange of K and V chunks, overlapped with the attention
     // blocks (Megatron context parallelism); backward also returns dK, dV.
     const int cpi = plan.parallelism.cp;
@@ -334,21 +336,21 @@ LayerCost layerCost(const LayerContext& ctx) {
         const double bps =
             nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
         const double alpha = nvlink ? nvlinkAlpha() : nicAlpha();
-        const double kvBytes = T * 2.0 * kvLocal * dh * kBf16;
+        const double kvBytes = T * 2.0 * s.kvLocal * s.dh * kBf16;
         const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
         const double bwdComm = 2.0 * fwdComm;
-        c.cp_fwd_s = std::max(0.0, fwdComm - attnFwd) + alpha;
-        c.cp_bwd_s = std::max(0.0, bwdComm - attnBwd) + alpha;
-        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (plan.recompute == Recompute::Full ? 1.0 : 0.0));
+        c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
+        c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
+        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (full ? 1.0 : 0.0));
     }
-
     // EP: all-to-all dispatch and combine of top_k copies of each token
     // (Lepikhin et al. 2020; Megatron-Core MoE). With SP each TP rank
     // dispatches its own 1/t of the tokens.
     const int epi = plan.parallelism.ep;
-    if (ctx.moe_layer && model.moe && epi > 1) {
-        const double tokensDispatched = sp ? T / t : T;
-        const double oneWay = tokensDispatched * model.moe->top_k * h * kBf16 * (epi - 1) / epi;
+    if (ctx.moe_layer && ctx.model->moe && epi > 1) {
+        const double tokensDispatched = s.sp ? T / s.t : T;
+        const double oneWay =
+            tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (epi - 1) / epi;
         const bool nvlink = ti * cpi * epi <= ctx.gpus_per_host;
         const double bps =
             nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
@@ -357,8 +359,58 @@ LayerCost layerCost(const LayerContext& ctx) {
         c.ep_fwd_s = 2.0 * a2a;
         c.ep_bwd_s = 2.0 * a2a;
         c.ep_bytes_fwd_one_way = oneWay;
-        c.ep_bytes = oneWay * (4.0 + (plan.recompute == Recompute::Full ? 2.0 : 0.0));
+        c.ep_bytes = oneWay * (4.0 + (full ? 2.0 : 0.0));
     }
+}
+
+} // namespace
+
+LayerCost layerCost(const LayerContext& ctx) {
+    const Model& model = *ctx.model;
+    const Plan& plan = *ctx.plan;
+    const KernelConstants& kc = ctx.kc;
+    const LayerShape s = layerShape(ctx);
+    LayerCost c;
+    GemmSums gemms;
+
+    // Attention projections (GQA: K and V have kv_heads heads; replicated
+    // across TP ranks when tp > kv_heads: executed on every rank, counted
+    // once as model FLOPs).
+    const double kvModel = double(model.kv_heads) / s.t;
+    gemms.add(ctx, s.peak, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
+              (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
+    gemms.add(ctx, s.peak, {s.T, s.h, s.headsLocal * s.dh, 1});
+    c.params += s.h * (s.headsLocal + 2.0 * s.kvLocal) * s.dh + s.headsLocal * s.dh * s.h;
+    const AttentionCore attn = attentionCore(ctx, s);
+    const double ffnActBytes = mlp(ctx, s, gemms, c);
+    c.params += 2.0 * s.h; // norms
+
+    // Memory-bound elementwise work; norms and residuals are split by TP
+    // only with sequence parallelism.
+    const double elemFwd =
+        s.T * kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) + ffnActBytes;
+    const double elemFwdS = streamTime(*ctx.gpu, elemFwd, kc);
+    const double elemBwdS = 2.0 * elemFwdS;
+    c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
+    c.bwd_input_s = gemms.dgrad + attn.bwd + elemBwdS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+    c.bwd_weight_s = gemms.wgrad + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+
+    c.model_flops_fwd = gemms.modelFlops + attn.model;
+    c.model_flops_total = 3.0 * c.model_flops_fwd;
+    double hwTotal = 3.0 * gemms.hwFlops + attn.hw;
+    if (plan.recompute == Recompute::Full) {
+        c.recompute_s = c.fwd_s;
+        hwTotal += gemms.hwFlops + (plan.flash_attention ? attn.model : attn.flopsFull);
+    } else if (plan.recompute == Recompute::Selective) {
+        // Selective recompute re-runs the attention core only (Korthikanti
+        // et al. 2022, Sec. 5); with FlashAttention it is already recomputed.
+        if (!plan.flash_attention) {
+            c.recompute_s = attn.fwd;
+            hwTotal += attn.flopsFull;
+        }
+    }
+    c.hw_flops_total = hwTotal;
+    layerComm(ctx, s, attn, c);
 
     c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer);
     if (plan.recompute == Recompute::Full) {

@@ -92,16 +92,7 @@ PipelineResult simulatePipeline(const PipelineInput& in) {
 
 namespace {
 
-// The simulation, compiled once per (timeline recorded, zero-bubble) so the
-// inner loop carries neither test.
-template <bool record, bool zb>
-void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
-    const int p = std::max(1, in.stages);
-    const int v = std::max(1, in.chunks);
-    const int m = std::max(1, in.microbatches);
-    const int V = p * v;
-    const std::size_t np = std::size_t(p);
-
+void resetResult(PipelineResult& r, std::size_t np) {
     r.makespan_s = 0;
     r.ok = true;
     r.busy_s.assign(np, 0);
@@ -110,186 +101,239 @@ void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     r.peak_activation_bytes.assign(np, 0);
     r.peak_in_flight.assign(np, 0);
     r.ops.clear();
+}
 
-    // The issue orders depend on the schedule's shape only: kept from the
-    // previous call when it had the same.
-    if (!sc.ordersValid || sc.kind != in.kind || sc.stages != p || sc.chunks != v ||
-        sc.microbatches != m || sc.extraWarmup != in.extra_warmup) {
-        sc.orders.clear();
-        sc.orderBegin.resize(np + 1);
-        for (int s = 0; s < p; ++s) {
-            sc.orderBegin[std::size_t(s)] = sc.orders.size();
-            appendStageOrder(sc.orders, in.kind, p, v, m, s,
-                             in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
-        }
-        sc.orderBegin[np] = sc.orders.size();
-        sc.kind = in.kind;
-        sc.stages = p;
-        sc.chunks = v;
-        sc.microbatches = m;
-        sc.extraWarmup = in.extra_warmup;
-        sc.ordersValid = true;
+// The issue orders depend on the schedule's shape only: kept from the
+// previous call when it had the same.
+void prepareOrders(const PipelineInput& in, PipelineScratch& sc, int p, int v, int m) {
+    if (sc.ordersValid && sc.kind == in.kind && sc.stages == p && sc.chunks == v &&
+        sc.microbatches == m && sc.extraWarmup == in.extra_warmup)
+        return;
+    const std::size_t np = std::size_t(p);
+    sc.orders.clear();
+    sc.orderBegin.resize(np + 1);
+    for (int s = 0; s < p; ++s) {
+        sc.orderBegin[std::size_t(s)] = sc.orders.size();
+        appendStageOrder(sc.orders, in.kind, p, v, m, s,
+                         in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
     }
-    const std::size_t totalOps = sc.orders.size();
-    const IssuedOp* orders = sc.orders.data();
-    const std::size_t* orderEnd = sc.orderBegin.data() + 1;
-    if constexpr (record)
-        r.ops.reserve(totalOps * (zb ? 3 : 2) / 2 + totalOps);
+    sc.orderBegin[np] = sc.orders.size();
+    sc.kind = in.kind;
+    sc.stages = p;
+    sc.chunks = v;
+    sc.microbatches = m;
+    sc.extraWarmup = in.extra_warmup;
+    sc.ordersValid = true;
+}
 
+// Per-op state (ends of every forward and backward), per-stage state, the
+// weight-gradient FIFOs and the flat per-(stage, chunk) costs.
+void prepareBuffers(const PipelineInput& in, PipelineScratch& sc, int p, int v, int m, bool zb) {
+    const std::size_t np = std::size_t(p);
     const double unset = -1.0;
-    sc.fEnd.assign(std::size_t(V) * m, unset);
-    sc.bEnd.assign(std::size_t(V) * m, unset);
-    double* fEnd = sc.fEnd.data();
-    double* bEnd = sc.bEnd.data();
-    auto at = [m](int vs, int mb) { return std::size_t(vs) * m + mb; };
+    sc.fEnd.assign(std::size_t(p * v) * m, unset);
+    sc.bEnd.assign(std::size_t(p * v) * m, unset);
     sc.next.assign(sc.orderBegin.begin(), sc.orderBegin.end() - 1);
     sc.freeAt.assign(np, 0);
     sc.alive.assign(np, 0);
     sc.aliveCount.assign(np, 0);
-    std::size_t* next = sc.next.data();
-    double* freeAt = sc.freeAt.data();
-    double* alive = sc.alive.data();
-    int* aliveCount = sc.aliveCount.data();
     // Deferred weight gradients: a FIFO per stage (each stage defers at most
     // one per backward, m * v in all).
     const std::size_t wPerStage = std::size_t(m) * std::size_t(v);
-    if constexpr (zb) {
+    if (zb) {
         sc.pendingW.resize(np * wPerStage);
         sc.wHead.resize(np);
         sc.wTail.resize(np);
         for (std::size_t s = 0; s < np; ++s)
             sc.wHead[s] = sc.wTail[s] = s * wPerStage;
     }
-    PipelineScratch::PendingW* pendingW = sc.pendingW.data();
-    std::size_t* wHead = sc.wHead.data();
-    std::size_t* wTail = sc.wTail.data();
-
-    // Durations and activation bytes per (stage, chunk), flat.
     sc.costs.resize(np * std::size_t(v));
-    PipelineScratch::Cost* costs = sc.costs.data();
     for (int s = 0; s < p; ++s)
         for (int c = 0; c < v; ++c) {
             auto get = [&](const std::vector<std::vector<double>>& d) {
                 return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
             };
-            costs[std::size_t(s) * v + c] = {get(in.fwd), get(in.bwd), get(in.wgrad),
-                                             get(in.activation_bytes)};
+            sc.costs[std::size_t(s) * v + c] = {get(in.fwd), get(in.bwd), get(in.wgrad),
+                                                get(in.activation_bytes)};
         }
-    const double* p2pFwd = in.p2p_fwd.data();
-    const double* p2pBwd = in.p2p_bwd.data();
-    double* busy = r.busy_s.data();
-    double* peakAct = r.peak_activation_bytes.data();
-    int* peakInFlight = r.peak_in_flight.data();
-    double* lastBwdStart = r.last_bwd_start_s.data();
+}
+
+// One simulation's state as flat arrays, compiled once per (timeline
+// recorded, zero-bubble) so the inner loop carries neither test.
+template <bool record, bool zb> struct Simulation {
+    const PipelineInput& in;
+    PipelineResult& r;
+    int p, v, m, V;
+    const IssuedOp* orders;
+    const std::size_t* orderEnd;
+    double *fEnd, *bEnd, *freeAt, *alive;
+    std::size_t* next;
+    int* aliveCount;
+    PipelineScratch::PendingW* pendingW;
+    std::size_t *wHead, *wTail;
+    const PipelineScratch::Cost* costs;
+    const double *p2pFwd, *p2pBwd;
+    double *busy, *peakAct, *lastBwdStart;
+    int* peakInFlight;
+
+    Simulation(const PipelineInput& input, PipelineResult& result, PipelineScratch& sc, int stages,
+               int chunks, int microbatches)
+        : in(input)
+        , r(result)
+        , p(stages)
+        , v(chunks)
+        , m(microbatches)
+        , V(stages * chunks)
+        , orders(sc.orders.data())
+        , orderEnd(sc.orderBegin.data() + 1)
+        , fEnd(sc.fEnd.data())
+        , bEnd(sc.bEnd.data())
+        , freeAt(sc.freeAt.data())
+        , alive(sc.alive.data())
+        , next(sc.next.data())
+        , aliveCount(sc.aliveCount.data())
+        , pendingW(sc.pendingW.data())
+        , wHead(sc.wHead.data())
+        , wTail(sc.wTail.data())
+        , costs(sc.costs.data())
+        , p2pFwd(input.p2p_fwd.data())
+        , p2pBwd(input.p2p_bwd.data())
+        , busy(result.busy_s.data())
+        , peakAct(result.peak_activation_bytes.data())
+        , lastBwdStart(result.last_bwd_start_s.data())
+        , peakInFlight(result.peak_in_flight.data()) {}
+
+    std::size_t at(int vs, int mb) const { return std::size_t(vs) * m + mb; }
+
+    // Runs stage s's next deferred weight gradient from `free` on.
+    void runW(int s, double& free) {
+        const PipelineScratch::PendingW w = pendingW[wHead[s]++];
+        const double d = costs[std::size_t(s) * v + w.chunk].wgrad;
+        const double start = free;
+        free = start + d;
+        busy[s] += d;
+        if constexpr (record)
+            r.ops.push_back({OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
+    }
+
+    // When op's input is ready, or a negative time if it has not arrived.
+    double readyAt(const IssuedOp& op, int vs) const {
+        if (op.forward) {
+            if (vs == 0)
+                return 0;
+            const double e = fEnd[at(vs - 1, op.microbatch)];
+            return e < 0 ? -1 : e + p2pFwd[vs - 1];
+        }
+        const double e =
+            vs == V - 1 ? fEnd[at(vs, op.microbatch)] : bEnd[at(vs + 1, op.microbatch)];
+        if (e < 0)
+            return -1;
+        return vs == V - 1 ? e : e + p2pBwd[vs];
+    }
+
+    void finish(const IssuedOp& op, int s, int vs, double start, double end,
+                const PipelineScratch::Cost& c) {
+        if (op.forward) {
+            fEnd[at(vs, op.microbatch)] = end;
+            alive[s] += c.activation;
+            ++aliveCount[s];
+            peakAct[s] = std::max(peakAct[s], alive[s]);
+            peakInFlight[s] = std::max(peakInFlight[s], aliveCount[s]);
+            if constexpr (record) {
+                r.ops.push_back(
+                    {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
+                if (vs < V - 1)
+                    r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end,
+                                     end + p2pFwd[vs], in.p2p_cross[std::size_t(vs)] != 0, 0});
+            }
+            return;
+        }
+        bEnd[at(vs, op.microbatch)] = end;
+        alive[s] -= c.activation;
+        --aliveCount[s];
+        if (op.microbatch == m - 1)
+            lastBwdStart[s] = std::min(lastBwdStart[s], start);
+        if constexpr (record) {
+            r.ops.push_back({OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
+            if (vs > 0)
+                r.ops.push_back({OpKind::SendBackward, s, op.chunk, op.microbatch, end,
+                                 end + p2pBwd[vs - 1], in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
+        }
+        if constexpr (zb)
+            pendingW[wTail[s]++] = {op.chunk, op.microbatch};
+    }
+
+    // Issues stage s's ops as far as their inputs allow; returns how many.
+    std::size_t advance(int s) {
+        const PipelineScratch::Cost* cost = costs + std::size_t(s) * v;
+        std::size_t k = next[s];
+        const std::size_t kEnd = orderEnd[s];
+        double free = freeAt[s];
+        const std::size_t k0 = k;
+        while (k < kEnd) {
+            const IssuedOp op = orders[k];
+            const int vs = op.chunk * p + s;
+            const double ready = readyAt(op, vs);
+            if (ready < 0)
+                break;
+            // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
+            // gradient fills the gap while the stage waits for its input.
+            if (zb && wHead[s] != wTail[s] &&
+                free + cost[pendingW[wHead[s]].chunk].wgrad <= ready) {
+                runW(s, free);
+                continue;
+            }
+            const PipelineScratch::Cost& c = cost[op.chunk];
+            const double d = op.forward ? c.fwd : c.bwd;
+            const double start = std::max(free, ready);
+            const double end = start + d;
+            free = end;
+            busy[s] += d;
+            finish(op, s, vs, start, end, c);
+            ++k;
+            // A stage with nothing left to issue drains its weight gradients.
+            if (zb && k >= kEnd)
+                while (wHead[s] != wTail[s])
+                    runW(s, free);
+        }
+        next[s] = k;
+        freeAt[s] = free;
+        return k - k0;
+    }
+};
+
+template <bool record, bool zb>
+void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
+    const int p = std::max(1, in.stages);
+    const int v = std::max(1, in.chunks);
+    const int m = std::max(1, in.microbatches);
+    resetResult(r, std::size_t(p));
+    prepareOrders(in, sc, p, v, m);
+    const std::size_t totalOps = sc.orders.size();
+    if constexpr (record)
+        r.ops.reserve(totalOps * (zb ? 3 : 2) / 2 + totalOps);
+    prepareBuffers(in, sc, p, v, m, zb);
+    Simulation<record, zb> sim(in, r, sc, p, v, m);
 
     // When an op can start depends only on its stage's previous op and on
     // its input, so stages can be advanced in any order: sweep them round
     // robin, each as far as its inputs allow (O(ops + sweeps * stages)).
     std::size_t done = 0;
     while (done < totalOps) {
-        bool progressed = false;
-        for (int s = 0; s < p; ++s) {
-            const PipelineScratch::Cost* cost = costs + std::size_t(s) * v;
-            std::size_t k = next[s];
-            const std::size_t kEnd = orderEnd[s];
-            double free = freeAt[s];
-            auto runW = [&] {
-                const PipelineScratch::PendingW w = pendingW[wHead[s]++];
-                const double d = cost[w.chunk].wgrad;
-                const double start = free;
-                free = start + d;
-                busy[s] += d;
-                if constexpr (record)
-                    r.ops.push_back(
-                        {OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
-            };
-            const std::size_t k0 = k;
-            while (k < kEnd) {
-                const IssuedOp op = orders[k];
-                const int vs = op.chunk * p + s;
-                double ready = 0;
-                if (op.forward) {
-                    if (vs > 0) {
-                        const double e = fEnd[at(vs - 1, op.microbatch)];
-                        if (e < 0)
-                            break;
-                        ready = e + p2pFwd[vs - 1];
-                    }
-                } else {
-                    const double e =
-                        vs == V - 1 ? fEnd[at(vs, op.microbatch)] : bEnd[at(vs + 1, op.microbatch)];
-                    if (e < 0)
-                        break;
-                    ready = vs == V - 1 ? e : e + p2pBwd[vs];
-                }
-                // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
-                // gradient fills the gap while the stage waits for its input.
-                if (zb && wHead[s] != wTail[s] &&
-                    free + cost[pendingW[wHead[s]].chunk].wgrad <= ready) {
-                    runW();
-                    continue;
-                }
-                const PipelineScratch::Cost& c = cost[op.chunk];
-                const double d = op.forward ? c.fwd : c.bwd;
-                const double start = std::max(free, ready);
-                const double end = start + d;
-                free = end;
-                busy[s] += d;
-                if (op.forward) {
-                    fEnd[at(vs, op.microbatch)] = end;
-                    alive[s] += c.activation;
-                    ++aliveCount[s];
-                    peakAct[s] = std::max(peakAct[s], alive[s]);
-                    peakInFlight[s] = std::max(peakInFlight[s], aliveCount[s]);
-                    if constexpr (record) {
-                        r.ops.push_back(
-                            {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
-                        if (vs < V - 1) {
-                            const double t = p2pFwd[vs];
-                            r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end,
-                                             end + t, in.p2p_cross[std::size_t(vs)] != 0, 0});
-                        }
-                    }
-                } else {
-                    bEnd[at(vs, op.microbatch)] = end;
-                    alive[s] -= c.activation;
-                    --aliveCount[s];
-                    if (op.microbatch == m - 1)
-                        lastBwdStart[s] = std::min(lastBwdStart[s], start);
-                    if constexpr (record) {
-                        r.ops.push_back(
-                            {OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
-                        if (vs > 0) {
-                            const double t = p2pBwd[vs - 1];
-                            r.ops.push_back({OpKind::SendBackward, s, op.chunk, op.microbatch, end,
-                                             end + t, in.p2p_cross[std::size_t(vs - 1)] != 0, 0});
-                        }
-                    }
-                    if constexpr (zb)
-                        pendingW[wTail[s]++] = {op.chunk, op.microbatch};
-                }
-                ++k;
-                // A stage with nothing left to issue drains its weight gradients.
-                if (zb && k >= kEnd)
-                    while (wHead[s] != wTail[s])
-                        runW();
-            }
-            if (k != k0)
-                progressed = true;
-            done += k - k0;
-            next[s] = k;
-            freeAt[s] = free;
-        }
-        if (!progressed) {
+        std::size_t issued = 0;
+        for (int s = 0; s < p; ++s)
+            issued += sim.advance(s);
+        if (issued == 0) {
             r.ok = false; // no op can run: the order is inconsistent
             break;
         }
+        done += issued;
     }
     for (int s = 0; s < p; ++s) {
-        r.end_s[std::size_t(s)] = freeAt[s];
-        r.makespan_s = std::max(r.makespan_s, freeAt[s]);
+        r.end_s[std::size_t(s)] = sc.freeAt[std::size_t(s)];
+        r.makespan_s = std::max(r.makespan_s, sc.freeAt[std::size_t(s)]);
         if (!std::isfinite(r.last_bwd_start_s[std::size_t(s)]))
-            r.last_bwd_start_s[std::size_t(s)] = freeAt[s];
+            r.last_bwd_start_s[std::size_t(s)] = sc.freeAt[std::size_t(s)];
     }
 }
 
