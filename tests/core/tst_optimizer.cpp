@@ -11,6 +11,7 @@
 #include "explore/results.h"
 #include "formats/documents.h"
 
+#include "../common/candidates.h"
 #include "../common/small_search.h"
 
 #include <QElapsedTimer>
@@ -29,28 +30,6 @@ using namespace sa;
 using namespace sa::testing;
 
 namespace {
-
-// Every candidate of the space, in key order.
-std::vector<Candidate> everyCandidate(const DesignSpace& space) {
-    std::vector<Candidate> out;
-    for (std::size_t s = 0; s < space.structureCount(); ++s) {
-        Candidate c;
-        c.structure = std::uint32_t(s);
-        c.choice.assign(std::size_t(space.axisCount()), 0);
-        while (true) {
-            out.push_back(c);
-            int a = space.axisCount() - 1;
-            for (; a >= 0; --a) {
-                if (++c.choice[std::size_t(a)] < space.choices(s, a))
-                    break;
-                c.choice[std::size_t(a)] = 0;
-            }
-            if (a < 0)
-                break;
-        }
-    }
-    return out;
-}
 
 struct Brute {
     Candidate key;
