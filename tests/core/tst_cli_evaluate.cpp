@@ -3,6 +3,8 @@
 // message naming the file and the JSON path, a plan that does not fit is
 // still evaluated, and the trace opens as Chrome trace event JSON.
 
+#include "../common/samples.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -17,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 
+using sa::testing::sourcePath;
+
 namespace {
 
 struct CliRun {
@@ -24,10 +28,6 @@ struct CliRun {
     QByteArray out;
     QByteArray err;
 };
-
-QString sourcePath(const QString& relative) {
-    return QDir(QStringLiteral(SCALEACROSS_SOURCE_DIR)).filePath(relative);
-}
 
 CliRun runCli(const QStringList& args) {
     QProcess proc;

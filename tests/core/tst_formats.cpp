@@ -3,6 +3,8 @@
 
 #include "formats/documents.h"
 
+#include "../common/files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QDir>
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 using nlohmann::json;
+using sa::testing::readAll;
+using sa::testing::writeFile;
 
 namespace {
 
@@ -157,18 +161,6 @@ sa::Scenario baseScenario() {
     return {parsed(sa::parseCluster(kCluster, "cluster.json")),
             parsed(sa::parseModel(kModel, "model.json")),
             parsed(sa::parsePlan(kPlan, "plan.json"))};
-}
-
-QByteArray readAll(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return f.readAll();
-}
-
-bool writeFile(const QString& path, const QByteArray& data) {
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 } // namespace
