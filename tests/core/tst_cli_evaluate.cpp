@@ -31,7 +31,7 @@ struct CliRun {
 
 CliRun runCli(const QStringList& args) {
     QProcess proc;
-    proc.setWorkingDirectory(QStringLiteral(SCALEACROSS_SOURCE_DIR));
+    proc.setWorkingDirectory(QString::fromStdString(sa::testing::sourceDir()));
     proc.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
     CliRun r;
     if (!proc.waitForStarted(10000) || !proc.waitForFinished(60000)) {

@@ -4,6 +4,7 @@
 #include "formats/documents.h"
 
 #include "../common/files.h"
+#include "../common/fixtures.h"
 
 #include <nlohmann/json.hpp>
 
@@ -89,7 +90,7 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
   "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false})";
 
 std::string dataDir() {
-    return SCALEACROSS_SOURCE_DIR "/tests/data/formats";
+    return sa::testing::sourceDir() + "/tests/data/formats";
 }
 QString dataPath(const QString& rel) {
     return QString::fromStdString(dataDir()) + '/' + rel;
