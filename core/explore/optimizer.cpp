@@ -94,10 +94,10 @@ bool sameScore(const Entry& a, const Entry& b, Objective o) {
 }
 
 bool better(const Entry& a, const Entry& b, Objective o) {
-    const auto sa = scoreOf(a.step, a.bytes, a.gpuSeconds, o);
-    const auto sb = scoreOf(b.step, b.bytes, b.gpuSeconds, o);
-    if (sa != sb)
-        return sa < sb;
+    const auto scoreA = scoreOf(a.step, a.bytes, a.gpuSeconds, o);
+    const auto scoreB = scoreOf(b.step, b.bytes, b.gpuSeconds, o);
+    if (scoreA != scoreB)
+        return scoreA < scoreB;
     return a.key < b.key;
 }
 
@@ -415,10 +415,10 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
 } // namespace
 
 bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
-    const auto sa = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
-    const auto sb = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
-    if (sa != sb)
-        return sa < sb;
+    const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
+    const auto scoreB = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
+    if (scoreA != scoreB)
+        return scoreA < scoreB;
     return a.key < b.key;
 }
 

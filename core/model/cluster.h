@@ -82,9 +82,9 @@ struct Cluster {
             n += b.gpus;
         return n;
     }
-    int buildingIndex(const std::string& name) const {
+    int buildingIndex(const std::string& buildingName) const {
         for (std::size_t i = 0; i < buildings.size(); ++i)
-            if (buildings[i].name == name)
+            if (buildings[i].name == buildingName)
                 return static_cast<int>(i);
         return -1;
     }

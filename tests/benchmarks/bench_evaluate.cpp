@@ -13,10 +13,10 @@
 #include "cost/evaluate.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -27,15 +27,7 @@ const sa::Scenario& scenario(const std::string& name) {
     auto it = cache.find(name);
     if (it != cache.end())
         return it->second;
-    const std::string path =
-        std::string(SCALEACROSS_SOURCE_DIR) + "/sample_clusters/scenarios/" + name + ".json";
-    sa::Loaded<sa::Scenario> loaded = sa::loadScenarioFile(path);
-    if (!loaded.ok()) {
-        for (const auto& p : loaded.problems)
-            std::fprintf(stderr, "%s\n", p.str().c_str());
-        std::abort();
-    }
-    return cache.emplace(name, *loaded.value).first->second;
+    return cache.emplace(name, sa::testing::loadSampleScenario(name + ".json")).first->second;
 }
 
 sa::EvaluateOptions optionsFor(bool lean) {

@@ -19,27 +19,16 @@
 #include "explore/optimizer.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <benchmark/benchmark.h>
 
 #include <sys/resource.h>
 
-#include <cstdio>
-#include <cstdlib>
-
 namespace {
 
 const sa::Scenario& sample() {
-    static const sa::Scenario s = [] {
-        const std::string path = std::string(SCALEACROSS_SOURCE_DIR) +
-                                 "/sample_clusters/scenarios/three-buildings-405b.json";
-        sa::Loaded<sa::Scenario> loaded = sa::loadScenarioFile(path);
-        if (!loaded.ok()) {
-            for (const auto& p : loaded.problems)
-                std::fprintf(stderr, "%s\n", p.str().c_str());
-            std::abort();
-        }
-        return *loaded.value;
-    }();
+    static const sa::Scenario s = sa::testing::loadSampleScenario("three-buildings-405b.json");
     return s;
 }
 

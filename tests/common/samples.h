@@ -1,14 +1,22 @@
 #pragma once
-// The bundled sample scenarios, by file name, for the widget tests.
+// The source tree and its bundled sample scenarios as QString paths, for the
+// Qt tests (tests/common/fixtures.h has the plain C++ ones).
 
+#include "fixtures.h"
+
+#include <QDir>
 #include <QLatin1String>
 #include <QString>
 
 namespace sa::testing {
 
+// <repository root>/<relative>.
+inline QString sourcePath(const QString& relative) {
+    return QDir(QString::fromStdString(sourceDir())).filePath(relative);
+}
+
 inline QString sampleScenario(const char* name) {
-    return QStringLiteral(SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/") +
-           QLatin1String(name);
+    return sourcePath(QStringLiteral("sample_clusters/scenarios/") + QLatin1String(name));
 }
 
 } // namespace sa::testing

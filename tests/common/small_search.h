@@ -8,55 +8,22 @@
 #include "model/model.h"
 #include "model/plan.h"
 
-#include <cstdint>
-#include <string>
+#include "fixtures.h"
 
 namespace sa::testing {
-
-inline Building building(const std::string& name, const std::string& region, std::int64_t gpus) {
-    Building b;
-    b.name = name;
-    b.region = region;
-    b.gpu_model = "H100";
-    b.gpus = gpus;
-    b.gpus_per_host = 8;
-    b.scale_up_gbps = 3600;
-    b.scale_out_gbps = 400;
-    return b;
-}
-
-inline Link link(const std::string& a, const std::string& b, double gbps, double ms,
-                 const std::string& tech) {
-    Link l;
-    l.a = a;
-    l.b = b;
-    l.name = a + "-" + b;
-    l.bandwidth_gbps = gbps;
-    l.latency_ms = ms;
-    l.technology = tech;
-    return l;
-}
 
 // Two buildings of 64 GPUs on a campus, or three with a third one in
 // another region behind thin 5 ms links. GPUs with 3.5 GiB so that memory
 // prunes part of the space.
 inline Cluster smallCluster(bool three) {
-    Cluster c;
-    c.name = three ? "three-small" : "two-small";
-    GpuModel g;
-    g.name = "H100";
-    g.peak_tflops_bf16 = 989;
-    g.peak_tflops_fp8 = 1979;
-    g.memory_gib = 3.5;
-    g.hbm_tbps = 3.35;
-    g.sms = 132;
-    c.gpu_models[g.name] = g;
-    c.buildings = {building("B1", "east", 64), building("B2", "east", 64)};
-    c.links = {link("B1", "B2", 3200, 0.1, "roce")};
+    Cluster c =
+        clusterOf(three ? "three-small" : "two-small",
+                  {building("B1", 64, {.region = "east"}), building("B2", 64, {.region = "east"})},
+                  {link("B1", "B2", 3200, 0.1, "roce", "B1-B2")}, h100(3.5));
     if (three) {
-        c.buildings.push_back(building("B3", "west", 64));
-        c.links.push_back(link("B1", "B3", 200, 5, "tcp"));
-        c.links.push_back(link("B2", "B3", 200, 5, "tcp"));
+        c.buildings.push_back(building("B3", 64, {.region = "west"}));
+        c.links.push_back(link("B1", "B3", 200, 5, "tcp", "B1-B3"));
+        c.links.push_back(link("B2", "B3", 200, 5, "tcp", "B2-B3"));
     }
     return c;
 }
@@ -75,15 +42,7 @@ inline Model smallModel() {
 
 // tp2 pp2 on `gpus` GPUs; a batch of 192 sequences divides by many dp.
 inline Plan basePlan(int gpus) {
-    Plan p;
-    p.name = "base";
-    p.sequence_length = 2048;
-    p.global_batch_sequences = 192;
-    p.micro_batch_sequences = 1;
-    p.parallelism = {2, 1, 2, gpus / 4, 1};
-    p.zero_stage = 1;
-    p.recompute = Recompute::Selective;
-    return p;
+    return makePlan(2, 2, gpus / 4, 192, Recompute::Selective, "base");
 }
 
 // A space small enough to enumerate here.
@@ -101,5 +60,13 @@ inline DesignSpaceOptions smallSpace() {
     o.vary_links = false;
     return o;
 }
+
+// The three-building problem: a search of a few hundred candidates that
+// finishes in well under a second.
+struct SmallProblem {
+    Cluster cluster = smallCluster(true);
+    Model model = smallModel();
+    Plan base = basePlan(192);
+};
 
 } // namespace sa::testing

@@ -10,6 +10,8 @@
 // are replayed through the same functions libFuzzer calls, so CI runs them
 // with any compiler.
 
+#include "../common/files.h"
+#include "../common/samples.h"
 #include "../fuzz/targets.h"
 
 #include <QDir>
@@ -25,6 +27,10 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+
+using sa::testing::readAll;
+using sa::testing::sourcePath;
+using sa::testing::writeFile;
 
 namespace {
 
@@ -50,10 +56,6 @@ constexpr int kHangMs = kSanitized ? 300000 : 60000;
 // Address space of the CLI (not under sanitizers: their shadow memory needs
 // terabytes of address space).
 constexpr rlim_t kMemoryBound = rlim_t(2) << 30;
-
-QString sourcePath(const QString& relative) {
-    return QDir(QStringLiteral(SCALEACROSS_SOURCE_DIR)).filePath(relative);
-}
 
 struct CliRun {
     int code = -1;
@@ -111,18 +113,6 @@ QByteArray describe(const CliRun& r) {
     return "exit " + QByteArray::number(r.code) + (r.crashed ? " (crashed)" : "") +
            (r.timedOut ? " (killed as hung)" : "") + " after " + QByteArray::number(r.ms) +
            " ms (" + QByteArray::number(r.cpuMs) + " ms CPU)\nstderr: " + r.err.left(3000);
-}
-
-QByteArray readAll(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return f.readAll();
-}
-
-bool writeFile(const QString& path, const QByteArray& data) {
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 const char* const kFuzzTargets[] = {"cluster", "model", "plan", "scenario", "evaluate"};

@@ -3,6 +3,8 @@
 // message naming the file and the JSON path, a plan that does not fit is
 // still evaluated, and the trace opens as Chrome trace event JSON.
 
+#include "../common/samples.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -17,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 
+using sa::testing::sourcePath;
+
 namespace {
 
 struct CliRun {
@@ -25,13 +29,9 @@ struct CliRun {
     QByteArray err;
 };
 
-QString sourcePath(const QString& relative) {
-    return QDir(QStringLiteral(SCALEACROSS_SOURCE_DIR)).filePath(relative);
-}
-
 CliRun runCli(const QStringList& args) {
     QProcess proc;
-    proc.setWorkingDirectory(QStringLiteral(SCALEACROSS_SOURCE_DIR));
+    proc.setWorkingDirectory(QString::fromStdString(sa::testing::sourceDir()));
     proc.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
     CliRun r;
     if (!proc.waitForStarted(10000) || !proc.waitForFinished(60000)) {

@@ -14,6 +14,8 @@
 #include "cost/traffic.h"
 #include "topology/topology.h"
 
+#include "../common/fixtures.h"
+
 #include <QList>
 #include <QTest>
 
@@ -25,6 +27,7 @@
 #include <tuple>
 
 using namespace sa;
+using namespace sa::testing;
 
 Q_DECLARE_METATYPE(sa::ScheduleKind)
 Q_DECLARE_METATYPE(sa::Recompute)
@@ -38,69 +41,29 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-bool close(double got, double want, double rel = 1e-12) {
-    return std::abs(got - want) <= rel * std::max(std::abs(want), 1e-300);
-}
-
 QByteArray numbers(double got, double want) {
     return QByteArray("got ") + QByteArray::number(got, 'g', 17) + ", want " +
            QByteArray::number(want, 'g', 17);
 }
 
 #define QVERIFY_CLOSE(got, want, rel)                                                              \
-    QVERIFY2(close((got), (want), (rel)), numbers((got), (want)).constData())
+    QVERIFY2(closeRelative((got), (want), (rel)), numbers((got), (want)).constData())
 
 // ---- scenarios built in code -----------------------------------------------
 
-// H100 SXM5: 989 dense BF16 TFLOP/s, 80 GiB, 3.35 TB/s, 132 SMs.
-GpuModel h100() {
-    GpuModel g;
-    g.name = "H100";
-    g.peak_tflops_bf16 = 989;
-    g.peak_tflops_fp8 = 1979;
-    g.memory_gib = 80;
-    g.hbm_tbps = 3.35;
-    g.sms = 132;
-    g.gemm_efficiency = 0.8;
-    return g;
-}
-
-Building building(const std::string& name, std::int64_t gpus, double nicGbps = 400,
-                  double nvlinkGbps = 3600) {
-    Building b;
-    b.name = name;
-    b.region = "r1";
-    b.gpu_model = "H100";
-    b.gpus = gpus;
-    b.gpus_per_host = 8;
-    b.scale_up_gbps = nvlinkGbps;
-    b.scale_out_gbps = nicGbps;
-    b.zone_gpus = gpus; // one non-blocking zone
-    return b;
-}
-
+// One building of H100 (one non-blocking zone), or two joined by one link.
 Cluster oneBuilding(std::int64_t gpus = 64, double nicGbps = 400, double nvlinkGbps = 3600) {
-    Cluster c;
-    c.name = "one-building";
-    c.gpu_models["H100"] = h100();
-    c.buildings.push_back(building("B1", gpus, nicGbps, nvlinkGbps));
-    return c;
+    return clusterOf(
+        "one-building",
+        {building("B1", gpus,
+                  {.zone_gpus = gpus, .scale_out_gbps = nicGbps, .scale_up_gbps = nvlinkGbps})});
 }
 
 Cluster twoBuildings(double linkGbps, double latencyMs, std::int64_t gpusEach = 32) {
-    Cluster c;
-    c.name = "two-buildings";
-    c.gpu_models["H100"] = h100();
-    c.buildings.push_back(building("B1", gpusEach));
-    c.buildings.push_back(building("B2", gpusEach));
-    Link l;
-    l.a = "B1";
-    l.b = "B2";
-    l.bandwidth_gbps = linkGbps;
-    l.latency_ms = latencyMs;
-    l.technology = "roce";
-    c.links.push_back(l);
-    return c;
+    return clusterOf("two-buildings",
+                     {building("B1", gpusEach, {.zone_gpus = gpusEach}),
+                      building("B2", gpusEach, {.zone_gpus = gpusEach})},
+                     {link("B1", "B2", linkGbps, latencyMs)});
 }
 
 // A GPT-style dense model: 16 layers, h = 4096, 32 heads (MHA), 4h GELU MLP.
@@ -118,22 +81,6 @@ Model gptModel(int layers = 16, std::int64_t hidden = 4096, int heads = 32, int 
     m.dtype = DType::BF16;
     m.tied_embeddings = false;
     return m;
-}
-
-Plan basePlan(int tp = 1, int pp = 1, int dp = 1, std::int64_t globalBatch = 8) {
-    Plan p;
-    p.name = "plan";
-    p.sequence_length = 2048;
-    p.global_batch_sequences = globalBatch;
-    p.micro_batch_sequences = 1;
-    p.parallelism.tp = tp;
-    p.parallelism.pp = pp;
-    p.parallelism.dp = dp;
-    p.zero_stage = 1;
-    p.recompute = Recompute::None;
-    p.sequence_parallel = true;
-    p.schedule.kind = ScheduleKind::OneFOneB;
-    return p;
 }
 
 Scenario scenario(const Cluster& c, const Model& m, const Plan& p) {
@@ -725,7 +672,7 @@ void TestCostModel::ringBytesOnInterBuildingLink() {
     QFETCH(double, expectedPerDirection);
     const Cluster c = twoBuildings(1000, 1.0);
     const Topology topo(c);
-    const std::vector<EdgeTransport> transport = edgeTransports(c, topo, basePlan());
+    const std::vector<EdgeTransport> transport = edgeTransports(c, topo, makePlan());
     TrafficPhase phase(topo, transport);
     GroupSpread g;
     g.sites = {{Location{0, 0}, 4}, {Location{1, 0}, 4}};
@@ -769,7 +716,7 @@ void TestCostModel::activationMemory_data() {
     const double sbh = s * b * h;
     Model gpt3 = gptModel(96, 12288, 96, 96);
     auto plan = [&](int tp, bool sp, Recompute r, bool flash, std::int64_t mbs = 1, int cp = 1) {
-        Plan p = basePlan(tp);
+        Plan p = makePlan(tp);
         p.sequence_length = 2048;
         p.micro_batch_sequences = mbs;
         p.parallelism.cp = cp;
@@ -1006,7 +953,7 @@ void TestCostModel::moreFlowsLiftAggregate() {
         QVERIFY_CLOSE(got, std::min(line, n * technology.flows * one), 1e-12);
         QVERIFY(got >= previous);
         QVERIFY(got <= line * (1 + 1e-12));
-        saturated = saturated || close(got, line, 1e-12);
+        saturated = saturated || closeRelative(got, line, 1e-12);
         previous = got;
     }
     QVERIFY2(saturated, "enough flows fill the line");
@@ -1038,8 +985,8 @@ void TestCostModel::moreTpLowersComputeRaisesTp() {
     QFETCH(int, highTp);
     QFETCH(int, kvHeads);
     const Model model = gptModel(16, 4096, 32, kvHeads);
-    EVALUATE(lo, scenario(oneBuilding(), model, basePlan(lowTp)));
-    EVALUATE(hi, scenario(oneBuilding(), model, basePlan(highTp)));
+    EVALUATE(lo, scenario(oneBuilding(), model, makePlan(lowTp)));
+    EVALUATE(hi, scenario(oneBuilding(), model, makePlan(highTp)));
     QVERIFY2(hi.breakdown.compute_s < lo.breakdown.compute_s,
              numbers(hi.breakdown.compute_s, lo.breakdown.compute_s));
     // Not better than perfect scaling.
@@ -1074,7 +1021,7 @@ void TestCostModel::moreMicrobatchesShrinkBubble() {
     QFETCH(QList<int>, microbatches);
     double previous = 1.0;
     for (int m : microbatches) {
-        Plan p = basePlan(8, pp, 1, m);
+        Plan p = makePlan(8, pp, 1, m);
         p.schedule.kind = kind;
         p.schedule.virtual_stages = kind == ScheduleKind::Interleaved ? 2 : 1;
         EVALUATE(ev, scenario(oneBuilding(), gptModel(16, 4096, 32, 32, 1024), p));
@@ -1105,7 +1052,7 @@ void TestCostModel::fullRecompute() {
     QFETCH(int, tp);
     QFETCH(int, pp);
     QFETCH(bool, flash);
-    Plan none = basePlan(tp, pp, 1, 8);
+    Plan none = makePlan(tp, pp, 1, 8);
     none.flash_attention = flash;
     Plan full = none;
     full.recompute = Recompute::Full;
@@ -1127,7 +1074,7 @@ void TestCostModel::fullRecompute() {
 // selective recompute (Korthikanti et al. 2022) drops them and re-runs the
 // attention core in the backward.
 void TestCostModel::selectiveRecomputeUnfused() {
-    Plan none = basePlan(8, 1, 1, 8);
+    Plan none = makePlan(8, 1, 1, 8);
     none.flash_attention = false;
     Plan sel = none;
     sel.recompute = Recompute::Selective;
@@ -1166,7 +1113,7 @@ void TestCostModel::zeroStagesShardState() {
     const double P = L * (3 * h * h / t + h * h / t + 8 * h * h / t + 2 * h) + 2 * V * h / t;
     Evaluation ev[4];
     for (int z = 0; z <= 3; ++z) {
-        Plan p = basePlan(tp, 1, dp, 2 * dp);
+        Plan p = makePlan(tp, 1, dp, 2 * dp);
         p.zero_stage = z;
         EVALUATE(e, scenario(oneBuilding(), gptModel(), p));
         ev[z] = e;
@@ -1206,7 +1153,7 @@ void TestCostModel::sequenceParallelLowersActivations_data() {
 void TestCostModel::sequenceParallelLowersActivations() {
     QFETCH(int, tp);
     QFETCH(Recompute, recompute);
-    Plan off = basePlan(tp, 2, 1, 8);
+    Plan off = makePlan(tp, 2, 1, 8);
     off.sequence_parallel = false;
     off.recompute = recompute;
     Plan on = off;
@@ -1243,13 +1190,13 @@ void TestCostModel::moreBandwidthNeverSlower() {
     for (double x : values) {
         Scenario sc;
         if (knob == "nic")
-            sc = scenario(oneBuilding(64, x), gptModel(), basePlan(8, 2, 4, 32));
+            sc = scenario(oneBuilding(64, x), gptModel(), makePlan(8, 2, 4, 32));
         else if (knob == "nvlink")
-            sc = scenario(oneBuilding(64, 400, x), gptModel(), basePlan(8, 2, 4, 32));
+            sc = scenario(oneBuilding(64, 400, x), gptModel(), makePlan(8, 2, 4, 32));
         else if (knob == "link")
-            sc = scenario(twoBuildings(x, 1.0), gptModel(), basePlan(8, 2, 4, 32));
+            sc = scenario(twoBuildings(x, 1.0), gptModel(), makePlan(8, 2, 4, 32));
         else
-            sc = scenario(twoBuildings(1000, x), gptModel(), basePlan(8, 2, 4, 32));
+            sc = scenario(twoBuildings(1000, x), gptModel(), makePlan(8, 2, 4, 32));
         EVALUATE(ev, sc);
         QVERIFY2(ev.step_time_s <= previous * (1 + 1e-12), numbers(ev.step_time_s, previous));
         if (first == 0)
@@ -1265,8 +1212,8 @@ void TestCostModel::oversizedPlanDoesNotFit_data() {
     QTest::addColumn<Plan>("plan");
     // ~39.5 B parameters (h 8192, 48 layers: 48 x 12 h^2 + 2 V h) on one
     // 8-GPU TP group, ZeRO-0: 18 B per parameter / 8 = 89 GB of state alone.
-    QTest::newRow("39B on 8 GPUs") << gptModel(48, 8192, 64, 64) << basePlan(8, 1, 1, 8);
-    Plan longSeq = basePlan(1, 1, 1, 1);
+    QTest::newRow("39B on 8 GPUs") << gptModel(48, 8192, 64, 64) << makePlan(8, 1, 1, 8);
+    Plan longSeq = makePlan(1, 1, 1, 1);
     longSeq.sequence_length = 32768;
     longSeq.flash_attention = false;
     QTest::newRow("32K unfused attention on one GPU") << gptModel(4, 4096, 32, 32) << longSeq;
@@ -1301,20 +1248,20 @@ void TestCostModel::oversizedPlanDoesNotFit() {
 void TestCostModel::throughputIdentities_data() {
     QTest::addColumn<Plan>("plan");
     QTest::addColumn<bool>("twoBuildingCluster");
-    QTest::newRow("tp8 dp8") << basePlan(8, 1, 8, 64) << false;
-    QTest::newRow("tp8 pp2 dp4") << basePlan(8, 2, 4, 32) << false;
-    QTest::newRow("tp2 pp4 dp8") << basePlan(2, 4, 8, 64) << false;
-    Plan full = basePlan(4, 2, 8, 64);
+    QTest::newRow("tp8 dp8") << makePlan(8, 1, 8, 64) << false;
+    QTest::newRow("tp8 pp2 dp4") << makePlan(8, 2, 4, 32) << false;
+    QTest::newRow("tp2 pp4 dp8") << makePlan(2, 4, 8, 64) << false;
+    Plan full = makePlan(4, 2, 8, 64);
     full.recompute = Recompute::Full;
     QTest::newRow("tp4 pp2 dp8 full recompute") << full << false;
-    Plan zb = basePlan(8, 4, 2, 32);
+    Plan zb = makePlan(8, 4, 2, 32);
     zb.schedule.kind = ScheduleKind::ZeroBubble;
     QTest::newRow("tp8 pp4 dp2 zero-bubble") << zb << false;
-    Plan z3 = basePlan(8, 1, 8, 64);
+    Plan z3 = makePlan(8, 1, 8, 64);
     z3.zero_stage = 3;
     QTest::newRow("tp8 dp8 zero3") << z3 << false;
-    QTest::newRow("two buildings tp8 pp2 dp4") << basePlan(8, 2, 4, 32) << true;
-    Plan cp = basePlan(4, 1, 4, 16);
+    QTest::newRow("two buildings tp8 pp2 dp4") << makePlan(8, 2, 4, 32) << true;
+    Plan cp = makePlan(4, 1, 4, 16);
     cp.parallelism.cp = 2;
     QTest::newRow("tp4 cp2 dp4") << cp << false;
 }
@@ -1389,7 +1336,7 @@ void TestCostModel::modelFlopsPerStep() {
     const double N = L * (h * (h + 2 * kvHeads * dh) + h * h + 2 * h * f) + V * h;
     const double D = B * s;
     const double expected = 6 * N * D + 6 * L * s * h * D;
-    Plan p = basePlan(tp, pp, 1, std::int64_t(B));
+    Plan p = makePlan(tp, pp, 1, std::int64_t(B));
     p.parallelism.cp = cp;
     EVALUATE(ev, scenario(oneBuilding(), gptModel(16, 4096, 32, kvHeads), p));
     QVERIFY_CLOSE(ev.model_flops_per_step, expected, 1e-9);
@@ -1401,16 +1348,16 @@ void TestCostModel::impossiblePlansAreErrors_data() {
     QTest::addColumn<Plan>("plan");
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("words");
-    QTest::newRow("tp 3 does not divide the host") << basePlan(3, 1, 1, 8) << "/parallelism/tp"
+    QTest::newRow("tp 3 does not divide the host") << makePlan(3, 1, 1, 8) << "/parallelism/tp"
                                                    << "must divide";
-    QTest::newRow("more GPUs than the cluster") << basePlan(8, 2, 8, 64) << "/parallelism"
+    QTest::newRow("more GPUs than the cluster") << makePlan(8, 2, 8, 64) << "/parallelism"
                                                 << "cluster has 64";
     QTest::newRow("batch not a multiple of mbs*dp")
-        << basePlan(8, 1, 4, 10) << "/global_batch_sequences"
+        << makePlan(8, 1, 4, 10) << "/global_batch_sequences"
         << "multiple";
-    Plan pp = basePlan(8, 3, 1, 9);
+    Plan pp = makePlan(8, 3, 1, 9);
     QTest::newRow("pp 3 on 16 layers is fine") << pp << QString() << QString();
-    Plan tooDeep = basePlan(1, 1, 1, 8);
+    Plan tooDeep = makePlan(1, 1, 1, 8);
     tooDeep.parallelism.pp = 32;
     QTest::newRow("pp more than layers") << tooDeep << "/parallelism/pp"
                                          << "layers";
@@ -1475,7 +1422,7 @@ void TestCostModel::crossBuildingBytes() {
     QFETCH(CollectiveAlgo, algo);
     QFETCH(double, perDirection);
     const double latencyMs = 5.0;
-    Plan p = basePlan(8, 2, 4, 32);
+    Plan p = makePlan(8, 2, 4, 32);
     p.zero_stage = zero;
     p.collectives[Dim::DP] = algo;
     if (crossing == "pp")
@@ -1508,7 +1455,7 @@ void TestCostModel::crossBuildingBytes() {
 void TestCostModel::leanModeKeepsHeadlineNumbers() {
     for (bool two : {false, true}) {
         const Cluster c = two ? twoBuildings(400, 5.0) : oneBuilding();
-        const Scenario sc = scenario(c, gptModel(), basePlan(8, 2, 4, 32));
+        const Scenario sc = scenario(c, gptModel(), makePlan(8, 2, 4, 32));
         EVALUATE(full, sc);
         const EvaluationResult r = sa::evaluate(sc, EvaluateOptions{false, false, false});
         QVERIFY(std::holds_alternative<Evaluation>(r));
@@ -1527,8 +1474,8 @@ void TestCostModel::leanModeKeepsHeadlineNumbers() {
 void TestCostModel::concurrentEvaluationsAgree() {
     const Cluster c = twoBuildings(400, 5.0);
     const Model model = gptModel();
-    std::vector<Plan> plans = {basePlan(8, 2, 4, 32), basePlan(4, 4, 4, 64), basePlan(8, 1, 8, 64),
-                               basePlan(2, 8, 4, 32)};
+    std::vector<Plan> plans = {makePlan(8, 2, 4, 32), makePlan(4, 4, 4, 64), makePlan(8, 1, 8, 64),
+                               makePlan(2, 8, 4, 32)};
     plans[1].schedule.kind = ScheduleKind::ZeroBubble;
     plans[2].zero_stage = 3;
     plans[3].schedule = {ScheduleKind::Interleaved, 2};

@@ -9,6 +9,8 @@
 #include "export/evaluation_json.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -18,19 +20,9 @@
 #include <string>
 
 using namespace sa;
+using sa::testing::loadSampleScenario;
 
 namespace {
-
-std::string sourceDir() {
-    return SCALEACROSS_SOURCE_DIR;
-}
-
-Scenario sample(const char* name) {
-    auto loaded = loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/" + name);
-    if (!loaded.ok())
-        qFatal("cannot load %s", name);
-    return *loaded.value;
-}
 
 const char* const kSamples[] = {"three-buildings-405b.json", "two-buildings-mixtral.json",
                                 "hetero-70b.json", "single-building-gpt3-175b.json",
@@ -132,7 +124,7 @@ void TestEvalCache::cachedEqualsFresh_data() {
 // breakdown, links) mixed in on the same cache.
 void TestEvalCache::cachedEqualsFresh() {
     QFETCH(QString, file);
-    const Scenario s = sample(file.toLatin1().constData());
+    const Scenario s = loadSampleScenario(file.toStdString());
     const Evaluator evaluator(s.cluster);
     std::vector<Plan> plans = candidatePlans(s, 48);
     QVERIFY2(plans.size() > 100, "too few candidates to exercise the cache");
@@ -169,8 +161,8 @@ void TestEvalCache::cachedEqualsFresh() {
 // One cache handed between two clusters: nothing of one may leak into the
 // other.
 void TestEvalCache::cachedEqualsFreshAcrossClusters() {
-    const Scenario a = sample("three-buildings-405b.json");
-    const Scenario b = sample("two-buildings-405b.json");
+    const Scenario a = loadSampleScenario("three-buildings-405b.json");
+    const Scenario b = loadSampleScenario("two-buildings-405b.json");
     const Evaluator ea(a.cluster), eb(b.cluster);
     const std::vector<Plan> pa = candidatePlans(a, 24), pb = candidatePlans(b, 24);
     EvaluationCache cache;
@@ -190,7 +182,7 @@ void TestEvalCache::cachedEqualsFreshAcrossClusters() {
 // Evaluators made one after another in the same storage (same address):
 // the cache must still see them as different clusters.
 void TestEvalCache::cachedEqualsFreshForEvaluatorsAtOneAddress() {
-    const Scenario a = sample("three-buildings-405b.json");
+    const Scenario a = loadSampleScenario("three-buildings-405b.json");
     Scenario b = a;
     // The same plans fit; layer costs, P2P and DP times change.
     for (Link& l : b.cluster.links)
@@ -228,7 +220,7 @@ void TestEvalCache::leanEqualsDetail_data() {
 // EP's cross-building traffic included.
 void TestEvalCache::leanEqualsDetail() {
     QFETCH(QString, file);
-    const Scenario s = sample(file.toLatin1().constData());
+    const Scenario s = loadSampleScenario(file.toStdString());
     const Evaluator evaluator(s.cluster);
     EvaluationCache cache;
     int zero3 = 0, ep = 0, compared = 0;
@@ -266,7 +258,7 @@ void TestEvalCache::leanEqualsDetail() {
 }
 
 void TestEvalCache::layoutReusedOnlyWhenPlacementIsTheSame() {
-    const Scenario s = sample("three-buildings-405b.json");
+    const Scenario s = loadSampleScenario("three-buildings-405b.json");
     const Evaluator evaluator(s.cluster);
     EvaluationCache cache;
     QVERIFY(std::holds_alternative<Evaluation>(evaluator.evaluate(s.model, s.plan, kLean, &cache)));
@@ -304,7 +296,7 @@ void TestEvalCache::layoutReusedOnlyWhenPlacementIsTheSame() {
 // The layer costs are kept by layerPlanKey: changing any plan field outside
 // it must leave them as they are.
 void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
-    const Scenario s = sample("two-buildings-mixtral.json");
+    const Scenario s = loadSampleScenario("two-buildings-mixtral.json");
     const Building& bld = s.cluster.buildings.front();
     struct Costs {
         LayerCost dense, moe;

@@ -3,6 +3,9 @@
 
 #include "formats/documents.h"
 
+#include "../common/files.h"
+#include "../common/fixtures.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QDir>
@@ -18,6 +21,8 @@
 #include <unistd.h>
 
 using nlohmann::json;
+using sa::testing::readAll;
+using sa::testing::writeFile;
 
 namespace {
 
@@ -85,7 +90,7 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
   "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false})";
 
 std::string dataDir() {
-    return SCALEACROSS_SOURCE_DIR "/tests/data/formats";
+    return sa::testing::sourceDir() + "/tests/data/formats";
 }
 QString dataPath(const QString& rel) {
     return QString::fromStdString(dataDir()) + '/' + rel;
@@ -157,18 +162,6 @@ sa::Scenario baseScenario() {
     return {parsed(sa::parseCluster(kCluster, "cluster.json")),
             parsed(sa::parseModel(kModel, "model.json")),
             parsed(sa::parsePlan(kPlan, "plan.json"))};
-}
-
-QByteArray readAll(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return f.readAll();
-}
-
-bool writeFile(const QString& path, const QByteArray& data) {
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(data) == data.size();
 }
 
 } // namespace

@@ -51,10 +51,6 @@ bool sameResults(const OptimizerResult& a, const OptimizerResult& b) {
            a.strategy.name == b.strategy.name && a.strategy.rounds == b.strategy.rounds;
 }
 
-std::string sourceDir() {
-    return SCALEACROSS_SOURCE_DIR;
-}
-
 } // namespace
 
 class TestOptimizer : public QObject {
@@ -157,10 +153,8 @@ void TestOptimizer::findsTheBruteForceBest() {
 }
 
 void TestOptimizer::sameAnswerOnAnyThreadCount() {
-    const Cluster cluster = smallCluster(true);
-    const Model model = smallModel();
-    const Plan base = basePlan(192);
-    const Evaluator evaluator(cluster);
+    const SmallProblem problem;
+    const Evaluator evaluator(problem.cluster);
     OptimizerOptions o;
     o.space = smallSpace();
     o.space.vary_links = true;
@@ -170,7 +164,7 @@ void TestOptimizer::sameAnswerOnAnyThreadCount() {
     std::vector<OptimizerResult> runs;
     for (int threads : {1, 2, 4}) {
         o.threads = threads;
-        runs.push_back(optimize(evaluator, model, base, o));
+        runs.push_back(optimize(evaluator, problem.model, problem.base, o));
     }
     QCOMPARE(runs.front().strategy.name, std::string("staged"));
     QVERIFY(runs.front().strategy.rounds >= 1);
@@ -181,8 +175,7 @@ void TestOptimizer::sameAnswerOnAnyThreadCount() {
 }
 
 void TestOptimizer::cancelStopsWithin100ms() {
-    auto loaded =
-        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
     QVERIFY(loaded.ok());
     const Evaluator evaluator(loaded.value->cluster);
     std::atomic<bool> cancel{false};
@@ -216,10 +209,8 @@ void TestOptimizer::cancelStopsWithin100ms() {
 }
 
 void TestOptimizer::returnedPlansReevaluate() {
-    const Cluster cluster = smallCluster(true);
-    const Model model = smallModel();
-    const Plan base = basePlan(192);
-    const Evaluator evaluator(cluster);
+    const SmallProblem problem;
+    const Evaluator evaluator(problem.cluster);
     OptimizerOptions o;
     o.space = smallSpace();
     o.space.vary_links = true;
@@ -227,7 +218,7 @@ void TestOptimizer::returnedPlansReevaluate() {
     o.max_evaluations = 400;
     o.seeds = 2;
     o.threads = 2;
-    const OptimizerResult r = optimize(evaluator, model, base, o);
+    const OptimizerResult r = optimize(evaluator, problem.model, problem.base, o);
     QVERIFY(!r.top.empty());
     QVERIFY(!r.pareto.empty());
     std::vector<ScoredPlan> all = r.top;
@@ -238,7 +229,7 @@ void TestOptimizer::returnedPlansReevaluate() {
         QVERIFY2(back.ok(), p.label.c_str());
         QVERIFY(*back.value == p.plan);
         // The full evaluation, validation included, gives the reported figures.
-        const auto res = evaluator.evaluate(model, p.plan, {true, true, true});
+        const auto res = evaluator.evaluate(problem.model, p.plan, {true, true, true});
         QVERIFY2(std::holds_alternative<Evaluation>(res), p.label.c_str());
         const Evaluation& ev = std::get<Evaluation>(res);
         QCOMPARE(ev.step_time_s, p.step_time_s);
@@ -253,7 +244,7 @@ void TestOptimizer::returnedPlansReevaluate() {
     QCOMPARE(r.baselines.size(), std::size_t(2));
     for (const BaselineResult& b : r.baselines) {
         QVERIFY2(b.feasible, b.problem.c_str());
-        const auto res = evaluator.evaluate(model, b.plan, {false, true, true});
+        const auto res = evaluator.evaluate(problem.model, b.plan, {false, true, true});
         QVERIFY(std::holds_alternative<Evaluation>(res));
         QCOMPARE(std::get<Evaluation>(res).step_time_s, b.step_time_s);
     }
@@ -299,8 +290,7 @@ void TestOptimizer::shardsMergeToTheUnshardedResult() {
 }
 
 void TestOptimizer::baselinesFollowTheirRecipes() {
-    auto loaded =
-        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
     QVERIFY(loaded.ok());
     const Scenario& s = *loaded.value;
     const Evaluator evaluator(s.cluster);
@@ -330,8 +320,7 @@ void TestOptimizer::baselinesFollowTheirRecipes() {
 }
 
 void TestOptimizer::designSpaceOfTheSample() {
-    auto loaded =
-        loadScenarioFile(sourceDir() + "/sample_clusters/scenarios/three-buildings-405b.json");
+    auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
     QVERIFY(loaded.ok());
     const Scenario& s = *loaded.value;
     const DesignSpace space(s.cluster, s.model, s.plan);

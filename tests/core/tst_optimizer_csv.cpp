@@ -41,14 +41,6 @@ int column(const std::string& name) {
     return -1;
 }
 
-// The three-building small problem of tst_optimizer: a search of a few
-// hundred candidates that finishes in well under a second.
-struct SmallProblem {
-    Cluster cluster = smallCluster(true);
-    Model model = smallModel();
-    Plan base = basePlan(192);
-};
-
 OptimizerOptions smallOptions() {
     OptimizerOptions o;
     o.space = smallSpace();

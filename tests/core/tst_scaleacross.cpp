@@ -10,51 +10,25 @@
 #include "explore/sweep.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <QtTest>
 
 #include <cmath>
 
 using namespace sa;
+using namespace sa::testing;
 
 namespace {
-
-GpuModel h100() {
-    GpuModel g;
-    g.name = "H100";
-    g.peak_tflops_bf16 = 989;
-    g.peak_tflops_fp8 = 1979;
-    g.memory_gib = 80;
-    g.hbm_tbps = 3.35;
-    g.sms = 132;
-    return g;
-}
 
 // Two buildings of 1,024 H100 each, one zone each, joined by one link.
 Scenario twoBuildings(double linkGbps, double latencyMs,
                       const std::string& tech = "roce-long-haul") {
     Scenario s;
-    s.cluster.name = "pair";
-    s.cluster.gpu_models["H100"] = h100();
-    for (const char* name : {"B1", "B2"}) {
-        Building b;
-        b.name = name;
-        b.region = name;
-        b.gpu_model = "H100";
-        b.gpus = 1024;
-        b.gpus_per_host = 8;
-        b.scale_up_gbps = 3600;
-        b.scale_out_gbps = 400;
-        b.zone_gpus = 1024;
-        s.cluster.buildings.push_back(b);
-    }
-    Link l;
-    l.a = "B1";
-    l.b = "B2";
-    l.name = "B1-B2";
-    l.bandwidth_gbps = linkGbps;
-    l.latency_ms = latencyMs;
-    l.technology = tech;
-    s.cluster.links.push_back(l);
+    s.cluster = clusterOf("pair",
+                          {building("B1", 1024, {.region = "B1", .zone_gpus = 1024}),
+                           building("B2", 1024, {.region = "B2", .zone_gpus = 1024})},
+                          {link("B1", "B2", linkGbps, latencyMs, tech, "B1-B2")});
 
     s.model.name = "llama-70b-like";
     s.model.layers = 80;
@@ -64,15 +38,9 @@ Scenario twoBuildings(double linkGbps, double latencyMs,
     s.model.kv_heads = 8;
     s.model.vocab = 128256;
 
-    Plan& p = s.plan;
-    p.name = "base";
-    p.sequence_length = 4096;
-    p.micro_batch_sequences = 1;
-    p.parallelism = {8, 1, 4, 64, 1}; // 2,048 GPUs
-    p.global_batch_sequences = 64 * 16;
-    p.zero_stage = 1;
-    p.recompute = Recompute::Selective;
-    p.schedule = {ScheduleKind::OneFOneB, 1};
+    // 2,048 GPUs.
+    s.plan = makePlan(8, 4, 64, 64 * 16, Recompute::Selective, "base");
+    s.plan.sequence_length = 4096;
     return s;
 }
 

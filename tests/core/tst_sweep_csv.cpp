@@ -8,6 +8,7 @@
 #include "formats/documents.h"
 
 #include "../common/csv_reader.h"
+#include "../common/fixtures.h"
 
 #include <QTest>
 
@@ -20,6 +21,7 @@ using namespace sa;
 namespace {
 
 using Row = sa::testing::CsvRow;
+using sa::testing::loadSampleScenario;
 using sa::testing::readCsv;
 
 std::vector<Row> parsed(const std::string& text) {
@@ -46,14 +48,6 @@ Evaluation fakeEvaluation(double step) {
     e.breakdown.dp_exposed_s = 0.5;
     e.breakdown.bubble_s = 1.125;
     return e;
-}
-
-Scenario sample(const char* name) {
-    const auto loaded = loadScenarioFile(std::string(SCALEACROSS_SOURCE_DIR) +
-                                         "/sample_clusters/scenarios/" + name);
-    if (!loaded.ok())
-        qFatal("cannot load %s", name);
-    return *loaded.value;
 }
 
 } // namespace
@@ -200,7 +194,7 @@ void TestSweepCsv::axisPathsWithCommasAreQuoted() {
 void TestSweepCsv::realSweepWithFailingPoints() {
     // pp that does not divide the GPUs or the layers fails; the rest are
     // evaluated. The CSV keeps one row per point, in order.
-    const Scenario s = sample("two-buildings-405b.json");
+    const Scenario s = loadSampleScenario("two-buildings-405b.json");
     std::string err;
     auto axis = parseSweepAxis("plan.parallelism.pp=16,5,0,16", &err);
     QVERIFY2(axis.has_value(), err.c_str());

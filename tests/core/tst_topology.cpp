@@ -4,6 +4,8 @@
 #include "formats/documents.h"
 #include "topology/topology.h"
 
+#include "../common/samples.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -14,34 +16,18 @@
 #include <limits>
 
 using namespace sa;
+using namespace sa::testing;
 
 namespace {
 
-Building building(const std::string& name, std::int64_t gpus, std::int64_t zoneGpus,
-                  double zoneOver = 1, double buildingOver = 1, double nicGbps = 400) {
-    Building b;
-    b.name = name;
-    b.region = "r";
-    b.gpu_model = "H100";
-    b.gpus = gpus;
-    b.gpus_per_host = 8;
-    b.scale_up_gbps = 3600;
-    b.scale_out_gbps = nicGbps;
-    b.zone_gpus = zoneGpus;
-    b.zone_oversubscription = zoneOver;
-    b.building_oversubscription = buildingOver;
-    return b;
-}
-
-Link link(const std::string& a, const std::string& b, double gbps, double ms,
-          const std::string& name = {}) {
-    Link l;
-    l.a = a;
-    l.b = b;
-    l.name = name;
-    l.bandwidth_gbps = gbps;
-    l.latency_ms = ms;
-    return l;
+// A building in region "r" with zones of zoneGpus.
+Building zoned(const std::string& name, std::int64_t gpus, std::int64_t zoneGpus,
+               double zoneOver = 1, double buildingOver = 1) {
+    return building(name, gpus,
+                    {.region = "r",
+                     .zone_gpus = zoneGpus,
+                     .zone_oversubscription = zoneOver,
+                     .building_oversubscription = buildingOver});
 }
 
 // The clusters the data tables refer to by name.
@@ -61,21 +47,13 @@ Link link(const std::string& a, const std::string& b, double gbps, double ms,
 // parallel: two links between B1 and B2: "slow" 2 ms 10000, "fast" 1 ms 5000.
 // islands: B1-B2 linked, B3 on its own.
 Cluster makeCluster(const QString& name) {
-    Cluster c;
-    c.name = name.toStdString();
-    GpuModel h100;
-    h100.name = "H100";
-    h100.peak_tflops_bf16 = 989;
-    h100.memory_gib = 80;
-    h100.hbm_tbps = 3.35;
-    c.gpu_models["H100"] = h100;
+    Cluster c = clusterOf(name.toStdString(), {});
     if (name == QLatin1String("campus") || name == QLatin1String("campus-fat")) {
-        c.buildings = {building("B1", 8192, 2048, 3, 1), building("B2", 5000, 2048, 2, 4.5)};
+        c.buildings = {zoned("B1", 8192, 2048, 3, 1), zoned("B2", 5000, 2048, 2, 4.5)};
         c.links = {link("B1", "B2", name == QLatin1String("campus") ? 25600 : 1e6, 0.3)};
         return c;
     }
-    c.buildings = {building("B1", 1024, 1024), building("B2", 1024, 1024),
-                   building("B3", 1024, 1024)};
+    c.buildings = {zoned("B1", 1024, 1024), zoned("B2", 1024, 1024), zoned("B3", 1024, 1024)};
     if (name == QLatin1String("chain"))
         c.links = {link("B1", "B2", 10000, 1), link("B2", "B3", 8000, 2),
                    link("B1", "B3", 50000, 5)};
@@ -85,7 +63,8 @@ Cluster makeCluster(const QString& name) {
         c.links = {link("B1", "B2", 10000, 0.7), link("B2", "B3", 10000, 0.1),
                    link("B1", "B3", 10000, 0.8)};
     else if (name == QLatin1String("parallel"))
-        c.links = {link("B1", "B2", 10000, 2, "slow"), link("B1", "B2", 5000, 1, "fast")};
+        c.links = {link("B1", "B2", 10000, 2, "roce", "slow"),
+                   link("B1", "B2", 5000, 1, "roce", "fast")};
     else if (name == QLatin1String("islands"))
         c.links = {link("B1", "B2", 10000, 1)};
     else
@@ -100,21 +79,24 @@ QStringList edgeNames(const Topology& t, const std::vector<int>& ids) {
     return names;
 }
 
-QString sourceDir() {
-    const QByteArray env = qgetenv("SCALEACROSS_SOURCE_DIR");
-    return env.isEmpty() ? QStringLiteral(SCALEACROSS_SOURCE_DIR) : QString::fromLocal8Bit(env);
-}
-
 QString sampleClusterDir() {
-    return sourceDir() + QStringLiteral("/sample_clusters/clusters");
+    return sourcePath(QStringLiteral("sample_clusters/clusters"));
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool close(double a, double b) {
-    if (std::isinf(a) || std::isinf(b))
-        return a == b;
-    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::max(std::abs(a), std::abs(b)));
+// What differs between a route's bottleneck and latency and the expected
+// ones; empty when both match.
+QString routeMismatch(const Route& r, double bottleneck, double latency) {
+    if (!close(r.bottleneck_gbps, bottleneck))
+        return QStringLiteral("bottleneck %1, expected %2")
+            .arg(r.bottleneck_gbps, 0, 'g', 12)
+            .arg(bottleneck, 0, 'g', 12);
+    if (!close(r.latency_ms, latency))
+        return QStringLiteral("latency %1 ms, expected %2 ms")
+            .arg(r.latency_ms, 0, 'g', 12)
+            .arg(latency, 0, 'g', 12);
+    return {};
 }
 
 } // namespace
@@ -248,14 +230,8 @@ void TestTopology::route() {
     QCOMPARE(r.hops, hops);
     QCOMPARE(int(r.edges.size()), hops);
     QCOMPARE(edgeNames(t, r.edges), edges);
-    if (!close(r.bottleneck_gbps, bottleneck))
-        QFAIL(qPrintable(QStringLiteral("bottleneck %1, expected %2")
-                             .arg(r.bottleneck_gbps, 0, 'g', 12)
-                             .arg(bottleneck, 0, 'g', 12)));
-    if (!close(r.latency_ms, latency))
-        QFAIL(qPrintable(QStringLiteral("latency %1 ms, expected %2 ms")
-                             .arg(r.latency_ms, 0, 'g', 12)
-                             .arg(latency, 0, 'g', 12)));
+    const QString mismatch = routeMismatch(r, bottleneck, latency);
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 
 void TestTopology::routeIsSymmetric_data() {
@@ -476,14 +452,8 @@ void TestTopology::sampleRoutes() {
     const Route r = t.route({a, fromZone}, {b, toZone});
     QVERIFY(r.reachable);
     QCOMPARE(r.hops, hops);
-    if (!close(r.bottleneck_gbps, bottleneck))
-        QFAIL(qPrintable(QStringLiteral("bottleneck %1, expected %2")
-                             .arg(r.bottleneck_gbps, 0, 'g', 12)
-                             .arg(bottleneck, 0, 'g', 12)));
-    if (!close(r.latency_ms, latency))
-        QFAIL(qPrintable(QStringLiteral("latency %1 ms, expected %2 ms")
-                             .arg(r.latency_ms, 0, 'g', 12)
-                             .arg(latency, 0, 'g', 12)));
+    const QString mismatch = routeMismatch(r, bottleneck, latency);
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 
 QTEST_GUILESS_MAIN(TestTopology)

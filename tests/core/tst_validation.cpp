@@ -8,6 +8,8 @@
 #include "cost/evaluate.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QtTest>
@@ -69,7 +71,7 @@ private Q_SLOTS:
 };
 
 void TestValidation::publishedRuns() {
-    const std::string dir = std::string(SCALEACROSS_SOURCE_DIR) + "/tests/validation/";
+    const std::string dir = sa::testing::sourceDir() + "/tests/validation/";
     std::ifstream in(dir + "runs.json");
     QVERIFY(in.good());
     const auto index = nlohmann::json::parse(in);

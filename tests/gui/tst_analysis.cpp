@@ -13,6 +13,7 @@
 #include "timelineview.h"
 #include "units.h"
 
+#include "../common/files.h"
 #include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
 
@@ -36,17 +37,10 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::readAll;
+using sa::testing::sampleScenario;
 
 namespace {
-
-QString sample(const char* name) {
-    return sa::testing::sampleScenario(name);
-}
-
-QByteArray readAll(const QString& path) {
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 bool isWellFormedXml(const QByteArray& bytes) {
     QXmlStreamReader xml(bytes);
@@ -82,7 +76,7 @@ void TestAnalysis::initTestCase() {
 void TestAnalysis::init() {
     window_ = std::make_unique<MainWindow>();
     window_->resize(1500, 1000);
-    QVERIFY(window_->openSample(sample("three-buildings-405b-pp-across.json")));
+    QVERIFY(window_->openSample(sampleScenario("three-buildings-405b-pp-across.json")));
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
     QVERIFY(waitForEvaluation());

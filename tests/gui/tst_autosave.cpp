@@ -24,12 +24,9 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::sampleScenario;
 
 namespace {
-
-QString sample(const char* name) {
-    return sa::testing::sampleScenario(name);
-}
 
 // An edit: the plan renamed to "edit N".
 Plan edited(Plan p, int n) {
@@ -76,7 +73,7 @@ void TestAutosave::initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("ScaleAcrossTests"));
     const Loaded<Scenario> loaded =
-        loadScenarioFile(sample("two-buildings-405b.json").toStdString());
+        loadScenarioFile(sampleScenario("two-buildings-405b.json").toStdString());
     QVERIFY(loaded.ok());
     base_ = *loaded.value;
 }
@@ -227,7 +224,7 @@ void TestAutosave::brokenCopyKeepsDocument() {
     f.write("{\"format\": \"scaleacross.scenario\", \"cluster\": ");
     f.close();
     MainWindow window;
-    QVERIFY(window.openSample(sample("two-buildings-405b.json")));
+    QVERIFY(window.openSample(sampleScenario("two-buildings-405b.json")));
     const Scenario before = window.document()->scenario();
     QVERIFY(!window.recover(broken));
     QVERIFY(window.lastError().contains(QStringLiteral("Cannot recover job.json")));

@@ -8,6 +8,7 @@
 #include "cost/placement.h"
 #include "formats/documents.h"
 
+#include "../common/files.h"
 #include "../common/samples.h"
 
 #include <nlohmann/json.hpp>
@@ -20,20 +21,10 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::sampleScenario;
+using sa::testing::writeFile;
 
-namespace {
-
-QString sample(const char* name) {
-    return sa::testing::sampleScenario(name);
-}
-
-void writeFile(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(text);
-}
-
-} // namespace
+namespace {} // namespace
 
 class TestDocument : public QObject {
     Q_OBJECT
@@ -60,7 +51,7 @@ private:
 void TestDocument::init() {
     doc_ = std::make_unique<Document>();
     QString error;
-    QVERIFY2(doc_->open(sample("three-buildings-405b.json"), &error), qPrintable(error));
+    QVERIFY2(doc_->open(sampleScenario("three-buildings-405b.json"), &error), qPrintable(error));
 }
 
 void TestDocument::openScenario() {
@@ -170,7 +161,7 @@ void TestDocument::badFileKeepsDocument() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("bad.json"));
     if (!contents.isEmpty())
-        writeFile(path, contents);
+        QVERIFY(writeFile(path, contents));
 
     const Scenario before = doc_->scenario();
     const QString pathBefore = doc_->filePath();
@@ -194,7 +185,7 @@ void TestDocument::openPlanReplacesPlan() {
     plan.name = "variant";
     plan.micro_batch_sequences = 2;
     const QString path = dir.filePath(QStringLiteral("variant.json"));
-    writeFile(path, QByteArray::fromStdString(dumpCanonical(toJson(plan))));
+    QVERIFY(writeFile(path, QByteArray::fromStdString(dumpCanonical(toJson(plan)))));
     QString error;
     QVERIFY2(doc_->open(path, &error), qPrintable(error));
     QCOMPARE(doc_->scenario().plan, plan);
@@ -207,7 +198,7 @@ void TestDocument::openPlanReplacesPlan() {
 void TestDocument::saveOpenRoundTrip() {
     Document doc;
     QString error;
-    QVERIFY(doc.openAsNew(sample("three-buildings-405b.json"), &error));
+    QVERIFY(doc.openAsNew(sampleScenario("three-buildings-405b.json"), &error));
     QVERIFY(doc.filePath().isEmpty()); // a sample is never overwritten by Save
     QVERIFY(!doc.save(&error));
     Plan plan = doc.scenario().plan;
@@ -321,7 +312,7 @@ void TestDocument::samplesAreFound() {
     QTemporaryDir dir;
     QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("scenarios")));
     for (const char* name : {"b.json", "a.json"})
-        writeFile(dir.filePath(QStringLiteral("scenarios/") + QLatin1String(name)), "{}");
+        QVERIFY(writeFile(dir.filePath(QStringLiteral("scenarios/") + QLatin1String(name)), "{}"));
     qputenv("SCALEACROSS_SAMPLES", dir.path().toLocal8Bit());
     QCOMPARE(views::samplesDir(), QDir(dir.path()).absolutePath());
     QCOMPARE(views::sampleScenarios().size(), 2);

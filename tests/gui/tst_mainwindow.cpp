@@ -41,12 +41,9 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::sampleScenario;
 
 namespace {
-
-QString sample(const char* name) {
-    return sa::testing::sampleScenario(name);
-}
 
 bool sameTraffic(const Evaluation& a, const Evaluation& b) {
     if (a.links.size() != b.links.size())
@@ -93,7 +90,7 @@ void TestMainWindow::initTestCase() {
 void TestMainWindow::init() {
     window_ = std::make_unique<MainWindow>();
     window_->resize(1400, 900);
-    QVERIFY(window_->openSample(sample("three-buildings-405b.json")));
+    QVERIFY(window_->openSample(sampleScenario("three-buildings-405b.json")));
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
     QVERIFY(waitForEvaluation());
@@ -244,7 +241,7 @@ void TestMainWindow::badFileKeepsDocumentAndShowsMessage() {
     QCOMPARE(window_->document()->scenario(), original);
     QVERIFY(window_->document()->filePath().isEmpty());
     // A good file afterwards clears the message.
-    QVERIFY(window_->openFile(sample("two-buildings-405b.json")));
+    QVERIFY(window_->openFile(sampleScenario("two-buildings-405b.json")));
     QVERIFY(!banner->isVisible());
     QCOMPARE(window_->topologyView()->topologyLayout().buildings().size(), std::size_t(2));
 }
@@ -318,7 +315,7 @@ void TestMainWindow::linkTableModelPassesTester() {
     plan.micro_batch_sequences = 2;
     window_->document()->setPlan(plan, QStringLiteral("edit"));
     QVERIFY(waitForEvaluation());
-    QVERIFY(window_->openSample(sample("two-buildings-405b.json")));
+    QVERIFY(window_->openSample(sampleScenario("two-buildings-405b.json")));
     QVERIFY(waitForEvaluation());
     QCOMPARE(model->rowCount(), int(window_->shownSnapshot()->evaluation->links.size()));
     model->setEvaluation(nullptr);
@@ -346,7 +343,7 @@ void TestMainWindow::staleEvaluationNeverShown() {
 }
 
 void TestMainWindow::droppedFileOpensAndIsRecent() {
-    const QString path = sample("two-buildings-405b.json");
+    const QString path = sampleScenario("two-buildings-405b.json");
     QMimeData mime;
     mime.setUrls({QUrl::fromLocalFile(path)});
     const QPoint at = window_->rect().center();

@@ -17,6 +17,8 @@
 #include "export/optimizer_csv.h"
 #include "formats/documents.h"
 
+#include "../common/fixtures.h"
+
 #include <QAbstractItemModelTester>
 #include <QDir>
 #include <QElapsedTimer>
@@ -34,11 +36,9 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::sampleScenarioFile;
 
 namespace {
-
-const char* const kScenario = SCALEACROSS_SOURCE_DIR "/sample_clusters/scenarios/"
-                                                     "three-buildings-405b.json";
 
 // Two structures' worth of choices: a few hundred candidates, exhaustive,
 // with the baselines, in about a second.
@@ -152,7 +152,7 @@ private:
 };
 
 void TestOptimizerPanel::initTestCase() {
-    auto loaded = loadScenarioFile(kScenario);
+    auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
     QVERIFY(loaded.ok());
     scenario_ = *loaded.value;
     evaluator_ = std::make_shared<const Evaluator>(scenario_.cluster);

@@ -37,12 +37,9 @@
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::sampleScenario;
 
 namespace {
-
-QString sample(const char* name) {
-    return sa::testing::sampleScenario(name);
-}
 
 struct Evaluated {
     std::shared_ptr<const Evaluation> evaluation;
@@ -52,7 +49,7 @@ struct Evaluated {
 
 Evaluated evaluateSample(const char* name, std::optional<Schedule> schedule = std::nullopt) {
     Evaluated out;
-    const auto loaded = loadScenarioFile(sample(name).toStdString());
+    const auto loaded = loadScenarioFile(sampleScenario(name).toStdString());
     if (!loaded.ok()) {
         out.problem = QStringLiteral("cannot load %1").arg(QLatin1String(name));
         return out;

@@ -4,18 +4,17 @@
 
 #include "timescale.h"
 
+#include "../common/fixtures.h"
+
 #include <QSet>
 #include <QTest>
 
 #include <cmath>
 
 using namespace sa::views;
+using sa::testing::close;
 
 namespace {
-
-bool close(double a, double b, double tolerance) {
-    return std::fabs(a - b) <= tolerance * std::max({1.0, std::fabs(a), std::fabs(b)});
-}
 
 QString unitOf(const QString& label) {
     const auto space = label.lastIndexOf(QLatin1Char(' '));

@@ -4,47 +4,33 @@
 
 #include "topologylayout.h"
 
+#include "../common/fixtures.h"
+
 #include <QTest>
 
 #include <cmath>
 
 using namespace sa;
 using namespace sa::views;
+using sa::testing::building;
+using sa::testing::clusterOf;
 
 namespace {
 
 Cluster makeCluster(int buildings, int regions, std::int64_t gpus, std::int64_t zoneGpus,
                     const QString& links) {
-    Cluster c;
-    c.name = "test";
-    GpuModel gpu;
-    gpu.name = "H100";
-    gpu.peak_tflops_bf16 = 989;
-    gpu.memory_gib = 80;
-    gpu.hbm_tbps = 3.35;
-    c.gpu_models[gpu.name] = gpu;
+    Cluster c = clusterOf("test", {});
     for (int i = 0; i < buildings; ++i) {
-        Building b;
-        b.name = QStringLiteral("B%1").arg(i + 1).toStdString();
         // Regions in blocks, so a region holds neighbours by index.
-        b.region = QStringLiteral("region-%1").arg(i * regions / buildings).toStdString();
-        b.gpu_model = gpu.name;
-        b.gpus = gpus;
-        b.zone_gpus = zoneGpus;
-        b.scale_up_gbps = 3600;
-        b.scale_out_gbps = 400;
-        c.buildings.push_back(b);
+        const std::string region =
+            QStringLiteral("region-%1").arg(i * regions / buildings).toStdString();
+        c.buildings.push_back(building(QStringLiteral("B%1").arg(i + 1).toStdString(), gpus,
+                                       {.region = region, .zone_gpus = zoneGpus}));
     }
     auto link = [&](int a, int b) {
-        Link l;
-        l.a = c.buildings[std::size_t(a)].name;
-        l.b = c.buildings[std::size_t(b)].name;
-        l.name = QStringLiteral("%1-%2")
-                     .arg(QString::fromStdString(l.a), QString::fromStdString(l.b))
-                     .toStdString();
-        l.bandwidth_gbps = 25600;
-        l.latency_ms = 1;
-        c.links.push_back(l);
+        const std::string& from = c.buildings[std::size_t(a)].name;
+        const std::string& to = c.buildings[std::size_t(b)].name;
+        c.links.push_back(sa::testing::link(from, to, 25600, 1, "roce", from + "-" + to));
     };
     if (links == QLatin1String("chain")) {
         for (int i = 0; i + 1 < buildings; ++i)
