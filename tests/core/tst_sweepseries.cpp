@@ -1,7 +1,9 @@
 // The series of the explorer's sweep chart, without the chart: step time
 // over a link's bandwidth for the plan (each point the plain evaluation of
 // the scenario with that value), failed points kept in place with their
-// reason, and the baselines' plans swept as the baselines generate them.
+// reason, the baselines' plans swept as the baselines generate them, and
+// `scaleacross sweep --baselines` printing exactly these numbers as CSV and
+// JSON.
 
 #include "explore/baselines.h"
 #include "explore/sweep.h"
@@ -11,6 +13,9 @@
 
 #include "../common/csv_reader.h"
 
+#include <nlohmann/json.hpp>
+
+#include <QProcess>
 #include <QTest>
 
 #include <algorithm>
@@ -51,6 +56,28 @@ Scenario withLinkValue(const Scenario& s, const std::string& path, double v) {
     return *out;
 }
 
+struct CliRun {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+CliRun runCli(const QStringList& args) {
+    QProcess proc;
+    proc.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
+    CliRun r;
+    if (!proc.waitForStarted(10000) || !proc.waitForFinished(120000)) {
+        proc.kill();
+        proc.waitForFinished();
+        r.err = "did not finish: " + proc.errorString().toStdString();
+        return r;
+    }
+    r.code = proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
+    r.out = proc.readAllStandardOutput().toStdString();
+    r.err = proc.readAllStandardError().toStdString();
+    return r;
+}
+
 } // namespace
 
 class TestSweepSeries : public QObject {
@@ -60,6 +87,9 @@ private Q_SLOTS:
     void failedPointsKeepTheirPlace();
     void baselinesAreTheirPlansSwept();
     void cancelledGivesWhatItHas();
+    void cliPrintsTheSeries_data();
+    void cliPrintsTheSeries();
+    void cliBaselinesNeedOneParameter();
 };
 
 void TestSweepSeries::stepTimeFallsAsBandwidthGrows() {
@@ -182,6 +212,104 @@ void TestSweepSeries::cancelledGivesWhatItHas() {
     QCOMPARE(
         computeSweepSeries(s, "links.B1-B2.bandwidth_gbps", {5120, 51200}, true, &cancelled).size(),
         std::size_t(3));
+}
+
+void TestSweepSeries::cliPrintsTheSeries_data() {
+    QTest::addColumn<QString>("scenario");
+    QTest::addColumn<QString>("vary");
+    QTest::addColumn<bool>("json");
+    for (bool json : {false, true}) {
+        const char* format = json ? " json" : " csv";
+        QTest::newRow(QByteArray("two buildings, bandwidth").append(format).constData())
+            << "two-buildings-405b.json"
+            << "links.B1-B2.bandwidth_gbps=5120:512000:log10:5" << json;
+        QTest::newRow(QByteArray("two buildings, a failing point").append(format).constData())
+            << "two-buildings-405b.json"
+            << "links.B1-B2.bandwidth_gbps=0,1000,51200" << json;
+        QTest::newRow(QByteArray("three buildings, latency").append(format).constData())
+            << "three-buildings-405b.json"
+            << "links.B1-B3.latency_ms=0:40:lin:4" << json;
+    }
+}
+
+void TestSweepSeries::cliPrintsTheSeries() {
+    QFETCH(QString, scenario);
+    QFETCH(QString, vary);
+    QFETCH(bool, json);
+    QStringList args{QStringLiteral("sweep"),
+                     QString::fromStdString(samplePath(scenario.toStdString())),
+                     QStringLiteral("--vary"), vary, QStringLiteral("--baselines")};
+    if (json)
+        args << QStringLiteral("--json");
+    const CliRun r = runCli(args);
+    QVERIFY2(r.code == 0, r.err.c_str());
+
+    // What the explorer's chart would be given for the same values.
+    std::string error;
+    const auto axis = parseSweepAxis(vary.toStdString(), &error);
+    QVERIFY2(axis, error.c_str());
+    const auto series =
+        computeSweepSeries(sample(scenario.toStdString()), axis->path, axis->values, true);
+    QCOMPARE(series.size(), std::size_t(3));
+    QVERIFY(series[0].evaluatedCount() > 0);
+
+    if (!json) {
+        // The chart's "Export CSV" of the same series, byte for byte ...
+        QCOMPARE(r.out, sweepSeriesCsv(axis->path, series));
+        // ... and read back, its numbers.
+        bool ok = false;
+        const auto rows = sa::testing::readCsv(r.out, &ok);
+        QVERIFY(ok);
+        std::size_t row = 1;
+        QCOMPARE(rows.size(), 1 + series.size() * axis->values.size());
+        for (const SweepSeries& s : series)
+            for (std::size_t i = 0; i < s.x.size(); ++i, ++row) {
+                QCOMPARE(rows[row][0], s.name);
+                QVERIFY(std::abs(std::stod(rows[row][1]) - s.x[i]) <= 1e-5 * std::abs(s.x[i]));
+                QCOMPARE(rows[row][3], s.errors[i]);
+                if (s.errors[i].empty())
+                    QVERIFY2(std::abs(std::stod(rows[row][2]) / s.step_time_s[i] - 1) < 1e-5,
+                             (rows[row][2] + " vs " + std::to_string(s.step_time_s[i])).c_str());
+            }
+        return;
+    }
+    // JSON: the same doubles, exactly.
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    QVERIFY(j.is_object());
+    QCOMPARE(j.at("path").get<std::string>(), axis->path);
+    const auto& list = j.at("series");
+    QCOMPARE(list.size(), series.size());
+    for (std::size_t k = 0; k < series.size(); ++k) {
+        const SweepSeries& s = series[k];
+        QCOMPARE(list[k].at("name").get<std::string>(), s.name);
+        QCOMPARE(list[k].at("fits_in_memory").get<bool>(), s.fits_in_memory);
+        const auto& points = list[k].at("points");
+        QCOMPARE(points.size(), s.x.size());
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            QCOMPARE(points[i].at("x").get<double>(), s.x[i]);
+            if (s.errors[i].empty()) {
+                QCOMPARE(points[i].at("step_time_s").get<double>(), s.step_time_s[i]);
+                QVERIFY(!points[i].contains("error"));
+            } else {
+                QCOMPARE(points[i].at("error").get<std::string>(), s.errors[i]);
+                QVERIFY(!points[i].contains("step_time_s"));
+            }
+        }
+    }
+}
+
+void TestSweepSeries::cliBaselinesNeedOneParameter() {
+    const CliRun r = runCli({QStringLiteral("sweep"),
+                             QString::fromStdString(samplePath("two-buildings-405b.json")),
+                             QStringLiteral("--vary"), QStringLiteral("links.B1-B2.latency_ms=1,2"),
+                             QStringLiteral("--vary"), QStringLiteral("plan.parallelism.pp=4,8"),
+                             QStringLiteral("--baselines")});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.find("--baselines") != std::string::npos, r.err.c_str());
+    QVERIFY(r.out.empty());
+    const CliRun help = runCli({QStringLiteral("sweep"), QStringLiteral("--help")});
+    QCOMPARE(help.code, 0);
+    QVERIFY(help.out.find("--baselines") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestSweepSeries)
