@@ -3,10 +3,6 @@
 #include "breakdownchart.h"
 #include "units.h"
 
-#include "explore/baselines.h"
-#include "explore/sweep.h"
-#include "export/sweep_csv.h"
-
 #include <QChart>
 #include <QChartView>
 #include <QCursor>
@@ -25,19 +21,6 @@
 #include <map>
 
 namespace sa::views {
-
-int SweepSeries::evaluatedCount() const {
-    int n = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-        if ((i >= errors.size() || errors[i].isEmpty()) && i < step_time_s.size() &&
-            std::isfinite(step_time_s[i]))
-            ++n;
-    return n;
-}
-
-int SweepSeries::errorCount() const {
-    return int(x.size()) - evaluatedCount();
-}
 
 namespace {
 
@@ -61,40 +44,6 @@ std::vector<double> linSpaced(double lo, double hi, int n) {
     for (int i = 0; i < n; ++i)
         v.push_back(n > 1 ? lo + (hi - lo) * i / (n - 1) : lo);
     return v;
-}
-
-SweepSeries seriesOf(const QString& name, const std::vector<double>& values,
-                     const std::vector<SweepPoint>& points) {
-    SweepSeries s;
-    s.name = name;
-    s.x = values;
-    s.step_time_s.assign(values.size(), std::numeric_limits<double>::quiet_NaN());
-    s.errors.assign(values.size(), QString());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i >= points.size()) {
-            s.errors[i] = QStringLiteral("not evaluated (cancelled)");
-            continue;
-        }
-        const SweepPoint& p = points[i];
-        if (p.evaluation) {
-            s.step_time_s[i] = p.evaluation->step_time_s;
-            s.fitsInMemory = s.fitsInMemory && p.evaluation->memory.fits;
-        } else {
-            s.errors[i] = p.error.empty() ? QStringLiteral("cannot be evaluated")
-                                          : QString::fromStdString(p.error);
-        }
-    }
-    return s;
-}
-
-SweepSeries failedSeries(const QString& name, const std::vector<double>& values,
-                         const QString& reason) {
-    SweepSeries s;
-    s.name = name;
-    s.x = values;
-    s.step_time_s.assign(values.size(), std::numeric_limits<double>::quiet_NaN());
-    s.errors.assign(values.size(), reason);
-    return s;
 }
 
 } // namespace
@@ -124,75 +73,6 @@ std::vector<SweepParameter> sweepableLinkParameters(const Cluster& cluster, int 
         out.push_back(std::move(lat));
     }
     return out;
-}
-
-QString currentPlanSeriesName() {
-    return QStringLiteral("Current plan");
-}
-
-QString productionSeriesName() {
-    return QStringLiteral("Production (Llama 3 recipe)");
-}
-
-QString priorArtSeriesName() {
-    return QStringLiteral("Prior art (Atlas/CrossPipe)");
-}
-
-std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::string& path,
-                                            const std::vector<double>& values, bool withBaselines,
-                                            const std::atomic<bool>* cancelled) {
-    auto isCancelled = [&] { return cancelled && cancelled->load(); };
-    std::vector<SweepSeries> out;
-    const std::vector<SweepAxis> axes{SweepAxis{path, values}};
-    if (isCancelled())
-        return out;
-    out.push_back(seriesOf(currentPlanSeriesName(), values, runSweep(base, axes)));
-    if (!withBaselines)
-        return out;
-
-    const Evaluator evaluator(base.cluster);
-    // The optimizer's GPU budget (explore/designspace.cpp): the base plan's
-    // GPUs when it has degrees, else the whole cluster.
-    std::int64_t budget =
-        base.plan.parallelism.gpus() > 1 ? base.plan.parallelism.gpus() : base.cluster.totalGpus();
-    budget = std::min(budget, base.cluster.totalGpus());
-    using Generator = BaselineResult (*)(const Evaluator&, const Model&, const Plan&, std::int64_t);
-    const std::pair<QString, Generator> baselines[] = {
-        {productionSeriesName(), &productionBaseline},
-        {priorArtSeriesName(), &priorArtBaseline},
-    };
-    for (const auto& [name, generate] : baselines) {
-        if (isCancelled())
-            return out;
-        const BaselineResult r = generate(evaluator, base.model, base.plan, budget);
-        // A baseline that was never evaluated has no plan worth sweeping; one
-        // that was but does not fit is still drawn (and flagged).
-        if (!r.feasible && r.gpus == 0) {
-            out.push_back(failedSeries(
-                name, values,
-                QString::fromStdString(r.problem.empty() ? "no plan found" : r.problem)));
-            continue;
-        }
-        Scenario s = base;
-        s.plan = r.plan;
-        out.push_back(seriesOf(name, values, runSweep(s, axes)));
-    }
-    return out;
-}
-
-std::string sweepSeriesCsv(const QString& xColumn, const std::vector<SweepSeries>& series) {
-    std::vector<SweepCurve> curves;
-    curves.reserve(series.size());
-    for (const SweepSeries& s : series) {
-        SweepCurve c;
-        c.name = s.name.toStdString();
-        c.x = s.x;
-        c.step_time_s = s.step_time_s;
-        for (const QString& e : s.errors)
-            c.errors.push_back(e.toStdString());
-        curves.push_back(std::move(c));
-    }
-    return sweepCurvesCsv(xColumn.toStdString(), curves);
 }
 
 SweepChart::SweepChart(QWidget* parent)
@@ -293,8 +173,9 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
     for (std::size_t k = 0; k < data_.size(); ++k) {
         const SweepSeries& s = data_[k];
         const QColor color = seriesColor(int(k));
-        QString legendName = s.name;
-        if (!s.fitsInMemory)
+        const QString name = QString::fromStdString(s.name);
+        QString legendName = name;
+        if (!s.fits_in_memory)
             legendName += QStringLiteral(" (does not fit in memory)");
         QList<QLineSeries*> lines;
         QLineSeries* line = nullptr;
@@ -303,7 +184,7 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
             line->setName(legendName);
             QPen pen(color);
             pen.setWidthF(2.5);
-            if (!s.fitsInMemory)
+            if (!s.fits_in_memory)
                 pen.setStyle(Qt::DashLine);
             line->setPen(pen);
             line->setColor(color);
@@ -312,13 +193,13 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
             lines << line;
         };
         for (std::size_t i = 0; i < s.x.size(); ++i) {
-            const bool failed = i < s.errors.size() && !s.errors[i].isEmpty();
+            const bool failed = i < s.errors.size() && !s.errors[i].empty();
             const double y = i < s.step_time_s.size() ? s.step_time_s[i]
                                                       : std::numeric_limits<double>::quiet_NaN();
             const bool drawable = std::isfinite(s.x[i]) && (!logX || s.x[i] > 0);
             if (failed || !std::isfinite(y) || !drawable) {
                 ++skipped_;
-                ++reasons[k][failed     ? s.errors[i]
+                ++reasons[k][failed     ? QString::fromStdString(s.errors[i])
                              : drawable ? QStringLiteral("no step time")
                                         : QStringLiteral("not drawable on a log scale")];
                 line = nullptr; // the curve breaks here
@@ -339,7 +220,6 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
             c->addSeries(l);
             l->attachAxis(xAxis);
             l->attachAxis(yAxis_);
-            const QString name = s.name;
             connect(l, &QLineSeries::hovered, this, [this, name](const QPointF& p, bool state) {
                 if (!state) {
                     QToolTip::hideText();
@@ -424,18 +304,18 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
                 QString r = reason;
                 if (r.size() > 160)
                     r = r.left(157) + QStringLiteral("...");
-                text +=
-                    QStringLiteral("\n• %1 (%2): %3").arg(data_[k].name, QString::number(count), r);
+                text += QStringLiteral("\n• %1 (%2): %3")
+                            .arg(QString::fromStdString(data_[k].name), QString::number(count), r);
                 ++shown;
             }
         if (hidden > 0)
             text += QStringLiteral("\n• and %1 more for other reasons").arg(hidden);
     }
     for (const SweepSeries& s : data_)
-        if (!s.fitsInMemory && s.evaluatedCount() > 0)
+        if (!s.fits_in_memory && s.evaluatedCount() > 0)
             text += QStringLiteral("\n%1 does not fit in the GPUs' memory (dashed); its step "
                                    "times are shown for comparison.")
-                        .arg(s.name);
+                        .arg(QString::fromStdString(s.name));
     note_->setText(text);
     note_->setVisible(true);
 }

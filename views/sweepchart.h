@@ -4,15 +4,16 @@
 // is measured against: where the plan stops being network bound, and
 // whether it beats the recipes at every link speed or only at some.
 //
-// The data is computed by computeSweepSeries(), which touches no widget and
-// is meant to run on a worker (JobTracker); the chart only draws it.
+// The data is computed by sa::computeSweepSeries() (explore/sweepseries.h),
+// which touches no widget and is meant to run on a worker (JobTracker); the
+// chart only draws it.
 
+#include "explore/sweepseries.h"
 #include "model/scenario.h"
 
 #include <QString>
 #include <QWidget>
 
-#include <atomic>
 #include <limits>
 #include <string>
 #include <vector>
@@ -26,20 +27,6 @@ class QLogValueAxis;
 class QValueAxis;
 
 namespace sa::views {
-
-// One curve. x, step_time_s and errors have one entry per swept value; a
-// point that could not be evaluated has its reason in errors[i] and NaN as
-// its step time.
-struct SweepSeries {
-    QString name;
-    std::vector<double> x;
-    std::vector<double> step_time_s;
-    std::vector<QString> errors;
-    bool fitsInMemory = true; // false when an evaluated point does not fit
-
-    int evaluatedCount() const;
-    int errorCount() const;
-};
 
 // A parameter of the cluster worth sweeping, with a default range around
 // its current value.
@@ -58,26 +45,6 @@ struct SweepParameter {
 // to 10 ms for a link without latency, evenly spaced), in the cluster's
 // link order.
 std::vector<SweepParameter> sweepableLinkParameters(const Cluster& cluster, int points = 15);
-
-// Series names of computeSweepSeries(), in its order.
-QString currentPlanSeriesName();
-QString productionSeriesName();
-QString priorArtSeriesName();
-
-// Sweeps `path` over `values` for the scenario's plan and, with
-// `withBaselines`, for the production and prior-art baselines'
-// plans (explore/baselines.h, generated once on the unswept scenario and
-// then held fixed while the parameter varies). A baseline that cannot be
-// generated gives a series whose every point carries the reason. Runs
-// sa::runSweep (parallel); returns early, with what it has, once
-// `cancelled` is set. Safe to call from any thread.
-std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::string& path,
-                                            const std::vector<double>& values, bool withBaselines,
-                                            const std::atomic<bool>* cancelled = nullptr);
-
-// The series as CSV (series,<xColumn>,step_time_s,error), through
-// sa::sweepCurvesCsv.
-std::string sweepSeriesCsv(const QString& xColumn, const std::vector<SweepSeries>& series);
 
 class SweepChart : public QWidget {
     Q_OBJECT

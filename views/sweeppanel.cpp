@@ -2,6 +2,8 @@
 
 #include "document.h"
 
+#include "explore/sweepseries.h"
+#include "export/sweep_csv.h"
 #include "formats/documents.h"
 
 #include <QCheckBox>
@@ -169,9 +171,9 @@ bool SweepPanel::exportCsv(const QString& path, QString* error) const {
         return false;
     }
     const int index = parameterBox_->currentIndex();
-    const QString column = index >= 0 && index < int(parameters_.size())
-                               ? QString::fromStdString(parameters_[std::size_t(index)].path)
-                               : QStringLiteral("x");
+    const std::string column = index >= 0 && index < int(parameters_.size())
+                                   ? parameters_[std::size_t(index)].path
+                                   : std::string("x");
     const std::string problem =
         saveFileAtomically(path.toStdString(), sweepSeriesCsv(column, chart_->data()));
     if (!problem.empty()) {

@@ -64,12 +64,16 @@ const char* kMergeHelp =
     "Joins the results of `scaleacross optimize --shard I/N --json` runs: the top plans\n"
     "and the Pareto set are merged again, counts are summed and speedups recomputed.\n"
     "Shards must come from the same inputs and options (their input_digest); a missing\n"
-    "or repeated shard is an error unless --allow-partial.\n\n"
+    "or repeated shard is an error unless --allow-partial. Shards are read as strictly\n"
+    "as the documents: an unknown, missing or mistyped key (or text that is not JSON)\n"
+    "is reported with the file and its JSON path.\n\n"
     "Options:\n"
     "  --top K           keep at most K plans (default: as the shards)\n"
     "  --json            machine-readable result\n"
     "  -o FILE           write the output to FILE (atomically)\n"
-    "  --allow-partial   merge what is there even if shards are missing\n";
+    "  --allow-partial   merge what is there even if shards are missing\n\n"
+    "Exit codes: 0 ok, 1 I/O failure, 2 bad input (an invalid shard, shards of\n"
+    "different searches, missing or repeated shards).\n";
 
 bool parseInt(const std::string& s, long long lo, long long hi, long long& out) {
     const char* b = s.data();
@@ -229,27 +233,24 @@ int runMerge(int argc, char** argv) {
 
     std::vector<OptimizerResult> shards;
     for (const std::string& path : args.positional()) {
-        std::string err;
-        const auto text = readTextFile(path, &err);
-        if (!text)
-            return bad("merge", err);
-        const auto j = nlohmann::json::parse(*text, nullptr, false);
-        if (j.is_discarded())
-            return bad("merge", path + ": not valid JSON");
-        auto r = optimizerResultFromJson(j, path, &err);
-        if (!r)
-            return bad("merge", err);
+        auto loaded = loadOptimizerResultFile(path);
+        if (!loaded.ok()) {
+            for (const Diagnostic& problem : loaded.problems)
+                std::fprintf(stderr, "%s\n", problem.str().c_str());
+            return kExitBadInput;
+        }
+        OptimizerResult& r = *loaded.value;
         if (!shards.empty()) {
             const OptimizerResult& f = shards.front();
-            if (r->input_digest != f.input_digest || r->cluster != f.cluster ||
-                r->model != f.model || r->objective != f.objective ||
-                r->space_size != f.space_size || r->shard_count != f.shard_count)
+            if (r.input_digest != f.input_digest || r.cluster != f.cluster || r.model != f.model ||
+                r.objective != f.objective || r.space_size != f.space_size ||
+                r.shard_count != f.shard_count)
                 return bad("merge",
                            path + ": searched a different problem than " +
                                args.positional().front() +
                                " (inputs, objective, space options or shard count differ)");
         }
-        shards.push_back(std::move(*r));
+        shards.push_back(std::move(r));
     }
     std::vector<std::string> problems;
     OptimizerResult merged = mergeResults(shards, &problems);

@@ -5,6 +5,7 @@
 #include "scenario_args.h"
 
 #include "explore/sweep.h"
+#include "explore/sweepseries.h"
 #include "export/sweep_csv.h"
 
 #include <nlohmann/json.hpp>
@@ -17,10 +18,18 @@ namespace {
 
 const char* kSweepHelp =
     "Usage: scaleacross sweep (SCENARIO.json | --cluster C --model M --plan P)\n"
-    "                         --vary PATH=RANGE [--vary PATH=RANGE] [--csv | --json] [-o FILE]\n\n"
+    "                         --vary PATH=RANGE [--vary PATH=RANGE] [--csv | --json] [-o FILE]\n"
+    "       scaleacross sweep ... --vary PATH=RANGE --baselines [--csv | --json] [-o FILE]\n\n"
     "Evaluates the plan over a range of one or two parameters (their cartesian\n"
     "product) and prints one row per point: step time, tokens/s, MFU, memory,\n"
     "cross-building bytes and the exposed communication.\n\n"
+    "--baselines  one parameter, for the plan and for the production (Llama 3\n"
+    "             recipe) and prior-art (Atlas/CrossPipe) baselines' plans, made\n"
+    "             once on the unswept scenario and held fixed: the series the\n"
+    "             explorer's sweep chart draws. CSV columns series,PATH,\n"
+    "             step_time_s,error (as the chart's Export CSV); --json gives\n"
+    "             {path, series: [{name, fits_in_memory, points: [{x, step_time_s\n"
+    "             or error}]}]}.\n\n"
     "PATH is a dotted path into the scenario; list elements by name:\n"
     "  links.B1-B3.bandwidth_gbps   links.B1-B3.latency_ms\n"
     "  plan.micro_batch_sequences   plan.parallelism.pp   plan.global_batch_sequences\n"
@@ -36,10 +45,42 @@ const char* kSweepHelp =
     "that no longer divide) keep their row with the reason in the 'error' column.\n"
     "Exit codes: 0 ok, 2 bad input.\n";
 
+// The series of computeSweepSeries: one object per series, its points in
+// sweep order, each with its step time or the reason it has none.
+nlohmann::json seriesJson(const std::string& path, const std::vector<SweepSeries>& series) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const SweepSeries& s : series) {
+        nlohmann::json points = nlohmann::json::array();
+        for (std::size_t i = 0; i < s.x.size(); ++i) {
+            nlohmann::json p{{"x", s.x[i]}};
+            if (i < s.errors.size() && !s.errors[i].empty())
+                p["error"] = s.errors[i];
+            else
+                p["step_time_s"] = s.step_time_s[i];
+            points.push_back(std::move(p));
+        }
+        list.push_back({{"name", s.name},
+                        {"fits_in_memory", s.fits_in_memory},
+                        {"points", std::move(points)}});
+    }
+    return {{"path", path}, {"series", std::move(list)}};
+}
+
+// To -o FILE (or --output FILE) when given, else to stdout.
+int writeSweep(const Args& args, const std::string& text) {
+    auto out = args.value("o");
+    if (!out)
+        out = args.value("output");
+    if (out)
+        return writeOutput(*out, text) ? kExitOk : kExitFailure;
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
+}
+
 } // namespace
 
 int runSweep(int argc, char** argv) {
-    Args args(argc, argv, 2, {"csv", "json", "help"});
+    Args args(argc, argv, 2, {"csv", "json", "help", "baselines"});
     if (args.has("help")) {
         std::printf(kSweepHelp, kScenarioUsage);
         return kExitOk;
@@ -48,8 +89,8 @@ int runSweep(int argc, char** argv) {
         std::fprintf(stderr, "scaleacross sweep: %s\n", args.error().c_str());
         return kExitBadInput;
     }
-    const auto unknown =
-        args.unknown({"csv", "json", "help", "vary", "o", "output", "cluster", "model", "plan"});
+    const auto unknown = args.unknown(
+        {"csv", "json", "help", "baselines", "vary", "o", "output", "cluster", "model", "plan"});
     if (!unknown.empty()) {
         std::fprintf(stderr, "scaleacross sweep: unknown option --%s (see --help)\n",
                      unknown.front().c_str());
@@ -69,6 +110,12 @@ int runSweep(int argc, char** argv) {
         std::fprintf(stderr, "scaleacross sweep: give one or two --vary PATH=RANGE (see --help)\n");
         return kExitBadInput;
     }
+    const bool baselines = args.has("baselines");
+    if (baselines && axes.size() != 1) {
+        std::fprintf(stderr,
+                     "scaleacross sweep: --baselines sweeps one parameter: give one --vary\n");
+        return kExitBadInput;
+    }
     auto scenario = loadScenarioArgs(args);
     if (!scenario)
         return kExitBadInput;
@@ -81,8 +128,15 @@ int runSweep(int argc, char** argv) {
             return kExitBadInput;
         }
     }
-    const auto points = sa::runSweep(*scenario, axes);
     std::string text;
+    if (baselines) {
+        const SweepAxis& axis = axes.front();
+        const auto series = computeSweepSeries(*scenario, axis.path, axis.values, true);
+        text = args.has("json") ? seriesJson(axis.path, series).dump(2) + "\n"
+                                : sweepSeriesCsv(axis.path, series);
+        return writeSweep(args, text);
+    }
+    const auto points = sa::runSweep(*scenario, axes);
     if (args.has("json")) {
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& p : points) {
@@ -109,13 +163,7 @@ int runSweep(int argc, char** argv) {
     } else {
         text = sweepCsv(axes, points);
     }
-    auto out = args.value("o");
-    if (!out)
-        out = args.value("output");
-    if (out)
-        return writeOutput(*out, text) ? kExitOk : kExitFailure;
-    std::fputs(text.c_str(), stdout);
-    return kExitOk;
+    return writeSweep(args, text);
 }
 
 } // namespace sa::cli

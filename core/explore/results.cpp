@@ -1,11 +1,15 @@
 #include "explore/results.h"
 
 #include "formats/documents.h"
+#include "formats/json_check.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstdio>
-#include <stdexcept>
+#include <limits>
+#include <utility>
+#include <vector>
 
 namespace sa {
 
@@ -30,47 +34,235 @@ json scoredJson(const ScoredPlan& p) {
                 {"plan", toJson(p.plan)}};
 }
 
-// Reading: a failed lookup throws with the JSON path in the message.
-struct Reader {
-    const std::string& file;
+// ---- reading ------------------------------------------------------------
 
-    const json& at(const json& j, const std::string& key, const std::string& path) const {
-        if (!j.is_object() || !j.contains(key))
-            throw std::runtime_error(path + "/" + key + ": missing");
-        return j.at(key);
+using formats::childPath;
+using formats::describe;
+using formats::Diagnostics;
+using formats::IntRange;
+using formats::ObjectReader;
+constexpr formats::Presence kRequired = formats::Presence::Required;
+
+constexpr IntRange kCountRange{0, std::numeric_limits<std::int64_t>::max()};
+constexpr IntRange kSmallCountRange{0, std::numeric_limits<int>::max()};
+constexpr IntRange kStructureRange{0, std::numeric_limits<std::uint32_t>::max(), true};
+constexpr IntRange kChoiceRange{0, std::numeric_limits<std::uint16_t>::max(), true};
+
+// Reads one result into `d`; the plans inside it, each read as a plan
+// document of its own, report into `plans` (their paths carry the prefix of
+// where they sit).
+class ResultReader {
+public:
+    ResultReader(Diagnostics& d, std::vector<Diagnostic>& plans)
+        : d_(d)
+        , plans_(plans) {}
+
+    OptimizerResult read(const json& j) {
+        OptimizerResult r;
+        if (!formats::requireObject(d_, j, ""))
+            return r;
+        ObjectReader o(d_, &j, "");
+        if (!header(o))
+            return r;
+        o.string("cluster", r.cluster, kRequired, false);
+        o.string("model", r.model, kRequired, false);
+        o.string("input_digest", r.input_digest, kRequired, false);
+        o.choice<Objective>("objective", r.objective, kRequired, objectives());
+        o.integer("top_k", r.top_k, kRequired, kSmallCountRange);
+        ObjectReader shard = o.object("shard", kRequired);
+        shard.integer("index", r.shard_index, kRequired, kSmallCountRange);
+        shard.integer("count", r.shard_count, kRequired, IntRange{});
+        if (shard.valid() && !d_.touched(shard.path()) && r.shard_index >= r.shard_count)
+            d_.error(shard.pathOf("index"), "must be less than /shard/count (" +
+                                                std::to_string(r.shard_count) + "), got " +
+                                                std::to_string(r.shard_index));
+        shard.finish();
+        ObjectReader space = o.object("space", kRequired);
+        space.integer("gpu_budget", r.gpu_budget, kRequired, kCountRange);
+        space.number("candidates", r.space_size, kRequired, formats::kNonNegative);
+        space.integer("structures", r.structures, kRequired, kCountRange);
+        space.finish();
+        ObjectReader st = o.object("strategy", kRequired);
+        st.string("name", r.strategy.name, kRequired, true);
+        st.string("description", r.strategy.description, kRequired, false);
+        strings(st, "enumerated_axes", r.strategy.enumerated_axes);
+        strings(st, "descent_axes", r.strategy.descent_axes);
+        st.integer("seeds", r.strategy.seeds, kRequired, kSmallCountRange);
+        st.integer("rounds", r.strategy.rounds, kRequired, kSmallCountRange);
+        st.finish();
+        counts(o, r);
+        o.number("elapsed_s", r.elapsed_s, kRequired, formats::kNonNegative);
+        o.number("search_s", r.search_s, kRequired, formats::kNonNegative);
+        o.number("evaluations_per_s", r.evaluations_per_s, kRequired, formats::kNonNegative);
+        o.integer("threads", r.threads, kRequired, kSmallCountRange);
+        o.boolean("cancelled", r.cancelled, kRequired);
+        objects(o, "baselines", [&](ObjectReader& x) { r.baselines.push_back(baseline(x)); });
+        objects(o, "top", [&](ObjectReader& x) { r.top.push_back(scored(x)); });
+        objects(o, "pareto", [&](ObjectReader& x) { r.pareto.push_back(scored(x)); });
+        o.finish();
+        return r;
     }
-    template <class T> T get(const json& j, const std::string& key, const std::string& path) const {
-        const json& v = at(j, key, path);
-        try {
-            return v.get<T>();
-        } catch (const json::exception&) {
-            throw std::runtime_error(path + "/" + key + ": wrong type");
+
+private:
+    static std::vector<std::pair<std::string, Objective>> objectives() {
+        std::vector<std::pair<std::string, Objective>> out;
+        for (Objective x : {Objective::StepTime, Objective::Cost, Objective::CrossBuildingBytes})
+            out.emplace_back(toString(x), x);
+        return out;
+    }
+
+    // "format" and "version"; false when the rest should not be read
+    // (another kind of file or another version: its keys would be noise).
+    bool header(ObjectReader& o) {
+        const json* f = o.find("format", kRequired);
+        if (f && (!f->is_string() || f->get_ref<const std::string&>() != kOptimizerResultFormat)) {
+            d_.error(o.pathOf("format"),
+                     std::string("must be '") + kOptimizerResultFormat + "', got " + describe(*f));
+            return false;
+        }
+        const json* v = o.find("version", kRequired);
+        const std::string supported =
+            "supported versions: " + std::to_string(kOptimizerResultVersion);
+        if (v && !v->is_number_integer()) {
+            d_.error(o.pathOf("version"),
+                     "must be an integer (" + supported + "), got " + describe(*v));
+            return false;
+        }
+        if (v && v->get<std::int64_t>() != kOptimizerResultVersion) {
+            d_.error(o.pathOf("version"),
+                     "unsupported version " + describe(*v) + " (" + supported + ")");
+            return false;
+        }
+        return true;
+    }
+
+    void counts(ObjectReader& o, OptimizerResult& r) {
+        ObjectReader c = o.object("counts", kRequired);
+        c.integer("enumerated", r.enumerated, kRequired, kCountRange);
+        c.integer("evaluated", r.evaluated, kRequired, kCountRange);
+        c.integer("feasible", r.feasible, kRequired, kCountRange);
+        ObjectReader pruned = c.object("pruned", kRequired);
+        if (pruned.valid()) {
+            // Keyed by reason: every key is one, none is unknown.
+            for (const auto& [why, value] : pruned.node()->items()) {
+                std::int64_t n = 0;
+                if (ObjectReader::readInteger(value, pruned.pathOf(why), kCountRange, d_, n))
+                    r.pruned[why] = n;
+            }
+        }
+        std::int64_t total = 0;
+        if (c.integer("pruned_total", total, kRequired, kCountRange) && pruned.valid() &&
+            !d_.touched(pruned.path()) && total != r.prunedTotal())
+            d_.error(c.pathOf("pruned_total"), "must be the sum of " + pruned.path() + " (" +
+                                                   std::to_string(r.prunedTotal()) + "), got " +
+                                                   std::to_string(total));
+        c.finish();
+    }
+
+    void strings(ObjectReader& o, const char* key, std::vector<std::string>& out) {
+        const json* a = o.array(key, kRequired);
+        if (!a)
+            return;
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const json& v = (*a)[i];
+            if (v.is_string())
+                out.push_back(v.get<std::string>());
+            else
+                d_.error(childPath(o.pathOf(key), i), "must be a string, got " + describe(v));
         }
     }
-    Plan plan(const json& j, const std::string& path) const {
-        Loaded<Plan> p = parsePlan(j.dump(), file + "#" + path);
-        if (!p.ok())
-            throw std::runtime_error(
-                path + ": " + (p.problems.empty() ? "invalid plan" : p.problems.front().str()));
-        return *p.value;
+
+    // Each element of the array `key`, which must be an object.
+    template <class F> void objects(ObjectReader& o, const char* key, F readOne) {
+        const json* a = o.array(key, kRequired);
+        if (!a)
+            return;
+        for (std::size_t i = 0; i < a->size(); ++i) {
+            const std::string at = childPath(o.pathOf(key), i);
+            if (!formats::requireObject(d_, (*a)[i], at))
+                continue;
+            ObjectReader x(d_, &(*a)[i], at);
+            readOne(x);
+            x.finish();
+        }
     }
-    ScoredPlan scored(const json& j, const std::string& path) const {
-        ScoredPlan p;
-        const json& key = at(j, "key", path);
-        p.key.structure = get<std::uint32_t>(key, "structure", path + "/key");
-        p.key.choice = get<std::vector<std::uint16_t>>(key, "choice", path + "/key");
-        p.label = get<std::string>(j, "label", path);
-        p.step_time_s = get<double>(j, "step_time_s", path);
-        p.cross_building_bytes = get<double>(j, "cross_building_bytes", path);
-        p.gpu_seconds = get<double>(j, "gpu_seconds", path);
-        p.gpus = get<std::int64_t>(j, "gpus", path);
-        p.mfu = get<double>(j, "mfu", path);
-        p.tokens_per_s = get<double>(j, "tokens_per_s", path);
-        p.peak_gib_per_gpu = get<double>(j, "peak_gib_per_gpu", path);
-        p.plan = plan(at(j, "plan", path), path + "/plan");
+
+    Plan plan(ObjectReader& o) {
+        const json* v = o.find("plan", kRequired);
+        if (!v)
+            return {};
+        Diagnostics d(d_.file(), o.pathOf("plan"));
+        Plan p = formats::readPlanDocument(*v, d);
+        const auto found = d.take();
+        plans_.insert(plans_.end(), found.begin(), found.end());
         return p;
     }
+
+    BaselineResult baseline(ObjectReader& o) {
+        BaselineResult b;
+        o.string("name", b.name, kRequired, true);
+        o.string("recipe", b.recipe, kRequired, false);
+        o.boolean("feasible", b.feasible, kRequired);
+        o.string("problem", b.problem, kRequired, false);
+        o.number("step_time_s", b.step_time_s, kRequired, formats::kNonNegative);
+        o.number("cross_building_bytes", b.cross_building_bytes, kRequired, formats::kNonNegative);
+        o.number("mfu", b.mfu, kRequired, formats::kNonNegative);
+        o.number("peak_gib_per_gpu", b.peak_gib_per_gpu, kRequired, formats::kNonNegative);
+        o.integer("gpus", b.gpus, kRequired, kCountRange);
+        // Written for readers of the file; recomputed from the top plan.
+        if (const json* s = o.find("speedup", kRequired); s && !s->is_number() && !s->is_null())
+            d_.error(o.pathOf("speedup"), "must be a number or null, got " + describe(*s));
+        b.plan = plan(o);
+        return b;
+    }
+
+    ScoredPlan scored(ObjectReader& o) {
+        ScoredPlan p;
+        ObjectReader key = o.object("key", kRequired);
+        key.integer("structure", p.key.structure, kRequired, kStructureRange);
+        if (const json* choice = key.array("choice", kRequired)) {
+            for (std::size_t i = 0; i < choice->size(); ++i) {
+                std::int64_t c = 0;
+                if (ObjectReader::readInteger((*choice)[i], childPath(key.pathOf("choice"), i),
+                                              kChoiceRange, d_, c))
+                    p.key.choice.push_back(static_cast<std::uint16_t>(c));
+            }
+        }
+        key.finish();
+        o.string("label", p.label, kRequired, false);
+        o.number("step_time_s", p.step_time_s, kRequired, formats::kNonNegative);
+        o.number("cross_building_bytes", p.cross_building_bytes, kRequired, formats::kNonNegative);
+        o.number("gpu_seconds", p.gpu_seconds, kRequired, formats::kNonNegative);
+        o.integer("gpus", p.gpus, kRequired, kCountRange);
+        o.number("mfu", p.mfu, kRequired, formats::kNonNegative);
+        o.number("tokens_per_s", p.tokens_per_s, kRequired, formats::kNonNegative);
+        o.number("peak_gib_per_gpu", p.peak_gib_per_gpu, kRequired, formats::kNonNegative);
+        p.plan = plan(o);
+        return p;
+    }
+
+    Diagnostics& d_;
+    std::vector<Diagnostic>& plans_;
 };
+
+// readTextFile's message names the path; the diagnostic names it already.
+Diagnostic fileProblem(const std::string& path, const std::string& error) {
+    const std::string prefix = "cannot read '" + path + "': ";
+    if (error.rfind(prefix, 0) == 0)
+        return {path, "", "cannot read file: " + error.substr(prefix.size())};
+    return {path, "", error};
+}
+
+Loaded<OptimizerResult> readResult(const json& j, Diagnostics& d) {
+    std::vector<Diagnostic> planProblems;
+    OptimizerResult r = ResultReader(d, planProblems).read(j);
+    Loaded<OptimizerResult> out;
+    if (d.empty() && planProblems.empty())
+        out.value = std::move(r);
+    out.problems = d.take();
+    out.problems.insert(out.problems.end(), planProblems.begin(), planProblems.end());
+    return out;
+}
 
 std::string bytesText(double b) {
     char buf[64];
@@ -111,7 +303,7 @@ std::string planSummary(const Plan& p) {
 json toJson(const OptimizerResult& r) {
     json j;
     j["format"] = kOptimizerResultFormat;
-    j["version"] = 1;
+    j["version"] = kOptimizerResultVersion;
     j["cluster"] = r.cluster;
     j["model"] = r.model;
     j["input_digest"] = r.input_digest;
@@ -166,82 +358,29 @@ json toJson(const OptimizerResult& r) {
     return j;
 }
 
-std::optional<OptimizerResult> optimizerResultFromJson(const json& j, const std::string& file,
-                                                       std::string* error) {
-    const Reader rd{file};
-    try {
-        if (rd.get<std::string>(j, "format", "") != kOptimizerResultFormat)
-            throw std::runtime_error(std::string("/format: not \"") + kOptimizerResultFormat +
-                                     "\"");
-        if (rd.get<int>(j, "version", "") != 1)
-            throw std::runtime_error("/version: unsupported (this build reads version 1)");
-        OptimizerResult r;
-        r.cluster = rd.get<std::string>(j, "cluster", "");
-        r.model = rd.get<std::string>(j, "model", "");
-        r.input_digest = rd.get<std::string>(j, "input_digest", "");
-        const auto obj = objectiveFromString(rd.get<std::string>(j, "objective", ""));
-        if (!obj)
-            throw std::runtime_error("/objective: unknown objective");
-        r.objective = *obj;
-        r.top_k = rd.get<int>(j, "top_k", "");
-        const json& shard = rd.at(j, "shard", "");
-        r.shard_index = rd.get<int>(shard, "index", "/shard");
-        r.shard_count = rd.get<int>(shard, "count", "/shard");
-        const json& space = rd.at(j, "space", "");
-        r.gpu_budget = rd.get<std::int64_t>(space, "gpu_budget", "/space");
-        r.space_size = rd.get<double>(space, "candidates", "/space");
-        r.structures = rd.get<std::int64_t>(space, "structures", "/space");
-        const json& st = rd.at(j, "strategy", "");
-        r.strategy.name = rd.get<std::string>(st, "name", "/strategy");
-        r.strategy.description = rd.get<std::string>(st, "description", "/strategy");
-        r.strategy.enumerated_axes =
-            rd.get<std::vector<std::string>>(st, "enumerated_axes", "/strategy");
-        r.strategy.descent_axes = rd.get<std::vector<std::string>>(st, "descent_axes", "/strategy");
-        r.strategy.seeds = rd.get<int>(st, "seeds", "/strategy");
-        r.strategy.rounds = rd.get<int>(st, "rounds", "/strategy");
-        const json& counts = rd.at(j, "counts", "");
-        r.enumerated = rd.get<std::int64_t>(counts, "enumerated", "/counts");
-        r.evaluated = rd.get<std::int64_t>(counts, "evaluated", "/counts");
-        r.feasible = rd.get<std::int64_t>(counts, "feasible", "/counts");
-        r.pruned = rd.get<std::map<std::string, std::int64_t>>(counts, "pruned", "/counts");
-        r.elapsed_s = rd.get<double>(j, "elapsed_s", "");
-        r.search_s = rd.get<double>(j, "search_s", "");
-        r.evaluations_per_s = rd.get<double>(j, "evaluations_per_s", "");
-        r.threads = rd.get<int>(j, "threads", "");
-        r.cancelled = rd.get<bool>(j, "cancelled", "");
-        const json& bl = rd.at(j, "baselines", "");
-        for (std::size_t i = 0; i < bl.size(); ++i) {
-            const std::string path = "/baselines/" + std::to_string(i);
-            const json& x = bl.at(i);
-            BaselineResult b;
-            b.name = rd.get<std::string>(x, "name", path);
-            b.recipe = rd.get<std::string>(x, "recipe", path);
-            b.feasible = rd.get<bool>(x, "feasible", path);
-            b.problem = rd.get<std::string>(x, "problem", path);
-            b.step_time_s = rd.get<double>(x, "step_time_s", path);
-            b.cross_building_bytes = rd.get<double>(x, "cross_building_bytes", path);
-            b.mfu = rd.get<double>(x, "mfu", path);
-            b.peak_gib_per_gpu = rd.get<double>(x, "peak_gib_per_gpu", path);
-            b.gpus = rd.get<std::int64_t>(x, "gpus", path);
-            b.plan = rd.plan(rd.at(x, "plan", path), path + "/plan");
-            r.baselines.push_back(std::move(b));
-        }
-        for (const char* list : {"top", "pareto"}) {
-            const json& arr = rd.at(j, list, "");
-            if (!arr.is_array())
-                throw std::runtime_error(std::string("/") + list + ": must be an array");
-            for (std::size_t i = 0; i < arr.size(); ++i) {
-                ScoredPlan p =
-                    rd.scored(arr.at(i), std::string("/") + list + "/" + std::to_string(i));
-                (std::string(list) == "top" ? r.top : r.pareto).push_back(std::move(p));
-            }
-        }
-        return r;
-    } catch (const std::exception& e) {
-        if (error)
-            *error = file + ": " + e.what();
-        return std::nullopt;
+Loaded<OptimizerResult> optimizerResultFromJson(const json& j, const std::string& file) {
+    Diagnostics d(file);
+    return readResult(j, d);
+}
+
+Loaded<OptimizerResult> parseOptimizerResult(const std::string& text, const std::string& file) {
+    Diagnostics d(file);
+    if (auto j = formats::parseJsonText(text, d))
+        return readResult(*j, d);
+    Loaded<OptimizerResult> out;
+    out.problems = d.take();
+    return out;
+}
+
+Loaded<OptimizerResult> loadOptimizerResultFile(const std::string& path) {
+    std::string error;
+    const auto text = readTextFile(path, &error);
+    if (!text) {
+        Loaded<OptimizerResult> out;
+        out.problems.push_back(fileProblem(path, error));
+        return out;
     }
+    return parseOptimizerResult(*text, path);
 }
 
 std::string optimizerReport(const OptimizerResult& r) {

@@ -5,22 +5,27 @@
 // `scaleacross evaluate` loads any of them once saved on its own.
 
 #include "explore/optimizer.h"
+#include "formats/documents.h"
 
 #include <nlohmann/json_fwd.hpp>
 
-#include <optional>
 #include <string>
 
 namespace sa {
 
 inline constexpr const char* kOptimizerResultFormat = "scaleacross.optimizer-result";
+inline constexpr int kOptimizerResultVersion = 1;
 
 nlohmann::json toJson(const OptimizerResult& r);
 
-// Reads a result written by toJson; nullopt with a message naming the JSON
-// path on error. `file` is only used in messages.
-std::optional<OptimizerResult> optimizerResultFromJson(const nlohmann::json& j,
-                                                       const std::string& file, std::string* error);
+// Reads a result written by toJson as strictly as the documents are read
+// (formats/documents.h): an unknown, missing or mistyped key, a value out of
+// range, a plan that is not a valid plan document or text that is not JSON
+// is a Diagnostic naming the file, the JSON path and the problem. The value
+// is set only when there are none. `file` is only used in messages.
+Loaded<OptimizerResult> optimizerResultFromJson(const nlohmann::json& j, const std::string& file);
+Loaded<OptimizerResult> parseOptimizerResult(const std::string& text, const std::string& file);
+Loaded<OptimizerResult> loadOptimizerResultFile(const std::string& path);
 
 // A human-readable report: space, strategy, counts, speed, baselines, the
 // top plans and the Pareto set.

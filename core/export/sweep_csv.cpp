@@ -40,9 +40,9 @@ std::string sweepCsv(const std::vector<SweepAxis>& axes, const std::vector<Sweep
     return text;
 }
 
-std::string sweepCurvesCsv(const std::string& xColumn, const std::vector<SweepCurve>& curves) {
+std::string sweepSeriesCsv(const std::string& xColumn, const std::vector<SweepSeries>& series) {
     std::string text = "series," + csvField(xColumn) + ",step_time_s,error\n";
-    for (const auto& c : curves) {
+    for (const auto& c : series) {
         const std::string name = csvField(c.name);
         for (std::size_t i = 0; i < c.x.size(); ++i) {
             const bool failed = i < c.errors.size() && !c.errors[i].empty();

@@ -224,4 +224,13 @@ private:
 // Checks that `v` is an object; reports "must be an object, got ..." otherwise.
 const json* requireObject(Diagnostics& d, const json& v, const std::string& path);
 
+// For files that are not documents but hold some (the optimizer's results):
+// parseJsonText parses text as the document parsers do (strict syntax with
+// line and column, duplicate keys, nesting deeper than kMaxNesting) and
+// gives nullopt when there is no JSON value to read; readPlanDocument reads
+// and checks a complete plan document ("format" and "version" required),
+// reporting under `d`'s prefix (e.g. "/top/0/plan").
+std::optional<json> parseJsonText(const std::string& text, Diagnostics& d);
+Plan readPlanDocument(const json& j, Diagnostics& d);
+
 } // namespace sa::formats

@@ -703,6 +703,14 @@ Loaded<Scenario> readScenario(const json& j, const std::string& file, const std:
 
 } // namespace
 
+std::optional<json> formats::parseJsonText(const std::string& text, Diagnostics& d) {
+    return parseText(text, d);
+}
+
+Plan formats::readPlanDocument(const json& j, Diagnostics& d) {
+    return readPlan(j, d, false);
+}
+
 Loaded<Cluster> parseCluster(const std::string& text, const std::string& file) {
     return parseDocument<Cluster>(text, file, readCluster);
 }

@@ -270,11 +270,9 @@ void TestOptimizer::shardsMergeToTheUnshardedResult() {
         const OptimizerResult s = optimize(evaluator, model, base, o);
         QVERIFY(s.evaluated < whole.evaluated);
         // Through JSON, as `scaleacross merge` reads them.
-        std::string error;
-        auto back =
-            optimizerResultFromJson(nlohmann::json::parse(toJson(s).dump()), "shard.json", &error);
-        QVERIFY2(back.has_value(), error.c_str());
-        shards.push_back(std::move(*back));
+        auto back = parseOptimizerResult(toJson(s).dump(), "shard.json");
+        QVERIFY2(back.ok(), back.problems.empty() ? "" : back.problems.front().str().c_str());
+        shards.push_back(std::move(*back.value));
     }
     std::vector<std::string> problems;
     const OptimizerResult merged = mergeResults(shards, &problems);

@@ -223,17 +223,17 @@ void TestSweepCsv::realSweepWithFailingPoints() {
 }
 
 void TestSweepCsv::curvesColumnsRowsAndQuoting() {
-    SweepCurve a;
+    SweepSeries a;
     a.name = "Current plan";
     a.x = {100, 1000, 10000};
     a.step_time_s = {12.5, std::nan(""), 10.25};
     a.errors = {"", "links.B1-B2: bandwidth must be > 0, got \"0\"", ""};
-    SweepCurve b;
+    SweepSeries b;
     b.name = "Prior art (Atlas, CrossPipe)";
     b.x = {100, 1000, 10000};
     b.step_time_s = {13, 12, 11};
     b.errors = {"", "", ""};
-    const auto rows = parsed(sweepCurvesCsv("links.B1-B2.bandwidth_gbps", {a, b}));
+    const auto rows = parsed(sweepSeriesCsv("links.B1-B2.bandwidth_gbps", {a, b}));
     QCOMPARE(rows.size(), std::size_t(7));
     QCOMPARE(rows[0], (Row{"series", "links.B1-B2.bandwidth_gbps", "step_time_s", "error"}));
     for (const Row& r : rows)
@@ -247,10 +247,10 @@ void TestSweepCsv::curvesColumnsRowsAndQuoting() {
 
 void TestSweepCsv::emptyInputsGiveHeaderOnly() {
     QCOMPARE(parsed(sweepCsv({{"x", {}}}, {})).size(), std::size_t(1));
-    QCOMPARE(sweepCurvesCsv("x", {}), std::string("series,x,step_time_s,error\n"));
-    SweepCurve empty;
+    QCOMPARE(sweepSeriesCsv("x", {}), std::string("series,x,step_time_s,error\n"));
+    SweepSeries empty;
     empty.name = "nothing";
-    QCOMPARE(parsed(sweepCurvesCsv("x", {empty})).size(), std::size_t(1));
+    QCOMPARE(parsed(sweepSeriesCsv("x", {empty})).size(), std::size_t(1));
 }
 
 QTEST_GUILESS_MAIN(TestSweepCsv)
