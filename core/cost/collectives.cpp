@@ -157,6 +157,11 @@ CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, Collect
     CollectiveCost out;
     if (g.members <= 1 || S <= 0)
         return out;
+    // NCCL runs its trees for all-reduce only; reduce-scatter and all-gather
+    // are rings (src/graph/tuning.cc: ncclTopoTuneModel gives tree no
+    // bandwidth for other collectives).
+    if (algo == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce)
+        algo = CollectiveAlgo::Ring;
     if (algo == CollectiveAlgo::Auto) {
         // Pick what a tuned library would: the algorithm with the least time
         // for this group alone (NCCL's tuner does the same per size).
@@ -164,7 +169,8 @@ CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, Collect
         double best = 1e300;
         for (CollectiveAlgo a :
              {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::Hierarchical}) {
-            if (a == CollectiveAlgo::Hierarchical && g.buildings < 2)
+            if ((a == CollectiveAlgo::Hierarchical && g.buildings < 2) ||
+                (a == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce))
                 continue;
             scratch.clear();
             const Cost c = run(scratch, g, kind, a, S, groups, env);

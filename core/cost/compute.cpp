@@ -285,8 +285,11 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         const double localExperts = double(moe.experts) / s.ep;
         const double tokensPerExpert = T * s.ep * moe.top_k * moe.capacity_factor / moe.experts;
         gemms.add(ctx, s.peak, {T, double(moe.experts), h, 1}); // router
-        gemms.add(ctx, s.peak, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts});
-        gemms.add(ctx, s.peak, {tokensPerExpert, h, fe / t, localExperts});
+        // Capacity padding (capacity_factor > 1) is executed, not model work.
+        const double routed = 1.0 / std::max(1.0, moe.capacity_factor);
+        gemms.add(ctx, s.peak, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts},
+                  routed);
+        gemms.add(ctx, s.peak, {tokensPerExpert, h, fe / t, localExperts}, routed);
         c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
         c.params += c.expert_params + h * moe.experts;
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;

@@ -180,7 +180,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)
         st.stageParams[std::size_t(s)] = sumChunks(st.chunks[std::size_t(s)], &ChunkTimes::params);
-    if (plan.zero_stage != 3 || par.dp <= 1)
+    if (!plan.fsdpPerMicrobatch() || par.dp <= 1)
         return nullptr;
     Zero3Input& in = st.zero3In;
     in.layout = layout;
@@ -192,7 +192,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     in.stage_params = st.stageParams;
     const Ref<Zero3> z3 =
         st.zero3.get(in, [&](const Zero3Input& i, Zero3& out) { zero3Collectives(ctx, i, out); });
-    applyZero3(*z3, par.pp, v, st.chunks);
+    applyZero3(*z3, st.chunkLayers, par.pp, v, st.chunks);
     return &*z3;
 }
 
@@ -236,7 +236,8 @@ Ref<DpCollectives> dpCollectivesOf(const ClusterContext& ctx, const Plan& plan, 
     DpCollectivesInput& in = st.dpIn;
     in.layout = layout;
     in.transports = transports;
-    in.zero_class = plan.zero_stage == 0 ? 0 : plan.zero_stage < 3 ? 1 : 3;
+    const int zero = plan.effectiveZeroStage();
+    in.zero_class = zero == 0 ? 0 : zero < 3 ? 1 : 3; // ZeRO 1 and 2 move the same bytes per call
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);
     in.stage_params = st.stageParams;

@@ -4,10 +4,14 @@
 
 namespace sa {
 
-ParamBytes paramBytes(int zero, double shard) {
+double optimizerStateBytes(double gradBytes) {
+    return kOptimizerStateBytes + (gradBytes < kGradBytes ? kFp32GradCopyBytes : 0.0);
+}
+
+ParamBytes paramBytes(int zero, double shard, double gradBytes) {
+    const double opt = optimizerStateBytes(gradBytes);
     return {zero >= 3 ? kWeightBytes / shard : kWeightBytes,
-            zero >= 2 ? kGradBytes / shard : kGradBytes,
-            zero >= 1 ? kOptimizerStateBytes / shard : kOptimizerStateBytes};
+            zero >= 2 ? gradBytes / shard : gradBytes, zero >= 1 ? opt / shard : opt};
 }
 
 StageMemory stageMemory(const StageMemoryInput& in) {
@@ -19,11 +23,9 @@ StageMemory stageMemory(const StageMemoryInput& in) {
     if (z >= 3) // sharded, plus the two layers gathered at once (prefetch)
         m.weights = dense * kWeightBytes / in.dp_shard + experts * kWeightBytes / in.ep_shard +
                     2.0 * in.params / std::max(1, in.layers) * kWeightBytes;
-    m.gradients = z >= 2 ? dense * kGradBytes / in.dp_shard + experts * kGradBytes / in.ep_shard
-                         : in.params * kGradBytes;
-    m.optimizer = z >= 1 ? dense * kOptimizerStateBytes / in.dp_shard +
-                               experts * kOptimizerStateBytes / in.ep_shard
-                         : in.params * kOptimizerStateBytes;
+    const double g = in.grad_bytes, o = optimizerStateBytes(in.grad_bytes);
+    m.gradients = z >= 2 ? dense * g / in.dp_shard + experts * g / in.ep_shard : in.params * g;
+    m.optimizer = z >= 1 ? dense * o / in.dp_shard + experts * o / in.ep_shard : in.params * o;
     m.activations = in.activation_bytes;
     m.total_gib = withRuntimeOverheadGiB(m.weights + m.gradients + m.optimizer + m.activations);
     return m;

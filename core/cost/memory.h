@@ -9,28 +9,39 @@ namespace sa {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Mixed-precision Adam (Rajbhandari et al. 2020, ZeRO Sec. 3): bf16 weights
-// (2 B), fp32 gradients (4 B, Megatron's main_grad), fp32 master weights,
-// momentum and variance (12 B).
+// (2 B), gradients in the main-grad buffer (4 B fp32 by default, 2 B when
+// the plan reduces bf16 gradients), fp32 master weights, momentum and
+// variance (12 B), and with 16-bit gradients an fp32 copy of the gradient
+// for the step (4 B): Megatron-LM docs/source/distrib_optimizer.md, "bf16
+// parameters, fp32 gradients: 18 / 6 + 12/d; fp16 parameters, fp16
+// gradients: 20 / 4 + 16/d" bytes per parameter.
 constexpr double kWeightBytes = 2.0;
 constexpr double kGradBytes = 4.0;
 constexpr double kOptimizerStateBytes = 12.0;
+constexpr double kFp32GradCopyBytes = 4.0;
 // CUDA context, NCCL channel buffers and cuBLAS/cuDNN workspaces: ~1.5 GiB
 // per GPU (PyTorch + NCCL defaults), plus ~5% allocator fragmentation.
 constexpr double kRuntimeOverheadGiB = 1.5;
 constexpr double kFragmentation = 1.05;
 
 // Bytes per parameter one GPU holds for parameters sharded over `shard`
-// ranks at ZeRO stage `zero`: stage 1 shards the optimizer state, 2 also
-// the gradients, 3 also the weights (ZeRO Sec. 5).
+// ranks at ZeRO stage `zero`, with `gradBytes`-byte gradients: stage 1
+// shards the optimizer state (Megatron's distributed optimizer), 2 also the
+// gradients (DeepSpeed stage 2), 3 also the weights (FSDP; ZeRO Sec. 5).
+// Megatron shards over the data-parallel group with context parallelism,
+// dp x cp (CP ranks hold the same weights).
 struct ParamBytes {
     double weights = 0, gradients = 0, optimizer = 0;
     double total() const { return weights + gradients + optimizer; }
 };
-ParamBytes paramBytes(int zero, double shard);
+ParamBytes paramBytes(int zero, double shard, double gradBytes = kGradBytes);
+// The optimizer's own bytes per parameter (before sharding).
+double optimizerStateBytes(double gradBytes);
 
 // What one GPU of a pipeline stage holds, bytes.
 struct StageMemoryInput {
-    int zero = 0;
+    int zero = 0; // as memory sees it (Plan::effectiveZeroStage)
+    double grad_bytes = kGradBytes;
     double params = 0;        // per GPU, after TP/EP sharding
     double expert_params = 0; // the part that is expert weights
     double dp_shard = 1;      // ranks the dense parameters are sharded over

@@ -98,6 +98,7 @@ void resetResult(PipelineResult& r, std::size_t np) {
     r.busy_s.assign(np, 0);
     r.end_s.assign(np, 0);
     r.last_bwd_start_s.assign(np, std::numeric_limits<double>::infinity());
+    r.first_bwd_start_s.assign(np, std::numeric_limits<double>::infinity());
     r.peak_activation_bytes.assign(np, 0);
     r.peak_in_flight.assign(np, 0);
     r.ops.clear();
@@ -173,7 +174,7 @@ template <bool record, bool zb> struct Simulation {
     std::size_t *wHead, *wTail;
     const PipelineScratch::Cost* costs;
     const double *p2pFwd, *p2pBwd;
-    double *busy, *peakAct, *lastBwdStart;
+    double *busy, *peakAct, *lastBwdStart, *firstBwdStart;
     int* peakInFlight;
 
     Simulation(const PipelineInput& input, PipelineResult& result, PipelineScratch& sc, int stages,
@@ -201,6 +202,7 @@ template <bool record, bool zb> struct Simulation {
         , busy(result.busy_s.data())
         , peakAct(result.peak_activation_bytes.data())
         , lastBwdStart(result.last_bwd_start_s.data())
+        , firstBwdStart(result.first_bwd_start_s.data())
         , peakInFlight(result.peak_in_flight.data()) {}
 
     std::size_t at(int vs, int mb) const { return std::size_t(vs) * m + mb; }
@@ -253,6 +255,7 @@ template <bool record, bool zb> struct Simulation {
         --aliveCount[s];
         if (op.microbatch == m - 1)
             lastBwdStart[s] = std::min(lastBwdStart[s], start);
+        firstBwdStart[s] = std::min(firstBwdStart[s], start);
         if constexpr (record) {
             r.ops.push_back({OpKind::Backward, s, op.chunk, op.microbatch, start, end, false, 0});
             if (vs > 0)
@@ -334,6 +337,8 @@ void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
         r.makespan_s = std::max(r.makespan_s, sc.freeAt[std::size_t(s)]);
         if (!std::isfinite(r.last_bwd_start_s[std::size_t(s)]))
             r.last_bwd_start_s[std::size_t(s)] = sc.freeAt[std::size_t(s)];
+        if (!std::isfinite(r.first_bwd_start_s[std::size_t(s)]))
+            r.first_bwd_start_s[std::size_t(s)] = sc.freeAt[std::size_t(s)];
     }
 }
 

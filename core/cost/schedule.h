@@ -42,8 +42,9 @@ struct PipelineResult {
     bool ok = true;             // false if the order deadlocked (a bug, reported as a warning)
     std::vector<double> busy_s; // per stage, sum of op durations
     std::vector<double> end_s;  // per stage, end of its last op
-    std::vector<double> last_bwd_start_s; // per stage, start of the final microbatch's backward
-                                          // (first chunk to get there)
+    std::vector<double> last_bwd_start_s;  // per stage, start of the final microbatch's backward
+                                           // (first chunk to get there)
+    std::vector<double> first_bwd_start_s; // per stage, start of its first backward
     std::vector<double> peak_activation_bytes; // per stage
     std::vector<int> peak_in_flight;           // per stage, chunk-microbatches alive at once
     std::vector<TimelineOp> ops;

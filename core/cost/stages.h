@@ -175,7 +175,9 @@ struct Zero3 {
 };
 void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out);
 // What the prefetch cannot hide stretches each chunk's forward and backward.
-void applyZero3(const Zero3& z3, int pp, int v, ChunkTable& chunks);
+// Each FSDP unit (one per layer, as torchtitan and DeepSpeed wrap them) is
+// its own all-gather and reduce-scatter and pays its own latency.
+void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks);
 
 // ---- P2P between consecutive virtual stages --------------------------------
 

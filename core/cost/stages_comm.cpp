@@ -85,12 +85,13 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
     }
 }
 
-void applyZero3(const Zero3& z3, int pp, int v, ChunkTable& chunks) {
+void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks) {
     for (int s = 0; s < pp; ++s) {
         const CollectiveCost &ag = z3.ag[std::size_t(s)], &rs = z3.rs[std::size_t(s)];
-        const double tAg = std::max(ag.bandwidth_s, z3.shared / 2) + ag.latency_s;
-        const double tRs = std::max(rs.bandwidth_s, z3.shared / 2) + rs.latency_s;
         for (int c = 0; c < v; ++c) {
+            const double units = std::max(1, layers.layers[std::size_t(c * pp + s)]);
+            const double tAg = std::max(ag.bandwidth_s, z3.shared / 2) + ag.latency_s * units;
+            const double tRs = std::max(rs.bandwidth_s, z3.shared / 2) + rs.latency_s * units;
             ChunkTimes& t = chunks[std::size_t(s)][std::size_t(c)];
             // What the prefetch could not hide is DP time on the critical path.
             const double f = std::max(t.fwd, tAg);
@@ -266,6 +267,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const PipelineInput& pin = *in.pipeline;
     const DpCollectives& d = *in.collectives;
     const int pp = plan.parallelism.pp, dp = plan.parallelism.dp;
+    const int zero = plan.effectiveZeroStage();
+    const double m = double(pin.microbatches);
     for (auto* buffer : {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time})
         buffer->assign(std::size_t(pp), 0.0);
     const double gradBytes = double(plan.grad_reduce_bytes);
@@ -277,11 +280,11 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double P = (*in.stage_params)[i];
         const double endS = pr.end_s[i];
         double t = 0, buckets = 1;
-        if (dp > 1 && plan.zero_stage < 3) {
+        if (dp > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
             t = std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) +
                 d.rsCost[i].latency_s * buckets;
-            if (plan.zero_stage >= 1) {
+            if (zero >= 1) {
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
                 const double tAg = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]) +
                                    d.agCost[i].latency_s * agBuckets;
@@ -294,7 +297,13 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double start = plan.dp_overlap ? pr.last_bwd_start_s[i] : endS;
         out.start[i] = start;
         out.end[i] = t > 0 ? std::max(start + t, endS + t / buckets) : endS;
-        const double shard = plan.zero_stage >= 1 ? dp : 1;
+        // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
+        // gradients into their shards during its backward: the DP stream
+        // runs m of them, none before the stage's first backward.
+        if (zero == 2 && t > 0)
+            out.end[i] = std::max(out.end[i], pr.first_bwd_start_s[i] + m * t);
+        // The optimizer steps its shard of the dp x cp group.
+        const double shard = zero >= 1 ? double(dp) * plan.parallelism.cp : 1;
         const BuildingCosts& k = (*in.costs)[std::size_t(in.layout->stageBuilding[i])];
         out.optimizer[i] =
             P / shard * kOptimizerStepBytes / (k.gpu->hbm_tbps * 1e12 * hbmEfficiency) +

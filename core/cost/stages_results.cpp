@@ -76,11 +76,14 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
     for (int s = 0; s < pp; ++s) {
         const auto& cs = (*in.chunks)[std::size_t(s)];
         StageMemoryInput si;
-        si.zero = plan.zero_stage;
+        si.zero = plan.effectiveZeroStage();
+        si.grad_bytes = plan.grad_reduce_bytes;
         si.params = (*in.stage_params)[std::size_t(s)];
         si.expert_params = sumChunks(cs, &ChunkTimes::expert_params);
-        si.dp_shard = dp;
-        si.ep_shard = std::max(1, dp / std::max(1, par.ep));
+        // The data-parallel group with CP (Megatron's dp x cp); experts over
+        // the expert-data-parallel group dp x cp / ep.
+        si.dp_shard = double(dp) * par.cp;
+        si.ep_shard = std::max(1.0, double(dp) * par.cp / std::max(1, par.ep));
         si.layers = (*in.stage_layers)[std::size_t(s)];
         double transient = 0;
         for (const auto& c : cs)
@@ -127,13 +130,15 @@ struct DirectedBytes {
 
 struct StepTraffic {
     const LinkTrafficInput& in;
-    double dpMult;  // ZeRO-3's traffic is in zero3Step, not in the DP phases
-    double epCalls; // all-to-alls per step: four per MoE layer per microbatch
+    double dpMult;     // ZeRO-3's traffic is in zero3Step, not in the DP phases
+    double reduceMult; // ZeRO-2 reduce-scatters every microbatch
+    double epCalls;    // all-to-alls per step: four per MoE layer per microbatch
     double p2pCrossings;
 
     explicit StepTraffic(const LinkTrafficInput& input)
         : in(input)
-        , dpMult(input.plan->zero_stage == 3 ? 0.0 : 1.0)
+        , dpMult(input.plan->effectiveZeroStage() == 3 ? 0.0 : 1.0)
+        , reduceMult(input.plan->effectiveZeroStage() == 2 ? double(input.microbatches) : 1.0)
         , p2pCrossings(double(input.microbatches)) { // each boundary carries every microbatch
         double epLayers = 0;
         for (int n : in.chunks->moe)
@@ -144,7 +149,7 @@ struct StepTraffic {
     DirectedBytes bytes(int edge, int dir) const {
         DirectedBytes b;
         b.pp = in.p2p->load(edge, dir) * p2pCrossings;
-        b.dp = dpMult * (in.dpReduce->load(edge, dir) + in.dpGather->load(edge, dir)) +
+        b.dp = dpMult * (reduceMult * in.dpReduce->load(edge, dir) + in.dpGather->load(edge, dir)) +
                (in.zero3Step ? in.zero3Step->load(edge, dir) : 0.0);
         b.ep = in.ep->load(edge, dir) * epCalls;
         return b;
@@ -179,7 +184,7 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
             usesDP = true;
             // Each phase drains at the rate its own concurrent transfers reach.
             const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step};
-            const double mult[] = {traffic.dpMult, traffic.dpMult, 1.0};
+            const double mult[] = {traffic.dpMult * traffic.reduceMult, traffic.dpMult, 1.0};
             double busy = 0;
             for (int k = 0; k < 3; ++k) {
                 const double bytes = phases[k] ? mult[k] * phases[k]->load(e.id, dir) : 0.0;
@@ -187,7 +192,7 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
                     busy += bytes / std::max(phases[k]->rateBps(e.id, dir), 1.0);
             }
             dirBusy[dir] += busy;
-            const double window = in.plan->zero_stage == 3 ? stepTime : maxDp;
+            const double window = in.plan->effectiveZeroStage() == 3 ? stepTime : maxDp;
             peak = std::max(peak, std::min(1.0, b.dp / std::max(window, busy) / line));
         }
         if (b.ep > 0) {
@@ -278,7 +283,8 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
         ev.warnings.push_back("schedule: " + std::to_string(m) + " microbatches for " +
                               std::to_string(pp) +
                               " pipeline stages: the pipeline never fills (bubble dominates)");
-    if (plan.parallelism.dp > 1 && plan.zero_stage < 3 && dp.used == CollectiveAlgo::Ring) {
+    if (plan.parallelism.dp > 1 && plan.effectiveZeroStage() < 3 &&
+        dp.used == CollectiveAlgo::Ring) {
         for (const GroupSpread& g : layout.spreads)
             if (g.buildings > 1) {
                 ev.warnings.push_back(
@@ -288,6 +294,10 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
                 break;
             }
     }
+    if (plan.parallelism.dp > 1 && plan.effectiveZeroStage() >= 1 &&
+        plan.algoFor(Dim::DP) == CollectiveAlgo::Tree)
+        ev.warnings.push_back("collectives: NCCL runs trees for all-reduce only; ZeRO's gradient "
+                              "reduce-scatter and parameter all-gather run as rings");
     if (ev.gpus < ctx.cluster->totalGpus())
         ev.warnings.push_back("placement: the plan uses " + std::to_string(ev.gpus) + " of " +
                               std::to_string(ctx.cluster->totalGpus()) + " GPUs");

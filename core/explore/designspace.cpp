@@ -749,7 +749,8 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
                                               const std::vector<int>& split) const {
     const Parallelism& par = sa.structure.parallelism;
     const int pp = par.pp;
-    const int zero = sa.zero[c.choice[kZero]];
+    const int zero =
+        effectiveZeroStage(sa.zero[c.choice[kZero]], base_.fsdp_reshard_after_forward, pp);
     const Schedule& sch = sa.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     const std::vector<int>& layers = split.empty() ? sa.even : split;
@@ -757,7 +758,8 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
     const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
     // The cost model's bytes per parameter, all of them sharded over dp
     // (expert parameters over dp / ep, which holds more).
-    const double perParam = paramBytes(zero, par.dp).total();
+    const double perParam =
+        paramBytes(zero, double(par.dp) * par.cp, double(base_.grad_reduce_bytes)).total();
 
     // Activations: one stage-0 chunk per microbatch in flight; every schedule
     // runs min(m, pp) forwards on the first stage before its first backward

@@ -583,6 +583,10 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
             d.error("/grad_reduce_bytes", "must be 2 or 4, got " + describe(*g));
     }
     r.boolean("flash_attention", p.flash_attention, kOptional);
+    r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
+                          {{"default", FsdpReshard::Default},
+                           {"always", FsdpReshard::Always},
+                           {"never", FsdpReshard::Never}});
     r.finish();
     formats::checkPlan(p, d);
     return p;

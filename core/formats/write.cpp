@@ -58,7 +58,7 @@ const std::map<std::string, int>& keyRank() {
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
-            "flash_attention",
+            "flash_attention", "fsdp_reshard_after_forward",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -252,6 +252,7 @@ nlohmann::json toJson(const Plan& p) {
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
     j["flash_attention"] = p.flash_attention;
+    j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     return j;
 }
 

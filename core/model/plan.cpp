@@ -18,6 +18,18 @@ const char* toString(Dim d) {
     return "?";
 }
 
+const char* toString(FsdpReshard r) {
+    switch (r) {
+    case FsdpReshard::Default:
+        return "default";
+    case FsdpReshard::Always:
+        return "always";
+    case FsdpReshard::Never:
+        return "never";
+    }
+    return "?";
+}
+
 const char* toString(Recompute r) {
     switch (r) {
     case Recompute::None:

