@@ -193,197 +193,214 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
 }
 
 void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
+    const Degrees d = degrees(o);
+    const bool isMoe = model_.moe.has_value();
+    for (int tp : d.tp)
+        for (int cp : d.cp)
+            for (int pp : d.pp)
+                for (int mb : d.micro_batch) {
+                    if (const char* why = unfitDegrees(d, tp, cp, pp, mb)) {
+                        pruneStructure(why);
+                        continue;
+                    }
+                    const std::vector<int> dps = dpChoices(tp, cp, pp, mb);
+                    if (dps.empty()) {
+                        pruneStructure("tp*cp*pp exceeds the GPU budget");
+                        continue;
+                    }
+                    for (int dp : dps)
+                        for (int ep : epChoices(dp, o)) {
+                            if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 || dp % ep)) {
+                                pruneStructure("ep does not divide experts and dp");
+                                continue;
+                            }
+                            addStructure({tp, cp, pp, dp, ep}, mb, o);
+                        }
+                }
+}
+
+DesignSpace::Degrees DesignSpace::degrees(const DesignSpaceOptions& o) const {
     const bool full = o.size == SpaceSize::Full;
     const Parallelism& bp = base_.parallelism;
-    const std::int64_t G = base_.global_batch_sequences;
-    const std::int64_t seq = base_.sequence_length;
-    int hostGcd = 0;
-    std::int64_t biggest = 0;
+    Degrees d;
     for (const auto& b : cluster_.buildings) {
-        hostGcd = std::gcd(hostGcd, b.gpus_per_host);
-        biggest = std::max(biggest, b.gpus);
+        d.host_gcd = std::gcd(d.host_gcd, b.gpus_per_host);
+        d.biggest_building = std::max(d.biggest_building, b.gpus);
     }
-
-    std::vector<int> tps = o.tp;
-    if (tps.empty()) {
-        tps = divisorsOf(std::max(1, hostGcd), 1 << 20);
-        pushUnique(tps, bp.tp);
+    // A derived list holds the base plan's own degree, so that the base
+    // plan's structure is in the space even where it is an odd one.
+    d.tp = o.tp;
+    if (d.tp.empty()) {
+        d.tp = divisorsOf(std::max(1, d.host_gcd), 1 << 20);
+        pushUnique(d.tp, bp.tp);
     }
-    std::vector<int> cps = o.cp;
-    if (cps.empty()) {
-        cps = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
-        pushUnique(cps, bp.cp);
+    d.cp = o.cp;
+    if (d.cp.empty()) {
+        d.cp = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(d.cp, bp.cp);
     }
-    std::vector<int> pps = o.pp;
-    if (pps.empty()) {
+    d.pp = o.pp;
+    if (d.pp.empty()) {
         const int maxPp = full ? model_.layers : std::min(model_.layers, 32);
         for (int p = 1; p <= maxPp; ++p)
             if (model_.layers % p == 0 || isSmooth(p))
-                pps.push_back(p);
+                d.pp.push_back(p);
         if (bp.pp <= model_.layers)
-            pushUnique(pps, bp.pp);
+            pushUnique(d.pp, bp.pp);
     }
-    std::vector<int> mbs = o.micro_batch;
-    if (mbs.empty()) {
-        mbs = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
-        pushUnique(mbs, int(base_.micro_batch_sequences));
+    d.micro_batch = o.micro_batch;
+    if (d.micro_batch.empty()) {
+        d.micro_batch = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(d.micro_batch, int(base_.micro_batch_sequences));
     }
-    for (auto* v : {&tps, &cps, &pps, &mbs})
+    for (auto* v : {&d.tp, &d.cp, &d.pp, &d.micro_batch})
         std::sort(v->begin(), v->end());
+    return d;
+}
 
-    auto prune = [&](const char* why) { ++structurePruned_[why]; };
-    const bool isMoe = model_.moe.has_value();
-    for (int tp : tps)
-        for (int cp : cps)
-            for (int pp : pps)
-                for (int mb : mbs) {
-                    if (tp < 1 || cp < 1 || pp < 1 || mb < 1) {
-                        prune("degree below 1");
-                        continue;
-                    }
-                    if (hostGcd % tp != 0) {
-                        prune("tp does not divide gpus_per_host");
-                        continue;
-                    }
-                    if (model_.heads % tp != 0 || model_.ffn_hidden % tp != 0 ||
-                        (model_.kv_heads % tp != 0 && tp % model_.kv_heads != 0) ||
-                        (isMoe && model_.moe->expert_ffn_hidden % tp != 0)) {
-                        prune("tp does not divide heads, kv_heads or ffn_hidden");
-                        continue;
-                    }
-                    if (seq % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) {
-                        prune("cp does not divide the sequence into chunk pairs");
-                        continue;
-                    }
-                    if (std::int64_t(tp) * cp > biggest) {
-                        prune("a tp*cp cell is larger than a building");
-                        continue;
-                    }
-                    if (pp > model_.layers) {
-                        prune("pp exceeds the layers");
-                        continue;
-                    }
-                    if (G % mb != 0) {
-                        prune("micro batch does not divide the global batch");
-                        continue;
-                    }
-                    // The largest dp that divides the batch and fits the budget.
-                    const std::int64_t cellStage = std::int64_t(tp) * cp * pp;
-                    std::vector<int> dps;
-                    for (std::int64_t d = std::min<std::int64_t>(G / mb, budget_ / cellStage);
-                         d >= 1; --d)
-                        if ((G / mb) % d == 0) {
-                            dps.push_back(int(d));
-                            break;
-                        }
-                    if (tp == bp.tp && cp == bp.cp && pp == bp.pp &&
-                        mb == base_.micro_batch_sequences && bp.dp >= 1 && (G / mb) % bp.dp == 0 &&
-                        cellStage * bp.dp <= cluster_.totalGpus())
-                        pushUnique(dps, bp.dp);
-                    if (dps.empty()) {
-                        prune("tp*cp*pp exceeds the GPU budget");
-                        continue;
-                    }
-                    for (int dp : dps) {
-                        std::vector<int> eps = o.ep;
-                        if (eps.empty()) {
-                            eps = {1};
-                            if (isMoe)
-                                for (int e : divisorsOf(model_.moe->experts, dp))
-                                    pushUnique(eps, e);
-                        }
-                        for (int ep : eps) {
-                            if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 || dp % ep)) {
-                                prune("ep does not divide experts and dp");
-                                continue;
-                            }
-                            StructureAxes s;
-                            s.structure.parallelism = {tp, cp, pp, dp, ep};
-                            s.structure.micro_batch = mb;
-                            s.structure.microbatches = G / (std::int64_t(mb) * dp);
-                            buildPlacements(s, o);
-                            if (s.placements.empty()) {
-                                prune("no placement fits the buildings");
-                                continue;
-                            }
-                            const auto m = s.structure.microbatches;
-                            // Schedules.
-                            std::vector<Schedule> sch = o.schedules;
-                            if (sch.empty()) {
-                                sch = {base_.schedule,
-                                       {ScheduleKind::OneFOneB, 1},
-                                       {ScheduleKind::Interleaved, 2},
-                                       {ScheduleKind::ZeroBubble, 1}};
-                                if (full) {
-                                    sch.push_back({ScheduleKind::Interleaved, 4});
-                                    sch.push_back({ScheduleKind::GPipe, 1});
-                                }
-                            }
-                            for (const Schedule& x : sch) {
-                                const bool inter = x.kind == ScheduleKind::Interleaved;
-                                if (pp == 1) {
-                                    if (!inter)
-                                        pushUnique(s.schedules, Schedule{x.kind, 1});
-                                    continue;
-                                }
-                                if (inter && (x.virtual_stages < 2 || m % pp != 0 ||
-                                              std::int64_t(pp) * x.virtual_stages > model_.layers))
-                                    continue;
-                                if (!inter && x.virtual_stages != 1)
-                                    continue;
-                                pushUnique(s.schedules, x);
-                            }
-                            if (pp == 1 && !s.schedules.empty())
-                                s.schedules.resize(1); // one stage: every schedule is the same
-                            if (s.schedules.empty()) {
-                                prune("no schedule fits the microbatches");
-                                continue;
-                            }
-                            s.recompute =
-                                o.recompute.empty()
-                                    ? withBaseFirst(
-                                          base_.recompute,
-                                          {Recompute::None, Recompute::Selective, Recompute::Full})
-                                    : o.recompute;
-                            if (dp == 1)
-                                s.zero = {o.zero_stages.empty() ? base_.zero_stage
-                                                                : o.zero_stages.front()};
-                            else if (!o.zero_stages.empty())
-                                s.zero = o.zero_stages;
-                            else
-                                s.zero = withBaseFirst(base_.zero_stage,
-                                                       full ? std::vector<int>{0, 1, 2, 3}
-                                                            : std::vector<int>{1, 2, 3});
-                            {
-                                Plan probe = base_;
-                                probe.parallelism = s.structure.parallelism;
-                                probe.micro_batch_sequences = mb;
-                                for (Recompute r : s.recompute) {
-                                    probe.recompute = r;
-                                    double act = activationBytesPerLayer(model_, probe, false);
-                                    if (isMoe)
-                                        act = std::min(
-                                            act, activationBytesPerLayer(model_, probe, true));
-                                    s.activation_per_layer.push_back(act);
-                                }
-                            }
-                            s.layers = {LayerSplit::Even};
-                            if (o.vary_layers && pp > 1)
-                                s.layers.push_back(LayerSplit::Balanced);
-                            buildBalancedSplits(s);
-                            if (dp == 1)
-                                s.dp_algos = {base_.algoFor(Dim::DP)};
-                            else if (!o.dp_algos.empty())
-                                s.dp_algos = o.dp_algos;
-                            else
-                                s.dp_algos =
-                                    withBaseFirst(base_.algoFor(Dim::DP),
-                                                  {CollectiveAlgo::Hierarchical,
+const char* DesignSpace::unfitDegrees(const Degrees& d, int tp, int cp, int pp, int mb) const {
+    const std::int64_t seq = base_.sequence_length;
+    if (tp < 1 || cp < 1 || pp < 1 || mb < 1)
+        return "degree below 1";
+    if (d.host_gcd % tp != 0)
+        return "tp does not divide gpus_per_host";
+    if (model_.heads % tp != 0 || model_.ffn_hidden % tp != 0 ||
+        (model_.kv_heads % tp != 0 && tp % model_.kv_heads != 0) ||
+        (model_.moe && model_.moe->expert_ffn_hidden % tp != 0))
+        return "tp does not divide heads, kv_heads or ffn_hidden";
+    if (seq % cp != 0 || (cp > 1 && seq % (2 * cp) != 0))
+        return "cp does not divide the sequence into chunk pairs";
+    if (std::int64_t(tp) * cp > d.biggest_building)
+        return "a tp*cp cell is larger than a building";
+    if (pp > model_.layers)
+        return "pp exceeds the layers";
+    if (base_.global_batch_sequences % mb != 0)
+        return "micro batch does not divide the global batch";
+    return nullptr;
+}
+
+std::vector<int> DesignSpace::dpChoices(int tp, int cp, int pp, int mb) const {
+    const Parallelism& bp = base_.parallelism;
+    const std::int64_t G = base_.global_batch_sequences;
+    // One dp per (tp, cp, pp, micro batch): the largest that divides the
+    // batch and fits the budget.
+    const std::int64_t cellStage = std::int64_t(tp) * cp * pp;
+    std::vector<int> dps;
+    for (std::int64_t d = std::min<std::int64_t>(G / mb, budget_ / cellStage); d >= 1; --d)
+        if ((G / mb) % d == 0) {
+            dps.push_back(int(d));
+            break;
+        }
+    // And the base plan's own, so that the base plan itself is in the space.
+    if (tp == bp.tp && cp == bp.cp && pp == bp.pp && mb == base_.micro_batch_sequences &&
+        bp.dp >= 1 && (G / mb) % bp.dp == 0 && cellStage * bp.dp <= cluster_.totalGpus())
+        pushUnique(dps, bp.dp);
+    return dps;
+}
+
+std::vector<int> DesignSpace::epChoices(int dp, const DesignSpaceOptions& o) const {
+    std::vector<int> eps = o.ep;
+    if (eps.empty()) {
+        eps = {1};
+        if (model_.moe)
+            for (int e : divisorsOf(model_.moe->experts, dp))
+                pushUnique(eps, e);
+    }
+    return eps;
+}
+
+void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpaceOptions& o) {
+    StructureAxes s;
+    s.structure.parallelism = par;
+    s.structure.micro_batch = mb;
+    s.structure.microbatches = base_.global_batch_sequences / (std::int64_t(mb) * par.dp);
+    buildPlacements(s, o);
+    if (s.placements.empty()) {
+        pruneStructure("no placement fits the buildings");
+        return;
+    }
+    buildSchedules(s, o);
+    if (s.schedules.empty()) {
+        pruneStructure("no schedule fits the microbatches");
+        return;
+    }
+    buildMemoryAxes(s, o);
+    s.layers = {LayerSplit::Even};
+    if (o.vary_layers && par.pp > 1)
+        s.layers.push_back(LayerSplit::Balanced);
+    buildBalancedSplits(s);
+    // With one replica there is no DP collective to choose.
+    if (par.dp == 1)
+        s.dp_algos = {base_.algoFor(Dim::DP)};
+    else if (!o.dp_algos.empty())
+        s.dp_algos = o.dp_algos;
+    else
+        s.dp_algos =
+            withBaseFirst(base_.algoFor(Dim::DP), {CollectiveAlgo::Hierarchical,
                                                    CollectiveAlgo::Ring, CollectiveAlgo::Tree});
-                            structures_.push_back(std::move(s));
-                        }
-                    }
-                }
+    structures_.push_back(std::move(s));
+}
+
+void DesignSpace::buildSchedules(StructureAxes& s, const DesignSpaceOptions& o) const {
+    const int pp = s.structure.parallelism.pp;
+    const auto m = s.structure.microbatches;
+    std::vector<Schedule> sch = o.schedules;
+    if (sch.empty()) {
+        sch = {base_.schedule,
+               {ScheduleKind::OneFOneB, 1},
+               {ScheduleKind::Interleaved, 2},
+               {ScheduleKind::ZeroBubble, 1}};
+        if (o.size == SpaceSize::Full) {
+            sch.push_back({ScheduleKind::Interleaved, 4});
+            sch.push_back({ScheduleKind::GPipe, 1});
+        }
+    }
+    for (const Schedule& x : sch) {
+        const bool inter = x.kind == ScheduleKind::Interleaved;
+        if (pp == 1) {
+            if (!inter)
+                pushUnique(s.schedules, Schedule{x.kind, 1});
+            continue;
+        }
+        // Interleaving deals the microbatches out in rounds of pp and needs
+        // at least one layer per virtual stage.
+        if (inter && (x.virtual_stages < 2 || m % pp != 0 ||
+                      std::int64_t(pp) * x.virtual_stages > model_.layers))
+            continue;
+        if (!inter && x.virtual_stages != 1)
+            continue;
+        pushUnique(s.schedules, x);
+    }
+    if (pp == 1 && !s.schedules.empty())
+        s.schedules.resize(1); // one stage: every schedule is the same
+}
+
+void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o) const {
+    const bool full = o.size == SpaceSize::Full;
+    s.recompute = o.recompute.empty()
+                      ? withBaseFirst(base_.recompute,
+                                      {Recompute::None, Recompute::Selective, Recompute::Full})
+                      : o.recompute;
+    // With one replica every ZeRO stage shards over nothing: they are all
+    // the same plan.
+    if (s.structure.parallelism.dp == 1)
+        s.zero = {o.zero_stages.empty() ? base_.zero_stage : o.zero_stages.front()};
+    else if (!o.zero_stages.empty())
+        s.zero = o.zero_stages;
+    else
+        s.zero = withBaseFirst(base_.zero_stage,
+                               full ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{1, 2, 3});
+    // Computed once here so that precheck's memory bound costs no model call.
+    Plan probe = base_;
+    probe.parallelism = s.structure.parallelism;
+    probe.micro_batch_sequences = s.structure.micro_batch;
+    for (Recompute r : s.recompute) {
+        probe.recompute = r;
+        double act = activationBytesPerLayer(model_, probe, false);
+        if (model_.moe)
+            act = std::min(act, activationBytesPerLayer(model_, probe, true));
+        s.activation_per_layer.push_back(act);
+    }
 }
 
 void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const {
