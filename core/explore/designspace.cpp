@@ -102,6 +102,296 @@ std::string scheduleLabel(const Schedule& s) {
     return out;
 }
 
+std::vector<Dim> dpAcrossOrder() {
+    return {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+}
+std::vector<Dim> ppAcrossOrder() {
+    return {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+}
+
+// The rank orders: the default fill of GPUs building by building.
+void addRankOrderPlacements(std::vector<PlacementChoice>& out, const Parallelism& par,
+                            const std::vector<Dim>& baseOrder) {
+    PlacementChoice a{"dp-across", dpAcrossOrder(), {}, {}};
+    PlacementChoice b{"pp-across", ppAcrossOrder(), {}, {}};
+    // The base plan's order first when PP is outside DP there.
+    auto pos = [&](Dim d) {
+        return std::find(baseOrder.begin(), baseOrder.end(), d) - baseOrder.begin();
+    };
+    const bool basePpOuter = pos(Dim::PP) > pos(Dim::DP);
+    // With one stage or one replica both orders fill the GPUs alike.
+    const bool distinct = par.pp > 1 && par.dp > 1;
+    if (basePpOuter && distinct) {
+        out.push_back(b);
+        out.push_back(a);
+    } else {
+        out.push_back(a);
+        if (distinct)
+            out.push_back(b);
+    }
+}
+
+// The groups of buildings a chain of stages may run through: every building
+// on its own, and the regions when they group the buildings (neither one
+// region nor one per building).
+std::vector<std::vector<std::vector<int>>> buildingGroupings(const Cluster& cluster) {
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<std::vector<std::vector<int>>> groupings;
+    std::vector<std::vector<int>> byBuilding;
+    for (std::size_t b = 0; b < nb; ++b)
+        byBuilding.push_back({int(b)});
+    groupings.push_back(byBuilding);
+    std::vector<std::string> regions;
+    std::vector<std::vector<int>> byRegion;
+    for (std::size_t b = 0; b < nb; ++b) {
+        const std::string& r = cluster.buildings[b].region;
+        auto it = std::find(regions.begin(), regions.end(), r);
+        if (it == regions.end()) {
+            regions.push_back(r);
+            byRegion.push_back({int(b)});
+        } else {
+            byRegion[std::size_t(it - regions.begin())].push_back(int(b));
+        }
+    }
+    if (byRegion.size() > 1 && byRegion.size() < nb)
+        groupings.push_back(byRegion);
+    return groupings;
+}
+
+// Compute speed of each building relative to the fastest (1 = fastest), for
+// the balanced layer split.
+std::vector<double> relativeSpeeds(const Cluster& cluster) {
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<double> speed(nb, 1.0);
+    double fastest = 0;
+    for (std::size_t b = 0; b < nb; ++b) {
+        const GpuModel* g = cluster.gpuOf(cluster.buildings[b]);
+        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
+        fastest = std::max(fastest, speed[b]);
+    }
+    for (double& s : speed)
+        s = fastest > 0 ? s / fastest : 1.0;
+    return speed;
+}
+
+// A split of pp stages over a chain gives every group at least one stage
+// and no more than it can hold.
+bool isValidSplit(const std::vector<int>& n, const std::vector<int>& room, int pp) {
+    for (std::size_t i = 0; i < n.size(); ++i)
+        if (n[i] < 1 || n[i] > room[i])
+            return false;
+    return std::accumulate(n.begin(), n.end(), 0) == pp;
+}
+
+// Proportional to each group's room, with at least one stage each.
+std::vector<int> proportionalSplit(const std::vector<int>& room, int pp) {
+    std::vector<int> n(room.size(), 1);
+    std::vector<double> extraRoom;
+    for (std::size_t i = 0; i < room.size(); ++i)
+        extraRoom.push_back(std::max(0.0, double(room[i]) - 1));
+    const auto extra = proportional(pp - int(room.size()), extraRoom);
+    for (std::size_t i = 0; i < n.size(); ++i)
+        n[i] += extra[i];
+    return n;
+}
+
+// Fill each group in turn, as the prior art does.
+std::vector<int> greedySplit(const std::vector<int>& room, int pp) {
+    std::vector<int> g(room.size(), 1);
+    int left = pp - int(room.size());
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        const int take = std::min(left, room[i] - 1);
+        g[i] += take;
+        left -= take;
+    }
+    return g;
+}
+
+// Every composition of pp into the chain's groups, in lexicographic order,
+// until there are more than `limit` splits.
+void addCompositions(std::vector<std::vector<int>>& splits, const std::vector<int>& room, int pp,
+                     std::size_t limit) {
+    std::vector<int> n(room.size(), 1);
+    // Odometer over compositions.
+    std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
+        if (splits.size() > limit)
+            return;
+        if (i + 1 == n.size()) {
+            n[i] = left;
+            if (isValidSplit(n, room, pp))
+                pushUnique(splits, n);
+            return;
+        }
+        for (int x = 1; x <= left - int(n.size() - i - 1); ++x) {
+            n[i] = x;
+            rec(i + 1, left - x);
+        }
+    };
+    rec(0, pp);
+}
+
+// Splits of pp over a chain whose groups hold at most room[i] stages:
+// proportional to capacity, greedy, and in the full space every composition.
+std::vector<std::vector<int>> stageSplits(const std::vector<int>& room, int pp, bool full,
+                                          std::size_t limit) {
+    std::vector<std::vector<int>> splits;
+    const std::vector<int> prop = proportionalSplit(room, pp);
+    if (isValidSplit(prop, room, pp))
+        splits.push_back(prop);
+    const std::vector<int> greedy = greedySplit(room, pp);
+    if (isValidSplit(greedy, room, pp))
+        pushUnique(splits, greedy);
+    // C(pp-1, k-1) compositions: only where that stays small.
+    double compositions = 1;
+    for (std::size_t i = 1; i < room.size(); ++i)
+        compositions = compositions * double(pp - int(i)) / double(i);
+    if (full && compositions <= 20000)
+        addCompositions(splits, room, pp, limit);
+    return splits;
+}
+
+// Explicit placements of whole stages: groups of buildings in a chain, each
+// holding a run of stages; the replicas of a stage are split over the
+// buildings of its group in proportion to their GPUs. At most `limit` of
+// them, each distinct.
+class StagePlacements {
+public:
+    StagePlacements(const Cluster& cluster, const Parallelism& par, bool full, std::size_t limit,
+                    std::vector<PlacementChoice>& out)
+        : cluster_(cluster)
+        , par_(par)
+        , full_(full)
+        , limit_(limit)
+        , speed_(relativeSpeeds(cluster))
+        , out_(out) {
+        const std::int64_t cell = std::int64_t(par.tp) * par.cp;
+        for (const Building& b : cluster.buildings)
+            capCells_.push_back(b.gpus / cell);
+    }
+
+    // Subsets of groups in every order (a chain and its reverse are the
+    // same placement up to stage numbering: keep first < last). Beyond six
+    // groups only the chain of all of them in cluster order.
+    void addGrouping(const std::vector<std::vector<int>>& groups) {
+        const bool regional = groups.size() < cluster_.buildings.size();
+        const std::size_t k = groups.size();
+        if (k > 31)
+            return; // the rank orders remain
+        const Capacity cap = capacityOf(groups);
+        const bool everyOrder = k <= 6;
+        const std::uint32_t all = (1u << k) - 1;
+        for (std::uint32_t mask = everyOrder ? 1 : all; mask <= all && added_ < limit_; ++mask) {
+            std::vector<int> subset;
+            for (std::size_t g = 0; g < k; ++g)
+                if (mask & (1u << g))
+                    subset.push_back(int(g));
+            if (int(subset.size()) > par_.pp)
+                continue;
+            int capacity = 0;
+            for (int g : subset)
+                capacity += cap.maxStages[std::size_t(g)];
+            if (capacity < par_.pp)
+                continue;
+            std::vector<int> order = subset;
+            do {
+                if (order.size() <= 1 || order.front() <= order.back())
+                    addChain(groups, cap, order, regional);
+            } while (everyOrder && added_ < limit_ &&
+                     std::next_permutation(order.begin(), order.end()));
+        }
+    }
+
+private:
+    // Per group: the replicas of a stage on each of its buildings, and the
+    // most stages the group can hold at that share.
+    struct Capacity {
+        std::vector<std::vector<int>> share;
+        std::vector<int> maxStages;
+    };
+
+    Capacity capacityOf(const std::vector<std::vector<int>>& groups) const {
+        const std::size_t k = groups.size();
+        Capacity cap{std::vector<std::vector<int>>(k), std::vector<int>(k, 0)};
+        for (std::size_t g = 0; g < k; ++g) {
+            std::vector<double> w;
+            for (int b : groups[g])
+                w.push_back(double(capCells_[std::size_t(b)]));
+            cap.share[g] = proportional(par_.dp, w);
+            std::int64_t m = -1;
+            for (std::size_t i = 0; i < groups[g].size(); ++i)
+                if (cap.share[g][i] > 0) {
+                    const std::int64_t fit = capCells_[std::size_t(groups[g][i])] / cap.share[g][i];
+                    m = m < 0 ? fit : std::min(m, fit);
+                }
+            cap.maxStages[g] = int(std::clamp<std::int64_t>(m, 0, par_.pp));
+        }
+        return cap;
+    }
+
+    void addChain(const std::vector<std::vector<int>>& groups, const Capacity& cap,
+                  const std::vector<int>& order, bool regional) {
+        std::vector<int> room;
+        for (int g : order)
+            room.push_back(cap.maxStages[std::size_t(g)]);
+        for (const auto& n : stageSplits(room, par_.pp, full_, limit_)) {
+            if (added_ >= limit_)
+                break;
+            PlacementChoice pc = placementOf(groups, cap, order, n, regional);
+            // Another grouping can give the same runs (a region of one
+            // building is that building).
+            auto id = std::make_pair(pc.rank_order, pc.runs);
+            if (std::find(seen_.begin(), seen_.end(), id) != seen_.end())
+                continue;
+            seen_.push_back(std::move(id));
+            out_.push_back(std::move(pc));
+            ++added_;
+        }
+    }
+
+    // Group order[i] holds the next n[i] stages.
+    PlacementChoice placementOf(const std::vector<std::vector<int>>& groups, const Capacity& cap,
+                                const std::vector<int>& order, const std::vector<int>& n,
+                                bool regional) const {
+        PlacementChoice pc;
+        pc.rank_order = ppAcrossOrder();
+        pc.label = regional ? "regions" : "stages";
+        pc.stage_speed.assign(std::size_t(par_.pp), 1.0);
+        int s0 = 0;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto& grp = groups[std::size_t(order[i])];
+            const auto& sh = cap.share[std::size_t(order[i])];
+            const int s1 = s0 + n[i] - 1;
+            int r0 = 0;
+            double slow = 1.0;
+            std::string names;
+            for (std::size_t j = 0; j < grp.size(); ++j) {
+                if (sh[j] == 0)
+                    continue;
+                const Building& bld = cluster_.buildings[std::size_t(grp[j])];
+                pc.runs.push_back({s0, s1, r0, r0 + sh[j] - 1, bld.name});
+                r0 += sh[j];
+                slow = std::min(slow, speed_[std::size_t(grp[j])]);
+                names += (names.empty() ? "" : "+") + bld.name;
+            }
+            for (int s = s0; s <= s1; ++s)
+                pc.stage_speed[std::size_t(s)] = slow;
+            pc.label += " " + names + ":" + std::to_string(n[i]);
+            s0 = s1 + 1;
+        }
+        return pc;
+    }
+
+    const Cluster& cluster_;
+    const Parallelism& par_;
+    bool full_;
+    std::size_t limit_;
+    std::vector<double> speed_;          // per building, relative to the fastest
+    std::vector<std::int64_t> capCells_; // tp*cp cells per building
+    std::vector<PlacementChoice>& out_;
+    std::size_t added_ = 0;
+    std::vector<std::pair<std::vector<Dim>, std::vector<PlacementRun>>> seen_;
+};
+
 } // namespace
 
 DesignSpace::DesignSpace(const Cluster& cluster, const Model& model, const Plan& base,
@@ -405,215 +695,14 @@ void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o)
 
 void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const {
     const Parallelism& par = sa.structure.parallelism;
-    const std::int64_t cell = std::int64_t(par.tp) * par.cp;
-    const std::size_t nb = cluster_.buildings.size();
-    const bool full = o.size == SpaceSize::Full;
-    const std::vector<Dim> dpAcross = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
-    const std::vector<Dim> ppAcross = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
-
-    // The rank orders: the default fill of GPUs building by building.
-    {
-        PlacementChoice a{"dp-across", dpAcross, {}, {}};
-        PlacementChoice b{"pp-across", ppAcross, {}, {}};
-        // The base plan's order first when PP is outside DP there.
-        auto pos = [&](Dim d) {
-            return std::find(base_.rank_order.begin(), base_.rank_order.end(), d) -
-                   base_.rank_order.begin();
-        };
-        const bool basePpOuter = pos(Dim::PP) > pos(Dim::DP);
-        const bool distinct = par.pp > 1 && par.dp > 1;
-        if (basePpOuter && distinct) {
-            sa.placements.push_back(b);
-            sa.placements.push_back(a);
-        } else {
-            sa.placements.push_back(a);
-            if (distinct)
-                sa.placements.push_back(b);
-        }
-    }
-    if (!o.vary_placement || nb < 2 || par.pp < 2)
+    addRankOrderPlacements(sa.placements, par, base_.rank_order);
+    if (!o.vary_placement || cluster_.buildings.size() < 2 || par.pp < 2)
         return;
-
-    // Explicit placements of whole stages: groups of buildings in a chain,
-    // each holding a run of stages; the replicas of a stage are split over
-    // the buildings of its group in proportion to their GPUs.
-    std::vector<double> speed(nb, 1.0);
-    double fastest = 0;
-    for (std::size_t b = 0; b < nb; ++b) {
-        const GpuModel* g = cluster_.gpuOf(cluster_.buildings[b]);
-        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
-        fastest = std::max(fastest, speed[b]);
-    }
-    for (double& s : speed)
-        s = fastest > 0 ? s / fastest : 1.0;
-    std::vector<std::int64_t> capCells(nb);
-    for (std::size_t b = 0; b < nb; ++b)
-        capCells[b] = cluster_.buildings[b].gpus / cell;
-
-    std::vector<std::vector<std::vector<int>>> groupings;
-    {
-        std::vector<std::vector<int>> byBuilding;
-        for (std::size_t b = 0; b < nb; ++b)
-            byBuilding.push_back({int(b)});
-        groupings.push_back(byBuilding);
-        std::vector<std::string> regions;
-        std::vector<std::vector<int>> byRegion;
-        for (std::size_t b = 0; b < nb; ++b) {
-            const std::string& r = cluster_.buildings[b].region;
-            auto it = std::find(regions.begin(), regions.end(), r);
-            if (it == regions.end()) {
-                regions.push_back(r);
-                byRegion.push_back({int(b)});
-            } else {
-                byRegion[std::size_t(it - regions.begin())].push_back(int(b));
-            }
-        }
-        if (byRegion.size() > 1 && byRegion.size() < nb)
-            groupings.push_back(byRegion);
-    }
-
-    const std::size_t limit = full ? kMaxExplicitFull : kMaxExplicitDefault;
-    std::size_t added = 0;
-    std::vector<std::pair<std::vector<Dim>, std::vector<PlacementRun>>> seen;
-    for (const auto& groups : groupings) {
-        const bool regional = groups.size() < nb;
-        const std::size_t k = groups.size();
-        if (k > 31)
-            continue; // the rank orders remain
-        // Replica shares and stage capacity per group.
-        std::vector<std::vector<int>> share(k);
-        std::vector<int> maxStages(k, 0);
-        for (std::size_t g = 0; g < k; ++g) {
-            std::vector<double> w;
-            for (int b : groups[g])
-                w.push_back(double(capCells[std::size_t(b)]));
-            share[g] = proportional(par.dp, w);
-            std::int64_t m = -1;
-            for (std::size_t i = 0; i < groups[g].size(); ++i)
-                if (share[g][i] > 0) {
-                    const std::int64_t fit = capCells[std::size_t(groups[g][i])] / share[g][i];
-                    m = m < 0 ? fit : std::min(m, fit);
-                }
-            maxStages[g] = int(std::clamp<std::int64_t>(m, 0, par.pp));
-        }
-        // Subsets of groups in every order (a chain and its reverse are the
-        // same placement up to stage numbering: keep first < last). Beyond
-        // six groups only the chain of all of them in cluster order.
-        const bool everyOrder = k <= 6;
-        const std::uint32_t all = (1u << k) - 1;
-        for (std::uint32_t mask = everyOrder ? 1 : all; mask <= all && added < limit; ++mask) {
-            std::vector<int> subset;
-            for (std::size_t g = 0; g < k; ++g)
-                if (mask & (1u << g))
-                    subset.push_back(int(g));
-            if (int(subset.size()) > par.pp)
-                continue;
-            int capacity = 0;
-            for (int g : subset)
-                capacity += maxStages[std::size_t(g)];
-            if (capacity < par.pp)
-                continue;
-            std::vector<int> order = subset;
-            do {
-                if (order.size() > 1 && order.front() > order.back())
-                    continue;
-                // Splits of pp over the chain: proportional to capacity,
-                // greedy (fill each group in turn, as the prior art does),
-                // and in the full space every composition.
-                std::vector<std::vector<int>> splits;
-                std::vector<double> w;
-                for (int g : order)
-                    w.push_back(double(maxStages[std::size_t(g)]));
-                auto valid = [&](const std::vector<int>& n) {
-                    for (std::size_t i = 0; i < n.size(); ++i)
-                        if (n[i] < 1 || n[i] > maxStages[std::size_t(order[i])])
-                            return false;
-                    return std::accumulate(n.begin(), n.end(), 0) == par.pp;
-                };
-                {
-                    // Proportional with at least one stage each.
-                    std::vector<int> n(order.size(), 1);
-                    std::vector<double> room;
-                    for (std::size_t i = 0; i < order.size(); ++i)
-                        room.push_back(std::max(0.0, w[i] - 1));
-                    const auto extra = proportional(par.pp - int(order.size()), room);
-                    for (std::size_t i = 0; i < n.size(); ++i)
-                        n[i] += extra[i];
-                    if (valid(n))
-                        splits.push_back(n);
-                    std::vector<int> g(order.size(), 1);
-                    int left = par.pp - int(order.size());
-                    for (std::size_t i = 0; i < g.size(); ++i) {
-                        const int take = std::min(left, maxStages[std::size_t(order[i])] - 1);
-                        g[i] += take;
-                        left -= take;
-                    }
-                    if (valid(g))
-                        pushUnique(splits, g);
-                }
-                // C(pp-1, k-1) compositions: only where that stays small.
-                double compositions = 1;
-                for (std::size_t i = 1; i < order.size(); ++i)
-                    compositions = compositions * double(par.pp - int(i)) / double(i);
-                if (full && compositions <= 20000) {
-                    std::vector<int> n(order.size(), 1);
-                    // Odometer over compositions.
-                    std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
-                        if (splits.size() > limit)
-                            return;
-                        if (i + 1 == n.size()) {
-                            n[i] = left;
-                            if (valid(n))
-                                pushUnique(splits, n);
-                            return;
-                        }
-                        for (int x = 1; x <= left - int(n.size() - i - 1); ++x) {
-                            n[i] = x;
-                            rec(i + 1, left - x);
-                        }
-                    };
-                    rec(0, par.pp);
-                }
-                for (const auto& n : splits) {
-                    if (added >= limit)
-                        break;
-                    PlacementChoice pc;
-                    pc.rank_order = ppAcross;
-                    pc.label = regional ? "regions" : "stages";
-                    pc.stage_speed.assign(std::size_t(par.pp), 1.0);
-                    int s0 = 0;
-                    for (std::size_t i = 0; i < order.size(); ++i) {
-                        const auto& grp = groups[std::size_t(order[i])];
-                        const auto& sh = share[std::size_t(order[i])];
-                        const int s1 = s0 + n[i] - 1;
-                        int r0 = 0;
-                        double slow = 1.0;
-                        std::string names;
-                        for (std::size_t j = 0; j < grp.size(); ++j) {
-                            if (sh[j] == 0)
-                                continue;
-                            const Building& bld = cluster_.buildings[std::size_t(grp[j])];
-                            pc.runs.push_back({s0, s1, r0, r0 + sh[j] - 1, bld.name});
-                            r0 += sh[j];
-                            slow = std::min(slow, speed[std::size_t(grp[j])]);
-                            names += (names.empty() ? "" : "+") + bld.name;
-                        }
-                        for (int s = s0; s <= s1; ++s)
-                            pc.stage_speed[std::size_t(s)] = slow;
-                        pc.label += " " + names + ":" + std::to_string(n[i]);
-                        s0 = s1 + 1;
-                    }
-                    const auto id = std::make_pair(pc.rank_order, pc.runs);
-                    if (std::find(seen.begin(), seen.end(), id) != seen.end())
-                        continue;
-                    seen.push_back(id);
-                    sa.placements.push_back(std::move(pc));
-                    ++added;
-                }
-            } while (everyOrder && added < limit &&
-                     std::next_permutation(order.begin(), order.end()));
-        }
-    }
+    const bool full = o.size == SpaceSize::Full;
+    StagePlacements stages(cluster_, par, full, full ? kMaxExplicitFull : kMaxExplicitDefault,
+                           sa.placements);
+    for (const auto& groups : buildingGroupings(cluster_))
+        stages.addGrouping(groups);
 }
 
 std::string DesignSpace::axisName(int axis) const {
