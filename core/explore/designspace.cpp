@@ -102,6 +102,296 @@ std::string scheduleLabel(const Schedule& s) {
     return out;
 }
 
+std::vector<Dim> dpAcrossOrder() {
+    return {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+}
+std::vector<Dim> ppAcrossOrder() {
+    return {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+}
+
+// The rank orders: the default fill of GPUs building by building.
+void addRankOrderPlacements(std::vector<PlacementChoice>& out, const Parallelism& par,
+                            const std::vector<Dim>& baseOrder) {
+    PlacementChoice a{"dp-across", dpAcrossOrder(), {}, {}};
+    PlacementChoice b{"pp-across", ppAcrossOrder(), {}, {}};
+    // The base plan's order first when PP is outside DP there.
+    auto pos = [&](Dim d) {
+        return std::find(baseOrder.begin(), baseOrder.end(), d) - baseOrder.begin();
+    };
+    const bool basePpOuter = pos(Dim::PP) > pos(Dim::DP);
+    // With one stage or one replica both orders fill the GPUs alike.
+    const bool distinct = par.pp > 1 && par.dp > 1;
+    if (basePpOuter && distinct) {
+        out.push_back(b);
+        out.push_back(a);
+    } else {
+        out.push_back(a);
+        if (distinct)
+            out.push_back(b);
+    }
+}
+
+// The groups of buildings a chain of stages may run through: every building
+// on its own, and the regions when they group the buildings (neither one
+// region nor one per building).
+std::vector<std::vector<std::vector<int>>> buildingGroupings(const Cluster& cluster) {
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<std::vector<std::vector<int>>> groupings;
+    std::vector<std::vector<int>> byBuilding;
+    for (std::size_t b = 0; b < nb; ++b)
+        byBuilding.push_back({int(b)});
+    groupings.push_back(byBuilding);
+    std::vector<std::string> regions;
+    std::vector<std::vector<int>> byRegion;
+    for (std::size_t b = 0; b < nb; ++b) {
+        const std::string& r = cluster.buildings[b].region;
+        auto it = std::find(regions.begin(), regions.end(), r);
+        if (it == regions.end()) {
+            regions.push_back(r);
+            byRegion.push_back({int(b)});
+        } else {
+            byRegion[std::size_t(it - regions.begin())].push_back(int(b));
+        }
+    }
+    if (byRegion.size() > 1 && byRegion.size() < nb)
+        groupings.push_back(byRegion);
+    return groupings;
+}
+
+// Compute speed of each building relative to the fastest (1 = fastest), for
+// the balanced layer split.
+std::vector<double> relativeSpeeds(const Cluster& cluster) {
+    const std::size_t nb = cluster.buildings.size();
+    std::vector<double> speed(nb, 1.0);
+    double fastest = 0;
+    for (std::size_t b = 0; b < nb; ++b) {
+        const GpuModel* g = cluster.gpuOf(cluster.buildings[b]);
+        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
+        fastest = std::max(fastest, speed[b]);
+    }
+    for (double& s : speed)
+        s = fastest > 0 ? s / fastest : 1.0;
+    return speed;
+}
+
+// A split of pp stages over a chain gives every group at least one stage
+// and no more than it can hold.
+bool isValidSplit(const std::vector<int>& n, const std::vector<int>& room, int pp) {
+    for (std::size_t i = 0; i < n.size(); ++i)
+        if (n[i] < 1 || n[i] > room[i])
+            return false;
+    return std::accumulate(n.begin(), n.end(), 0) == pp;
+}
+
+// Proportional to each group's room, with at least one stage each.
+std::vector<int> proportionalSplit(const std::vector<int>& room, int pp) {
+    std::vector<int> n(room.size(), 1);
+    std::vector<double> extraRoom;
+    for (std::size_t i = 0; i < room.size(); ++i)
+        extraRoom.push_back(std::max(0.0, double(room[i]) - 1));
+    const auto extra = proportional(pp - int(room.size()), extraRoom);
+    for (std::size_t i = 0; i < n.size(); ++i)
+        n[i] += extra[i];
+    return n;
+}
+
+// Fill each group in turn, as the prior art does.
+std::vector<int> greedySplit(const std::vector<int>& room, int pp) {
+    std::vector<int> g(room.size(), 1);
+    int left = pp - int(room.size());
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        const int take = std::min(left, room[i] - 1);
+        g[i] += take;
+        left -= take;
+    }
+    return g;
+}
+
+// Every composition of pp into the chain's groups, in lexicographic order,
+// until there are more than `limit` splits.
+void addCompositions(std::vector<std::vector<int>>& splits, const std::vector<int>& room, int pp,
+                     std::size_t limit) {
+    std::vector<int> n(room.size(), 1);
+    // Odometer over compositions.
+    std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
+        if (splits.size() > limit)
+            return;
+        if (i + 1 == n.size()) {
+            n[i] = left;
+            if (isValidSplit(n, room, pp))
+                pushUnique(splits, n);
+            return;
+        }
+        for (int x = 1; x <= left - int(n.size() - i - 1); ++x) {
+            n[i] = x;
+            rec(i + 1, left - x);
+        }
+    };
+    rec(0, pp);
+}
+
+// Splits of pp over a chain whose groups hold at most room[i] stages:
+// proportional to capacity, greedy, and in the full space every composition.
+std::vector<std::vector<int>> stageSplits(const std::vector<int>& room, int pp, bool full,
+                                          std::size_t limit) {
+    std::vector<std::vector<int>> splits;
+    const std::vector<int> prop = proportionalSplit(room, pp);
+    if (isValidSplit(prop, room, pp))
+        splits.push_back(prop);
+    const std::vector<int> greedy = greedySplit(room, pp);
+    if (isValidSplit(greedy, room, pp))
+        pushUnique(splits, greedy);
+    // C(pp-1, k-1) compositions: only where that stays small.
+    double compositions = 1;
+    for (std::size_t i = 1; i < room.size(); ++i)
+        compositions = compositions * double(pp - int(i)) / double(i);
+    if (full && compositions <= 20000)
+        addCompositions(splits, room, pp, limit);
+    return splits;
+}
+
+// Explicit placements of whole stages: groups of buildings in a chain, each
+// holding a run of stages; the replicas of a stage are split over the
+// buildings of its group in proportion to their GPUs. At most `limit` of
+// them, each distinct.
+class StagePlacements {
+public:
+    StagePlacements(const Cluster& cluster, const Parallelism& par, bool full, std::size_t limit,
+                    std::vector<PlacementChoice>& out)
+        : cluster_(cluster)
+        , par_(par)
+        , full_(full)
+        , limit_(limit)
+        , speed_(relativeSpeeds(cluster))
+        , out_(out) {
+        const std::int64_t cell = std::int64_t(par.tp) * par.cp;
+        for (const Building& b : cluster.buildings)
+            capCells_.push_back(b.gpus / cell);
+    }
+
+    // Subsets of groups in every order (a chain and its reverse are the
+    // same placement up to stage numbering: keep first < last). Beyond six
+    // groups only the chain of all of them in cluster order.
+    void addGrouping(const std::vector<std::vector<int>>& groups) {
+        const bool regional = groups.size() < cluster_.buildings.size();
+        const std::size_t k = groups.size();
+        if (k > 31)
+            return; // the rank orders remain
+        const Capacity cap = capacityOf(groups);
+        const bool everyOrder = k <= 6;
+        const std::uint32_t all = (1u << k) - 1;
+        for (std::uint32_t mask = everyOrder ? 1 : all; mask <= all && added_ < limit_; ++mask) {
+            std::vector<int> subset;
+            for (std::size_t g = 0; g < k; ++g)
+                if (mask & (1u << g))
+                    subset.push_back(int(g));
+            if (int(subset.size()) > par_.pp)
+                continue;
+            int capacity = 0;
+            for (int g : subset)
+                capacity += cap.maxStages[std::size_t(g)];
+            if (capacity < par_.pp)
+                continue;
+            std::vector<int> order = subset;
+            do {
+                if (order.size() <= 1 || order.front() <= order.back())
+                    addChain(groups, cap, order, regional);
+            } while (everyOrder && added_ < limit_ &&
+                     std::next_permutation(order.begin(), order.end()));
+        }
+    }
+
+private:
+    // Per group: the replicas of a stage on each of its buildings, and the
+    // most stages the group can hold at that share.
+    struct Capacity {
+        std::vector<std::vector<int>> share;
+        std::vector<int> maxStages;
+    };
+
+    Capacity capacityOf(const std::vector<std::vector<int>>& groups) const {
+        const std::size_t k = groups.size();
+        Capacity cap{std::vector<std::vector<int>>(k), std::vector<int>(k, 0)};
+        for (std::size_t g = 0; g < k; ++g) {
+            std::vector<double> w;
+            for (int b : groups[g])
+                w.push_back(double(capCells_[std::size_t(b)]));
+            cap.share[g] = proportional(par_.dp, w);
+            std::int64_t m = -1;
+            for (std::size_t i = 0; i < groups[g].size(); ++i)
+                if (cap.share[g][i] > 0) {
+                    const std::int64_t fit = capCells_[std::size_t(groups[g][i])] / cap.share[g][i];
+                    m = m < 0 ? fit : std::min(m, fit);
+                }
+            cap.maxStages[g] = int(std::clamp<std::int64_t>(m, 0, par_.pp));
+        }
+        return cap;
+    }
+
+    void addChain(const std::vector<std::vector<int>>& groups, const Capacity& cap,
+                  const std::vector<int>& order, bool regional) {
+        std::vector<int> room;
+        for (int g : order)
+            room.push_back(cap.maxStages[std::size_t(g)]);
+        for (const auto& n : stageSplits(room, par_.pp, full_, limit_)) {
+            if (added_ >= limit_)
+                break;
+            PlacementChoice pc = placementOf(groups, cap, order, n, regional);
+            // Another grouping can give the same runs (a region of one
+            // building is that building).
+            auto id = std::make_pair(pc.rank_order, pc.runs);
+            if (std::find(seen_.begin(), seen_.end(), id) != seen_.end())
+                continue;
+            seen_.push_back(std::move(id));
+            out_.push_back(std::move(pc));
+            ++added_;
+        }
+    }
+
+    // Group order[i] holds the next n[i] stages.
+    PlacementChoice placementOf(const std::vector<std::vector<int>>& groups, const Capacity& cap,
+                                const std::vector<int>& order, const std::vector<int>& n,
+                                bool regional) const {
+        PlacementChoice pc;
+        pc.rank_order = ppAcrossOrder();
+        pc.label = regional ? "regions" : "stages";
+        pc.stage_speed.assign(std::size_t(par_.pp), 1.0);
+        int s0 = 0;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto& grp = groups[std::size_t(order[i])];
+            const auto& sh = cap.share[std::size_t(order[i])];
+            const int s1 = s0 + n[i] - 1;
+            int r0 = 0;
+            double slow = 1.0;
+            std::string names;
+            for (std::size_t j = 0; j < grp.size(); ++j) {
+                if (sh[j] == 0)
+                    continue;
+                const Building& bld = cluster_.buildings[std::size_t(grp[j])];
+                pc.runs.push_back({s0, s1, r0, r0 + sh[j] - 1, bld.name});
+                r0 += sh[j];
+                slow = std::min(slow, speed_[std::size_t(grp[j])]);
+                names += (names.empty() ? "" : "+") + bld.name;
+            }
+            for (int s = s0; s <= s1; ++s)
+                pc.stage_speed[std::size_t(s)] = slow;
+            pc.label += " " + names + ":" + std::to_string(n[i]);
+            s0 = s1 + 1;
+        }
+        return pc;
+    }
+
+    const Cluster& cluster_;
+    const Parallelism& par_;
+    bool full_;
+    std::size_t limit_;
+    std::vector<double> speed_;          // per building, relative to the fastest
+    std::vector<std::int64_t> capCells_; // tp*cp cells per building
+    std::vector<PlacementChoice>& out_;
+    std::size_t added_ = 0;
+    std::vector<std::pair<std::vector<Dim>, std::vector<PlacementRun>>> seen_;
+};
+
 } // namespace
 
 DesignSpace::DesignSpace(const Cluster& cluster, const Model& model, const Plan& base,
@@ -193,410 +483,226 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
 }
 
 void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
-    const bool full = o.size == SpaceSize::Full;
-    const Parallelism& bp = base_.parallelism;
-    const std::int64_t G = base_.global_batch_sequences;
-    const std::int64_t seq = base_.sequence_length;
-    int hostGcd = 0;
-    std::int64_t biggest = 0;
-    for (const auto& b : cluster_.buildings) {
-        hostGcd = std::gcd(hostGcd, b.gpus_per_host);
-        biggest = std::max(biggest, b.gpus);
-    }
-
-    std::vector<int> tps = o.tp;
-    if (tps.empty()) {
-        tps = divisorsOf(std::max(1, hostGcd), 1 << 20);
-        pushUnique(tps, bp.tp);
-    }
-    std::vector<int> cps = o.cp;
-    if (cps.empty()) {
-        cps = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
-        pushUnique(cps, bp.cp);
-    }
-    std::vector<int> pps = o.pp;
-    if (pps.empty()) {
-        const int maxPp = full ? model_.layers : std::min(model_.layers, 32);
-        for (int p = 1; p <= maxPp; ++p)
-            if (model_.layers % p == 0 || isSmooth(p))
-                pps.push_back(p);
-        if (bp.pp <= model_.layers)
-            pushUnique(pps, bp.pp);
-    }
-    std::vector<int> mbs = o.micro_batch;
-    if (mbs.empty()) {
-        mbs = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
-        pushUnique(mbs, int(base_.micro_batch_sequences));
-    }
-    for (auto* v : {&tps, &cps, &pps, &mbs})
-        std::sort(v->begin(), v->end());
-
-    auto prune = [&](const char* why) { ++structurePruned_[why]; };
+    const Degrees d = degrees(o);
     const bool isMoe = model_.moe.has_value();
-    for (int tp : tps)
-        for (int cp : cps)
-            for (int pp : pps)
-                for (int mb : mbs) {
-                    if (tp < 1 || cp < 1 || pp < 1 || mb < 1) {
-                        prune("degree below 1");
+    for (int tp : d.tp)
+        for (int cp : d.cp)
+            for (int pp : d.pp)
+                for (int mb : d.micro_batch) {
+                    if (const char* why = unfitDegrees(d, tp, cp, pp, mb)) {
+                        pruneStructure(why);
                         continue;
                     }
-                    if (hostGcd % tp != 0) {
-                        prune("tp does not divide gpus_per_host");
-                        continue;
-                    }
-                    if (model_.heads % tp != 0 || model_.ffn_hidden % tp != 0 ||
-                        (model_.kv_heads % tp != 0 && tp % model_.kv_heads != 0) ||
-                        (isMoe && model_.moe->expert_ffn_hidden % tp != 0)) {
-                        prune("tp does not divide heads, kv_heads or ffn_hidden");
-                        continue;
-                    }
-                    if (seq % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) {
-                        prune("cp does not divide the sequence into chunk pairs");
-                        continue;
-                    }
-                    if (std::int64_t(tp) * cp > biggest) {
-                        prune("a tp*cp cell is larger than a building");
-                        continue;
-                    }
-                    if (pp > model_.layers) {
-                        prune("pp exceeds the layers");
-                        continue;
-                    }
-                    if (G % mb != 0) {
-                        prune("micro batch does not divide the global batch");
-                        continue;
-                    }
-                    // The largest dp that divides the batch and fits the budget.
-                    const std::int64_t cellStage = std::int64_t(tp) * cp * pp;
-                    std::vector<int> dps;
-                    for (std::int64_t d = std::min<std::int64_t>(G / mb, budget_ / cellStage);
-                         d >= 1; --d)
-                        if ((G / mb) % d == 0) {
-                            dps.push_back(int(d));
-                            break;
-                        }
-                    if (tp == bp.tp && cp == bp.cp && pp == bp.pp &&
-                        mb == base_.micro_batch_sequences && bp.dp >= 1 && (G / mb) % bp.dp == 0 &&
-                        cellStage * bp.dp <= cluster_.totalGpus())
-                        pushUnique(dps, bp.dp);
+                    const std::vector<int> dps = dpChoices(tp, cp, pp, mb);
                     if (dps.empty()) {
-                        prune("tp*cp*pp exceeds the GPU budget");
+                        pruneStructure("tp*cp*pp exceeds the GPU budget");
                         continue;
                     }
-                    for (int dp : dps) {
-                        std::vector<int> eps = o.ep;
-                        if (eps.empty()) {
-                            eps = {1};
-                            if (isMoe)
-                                for (int e : divisorsOf(model_.moe->experts, dp))
-                                    pushUnique(eps, e);
-                        }
-                        for (int ep : eps) {
+                    for (int dp : dps)
+                        for (int ep : epChoices(dp, o)) {
                             if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 || dp % ep)) {
-                                prune("ep does not divide experts and dp");
+                                pruneStructure("ep does not divide experts and dp");
                                 continue;
                             }
-                            StructureAxes s;
-                            s.structure.parallelism = {tp, cp, pp, dp, ep};
-                            s.structure.micro_batch = mb;
-                            s.structure.microbatches = G / (std::int64_t(mb) * dp);
-                            buildPlacements(s, o);
-                            if (s.placements.empty()) {
-                                prune("no placement fits the buildings");
-                                continue;
-                            }
-                            const auto m = s.structure.microbatches;
-                            // Schedules.
-                            std::vector<Schedule> sch = o.schedules;
-                            if (sch.empty()) {
-                                sch = {base_.schedule,
-                                       {ScheduleKind::OneFOneB, 1},
-                                       {ScheduleKind::Interleaved, 2},
-                                       {ScheduleKind::ZeroBubble, 1}};
-                                if (full) {
-                                    sch.push_back({ScheduleKind::Interleaved, 4});
-                                    sch.push_back({ScheduleKind::GPipe, 1});
-                                }
-                            }
-                            for (const Schedule& x : sch) {
-                                const bool inter = x.kind == ScheduleKind::Interleaved;
-                                if (pp == 1) {
-                                    if (!inter)
-                                        pushUnique(s.schedules, Schedule{x.kind, 1});
-                                    continue;
-                                }
-                                if (inter && (x.virtual_stages < 2 || m % pp != 0 ||
-                                              std::int64_t(pp) * x.virtual_stages > model_.layers))
-                                    continue;
-                                if (!inter && x.virtual_stages != 1)
-                                    continue;
-                                pushUnique(s.schedules, x);
-                            }
-                            if (pp == 1 && !s.schedules.empty())
-                                s.schedules.resize(1); // one stage: every schedule is the same
-                            if (s.schedules.empty()) {
-                                prune("no schedule fits the microbatches");
-                                continue;
-                            }
-                            s.recompute =
-                                o.recompute.empty()
-                                    ? withBaseFirst(
-                                          base_.recompute,
-                                          {Recompute::None, Recompute::Selective, Recompute::Full})
-                                    : o.recompute;
-                            if (dp == 1)
-                                s.zero = {o.zero_stages.empty() ? base_.zero_stage
-                                                                : o.zero_stages.front()};
-                            else if (!o.zero_stages.empty())
-                                s.zero = o.zero_stages;
-                            else
-                                s.zero = withBaseFirst(base_.zero_stage,
-                                                       full ? std::vector<int>{0, 1, 2, 3}
-                                                            : std::vector<int>{1, 2, 3});
-                            {
-                                Plan probe = base_;
-                                probe.parallelism = s.structure.parallelism;
-                                probe.micro_batch_sequences = mb;
-                                for (Recompute r : s.recompute) {
-                                    probe.recompute = r;
-                                    double act = activationBytesPerLayer(model_, probe, false);
-                                    if (isMoe)
-                                        act = std::min(
-                                            act, activationBytesPerLayer(model_, probe, true));
-                                    s.activation_per_layer.push_back(act);
-                                }
-                            }
-                            s.layers = {LayerSplit::Even};
-                            if (o.vary_layers && pp > 1)
-                                s.layers.push_back(LayerSplit::Balanced);
-                            buildBalancedSplits(s);
-                            if (dp == 1)
-                                s.dp_algos = {base_.algoFor(Dim::DP)};
-                            else if (!o.dp_algos.empty())
-                                s.dp_algos = o.dp_algos;
-                            else
-                                s.dp_algos =
-                                    withBaseFirst(base_.algoFor(Dim::DP),
-                                                  {CollectiveAlgo::Hierarchical,
-                                                   CollectiveAlgo::Ring, CollectiveAlgo::Tree});
-                            structures_.push_back(std::move(s));
+                            addStructure({tp, cp, pp, dp, ep}, mb, o);
                         }
-                    }
                 }
 }
 
-void DesignSpace::buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const {
-    const Parallelism& par = sa.structure.parallelism;
-    const std::int64_t cell = std::int64_t(par.tp) * par.cp;
-    const std::size_t nb = cluster_.buildings.size();
+DesignSpace::Degrees DesignSpace::degrees(const DesignSpaceOptions& o) const {
     const bool full = o.size == SpaceSize::Full;
-    const std::vector<Dim> dpAcross = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
-    const std::vector<Dim> ppAcross = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
-
-    // The rank orders: the default fill of GPUs building by building.
-    {
-        PlacementChoice a{"dp-across", dpAcross, {}, {}};
-        PlacementChoice b{"pp-across", ppAcross, {}, {}};
-        // The base plan's order first when PP is outside DP there.
-        auto pos = [&](Dim d) {
-            return std::find(base_.rank_order.begin(), base_.rank_order.end(), d) -
-                   base_.rank_order.begin();
-        };
-        const bool basePpOuter = pos(Dim::PP) > pos(Dim::DP);
-        const bool distinct = par.pp > 1 && par.dp > 1;
-        if (basePpOuter && distinct) {
-            sa.placements.push_back(b);
-            sa.placements.push_back(a);
-        } else {
-            sa.placements.push_back(a);
-            if (distinct)
-                sa.placements.push_back(b);
-        }
+    const Parallelism& bp = base_.parallelism;
+    Degrees d;
+    for (const auto& b : cluster_.buildings) {
+        d.host_gcd = std::gcd(d.host_gcd, b.gpus_per_host);
+        d.biggest_building = std::max(d.biggest_building, b.gpus);
     }
-    if (!o.vary_placement || nb < 2 || par.pp < 2)
+    // A derived list holds the base plan's own degree, so that the base
+    // plan's structure is in the space even where it is an odd one.
+    d.tp = o.tp;
+    if (d.tp.empty()) {
+        d.tp = divisorsOf(std::max(1, d.host_gcd), 1 << 20);
+        pushUnique(d.tp, bp.tp);
+    }
+    d.cp = o.cp;
+    if (d.cp.empty()) {
+        d.cp = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(d.cp, bp.cp);
+    }
+    d.pp = o.pp;
+    if (d.pp.empty()) {
+        const int maxPp = full ? model_.layers : std::min(model_.layers, 32);
+        for (int p = 1; p <= maxPp; ++p)
+            if (model_.layers % p == 0 || isSmooth(p))
+                d.pp.push_back(p);
+        if (bp.pp <= model_.layers)
+            pushUnique(d.pp, bp.pp);
+    }
+    d.micro_batch = o.micro_batch;
+    if (d.micro_batch.empty()) {
+        d.micro_batch = full ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1, 2};
+        pushUnique(d.micro_batch, int(base_.micro_batch_sequences));
+    }
+    for (auto* v : {&d.tp, &d.cp, &d.pp, &d.micro_batch})
+        std::sort(v->begin(), v->end());
+    return d;
+}
+
+const char* DesignSpace::unfitDegrees(const Degrees& d, int tp, int cp, int pp, int mb) const {
+    const std::int64_t seq = base_.sequence_length;
+    if (tp < 1 || cp < 1 || pp < 1 || mb < 1)
+        return "degree below 1";
+    if (d.host_gcd % tp != 0)
+        return "tp does not divide gpus_per_host";
+    if (model_.heads % tp != 0 || model_.ffn_hidden % tp != 0 ||
+        (model_.kv_heads % tp != 0 && tp % model_.kv_heads != 0) ||
+        (model_.moe && model_.moe->expert_ffn_hidden % tp != 0))
+        return "tp does not divide heads, kv_heads or ffn_hidden";
+    if (seq % cp != 0 || (cp > 1 && seq % (2 * cp) != 0))
+        return "cp does not divide the sequence into chunk pairs";
+    if (std::int64_t(tp) * cp > d.biggest_building)
+        return "a tp*cp cell is larger than a building";
+    if (pp > model_.layers)
+        return "pp exceeds the layers";
+    if (base_.global_batch_sequences % mb != 0)
+        return "micro batch does not divide the global batch";
+    return nullptr;
+}
+
+std::vector<int> DesignSpace::dpChoices(int tp, int cp, int pp, int mb) const {
+    const Parallelism& bp = base_.parallelism;
+    const std::int64_t G = base_.global_batch_sequences;
+    // One dp per (tp, cp, pp, micro batch): the largest that divides the
+    // batch and fits the budget.
+    const std::int64_t cellStage = std::int64_t(tp) * cp * pp;
+    std::vector<int> dps;
+    for (std::int64_t d = std::min<std::int64_t>(G / mb, budget_ / cellStage); d >= 1; --d)
+        if ((G / mb) % d == 0) {
+            dps.push_back(int(d));
+            break;
+        }
+    // And the base plan's own, so that the base plan itself is in the space.
+    if (tp == bp.tp && cp == bp.cp && pp == bp.pp && mb == base_.micro_batch_sequences &&
+        bp.dp >= 1 && (G / mb) % bp.dp == 0 && cellStage * bp.dp <= cluster_.totalGpus())
+        pushUnique(dps, bp.dp);
+    return dps;
+}
+
+std::vector<int> DesignSpace::epChoices(int dp, const DesignSpaceOptions& o) const {
+    std::vector<int> eps = o.ep;
+    if (eps.empty()) {
+        eps = {1};
+        if (model_.moe)
+            for (int e : divisorsOf(model_.moe->experts, dp))
+                pushUnique(eps, e);
+    }
+    return eps;
+}
+
+void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpaceOptions& o) {
+    StructureAxes s;
+    s.structure.parallelism = par;
+    s.structure.micro_batch = mb;
+    s.structure.microbatches = base_.global_batch_sequences / (std::int64_t(mb) * par.dp);
+    buildPlacements(s, o);
+    if (s.placements.empty()) {
+        pruneStructure("no placement fits the buildings");
         return;
-
-    // Explicit placements of whole stages: groups of buildings in a chain,
-    // each holding a run of stages; the replicas of a stage are split over
-    // the buildings of its group in proportion to their GPUs.
-    std::vector<double> speed(nb, 1.0);
-    double fastest = 0;
-    for (std::size_t b = 0; b < nb; ++b) {
-        const GpuModel* g = cluster_.gpuOf(cluster_.buildings[b]);
-        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
-        fastest = std::max(fastest, speed[b]);
     }
-    for (double& s : speed)
-        s = fastest > 0 ? s / fastest : 1.0;
-    std::vector<std::int64_t> capCells(nb);
-    for (std::size_t b = 0; b < nb; ++b)
-        capCells[b] = cluster_.buildings[b].gpus / cell;
-
-    std::vector<std::vector<std::vector<int>>> groupings;
-    {
-        std::vector<std::vector<int>> byBuilding;
-        for (std::size_t b = 0; b < nb; ++b)
-            byBuilding.push_back({int(b)});
-        groupings.push_back(byBuilding);
-        std::vector<std::string> regions;
-        std::vector<std::vector<int>> byRegion;
-        for (std::size_t b = 0; b < nb; ++b) {
-            const std::string& r = cluster_.buildings[b].region;
-            auto it = std::find(regions.begin(), regions.end(), r);
-            if (it == regions.end()) {
-                regions.push_back(r);
-                byRegion.push_back({int(b)});
-            } else {
-                byRegion[std::size_t(it - regions.begin())].push_back(int(b));
-            }
-        }
-        if (byRegion.size() > 1 && byRegion.size() < nb)
-            groupings.push_back(byRegion);
+    buildSchedules(s, o);
+    if (s.schedules.empty()) {
+        pruneStructure("no schedule fits the microbatches");
+        return;
     }
+    buildMemoryAxes(s, o);
+    s.layers = {LayerSplit::Even};
+    if (o.vary_layers && par.pp > 1)
+        s.layers.push_back(LayerSplit::Balanced);
+    buildBalancedSplits(s);
+    // With one replica there is no DP collective to choose.
+    if (par.dp == 1)
+        s.dp_algos = {base_.algoFor(Dim::DP)};
+    else if (!o.dp_algos.empty())
+        s.dp_algos = o.dp_algos;
+    else
+        s.dp_algos =
+            withBaseFirst(base_.algoFor(Dim::DP), {CollectiveAlgo::Hierarchical,
+                                                   CollectiveAlgo::Ring, CollectiveAlgo::Tree});
+    structures_.push_back(std::move(s));
+}
 
-    const std::size_t limit = full ? kMaxExplicitFull : kMaxExplicitDefault;
-    std::size_t added = 0;
-    std::vector<std::pair<std::vector<Dim>, std::vector<PlacementRun>>> seen;
-    for (const auto& groups : groupings) {
-        const bool regional = groups.size() < nb;
-        const std::size_t k = groups.size();
-        if (k > 31)
-            continue; // the rank orders remain
-        // Replica shares and stage capacity per group.
-        std::vector<std::vector<int>> share(k);
-        std::vector<int> maxStages(k, 0);
-        for (std::size_t g = 0; g < k; ++g) {
-            std::vector<double> w;
-            for (int b : groups[g])
-                w.push_back(double(capCells[std::size_t(b)]));
-            share[g] = proportional(par.dp, w);
-            std::int64_t m = -1;
-            for (std::size_t i = 0; i < groups[g].size(); ++i)
-                if (share[g][i] > 0) {
-                    const std::int64_t fit = capCells[std::size_t(groups[g][i])] / share[g][i];
-                    m = m < 0 ? fit : std::min(m, fit);
-                }
-            maxStages[g] = int(std::clamp<std::int64_t>(m, 0, par.pp));
-        }
-        // Subsets of groups in every order (a chain and its reverse are the
-        // same placement up to stage numbering: keep first < last). Beyond
-        // six groups only the chain of all of them in cluster order.
-        const bool everyOrder = k <= 6;
-        const std::uint32_t all = (1u << k) - 1;
-        for (std::uint32_t mask = everyOrder ? 1 : all; mask <= all && added < limit; ++mask) {
-            std::vector<int> subset;
-            for (std::size_t g = 0; g < k; ++g)
-                if (mask & (1u << g))
-                    subset.push_back(int(g));
-            if (int(subset.size()) > par.pp)
-                continue;
-            int capacity = 0;
-            for (int g : subset)
-                capacity += maxStages[std::size_t(g)];
-            if (capacity < par.pp)
-                continue;
-            std::vector<int> order = subset;
-            do {
-                if (order.size() > 1 && order.front() > order.back())
-                    continue;
-                // Splits of pp over the chain: proportional to capacity,
-                // greedy (fill each group in turn, as the prior art does),
-                // and in the full space every composition.
-                std::vector<std::vector<int>> splits;
-                std::vector<double> w;
-                for (int g : order)
-                    w.push_back(double(maxStages[std::size_t(g)]));
-                auto valid = [&](const std::vector<int>& n) {
-                    for (std::size_t i = 0; i < n.size(); ++i)
-                        if (n[i] < 1 || n[i] > maxStages[std::size_t(order[i])])
-                            return false;
-                    return std::accumulate(n.begin(), n.end(), 0) == par.pp;
-                };
-                {
-                    // Proportional with at least one stage each.
-                    std::vector<int> n(order.size(), 1);
-                    std::vector<double> room;
-                    for (std::size_t i = 0; i < order.size(); ++i)
-                        room.push_back(std::max(0.0, w[i] - 1));
-                    const auto extra = proportional(par.pp - int(order.size()), room);
-                    for (std::size_t i = 0; i < n.size(); ++i)
-                        n[i] += extra[i];
-                    if (valid(n))
-                        splits.push_back(n);
-                    std::vector<int> g(order.size(), 1);
-                    int left = par.pp - int(order.size());
-                    for (std::size_t i = 0; i < g.size(); ++i) {
-                        const int take = std::min(left, maxStages[std::size_t(order[i])] - 1);
-                        g[i] += take;
-                        left -= take;
-                    }
-                    if (valid(g))
-                        pushUnique(splits, g);
-                }
-                // C(pp-1, k-1) compositions: only where that stays small.
-                double compositions = 1;
-                for (std::size_t i = 1; i < order.size(); ++i)
-                    compositions = compositions * double(par.pp - int(i)) / double(i);
-                if (full && compositions <= 20000) {
-                    std::vector<int> n(order.size(), 1);
-                    // Odometer over compositions.
-                    std::function<void(std::size_t, int)> rec = [&](std::size_t i, int left) {
-                        if (splits.size() > limit)
-                            return;
-                        if (i + 1 == n.size()) {
-                            n[i] = left;
-                            if (valid(n))
-                                pushUnique(splits, n);
-                            return;
-                        }
-                        for (int x = 1; x <= left - int(n.size() - i - 1); ++x) {
-                            n[i] = x;
-                            rec(i + 1, left - x);
-                        }
-                    };
-                    rec(0, par.pp);
-                }
-                for (const auto& n : splits) {
-                    if (added >= limit)
-                        break;
-                    PlacementChoice pc;
-                    pc.rank_order = ppAcross;
-                    pc.label = regional ? "regions" : "stages";
-                    pc.stage_speed.assign(std::size_t(par.pp), 1.0);
-                    int s0 = 0;
-                    for (std::size_t i = 0; i < order.size(); ++i) {
-                        const auto& grp = groups[std::size_t(order[i])];
-                        const auto& sh = share[std::size_t(order[i])];
-                        const int s1 = s0 + n[i] - 1;
-                        int r0 = 0;
-                        double slow = 1.0;
-                        std::string names;
-                        for (std::size_t j = 0; j < grp.size(); ++j) {
-                            if (sh[j] == 0)
-                                continue;
-                            const Building& bld = cluster_.buildings[std::size_t(grp[j])];
-                            pc.runs.push_back({s0, s1, r0, r0 + sh[j] - 1, bld.name});
-                            r0 += sh[j];
-                            slow = std::min(slow, speed[std::size_t(grp[j])]);
-                            names += (names.empty() ? "" : "+") + bld.name;
-                        }
-                        for (int s = s0; s <= s1; ++s)
-                            pc.stage_speed[std::size_t(s)] = slow;
-                        pc.label += " " + names + ":" + std::to_string(n[i]);
-                        s0 = s1 + 1;
-                    }
-                    const auto id = std::make_pair(pc.rank_order, pc.runs);
-                    if (std::find(seen.begin(), seen.end(), id) != seen.end())
-                        continue;
-                    seen.push_back(id);
-                    sa.placements.push_back(std::move(pc));
-                    ++added;
-                }
-            } while (everyOrder && added < limit &&
-                     std::next_permutation(order.begin(), order.end()));
+void DesignSpace::buildSchedules(StructureAxes& s, const DesignSpaceOptions& o) const {
+    const int pp = s.structure.parallelism.pp;
+    const auto m = s.structure.microbatches;
+    std::vector<Schedule> sch = o.schedules;
+    if (sch.empty()) {
+        sch = {base_.schedule,
+               {ScheduleKind::OneFOneB, 1},
+               {ScheduleKind::Interleaved, 2},
+               {ScheduleKind::ZeroBubble, 1}};
+        if (o.size == SpaceSize::Full) {
+            sch.push_back({ScheduleKind::Interleaved, 4});
+            sch.push_back({ScheduleKind::GPipe, 1});
         }
     }
+    for (const Schedule& x : sch) {
+        const bool inter = x.kind == ScheduleKind::Interleaved;
+        if (pp == 1) {
+            if (!inter)
+                pushUnique(s.schedules, Schedule{x.kind, 1});
+            continue;
+        }
+        // Interleaving deals the microbatches out in rounds of pp and needs
+        // at least one layer per virtual stage.
+        if (inter && (x.virtual_stages < 2 || m % pp != 0 ||
+                      std::int64_t(pp) * x.virtual_stages > model_.layers))
+            continue;
+        if (!inter && x.virtual_stages != 1)
+            continue;
+        pushUnique(s.schedules, x);
+    }
+    if (pp == 1 && !s.schedules.empty())
+        s.schedules.resize(1); // one stage: every schedule is the same
+}
+
+void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o) const {
+    const bool full = o.size == SpaceSize::Full;
+    s.recompute = o.recompute.empty()
+                      ? withBaseFirst(base_.recompute,
+                                      {Recompute::None, Recompute::Selective, Recompute::Full})
+                      : o.recompute;
+    // With one replica every ZeRO stage shards over nothing: they are all
+    // the same plan.
+    if (s.structure.parallelism.dp == 1)
+        s.zero = {o.zero_stages.empty() ? base_.zero_stage : o.zero_stages.front()};
+    else if (!o.zero_stages.empty())
+        s.zero = o.zero_stages;
+    else
+        s.zero = withBaseFirst(base_.zero_stage,
+                               full ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{1, 2, 3});
+    // Computed once here so that precheck's memory bound costs no model call.
+    Plan probe = base_;
+    probe.parallelism = s.structure.parallelism;
+    probe.micro_batch_sequences = s.structure.micro_batch;
+    for (Recompute r : s.recompute) {
+        probe.recompute = r;
+        double act = activationBytesPerLayer(model_, probe, false);
+        if (model_.moe)
+            act = std::min(act, activationBytesPerLayer(model_, probe, true));
+        s.activation_per_layer.push_back(act);
+    }
+}
+
+void DesignSpace::buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const {
+    const Parallelism& par = axes.structure.parallelism;
+    addRankOrderPlacements(axes.placements, par, base_.rank_order);
+    if (!o.vary_placement || cluster_.buildings.size() < 2 || par.pp < 2)
+        return;
+    const bool full = o.size == SpaceSize::Full;
+    StagePlacements stages(cluster_, par, full, full ? kMaxExplicitFull : kMaxExplicitDefault,
+                           axes.placements);
+    for (const auto& groups : buildingGroupings(cluster_))
+        stages.addGrouping(groups);
 }
 
 std::string DesignSpace::axisName(int axis) const {
@@ -681,13 +787,14 @@ std::uint64_t DesignSpace::prefixCount(std::size_t s, int firstFixed) const {
     return n;
 }
 
-void DesignSpace::buildBalancedSplits(StructureAxes& sa) const {
+void DesignSpace::buildBalancedSplits(StructureAxes& axes) const {
     const int L = model_.layers;
-    const int pp = sa.structure.parallelism.pp;
-    sa.even.assign(std::size_t(pp), L / pp);
+    const int pp = axes.structure.parallelism.pp;
+    axes.even.assign(std::size_t(pp), L / pp);
     for (int i = 0; i < L % pp; ++i)
-        ++sa.even[std::size_t(i)];
-    if (std::find(sa.layers.begin(), sa.layers.end(), LayerSplit::Balanced) == sa.layers.end())
+        ++axes.even[std::size_t(i)];
+    if (std::find(axes.layers.begin(), axes.layers.end(), LayerSplit::Balanced) ==
+        axes.layers.end())
         return;
     // Water-filling: each layer goes to the stage whose work (layers plus
     // the logits on the last stage, over its building's speed) stays the
@@ -713,12 +820,12 @@ void DesignSpace::buildBalancedSplits(StructureAxes& sa) const {
         return out;
     };
     std::vector<std::pair<std::pair<int, std::vector<double>>, std::vector<int>>> cache;
-    sa.balanced.resize(sa.placements.size());
-    for (std::size_t p = 0; p < sa.placements.size(); ++p) {
-        std::vector<double> speed = sa.placements[p].stage_speed;
+    axes.balanced.resize(axes.placements.size());
+    for (std::size_t p = 0; p < axes.placements.size(); ++p) {
+        std::vector<double> speed = axes.placements[p].stage_speed;
         if (std::all_of(speed.begin(), speed.end(), [](double x) { return x == 1.0; }))
             speed.clear();
-        for (const Schedule& sch : sa.schedules) {
+        for (const Schedule& sch : axes.schedules) {
             const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
             auto key = std::make_pair(v, speed);
             auto it = std::find_if(cache.begin(), cache.end(),
@@ -727,33 +834,34 @@ void DesignSpace::buildBalancedSplits(StructureAxes& sa) const {
                 cache.push_back({key, split(v, speed)});
                 it = cache.end() - 1;
             }
-            sa.balanced[p].push_back(it->second);
+            axes.balanced[p].push_back(it->second);
         }
     }
 }
 
-const std::vector<int>& DesignSpace::layerSplit(const StructureAxes& sa, const Candidate& c) const {
+const std::vector<int>& DesignSpace::layerSplit(const StructureAxes& axes,
+                                                const Candidate& c) const {
     static const std::vector<int> kEvenByTheCostModel;
-    if (sa.layers[c.choice[kLayers]] == LayerSplit::Balanced)
-        return sa.balanced[c.choice[kPlacement]][c.choice[kSchedule]];
-    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+    if (axes.layers[c.choice[kLayers]] == LayerSplit::Balanced)
+        return axes.balanced[c.choice[kPlacement]][c.choice[kSchedule]];
+    const Schedule& sch = axes.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     // The interleaved schedule needs an explicit split when the layers do
     // not divide into pp * v chunks.
-    if (v > 1 && model_.layers % (sa.structure.parallelism.pp * v) != 0)
-        return sa.even;
+    if (v > 1 && model_.layers % (axes.structure.parallelism.pp * v) != 0)
+        return axes.even;
     return kEvenByTheCostModel;
 }
 
-double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
+double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& axes, const Candidate& c,
                                               const std::vector<int>& split) const {
-    const Parallelism& par = sa.structure.parallelism;
+    const Parallelism& par = axes.structure.parallelism;
     const int pp = par.pp;
     const int zero =
-        effectiveZeroStage(sa.zero[c.choice[kZero]], base_.fsdp_reshard_after_forward, pp);
-    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+        effectiveZeroStage(axes.zero[c.choice[kZero]], base_.fsdp_reshard_after_forward, pp);
+    const Schedule& sch = axes.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
-    const std::vector<int>& layers = split.empty() ? sa.even : split;
+    const std::vector<int>& layers = split.empty() ? axes.even : split;
     const double dense = layerParamsLowerBound(model_, par.tp, par.ep, false);
     const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
     // The cost model's bytes per parameter, all of them sharded over dp
@@ -764,8 +872,8 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
     // Activations: one stage-0 chunk per microbatch in flight; every schedule
     // runs min(m, pp) forwards on the first stage before its first backward
     // (gpipe all m).
-    const double act = sa.activation_per_layer[c.choice[kRecompute]];
-    const std::int64_t m = sa.structure.microbatches;
+    const double act = axes.activation_per_layer[c.choice[kRecompute]];
+    const std::int64_t m = axes.structure.microbatches;
     const double inFlight =
         sch.kind == ScheduleKind::GPipe ? double(m) : double(std::min<std::int64_t>(m, pp));
     const double act0 = inFlight * (layers[0] / v) * act;
@@ -788,23 +896,23 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& sa, const Can
 }
 
 double DesignSpace::memoryLowerBoundGiB(const Candidate& c) const {
-    const StructureAxes& sa = structures_[c.structure];
-    return staticMemoryLowerBoundGiB(sa, c, layerSplit(sa, c));
+    const StructureAxes& axes = structures_[c.structure];
+    return staticMemoryLowerBoundGiB(axes, c, layerSplit(axes, c));
 }
 
 const char* DesignSpace::precheck(const Candidate& c) const {
-    const StructureAxes& sa = structures_[c.structure];
-    const std::vector<int>& split = layerSplit(sa, c);
-    const Schedule& sch = sa.schedules[c.choice[kSchedule]];
+    const StructureAxes& axes = structures_[c.structure];
+    const std::vector<int>& split = layerSplit(axes, c);
+    const Schedule& sch = axes.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     for (int n : split)
         if (n < v)
             return "layers: a stage holds fewer layers than virtual stages";
-    if (sa.layers[c.choice[kLayers]] == LayerSplit::Balanced) {
-        if (split == sa.even) // the same plan as the even split
+    if (axes.layers[c.choice[kLayers]] == LayerSplit::Balanced) {
+        if (split == axes.even) // the same plan as the even split
             return "duplicate: the balanced split is the even one";
     }
-    if (staticMemoryLowerBoundGiB(sa, c, split) > maxMemoryGiB_)
+    if (staticMemoryLowerBoundGiB(axes, c, split) > maxMemoryGiB_)
         return "memory (lower bound before evaluation)";
     return nullptr;
 }
@@ -818,15 +926,15 @@ Plan DesignSpace::plan(const Candidate& c, bool describe) const {
 }
 
 void DesignSpace::planInto(const Candidate& c, Plan& p) const {
-    const StructureAxes& sa = structures_[c.structure];
-    p.parallelism = sa.structure.parallelism;
-    p.micro_batch_sequences = sa.structure.micro_batch;
-    p.schedule = sa.schedules[c.choice[kSchedule]];
-    p.recompute = sa.recompute[c.choice[kRecompute]];
-    p.zero_stage = sa.zero[c.choice[kZero]];
-    const PlacementChoice& pl = sa.placements[c.choice[kPlacement]];
+    const StructureAxes& axes = structures_[c.structure];
+    p.parallelism = axes.structure.parallelism;
+    p.micro_batch_sequences = axes.structure.micro_batch;
+    p.schedule = axes.schedules[c.choice[kSchedule]];
+    p.recompute = axes.recompute[c.choice[kRecompute]];
+    p.zero_stage = axes.zero[c.choice[kZero]];
+    const PlacementChoice& pl = axes.placements[c.choice[kPlacement]];
     p.rank_order = pl.rank_order;
-    const std::vector<int>& layers = layerSplit(sa, c);
+    const std::vector<int>& layers = layerSplit(axes, c);
     if (pl.runs.empty() && layers.empty()) {
         p.placement.reset();
     } else {
@@ -835,7 +943,7 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.placement->runs = pl.runs;
         p.placement->layers_per_stage = layers;
     }
-    const CollectiveAlgo algo = sa.dp_algos[c.choice[kDpAlgo]];
+    const CollectiveAlgo algo = axes.dp_algos[c.choice[kDpAlgo]];
     if (algo == CollectiveAlgo::Auto)
         p.collectives.erase(Dim::DP);
     else

@@ -154,13 +154,33 @@ private:
         std::vector<std::vector<std::vector<int>>> balanced;
     };
 
+    // The degree values structures are formed from (each list sorted), and
+    // what of the cluster bounds them.
+    struct Degrees {
+        std::vector<int> tp, cp, pp, micro_batch;
+        int host_gcd = 0;                  // of gpus_per_host: tp must divide it
+        std::int64_t biggest_building = 0; // GPUs: a tp*cp cell must fit in one
+    };
+
+    // Every (tp, cp, pp, dp, ep, micro batch) tuple that passes the checks,
+    // with its axes; the others are counted in structurePruned_.
     void buildStructures(const DesignSpaceOptions& o);
-    void buildPlacements(StructureAxes& sa, const DesignSpaceOptions& o) const;
+    Degrees degrees(const DesignSpaceOptions& o) const;
+    // The reason (tp, cp, pp, micro batch) cannot work, or nullptr.
+    const char* unfitDegrees(const Degrees& d, int tp, int cp, int pp, int mb) const;
+    std::vector<int> dpChoices(int tp, int cp, int pp, int mb) const;
+    std::vector<int> epChoices(int dp, const DesignSpaceOptions& o) const;
+    void addStructure(const Parallelism& par, int mb, const DesignSpaceOptions& o);
+    void pruneStructure(const char* why) { ++structurePruned_[why]; }
+    void buildSchedules(StructureAxes& s, const DesignSpaceOptions& o) const;
+    // Recompute and ZeRO choices, and the activation bytes precheck needs.
+    void buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o) const;
+    void buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const;
     void buildLinks(const DesignSpaceOptions& o);
-    void buildBalancedSplits(StructureAxes& sa) const;
+    void buildBalancedSplits(StructureAxes& axes) const;
     // Empty for the cost model's even split.
-    const std::vector<int>& layerSplit(const StructureAxes& sa, const Candidate& c) const;
-    double staticMemoryLowerBoundGiB(const StructureAxes& sa, const Candidate& c,
+    const std::vector<int>& layerSplit(const StructureAxes& axes, const Candidate& c) const;
+    double staticMemoryLowerBoundGiB(const StructureAxes& axes, const Candidate& c,
                                      const std::vector<int>& layers) const;
 
     Cluster cluster_;

@@ -412,19 +412,11 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
     return buf;
 }
 
-} // namespace
+using Accumulators = tbb::enumerable_thread_specific<Accumulator>;
 
-bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
-    const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
-    const auto scoreB = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
-    if (scoreA != scoreB)
-        return scoreA < scoreB;
-    return a.key < b.key;
-}
-
-OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const Plan& base,
-                         const OptimizerOptions& options) {
-    const auto t0 = Clock::now();
+// What the result says about its inputs, before anything is searched.
+OptimizerResult describeInputs(const Evaluator& evaluator, const Model& model, const Plan& base,
+                               const OptimizerOptions& options) {
     OptimizerResult result;
     result.cluster = evaluator.cluster().name;
     result.model = model.name;
@@ -433,77 +425,66 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
     result.top_k = std::max(1, options.top_k);
     result.shard_count = std::max(1, options.shard_count);
     result.shard_index = std::clamp(options.shard_index, 0, result.shard_count - 1);
+    return result;
+}
 
-    const DesignSpace space(evaluator.cluster(), model, base, options.space);
+void describeSpace(const DesignSpace& space, OptimizerResult& result) {
     result.gpu_budget = space.gpuBudget();
     result.space_size = space.size();
     result.structures = std::int64_t(space.structureCount());
     if (result.shard_index == 0) // counted once over all shards
         for (const auto& [why, n] : space.structurePruned())
             result.pruned["structure: " + why] += n;
+}
 
-    // More threads than cores (e.g. to check determinism) need a higher
-    // process-wide limit; never lower it, other TBB work shares the process.
-    std::optional<tbb::global_control> moreThreads;
-    if (options.threads > tbb::info::default_concurrency())
-        moreThreads.emplace(tbb::global_control::max_allowed_parallelism,
-                            std::size_t(options.threads));
-    tbb::task_arena arena(options.threads > 0 ? options.threads : int(tbb::task_arena::automatic));
-    result.threads = arena.max_concurrency();
-    SearchContext ctx(space, evaluator, model, options);
-    const Objective obj = options.objective;
-    const std::size_t k = std::size_t(result.top_k);
-    tbb::enumerable_thread_specific<Accumulator> locals([&] {
-        Accumulator a;
-        a.objective = obj;
-        a.k = k;
-        return a;
+// Candidates of the prefix that pass the cheap checks; every shard counts
+// all of them, so that all shards choose the same prefix.
+std::int64_t countSurvivors(const PrefixSpace& ps, SearchContext& ctx, tbb::task_arena& arena) {
+    tbb::enumerable_thread_specific<std::int64_t> counts(0);
+    parallelChunks(ps.size(), 512, &arena, [&](std::uint64_t begin, std::uint64_t end) {
+        std::int64_t& n = counts.local();
+        if (ctx.cancelled())
+            return;
+        for (std::uint64_t i = begin; i != end; ++i) {
+            Candidate c = ps.decode(i);
+            if (!ps.complete(c))
+                ++n;
+        }
     });
+    std::int64_t survivors = 0;
+    for (std::int64_t n : counts)
+        survivors += n;
+    return survivors;
+}
 
-    // ---- choose the enumerated prefix of the axes --------------------------
-    const int axes = space.axisCount();
-    const std::int64_t budget = std::max<std::int64_t>(1, options.max_evaluations);
-    int prefix = 0;
-    for (int p = axes; p >= 0; --p) {
-        const PrefixSpace ps(space, p);
+// The most leading axes whose every combination fits the evaluation budget.
+// The survivors of the cheap checks are counted only where the raw count is
+// within kRawPerEvaluation of the budget: counting is cheap, not free.
+int enumeratedPrefix(SearchContext& ctx, tbb::task_arena& arena, std::int64_t budget) {
+    for (int p = ctx.space.axisCount(); p >= 0; --p) {
+        const PrefixSpace ps(ctx.space, p);
         if (p > 0 && double(ps.size()) > double(budget) * kRawPerEvaluation)
             continue;
-        if (p == 0 || ps.size() <= std::uint64_t(budget)) {
-            prefix = p;
-            break;
-        }
-        // Count the survivors of the cheap checks (all shards alike).
-        tbb::enumerable_thread_specific<std::int64_t> counts(0);
-        parallelChunks(ps.size(), 512, &arena, [&](std::uint64_t begin, std::uint64_t end) {
-            std::int64_t& n = counts.local();
-            if (ctx.cancelled())
-                return;
-            for (std::uint64_t i = begin; i != end; ++i) {
-                Candidate c = ps.decode(i);
-                if (!ps.complete(c))
-                    ++n;
-            }
-        });
-        std::int64_t survivors = 0;
-        for (std::int64_t n : counts)
-            survivors += n;
-        if (survivors <= budget) {
-            prefix = p;
-            break;
-        }
+        if (p == 0 || ps.size() <= std::uint64_t(budget))
+            return p;
+        if (countSurvivors(ps, ctx, arena) <= budget)
+            return p;
     }
-    const bool exhaustive = prefix == axes;
-    const PrefixSpace ps(space, prefix);
-    for (int a = 0; a < axes; ++a)
-        (a < prefix ? result.strategy.enumerated_axes : result.strategy.descent_axes)
-            .push_back(space.axisName(a));
-    result.strategy.name = exhaustive ? "exhaustive" : "staged";
+    return 0;
+}
 
-    // ---- stage 1: the enumerated part, partition by partition --------------
+std::vector<std::uint64_t> partitionsOfShard(const PrefixSpace& ps, const OptimizerResult& result) {
     std::vector<std::uint64_t> mine;
     for (std::uint64_t p = 0; p < ps.partitions(); ++p)
         if (p % std::uint64_t(result.shard_count) == std::uint64_t(result.shard_index))
             mine.push_back(p);
+    return mine;
+}
+
+// Stage 1: the enumerated part, partition by partition.
+void searchEnumerated(const PrefixSpace& ps, SearchContext& ctx, tbb::task_arena& arena,
+                      Accumulators& locals, OptimizerResult& result) {
+    const std::vector<std::uint64_t> mine = partitionsOfShard(ps, result);
     {
         std::uint64_t n = 0;
         for (std::uint64_t p : mine)
@@ -529,98 +510,138 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
             }
         }
     });
+}
 
-    // ---- stage 2: coordinate descent from the best seeds --------------------
-    if (!exhaustive && !ctx.cancelled()) {
-        std::vector<Entry> seeds;
-        for (Accumulator& a : locals)
-            for (const auto& [s, e] : a.bestPerStructure) {
-                auto it = std::find_if(seeds.begin(), seeds.end(),
-                                       [&](const Entry& x) { return x.key.structure == s; });
-                if (it == seeds.end())
-                    seeds.push_back(e);
-                else if (better(e, *it, obj))
-                    *it = e;
-            }
-        std::sort(seeds.begin(), seeds.end(),
-                  [&](const Entry& a, const Entry& b) { return better(a, b, obj); });
-        if (int(seeds.size()) > options.seeds)
-            seeds.resize(std::size_t(std::max(0, options.seeds)));
-        result.strategy.seeds = int(seeds.size());
-
-        std::map<Candidate, std::optional<Entry>> known;
-        for (const Entry& e : seeds)
-            known[e.key] = e;
-        std::vector<Entry> current = seeds;
-        std::vector<char> active(current.size(), 1);
-        for (int round = 0; round < options.max_rounds && !ctx.cancelled(); ++round) {
-            if (std::none_of(active.begin(), active.end(), [](char a) { return a; }))
-                break;
-            result.strategy.rounds = round + 1;
-            // Every single-axis move of every active seed.
-            std::vector<std::vector<Candidate>> moves(current.size());
-            std::vector<Candidate> fresh;
-            std::set<Candidate> queued;
-            for (std::size_t i = 0; i < current.size(); ++i) {
-                if (!active[i])
-                    continue;
-                const Candidate& at = current[i].key;
-                for (int a = 0; a < axes; ++a)
-                    for (int x = 0; x < space.choices(at.structure, a); ++x) {
-                        if (x == at.choice[std::size_t(a)])
-                            continue;
-                        Candidate c = at;
-                        c.choice[std::size_t(a)] = std::uint16_t(x);
-                        moves[i].push_back(c);
-                        if (!known.count(c) && queued.insert(c).second)
-                            fresh.push_back(c);
-                    }
-            }
-            std::vector<std::optional<Entry>> results(fresh.size());
-            ctx.total += std::int64_t(fresh.size());
-            result.enumerated += std::int64_t(fresh.size());
-            parallelChunks(fresh.size(), 4, &arena, [&](std::uint64_t begin, std::uint64_t end) {
-                Accumulator& acc = locals.local();
-                for (std::uint64_t j = begin; j != end; ++j) {
-                    if (ctx.cancelled())
-                        return;
-                    results[j] = evaluateCandidate(ctx, fresh[j], acc);
-                    ctx.tick();
-                }
+// The best plan of each structure, the best `maxSeeds` of them: seeds from
+// different structures explore different parts of the space.
+std::vector<Entry> bestSeeds(Accumulators& locals, Objective obj, int maxSeeds) {
+    std::vector<Entry> seeds;
+    for (Accumulator& a : locals)
+        for (const auto& [s, e] : a.bestPerStructure) {
+            // An init-capture: clang before 16 cannot capture a structured binding.
+            auto it = std::find_if(seeds.begin(), seeds.end(), [structure = s](const Entry& x) {
+                return x.key.structure == structure;
             });
-            if (ctx.cancelled())
-                break;
-            for (std::size_t j = 0; j < fresh.size(); ++j)
-                known[fresh[j]] = results[j];
-            std::set<Candidate> positions;
-            for (std::size_t i = 0; i < current.size(); ++i) {
-                if (!active[i])
-                    continue;
-                Entry best = current[i];
-                for (const Candidate& c : moves[i]) {
-                    const auto& r = known[c];
-                    if (r && better(*r, best, obj))
-                        best = *r;
-                }
-                if (best.key == current[i].key || !positions.insert(best.key).second)
-                    active[i] = 0; // converged, or joined another seed's path
-                current[i] = best;
-            }
+            if (it == seeds.end())
+                seeds.push_back(e);
+            else if (better(e, *it, obj))
+                *it = e;
         }
-    }
+    std::sort(seeds.begin(), seeds.end(),
+              [&](const Entry& a, const Entry& b) { return better(a, b, obj); });
+    if (int(seeds.size()) > maxSeeds)
+        seeds.resize(std::size_t(std::max(0, maxSeeds)));
+    return seeds;
+}
 
-    // ---- merge, materialise, check -----------------------------------------
-    result.cancelled = ctx.cancelled();
-    ctx.finalProgress();
-    Accumulator all = merged(locals, obj, k);
+struct DescentState {
+    std::map<Candidate, std::optional<Entry>> known; // evaluated; nullopt: does not fit
+    std::vector<Entry> current;                      // per seed, where it stands
+    std::vector<char> active;                        // per seed: not converged yet
+};
+
+struct DescentMoves {
+    std::vector<std::vector<Candidate>> perSeed; // every single-axis move of each active seed
+    std::vector<Candidate> fresh;                // those not evaluated before, each once
+};
+
+DescentMoves proposeMoves(const DesignSpace& space, const DescentState& st) {
+    DescentMoves moves;
+    moves.perSeed.resize(st.current.size());
+    std::set<Candidate> queued;
+    for (std::size_t i = 0; i < st.current.size(); ++i) {
+        if (!st.active[i])
+            continue;
+        const Candidate& at = st.current[i].key;
+        for (int a = 0; a < space.axisCount(); ++a)
+            for (int x = 0; x < space.choices(at.structure, a); ++x) {
+                if (x == at.choice[std::size_t(a)])
+                    continue;
+                Candidate c = at;
+                c.choice[std::size_t(a)] = std::uint16_t(x);
+                moves.perSeed[i].push_back(c);
+                if (!st.known.count(c) && queued.insert(c).second)
+                    moves.fresh.push_back(c);
+            }
+    }
+    return moves;
+}
+
+std::vector<std::optional<Entry>> evaluateAll(const std::vector<Candidate>& fresh,
+                                              SearchContext& ctx, tbb::task_arena& arena,
+                                              Accumulators& locals) {
+    std::vector<std::optional<Entry>> results(fresh.size());
+    parallelChunks(fresh.size(), 4, &arena, [&](std::uint64_t begin, std::uint64_t end) {
+        Accumulator& acc = locals.local();
+        for (std::uint64_t j = begin; j != end; ++j) {
+            if (ctx.cancelled())
+                return;
+            results[j] = evaluateCandidate(ctx, fresh[j], acc);
+            ctx.tick();
+        }
+    });
+    return results;
+}
+
+// Each active seed moves to its best neighbour.
+void advanceSeeds(DescentState& st, const DescentMoves& moves, Objective obj) {
+    std::set<Candidate> positions;
+    for (std::size_t i = 0; i < st.current.size(); ++i) {
+        if (!st.active[i])
+            continue;
+        Entry best = st.current[i];
+        for (const Candidate& c : moves.perSeed[i]) {
+            const auto& r = st.known[c];
+            if (r && better(*r, best, obj))
+                best = *r;
+        }
+        if (best.key == st.current[i].key || !positions.insert(best.key).second)
+            st.active[i] = 0; // converged, or joined another seed's path
+        st.current[i] = best;
+    }
+}
+
+// Stage 2: coordinate descent from the best seeds.
+void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
+             OptimizerResult& result) {
+    const OptimizerOptions& options = ctx.options;
+    const std::vector<Entry> seeds = bestSeeds(locals, options.objective, options.seeds);
+    result.strategy.seeds = int(seeds.size());
+
+    DescentState st;
+    for (const Entry& e : seeds)
+        st.known[e.key] = e;
+    st.current = seeds;
+    st.active.assign(st.current.size(), 1);
+    for (int round = 0; round < options.max_rounds && !ctx.cancelled(); ++round) {
+        if (std::none_of(st.active.begin(), st.active.end(), [](char a) { return a; }))
+            break;
+        result.strategy.rounds = round + 1;
+        const DescentMoves moves = proposeMoves(ctx.space, st);
+        ctx.total += std::int64_t(moves.fresh.size());
+        result.enumerated += std::int64_t(moves.fresh.size());
+        const std::vector<std::optional<Entry>> results =
+            evaluateAll(moves.fresh, ctx, arena, locals);
+        if (ctx.cancelled())
+            break;
+        for (std::size_t j = 0; j < moves.fresh.size(); ++j)
+            st.known[moves.fresh[j]] = results[j];
+        advanceSeeds(st, moves, options.objective);
+    }
+}
+
+// The merged counts, and the top-K and Pareto entries as complete plan
+// documents. The space builds valid plans by construction; a plan the
+// validator still rejects is counted rather than handed out.
+void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerResult& result) {
     result.evaluated = all.evaluated;
     result.feasible = all.feasible;
     for (const auto& [why, n] : all.pruned)
         result.pruned[why] += n;
-    const Cluster& cluster = evaluator.cluster();
+    const Cluster& cluster = ctx.evaluator.cluster();
     auto keep = [&](const Entry& e, const std::string& name, std::vector<ScoredPlan>& out) {
-        ScoredPlan p = materialise(space, e, name);
-        if (!validateScenario({cluster, model, p.plan}).empty()) {
+        ScoredPlan p = materialise(ctx.space, e, name);
+        if (!validateScenario({cluster, ctx.model, p.plan}).empty()) {
             ++result.pruned[kInvalid];
             return;
         }
@@ -630,26 +651,81 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
         keep(all.top[i], "optimized-" + std::to_string(i + 1), result.top);
     for (std::size_t i = 0; i < all.pareto.size(); ++i)
         keep(all.pareto[i], "pareto-" + std::to_string(i + 1), result.pareto);
+}
 
+std::string strategyDescription(bool exhaustive, int prefix, const OptimizerResult& result,
+                                std::int64_t budget) {
+    std::string d;
+    if (exhaustive) {
+        d = "every candidate that passed the cheap checks was evaluated";
+    } else {
+        d = "every combination of the first " + std::to_string(prefix) +
+            " axes was evaluated (the others at their first choice that passes the cheap "
+            "checks), then coordinate descent over all axes from the best plan of each of "
+            "the " +
+            std::to_string(result.strategy.seeds) + " best structures";
+    }
+    d += "; the space holds " + std::to_string(std::int64_t(std::min(result.space_size, 9e18))) +
+         " candidates, the evaluation budget is " + std::to_string(budget);
+    return d;
+}
+
+} // namespace
+
+bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
+    const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
+    const auto scoreB = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
+    if (scoreA != scoreB)
+        return scoreA < scoreB;
+    return a.key < b.key;
+}
+
+OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const Plan& base,
+                         const OptimizerOptions& options) {
+    const auto t0 = Clock::now();
+    OptimizerResult result = describeInputs(evaluator, model, base, options);
+    const DesignSpace space(evaluator.cluster(), model, base, options.space);
+    describeSpace(space, result);
+
+    // More threads than cores (e.g. to check determinism) need a higher
+    // process-wide limit; never lower it, other TBB work shares the process.
+    std::optional<tbb::global_control> moreThreads;
+    if (options.threads > tbb::info::default_concurrency())
+        moreThreads.emplace(tbb::global_control::max_allowed_parallelism,
+                            std::size_t(options.threads));
+    tbb::task_arena arena(options.threads > 0 ? options.threads : int(tbb::task_arena::automatic));
+    result.threads = arena.max_concurrency();
+    SearchContext ctx(space, evaluator, model, options);
+    const Objective obj = options.objective;
+    const std::size_t k = std::size_t(result.top_k);
+    Accumulators locals([&] {
+        Accumulator a;
+        a.objective = obj;
+        a.k = k;
+        return a;
+    });
+
+    const int axes = space.axisCount();
+    const std::int64_t budget = std::max<std::int64_t>(1, options.max_evaluations);
+    const int prefix = enumeratedPrefix(ctx, arena, budget);
+    const bool exhaustive = prefix == axes;
+    const PrefixSpace ps(space, prefix);
+    for (int a = 0; a < axes; ++a)
+        (a < prefix ? result.strategy.enumerated_axes : result.strategy.descent_axes)
+            .push_back(space.axisName(a));
+    result.strategy.name = exhaustive ? "exhaustive" : "staged";
+
+    searchEnumerated(ps, ctx, arena, locals, result);
+    if (!exhaustive && !ctx.cancelled())
+        descend(ctx, arena, locals, result);
+
+    result.cancelled = ctx.cancelled();
+    ctx.finalProgress();
+    reportMerged(merged(locals, obj, k), ctx, result);
     result.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
     result.evaluations_per_s =
         result.search_s > 0 ? double(result.evaluated) / result.search_s : 0.0;
-    {
-        std::string d;
-        if (exhaustive) {
-            d = "every candidate that passed the cheap checks was evaluated";
-        } else {
-            d = "every combination of the first " + std::to_string(prefix) +
-                " axes was evaluated (the others at their first choice that passes the cheap "
-                "checks), then coordinate descent over all axes from the best plan of each of "
-                "the " +
-                std::to_string(result.strategy.seeds) + " best structures";
-        }
-        d += "; the space holds " +
-             std::to_string(std::int64_t(std::min(result.space_size, 9e18))) +
-             " candidates, the evaluation budget is " + std::to_string(budget);
-        result.strategy.description = d;
-    }
+    result.strategy.description = strategyDescription(exhaustive, prefix, result, budget);
 
     if (options.baselines && !result.cancelled) {
         result.baselines.push_back(productionBaseline(evaluator, model, base, space.gpuBudget()));

@@ -95,6 +95,157 @@ double atLeastOne(double x) {
     return x >= 1 ? x : 1.0;
 }
 
+// The last zone may be partial: it has only the GPUs left over.
+std::int64_t zoneGpuCount(const Building& bd, int zone) {
+    const std::int64_t zoneGpus = bd.zone_gpus > 0 ? bd.zone_gpus : bd.gpus;
+    return std::max<std::int64_t>(0, std::min(zoneGpus, bd.gpus - zoneGpus * zone));
+}
+
+// What a zone's GPUs inject at once: the zone uplink's capacity before
+// oversubscription, and the limit of traffic that stays inside the zone.
+double zoneInjectionGbps(const Building& bd, int zone) {
+    return double(zoneGpuCount(bd, zone)) * bd.scale_out_gbps;
+}
+
+int vertexCount(const std::vector<int>& zoneCounts) {
+    int n = 0;
+    for (int zones : zoneCounts)
+        n += zones + 2;
+    return n;
+}
+
+// The edge list as a graph for Dijkstra. Vertices: per building its zones,
+// then its spine, then its aggregation. Edges are added in id order, the
+// order Dijkstra relaxes them in, so that ties between equal paths always
+// resolve the same way.
+struct FabricGraph {
+    FabricGraph(const Cluster& cluster, const std::vector<int>& zoneCounts,
+                const std::vector<TopoEdge>& edges)
+        : graph(static_cast<std::size_t>(vertexCount(zoneCounts)))
+        , zoneBase(zoneCounts.size())
+        , spine(zoneCounts.size())
+        , aggregation(zoneCounts.size()) {
+        Vertex next = 0;
+        for (std::size_t b = 0; b < zoneCounts.size(); ++b) {
+            zoneBase[b] = next;
+            next += zoneCounts[b];
+            spine[b] = next++;
+            aggregation[b] = next++;
+        }
+        for (const TopoEdge& e : edges)
+            addEdge(cluster, e);
+    }
+
+    void addEdge(const Cluster& cluster, const TopoEdge& e) {
+        switch (e.kind) {
+        case EdgeKind::ZoneUplink:
+            boost::add_edge(zoneBase[e.building] + e.zone, spine[e.building], EdgeProps{e.id, 0.0},
+                            graph);
+            break;
+        case EdgeKind::BuildingUplink:
+            boost::add_edge(spine[e.building], aggregation[e.building], EdgeProps{e.id, 0.0},
+                            graph);
+            break;
+        case EdgeKind::InterBuilding: {
+            const Link& l = cluster.links[std::size_t(e.link)];
+            boost::add_edge(aggregation[cluster.buildingIndex(l.a)],
+                            aggregation[cluster.buildingIndex(l.b)], EdgeProps{e.id, e.latency_ms},
+                            graph);
+            break;
+        }
+        }
+    }
+
+    Graph graph;
+    std::vector<Vertex> zoneBase, spine, aggregation; // per building
+};
+
+// Dijkstra's answer from one source, kept between sources to reuse storage.
+struct ShortestPathTree {
+    explicit ShortestPathTree(std::size_t vertices)
+        : dist(vertices)
+        , pred(vertices)
+        , predEdge(vertices) {}
+    std::vector<PathCost> dist;
+    std::vector<Vertex> pred;
+    std::vector<int> predEdge;
+};
+
+template <class LinkGraph>
+void shortestPathsFrom(const LinkGraph& links, const Graph& g, Vertex source,
+                       ShortestPathTree& tree) {
+    std::fill(tree.predEdge.begin(), tree.predEdge.end(), -1);
+    PredecessorEdgeRecorder recorder;
+    recorder.predEdge = &tree.predEdge;
+    auto index = boost::get(boost::vertex_index, g);
+    auto weight = boost::get(&EdgeProps::latency_ms, g);
+    boost::dijkstra_shortest_paths(
+        links, source,
+        boost::predecessor_map(boost::make_iterator_property_map(tree.pred.begin(), index))
+            .distance_map(boost::make_iterator_property_map(tree.dist.begin(), index))
+            .weight_map(weight)
+            .distance_compare(PathCostLess{})
+            .distance_combine(PathCostPlus{})
+            .distance_inf(PathCost{kInfinity, std::numeric_limits<int>::max()})
+            .distance_zero(PathCost{0.0, 0})
+            .visitor(recorder));
+}
+
+// Walks the predecessor edges back from dst: the edge that improved a
+// vertex last, not the vertex, says which of two parallel links was taken.
+Route routeTo(Vertex source, Vertex dst, const ShortestPathTree& tree,
+              const std::vector<TopoEdge>& edges) {
+    Route r;
+    const PathCost& d = tree.dist[dst];
+    if (std::isinf(d.latency_ms)) {
+        r.hops = 0;
+        r.bottleneck_gbps = 0;
+        r.latency_ms = 0;
+        r.reachable = false;
+        return r;
+    }
+    double bottleneck = kInfinity;
+    for (Vertex v = dst; v != source;) {
+        const int id = tree.predEdge[v];
+        assert(id >= 0);
+        r.edges.push_back(id);
+        bottleneck = std::min(bottleneck, edges[id].bandwidth_gbps);
+        v = tree.pred[v];
+    }
+    std::reverse(r.edges.begin(), r.edges.end());
+    r.hops = static_cast<int>(r.edges.size());
+    r.bottleneck_gbps = bottleneck;
+    r.latency_ms = d.latency_ms;
+    r.reachable = true;
+    return r;
+}
+
+// All-pairs inter-building routes (n x n, row = source): one Dijkstra per
+// building over the aggregation vertices and the links between them.
+std::vector<Route> interBuildingRoutes(FabricGraph& fabric, const std::vector<TopoEdge>& edges) {
+    const std::size_t n = fabric.aggregation.size();
+    std::vector<Route> routes(n * n);
+    InterBuildingOnly onlyLinks{&fabric.graph, &edges};
+    boost::filtered_graph<Graph, InterBuildingOnly> links(fabric.graph, onlyLinks);
+    ShortestPathTree tree(boost::num_vertices(fabric.graph));
+    for (std::size_t src = 0; src < n; ++src) {
+        shortestPathsFrom(links, fabric.graph, fabric.aggregation[src], tree);
+        for (std::size_t dst = 0; dst < n; ++dst) {
+            Route& r = routes[src * n + dst];
+            if (dst == src) {
+                // Nothing between a building and itself constrains traffic.
+                r.hops = 0;
+                r.bottleneck_gbps = kInfinity;
+                r.latency_ms = 0;
+                r.reachable = true;
+                continue;
+            }
+            r = routeTo(fabric.aggregation[src], fabric.aggregation[dst], tree, edges);
+        }
+    }
+    return routes;
+}
+
 } // namespace
 
 // Layout of the edge ids (edges_[i].id == i):
@@ -107,66 +258,52 @@ double atLeastOne(double x) {
 // route() then only copies or concatenates precomputed pieces.
 Topology::Topology(const Cluster& cluster) {
     const int n = static_cast<int>(cluster.buildings.size());
+    fabricLatencyMs_.assign(n, kToAggregationLatencyMs);
+    const int totalZones = countZones(cluster);
+    edges_.reserve(totalZones + n + cluster.links.size());
+    addZoneUplinks(cluster);
+    addBuildingUplinks(cluster);
+    addInterBuildingLinks(cluster);
+
+    FabricGraph fabric(cluster, zoneCounts_, edges_);
+    buildingRoutes_ = interBuildingRoutes(fabric, edges_);
+    addSameZoneRoutes(cluster);
+}
+
+int Topology::countZones(const Cluster& cluster) {
+    const std::size_t n = cluster.buildings.size();
     zoneCounts_.resize(n);
     zoneEdgeBase_.resize(n);
-    buildingUplinkEdge_.resize(n);
-    fabricLatencyMs_.assign(n, kToAggregationLatencyMs);
-
     int totalZones = 0;
-    for (int b = 0; b < n; ++b) {
+    for (std::size_t b = 0; b < n; ++b) {
         const auto zones = std::max<std::int64_t>(1, cluster.buildings[b].zones());
         zoneCounts_[b] = static_cast<int>(zones);
         zoneEdgeBase_[b] = totalZones;
         totalZones += zoneCounts_[b];
     }
+    return totalZones;
+}
 
-    // Vertices: per building its zones, then its spine, then its aggregation.
-    std::vector<Vertex> spineVertex(n), aggVertex(n);
-    std::vector<Vertex> zoneVertexBase(n);
-    Graph g(static_cast<std::size_t>(totalZones + 2 * n));
-    {
-        Vertex next = 0;
-        for (int b = 0; b < n; ++b) {
-            zoneVertexBase[b] = next;
-            next += zoneCounts_[b];
-            spineVertex[b] = next++;
-            aggVertex[b] = next++;
-        }
-    }
-
-    edges_.reserve(totalZones + n + cluster.links.size());
-    std::vector<double> fullZoneCapacity(totalZones);
-    buildingRoutes_.resize(static_cast<std::size_t>(n) * n + totalZones);
-
-    for (int b = 0; b < n; ++b) {
+void Topology::addZoneUplinks(const Cluster& cluster) {
+    for (int b = 0; b < buildingCount(); ++b) {
         const Building& bd = cluster.buildings[b];
-        const std::int64_t zoneGpus = bd.zone_gpus > 0 ? bd.zone_gpus : bd.gpus;
         const double zoneOver = atLeastOne(bd.zone_oversubscription);
         for (int z = 0; z < zoneCounts_[b]; ++z) {
-            // The last zone may be partial: it has only the GPUs left over.
-            const std::int64_t gpus =
-                std::max<std::int64_t>(0, std::min(zoneGpus, bd.gpus - zoneGpus * z));
-            const double nonBlocking = double(gpus) * bd.scale_out_gbps;
             TopoEdge e;
             e.id = static_cast<int>(edges_.size());
             e.kind = EdgeKind::ZoneUplink;
             e.name = bd.name + "/zone" + std::to_string(z);
             e.building = b;
             e.zone = z;
-            e.bandwidth_gbps = nonBlocking / zoneOver;
-            boost::add_edge(zoneVertexBase[b] + z, spineVertex[b], EdgeProps{e.id, 0.0}, g);
-
-            // Inside a zone the fabric is non-blocking (full bisection), so
-            // the zone's aggregate injection rate is what limits it.
-            Route& local = buildingRoutes_[static_cast<std::size_t>(n) * n + e.id];
-            local.hops = 0;
-            local.bottleneck_gbps = nonBlocking;
-            local.latency_ms = kSameZoneLatencyMs;
-            local.reachable = true;
+            e.bandwidth_gbps = zoneInjectionGbps(bd, z) / zoneOver;
             edges_.push_back(std::move(e));
         }
     }
-    for (int b = 0; b < n; ++b) {
+}
+
+void Topology::addBuildingUplinks(const Cluster& cluster) {
+    buildingUplinkEdge_.resize(cluster.buildings.size());
+    for (int b = 0; b < buildingCount(); ++b) {
         const Building& bd = cluster.buildings[b];
         TopoEdge e;
         e.id = static_cast<int>(edges_.size());
@@ -180,9 +317,11 @@ Topology::Topology(const Cluster& cluster) {
             double(bd.gpus) * bd.scale_out_gbps /
             (atLeastOne(bd.zone_oversubscription) * atLeastOne(bd.building_oversubscription));
         buildingUplinkEdge_[b] = e.id;
-        boost::add_edge(spineVertex[b], aggVertex[b], EdgeProps{e.id, 0.0}, g);
         edges_.push_back(std::move(e));
     }
+}
+
+void Topology::addInterBuildingLinks(const Cluster& cluster) {
     for (std::size_t li = 0; li < cluster.links.size(); ++li) {
         const Link& l = cluster.links[li];
         const int a = cluster.buildingIndex(l.a);
@@ -197,69 +336,24 @@ Topology::Topology(const Cluster& cluster) {
         e.link = static_cast<int>(li);
         e.bandwidth_gbps = l.bandwidth_gbps;
         e.latency_ms = std::max(0.0, l.latency_ms);
-        boost::add_edge(aggVertex[a], aggVertex[b], EdgeProps{e.id, e.latency_ms}, g);
         edges_.push_back(std::move(e));
     }
+}
 
-    // All-pairs inter-building routes: one Dijkstra per building over the
-    // aggregation vertices and the links between them.
-    InterBuildingOnly onlyLinks{&g, &edges_};
-    boost::filtered_graph<Graph, InterBuildingOnly> links(g, onlyLinks);
-    const std::size_t vertexCount = boost::num_vertices(g);
-    std::vector<PathCost> dist(vertexCount);
-    std::vector<Vertex> pred(vertexCount);
-    std::vector<int> predEdge(vertexCount);
-    std::vector<int> path;
-    auto index = boost::get(boost::vertex_index, g);
-    auto weight = boost::get(&EdgeProps::latency_ms, g);
-    for (int src = 0; src < n; ++src) {
-        std::fill(predEdge.begin(), predEdge.end(), -1);
-        PredecessorEdgeRecorder recorder;
-        recorder.predEdge = &predEdge;
-        boost::dijkstra_shortest_paths(
-            links, aggVertex[src],
-            boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), index))
-                .distance_map(boost::make_iterator_property_map(dist.begin(), index))
-                .weight_map(weight)
-                .distance_compare(PathCostLess{})
-                .distance_combine(PathCostPlus{})
-                .distance_inf(PathCost{kInfinity, std::numeric_limits<int>::max()})
-                .distance_zero(PathCost{0.0, 0})
-                .visitor(recorder));
-
-        for (int dst = 0; dst < n; ++dst) {
-            Route& r = buildingRoutes_[static_cast<std::size_t>(src) * n + dst];
-            if (dst == src) {
-                // Nothing between a building and itself constrains traffic.
-                r.hops = 0;
-                r.bottleneck_gbps = kInfinity;
-                r.latency_ms = 0;
-                r.reachable = true;
-                continue;
-            }
-            const PathCost& d = dist[aggVertex[dst]];
-            if (std::isinf(d.latency_ms)) {
-                r.hops = 0;
-                r.bottleneck_gbps = 0;
-                r.latency_ms = 0;
-                r.reachable = false;
-                continue;
-            }
-            path.clear();
-            double bottleneck = kInfinity;
-            for (Vertex v = aggVertex[dst]; v != aggVertex[src];) {
-                const int id = predEdge[v];
-                assert(id >= 0);
-                path.push_back(id);
-                bottleneck = std::min(bottleneck, edges_[id].bandwidth_gbps);
-                v = pred[v];
-            }
-            std::reverse(path.begin(), path.end());
-            r.edges = path;
-            r.hops = static_cast<int>(path.size());
-            r.bottleneck_gbps = bottleneck;
-            r.latency_ms = d.latency_ms;
-            r.reachable = true;
+// Appended after the n x n inter-building routes, in zone-uplink id order,
+// so that route() finds a zone's at n * n + its uplink's id.
+void Topology::addSameZoneRoutes(const Cluster& cluster) {
+    for (int b = 0; b < buildingCount(); ++b) {
+        const Building& bd = cluster.buildings[b];
+        for (int z = 0; z < zoneCounts_[b]; ++z) {
+            // Inside a zone the fabric is non-blocking (full bisection), so
+            // the zone's aggregate injection rate is what limits it.
+            Route local;
+            local.hops = 0;
+            local.bottleneck_gbps = zoneInjectionGbps(bd, z);
+            local.latency_ms = kSameZoneLatencyMs;
+            local.reachable = true;
+            buildingRoutes_.push_back(std::move(local));
         }
     }
 }

@@ -77,6 +77,13 @@ public:
     }
 
 private:
+    // The constructor's steps; the three that add edges run in id order.
+    int countZones(const Cluster& cluster); // returns the zones of all buildings
+    void addZoneUplinks(const Cluster& cluster);
+    void addBuildingUplinks(const Cluster& cluster);
+    void addInterBuildingLinks(const Cluster& cluster);
+    void addSameZoneRoutes(const Cluster& cluster);
+
     std::vector<TopoEdge> edges_;
     std::vector<int> zoneCounts_;
     std::vector<int> zoneEdgeBase_; // first zone-uplink edge id per building
