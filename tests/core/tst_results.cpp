@@ -7,6 +7,7 @@
 #include "explore/results.h"
 #include "formats/documents.h"
 
+#include "../common/cli.h"
 #include "../common/small_search.h"
 
 #include <nlohmann/json.hpp>
@@ -26,28 +27,6 @@ using namespace sa::testing;
 using nlohmann::json;
 
 namespace {
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess proc;
-    proc.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
-    CliRun r;
-    if (!proc.waitForStarted(10000) || !proc.waitForFinished(120000)) {
-        proc.kill();
-        proc.waitForFinished();
-        r.err = "did not finish: " + proc.errorString().toStdString();
-        return r;
-    }
-    r.code = proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
-    r.out = proc.readAllStandardOutput().toStdString();
-    r.err = proc.readAllStandardError().toStdString();
-    return r;
-}
 
 std::string written(const OptimizerResult& r) {
     return toJson(r).dump(2) + "\n"; // as `optimize --json` writes it

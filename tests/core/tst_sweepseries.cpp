@@ -11,6 +11,7 @@
 #include "export/sweep_csv.h"
 #include "formats/documents.h"
 
+#include "../common/cli.h"
 #include "../common/csv_reader.h"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,8 @@
 #include <vector>
 
 using namespace sa;
+using sa::testing::CliRun;
+using sa::testing::runCli;
 
 namespace {
 
@@ -54,28 +57,6 @@ Scenario withLinkValue(const Scenario& s, const std::string& path, double v) {
     if (!out)
         qFatal("%s", error.c_str());
     return *out;
-}
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess proc;
-    proc.start(QStringLiteral(SCALEACROSS_CLI_PATH), args);
-    CliRun r;
-    if (!proc.waitForStarted(10000) || !proc.waitForFinished(120000)) {
-        proc.kill();
-        proc.waitForFinished();
-        r.err = "did not finish: " + proc.errorString().toStdString();
-        return r;
-    }
-    r.code = proc.exitStatus() == QProcess::NormalExit ? proc.exitCode() : -1;
-    r.out = proc.readAllStandardOutput().toStdString();
-    r.err = proc.readAllStandardError().toStdString();
-    return r;
 }
 
 } // namespace
