@@ -112,6 +112,29 @@ double ringAllGatherTime(double bytes, int n, double bps, double alpha) {
     return double(n - 1) / n * bytes / bps + double(n - 1) * alpha;
 }
 
+double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer) {
+    const double t = plan.parallelism.tp;
+    const double h = double(model.hidden);
+    const double kvDim = double(model.kv_heads) * double(model.headDim());
+    const double tokens =
+        double(plan.micro_batch_sequences) * double(plan.sequence_length) / plan.parallelism.cp;
+    const bool sp = plan.sequence_parallel && t > 1;
+    double ffn = double(model.ffn_hidden), tokensFactor = 1.0;
+    if (moeLayer && model.moe) {
+        ffn = double(model.moe->expert_ffn_hidden);
+        tokensFactor = model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
+    }
+    const double up = (model.mlp == MlpKind::SwiGlu ? 2.0 : 1.0) * ffn;
+    // Inputs of QKV and of the MLP's first GEMM: replicated across TP
+    // without SP (as in activationBytesPerLayer).
+    const double replicated = h + tokensFactor * h;
+    // Projection and down-projection inputs; the output gradients of QKV,
+    // projection, up and down GEMMs: split by t.
+    const double split = h + tokensFactor * ffn + (h + 2.0 * kvDim) + h + tokensFactor * (up + h);
+    const double perValue = sp ? (replicated + split) / t : replicated + split / t;
+    return tokens * kBf16 * perValue;
+}
+
 double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer) {
     const double t = plan.parallelism.tp;
     const double h = double(model.hidden);
@@ -416,6 +439,7 @@ LayerCost layerCost(const LayerContext& ctx) {
     layerComm(ctx, s, attn, c);
 
     c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer);
+    c.wgrad_held_bytes = weightGradHeldBytesPerLayer(model, plan, ctx.moe_layer);
     if (plan.recompute == Recompute::Full) {
         Plan noRecompute = plan;
         noRecompute.recompute = Recompute::None;

@@ -70,6 +70,9 @@ struct LayerCost {
     // Peak transient activation bytes while backpropagating this layer
     // (full recompute re-materialises one layer).
     double transient_bytes = 0;
+    // Of those kept until the backward, what a deferred weight gradient
+    // still holds after the input-gradient pass (zero-bubble).
+    double wgrad_held_bytes = 0;
     bool operator==(const LayerCost&) const = default;
 };
 
@@ -132,5 +135,11 @@ double ringAllGatherTime(double bytes, int n, double bytes_per_s, double alpha_s
 // "Reducing Activation Recomputation in Large Transformer Models", Table 2,
 // generalised to GQA and a gated MLP (see docs/COST_MODEL.md).
 double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer);
+
+// Bytes a deferred weight-gradient pass (zero-bubble's W) keeps alive per
+// layer per microbatch after its input-gradient pass: every linear layer's
+// input and output gradient, which dW = X^T dY reads (Qi et al. 2024, Sec.
+// 2: "B frees part of the activations, W the rest").
+double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer);
 
 } // namespace sa

@@ -155,7 +155,19 @@ void prepareBuffers(const PipelineInput& in, PipelineScratch& sc, int p, int v, 
                 return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
             };
             sc.costs[std::size_t(s) * v + c] = {get(in.fwd), get(in.bwd), get(in.wgrad),
-                                                get(in.activation_bytes)};
+                                                get(in.activation_bytes),
+                                                zb ? get(in.wgrad_held_bytes) : 0.0};
+        }
+    // 1F1B keeps at most its warm-up plus one microbatch alive per chunk:
+    // what zero-bubble (ZB-H1) may not exceed with its pending weight
+    // gradients' held bytes (one chunk per stage in this schedule).
+    sc.aliveLimit.assign(np, 0.0);
+    if (zb)
+        for (int s = 0; s < p; ++s) {
+            const int extra =
+                in.extra_warmup.empty() ? 0 : std::max(0, in.extra_warmup[std::size_t(s)]);
+            const int inFlight = std::min(m, std::min(p - s - 1, m) + extra + 1);
+            sc.aliveLimit[std::size_t(s)] = inFlight * sc.costs[std::size_t(s) * v].activation;
         }
 }
 
@@ -173,6 +185,7 @@ template <bool record, bool zb> struct Simulation {
     PipelineScratch::PendingW* pendingW;
     std::size_t *wHead, *wTail;
     const PipelineScratch::Cost* costs;
+    const double* aliveLimit;
     const double *p2pFwd, *p2pBwd;
     double *busy, *peakAct, *lastBwdStart, *firstBwdStart;
     int* peakInFlight;
@@ -197,6 +210,7 @@ template <bool record, bool zb> struct Simulation {
         , wHead(sc.wHead.data())
         , wTail(sc.wTail.data())
         , costs(sc.costs.data())
+        , aliveLimit(sc.aliveLimit.data())
         , p2pFwd(input.p2p_fwd.data())
         , p2pBwd(input.p2p_bwd.data())
         , busy(result.busy_s.data())
@@ -210,10 +224,12 @@ template <bool record, bool zb> struct Simulation {
     // Runs stage s's next deferred weight gradient from `free` on.
     void runW(int s, double& free) {
         const PipelineScratch::PendingW w = pendingW[wHead[s]++];
-        const double d = costs[std::size_t(s) * v + w.chunk].wgrad;
+        const PipelineScratch::Cost& c = costs[std::size_t(s) * v + w.chunk];
+        const double d = c.wgrad;
         const double start = free;
         free = start + d;
         busy[s] += d;
+        alive[s] -= c.held;
         if constexpr (record)
             r.ops.push_back({OpKind::WeightGrad, s, w.chunk, w.mb, start, start + d, false, 0});
     }
@@ -251,7 +267,7 @@ template <bool record, bool zb> struct Simulation {
             return;
         }
         bEnd[at(vs, op.microbatch)] = end;
-        alive[s] -= c.activation;
+        alive[s] -= c.activation - c.held; // a deferred W keeps `held` (0 unless zero-bubble)
         --aliveCount[s];
         if (op.microbatch == m - 1)
             lastBwdStart[s] = std::min(lastBwdStart[s], start);
@@ -279,10 +295,16 @@ template <bool record, bool zb> struct Simulation {
             const double ready = readyAt(op, vs);
             if (ready < 0)
                 break;
-            // Zero-bubble (Qi et al. 2024, ZB-H1 style): a deferred weight
-            // gradient fills the gap while the stage waits for its input.
+            // Zero-bubble (Qi et al. 2024, ZB-H1): a deferred weight gradient
+            // fills the gap while the stage waits for its input.
             if (zb && wHead[s] != wTail[s] &&
                 free + cost[pendingW[wHead[s]].chunk].wgrad <= ready) {
+                runW(s, free);
+                continue;
+            }
+            // ZB-H1: no forward past 1F1B's memory while weight gradients wait.
+            if (zb && op.forward && wHead[s] != wTail[s] &&
+                alive[s] + cost[op.chunk].activation > aliveLimit[s] * (1 + 1e-9)) {
                 runW(s, free);
                 continue;
             }

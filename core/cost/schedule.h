@@ -25,6 +25,11 @@ struct PipelineInput {
     std::vector<std::vector<double>> fwd, bwd, wgrad;
     // [stage][chunk] activation bytes one microbatch keeps until its backward.
     std::vector<std::vector<double>> activation_bytes;
+    // [stage][chunk] of those, what zero-bubble's deferred weight gradient
+    // keeps after the backward (empty = none). ZB-H1 (Qi et al. 2024, Sec.
+    // 3.1): a stage runs its pending weight gradients before a forward that
+    // would take it past 1F1B's activation memory.
+    std::vector<std::vector<double>> wgrad_held_bytes;
     // Per virtual boundary v -> v+1 (v = chunk * stages + stage): P2P time of
     // activations forward and of gradients backward, and whether it crosses
     // buildings. Size stages * chunks - 1.
@@ -81,9 +86,10 @@ struct PipelineScratch {
     std::vector<PendingW> pendingW;        // [stage * microbatches * chunks ...], a queue per stage
     std::vector<std::size_t> wHead, wTail; // [stage]
     struct Cost {
-        double fwd, bwd, wgrad, activation;
+        double fwd, bwd, wgrad, activation, held;
     };
-    std::vector<Cost> costs; // [stage * chunks + chunk]
+    std::vector<double> aliveLimit; // [stage]: 1F1B's peak activation bytes (zero-bubble)
+    std::vector<Cost> costs;        // [stage * chunks + chunk]
 };
 
 // The same into `out`, reusing its vectors and `scratch` (no allocation once

@@ -142,6 +142,7 @@ struct ChunkTimes {
     double compute = 0, tp = 0, cp = 0, ep = 0; // per microbatch, fwd+bwd parts
     double params = 0, expert_params = 0;
     double activation = 0, transient = 0;
+    double wgrad_held = 0; // of activation, kept by a deferred weight gradient
 };
 struct ChunkTimesInput {
     const Layout* layout = nullptr;

@@ -180,19 +180,21 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
     out.chunks = v;
     out.microbatches = int(std::max<std::int64_t>(1, plan.microbatches()));
     out.record = record;
-    for (auto* d : {&out.fwd, &out.bwd, &out.wgrad, &out.activation_bytes})
+    for (auto* d : {&out.fwd, &out.bwd, &out.wgrad, &out.activation_bytes, &out.wgrad_held_bytes})
         d->resize(npp);
     for (std::size_t s = 0; s < npp; ++s) {
         out.fwd[s].resize(nv);
         out.bwd[s].resize(nv);
         out.wgrad[s].resize(nv);
         out.activation_bytes[s].resize(nv);
+        out.wgrad_held_bytes[s].resize(nv);
         for (std::size_t c = 0; c < nv; ++c) {
             const ChunkTimes& t = chunks[s][c];
             out.fwd[s][c] = t.fwd;
             out.bwd[s][c] = t.bwd;
             out.wgrad[s][c] = t.wgrad;
             out.activation_bytes[s][c] = t.activation;
+            out.wgrad_held_bytes[s][c] = t.wgrad_held;
         }
     }
     out.p2p_fwd = p2p.fwd;

@@ -275,6 +275,7 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     t.params += n * L.params;
     t.expert_params += n * L.expert_params;
     t.activation += n * L.activation_bytes;
+    t.wgrad_held += n * L.wgrad_held_bytes;
     t.transient = std::max(t.transient, L.transient_bytes);
 }
 
