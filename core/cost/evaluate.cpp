@@ -180,7 +180,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)
         st.stageParams[std::size_t(s)] = sumChunks(st.chunks[std::size_t(s)], &ChunkTimes::params);
-    if (!plan.fsdpPerMicrobatch() || par.dp <= 1)
+    if (!plan.fsdpPerMicrobatch() || par.dp * par.cp <= 1)
         return nullptr;
     Zero3Input& in = st.zero3In;
     in.layout = layout;

@@ -74,9 +74,14 @@ struct Layout {
     std::vector<std::vector<int>> stageCounts;    // [stage][building]: replicas
     std::vector<std::vector<int>> stageBuildings; // [stage]: buildings holding it
     std::vector<int> stageBuilding;               // [stage]: the building holding most of it
-    std::vector<GroupSpread> spreads;             // [stage]: its DP group
-    std::vector<int> spreadClass;                 // [stage]: first stage with the same group spread
-    std::vector<std::vector<PairRun>> boundary;   // [stage s]: pairs s -> (s + 1) % pp
+    // [stage]: its data-parallel group with CP, dp x cp members (Megatron's
+    // get_data_parallel_group(with_context_parallel=True); torchtitan's
+    // dp_shard_cp mesh): CP ranks hold the same weights and reduce their
+    // gradients together. `dpGroups` such groups run at once, one per TP rank.
+    std::vector<GroupSpread> spreads;
+    double dpGroups = 1;
+    std::vector<int> spreadClass;               // [stage]: first stage with the same group spread
+    std::vector<std::vector<PairRun>> boundary; // [stage s]: pairs s -> (s + 1) % pp
     // [stage]: the slowest NIC and NVLink among the buildings holding it, and
     // the per-message overhead of a collective.
     std::vector<CollectiveEnv> stageEnv;

@@ -30,7 +30,7 @@ public:
         const GroupSpread& g = layout.spreads[std::size_t(s)];
         const int spreadClass = layout.spreadClass[std::size_t(s)];
         const CollectiveEnv& env = layout.stageEnv[std::size_t(s)];
-        const double groups = double(layout.placed.grid.cell_gpus);
+        const double groups = layout.dpGroups;
         if (algo != CollectiveAlgo::Auto)
             return loadCollective(phase, g, kind, algo, bytes, groups, env);
         for (const Choice& c : choices_)
@@ -221,7 +221,7 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
 
 void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCollectives& out) {
     const Layout& layout = *in.layout;
-    const int pp = layout.placed.grid.stages, dp = layout.placed.grid.replicas;
+    const int pp = layout.placed.grid.stages;
     const std::size_t npp = std::size_t(pp);
     out.reduce.emplace(*ctx.topology, *in.transports);
     out.gather.emplace(*ctx.topology, *in.transports);
@@ -230,7 +230,7 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     out.used = in.algo;
     out.reduceShared.assign(npp, 0.0);
     out.gatherShared.assign(npp, 0.0);
-    if (dp <= 1 || in.zero_class == 3)
+    if (layout.spreads.empty() || layout.spreads[0].members <= 1 || in.zero_class == 3)
         return;
     AlgoMemo algos;
     for (int s = 0; s < pp; ++s) {
@@ -270,6 +270,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const DpCollectives& d = *in.collectives;
     const int pp = plan.parallelism.pp, dp = plan.parallelism.dp;
     const int zero = plan.effectiveZeroStage();
+    const int dpPeers = dp * plan.parallelism.cp; // the gradients' reduction group
     const double m = double(pin.microbatches);
     for (auto* buffer : {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time})
         buffer->assign(std::size_t(pp), 0.0);
@@ -282,7 +283,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double P = (*in.stage_params)[i];
         const double endS = pr.end_s[i];
         double t = 0, buckets = 1;
-        if (dp > 1 && zero < 3) {
+        if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
             t = std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) +
                 d.rsCost[i].latency_s * buckets;

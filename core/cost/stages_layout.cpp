@@ -11,22 +11,25 @@ namespace sa {
 
 namespace {
 
-// Where each stage's DP group sits (sites sorted by building, then zone).
-GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& blocks, int s, int dp) {
+// Where each stage's DP x CP group sits (sites sorted by building, then
+// zone): a cell's cp ranks sit with it.
+GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& blocks, int s, int dp,
+                     int cp) {
     GroupSpread g;
-    g.members = dp;
+    g.members = dp * cp;
     for (const ReplicaBlock& blk : blocks) {
         const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
+        const int members = blk.count * cp;
         if (!g.sites.empty() && g.sites.back().loc == loc) {
-            g.sites.back().members += blk.count;
+            g.sites.back().members += members;
             continue;
         }
         auto it = std::find_if(g.sites.begin(), g.sites.end(),
                                [&](const GroupSpread::Site& x) { return x.loc == loc; });
         if (it != g.sites.end())
-            it->members += blk.count;
+            it->members += members;
         else
-            g.sites.push_back({loc, blk.count});
+            g.sites.push_back({loc, members});
     }
     std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
         return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
@@ -79,10 +82,11 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
     out.spreads.assign(npp, {});
     for (int s = 0; s < par.pp; ++s) {
         GroupSpread& g = out.spreads[std::size_t(s)];
-        g = dpSpread(out.placed.grid, out.blocks, s, par.dp);
+        g = dpSpread(out.placed.grid, out.blocks, s, par.dp, par.cp);
         g.single_host =
             in.runs.empty() && dpSpan * (par.dp - 1) + out.placed.grid.cell_gpus <= minHost;
     }
+    out.dpGroups = double(par.tp);
     out.spreadClass.assign(npp, 0);
     for (int s = 0; s < par.pp; ++s) {
         int c = s;

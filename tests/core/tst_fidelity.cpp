@@ -118,6 +118,7 @@ private Q_SLOTS:
     void zero2ReduceScattersEveryMicrobatch();
     void capacityPaddingIsNotModelWork();
     void zeroBubbleStaysAtOneFOneBMemory();
+    void gradientsReducedOverDpTimesCp();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -301,6 +302,33 @@ void TestFidelity::zeroBubbleStaysAtOneFOneBMemory() {
                      .c_str());
     }
     QVERIFY(zb.makespan_s < one.makespan_s);
+}
+
+void TestFidelity::gradientsReducedOverDpTimesCp() {
+    // tp4 cp2 dp16 over two buildings (DP outermost): each TP rank's
+    // gradients are reduced over its dp x cp = 32 peers, 16 in each building;
+    // 4 such groups (one per TP rank) run at once. A flat ring crosses the
+    // link once each way: per direction 4 x (n-1)/n x (bytes of the
+    // reduce-scatter + bytes of the parameter all-gather), n = 32.
+    const Cluster c = twoBuildings();
+    Plan p = makePlan(4, 1, 16, 64);
+    p.parallelism.cp = 2;
+    p.zero_stage = 1;
+    p.grad_reduce_bytes = 2;
+    p.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    const Evaluation ev = evaluated(c, smallLlama(), p);
+    const double P = paramsPerGpu(ev);
+    const double n = 32, groups = 4;
+    double link = -1;
+    for (const LinkUsage& u : ev.links)
+        if (u.tier == LinkTier::InterBuilding)
+            link = u.bytes_per_step;
+    QVERIFY(closeRelative(link, groups * (n - 1) / n * (P * 2 + P * kWeightBytes), 1e-9));
+    // CP alone still reduces its gradients (dp 1, cp 2: a group of two).
+    Plan cpOnly = makePlan(4, 1, 1, 4);
+    cpOnly.parallelism.cp = 2;
+    const Evaluation one = evaluated(clusterOf("one", {building("B1", 8)}), smallLlama(), cpOnly);
+    QVERIFY(one.breakdown.dp_exposed_s > 0);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
