@@ -282,8 +282,12 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     ev.step_time_s = st.dp.step_s;
 
     flops({&model, &plan, &*layout, &st.costs, ev.step_time_s}, ev);
-    if (options.detail)
-        ev.breakdown = breakdown({&st.chunks, &pr, &withFreeP2p(st), &st.dp, mb});
+    if (options.detail) {
+        const BreakdownInput in{&st.chunks, &pr, &withFreeP2p(st), &st.dp, mb};
+        ev.breakdown = breakdown(in, st.dp.critical);
+        for (int s = 0; s < pp; ++s)
+            ev.stage_breakdown.push_back(breakdown(in, s));
+    }
     memory({&plan, &*layout, &st.costs, &st.chunks, &ev.layers_per_stage, &pr, &st.stageParams},
            ev.memory, ev.warnings);
     linkTraffic(ctx,

@@ -94,7 +94,10 @@ struct Evaluation {
     std::int64_t gpus = 0;
     std::int64_t microbatches = 0;
     double cross_building_bytes = 0; // sum over inter-building links
-    Breakdown breakdown;
+    Breakdown breakdown;             // of the critical stage (the one that ends last)
+    // The same for every stage: where a stage's own work differs from the
+    // critical one's (an MoE stage's all-to-all behind a dense first stage).
+    std::vector<Breakdown> stage_breakdown;
     MemoryUsage memory;
     std::vector<LinkUsage> links;
     std::vector<std::string> warnings;

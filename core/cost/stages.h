@@ -262,7 +262,8 @@ struct BreakdownInput {
     const DpTiming* dp = nullptr;
     int microbatches = 1;
 };
-Breakdown breakdown(const BreakdownInput& in);
+// Of stage s (the critical stage: in.dp->critical).
+Breakdown breakdown(const BreakdownInput& in, int s);
 
 struct MemoryInput {
     const Plan* plan = nullptr;

@@ -46,8 +46,8 @@ void flops(const FlopsInput& in, Evaluation& ev) {
     }
 }
 
-Breakdown breakdown(const BreakdownInput& in) {
-    const std::size_t c = std::size_t(in.dp->critical);
+Breakdown breakdown(const BreakdownInput& in, int s) {
+    const std::size_t c = std::size_t(s);
     const auto& cs = (*in.chunks)[c];
     const PipelineResult& pr = *in.simulated;
     const double mb = in.microbatches;

@@ -53,7 +53,15 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
                          {"peak_utilization", l.peak_utilization},
                          {"dims", dims}});
     }
-    const Breakdown& b = ev.breakdown;
+    auto breakdownJson = [](const Breakdown& x) {
+        return json{{"compute_s", x.compute_s},       {"tp_exposed_s", x.tp_exposed_s},
+                    {"cp_exposed_s", x.cp_exposed_s}, {"ep_exposed_s", x.ep_exposed_s},
+                    {"pp_exposed_s", x.pp_exposed_s}, {"dp_exposed_s", x.dp_exposed_s},
+                    {"bubble_s", x.bubble_s},         {"optimizer_s", x.optimizer_s}};
+    };
+    json stageBreakdown = json::array();
+    for (const Breakdown& x : ev.stage_breakdown)
+        stageBreakdown.push_back(breakdownJson(x));
     const MemoryUsage& m = ev.memory;
     json j = {
         {"step_time_s", ev.step_time_s},
@@ -66,15 +74,7 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
         {"model_flops_per_step", ev.model_flops_per_step},
         {"hardware_flops_per_step", ev.hardware_flops_per_step},
         {"cross_building_bytes", ev.cross_building_bytes},
-        {"breakdown",
-         {{"compute_s", b.compute_s},
-          {"tp_exposed_s", b.tp_exposed_s},
-          {"cp_exposed_s", b.cp_exposed_s},
-          {"ep_exposed_s", b.ep_exposed_s},
-          {"pp_exposed_s", b.pp_exposed_s},
-          {"dp_exposed_s", b.dp_exposed_s},
-          {"bubble_s", b.bubble_s},
-          {"optimizer_s", b.optimizer_s}}},
+        {"breakdown", breakdownJson(ev.breakdown)},
         {"memory",
          {{"peak_gib_per_gpu", m.peak_gib_per_gpu},
           {"capacity_gib", m.capacity_gib},
@@ -86,7 +86,10 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
           {"activations_gib", m.activations_gib},
           {"other_gib", m.other_gib},
           {"per_stage_peak_gib", m.per_stage_peak_gib}}},
-        {"stages", {{"layers", ev.layers_per_stage}, {"building", ev.stage_building}}},
+        {"stages",
+         {{"layers", ev.layers_per_stage},
+          {"building", ev.stage_building},
+          {"breakdown", stageBreakdown}}},
         {"links", links},
         {"warnings", ev.warnings},
     };
@@ -136,6 +139,16 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
         if (s > 0)
             line("  %-16s %10s  %5.1f%%", name, formatSeconds(s).c_str(),
                  ev.step_time_s > 0 ? 100 * s / ev.step_time_s : 0.0);
+    // A stage whose own communication the critical one does not show (an
+    // MoE stage's all-to-all behind a dense first stage).
+    for (std::size_t s = 0; s < ev.stage_breakdown.size(); ++s) {
+        const Breakdown& x = ev.stage_breakdown[s];
+        if (x.ep_exposed_s > 2 * b.ep_exposed_s && x.ep_exposed_s > 0.01 * ev.step_time_s) {
+            line("  (stage %zu: EP exposed %s, compute %s)", s,
+                 formatSeconds(x.ep_exposed_s).c_str(), formatSeconds(x.compute_s).c_str());
+            break;
+        }
+    }
     bool header = false;
     for (const LinkUsage& l : ev.links) {
         if (l.bytes_per_step <= 0 && l.tier != LinkTier::InterBuilding)

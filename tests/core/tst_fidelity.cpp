@@ -119,6 +119,7 @@ private Q_SLOTS:
     void capacityPaddingIsNotModelWork();
     void zeroBubbleStaysAtOneFOneBMemory();
     void gradientsReducedOverDpTimesCp();
+    void everyStageHasItsBreakdown();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -329,6 +330,29 @@ void TestFidelity::gradientsReducedOverDpTimesCp() {
     cpOnly.parallelism.cp = 2;
     const Evaluation one = evaluated(clusterOf("one", {building("B1", 8)}), smallLlama(), cpOnly);
     QVERIFY(one.breakdown.dp_exposed_s > 0);
+}
+
+void TestFidelity::everyStageHasItsBreakdown() {
+    // An MoE model whose first four layers are dense, on two stages of four
+    // layers: stage 0 has no all-to-all, stage 1 does (EP 8 across hosts).
+    Model m = smallLlama();
+    MoeConfig moe;
+    moe.experts = 8;
+    moe.top_k = 2;
+    moe.expert_ffn_hidden = 4096;
+    moe.dense_layers = 4;
+    m.moe = moe;
+    Plan p = makePlan(2, 2, 16, 64);
+    p.parallelism.ep = 8;
+    const Evaluation ev = evaluated(clusterOf("one", {building("B1", 64)}), m, p);
+    QCOMPARE(int(ev.stage_breakdown.size()), 2);
+    QCOMPARE(ev.stage_breakdown[0].ep_exposed_s, 0.0);
+    QVERIFY(ev.stage_breakdown[1].ep_exposed_s > 0);
+    // The critical stage's breakdown is one of them.
+    const Breakdown& crit = ev.stage_breakdown[std::size_t(
+        ev.stage_breakdown[0].compute_s == ev.breakdown.compute_s ? 0 : 1)];
+    QCOMPARE(crit.compute_s, ev.breakdown.compute_s);
+    QCOMPARE(crit.ep_exposed_s, ev.breakdown.ep_exposed_s);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
