@@ -164,8 +164,8 @@ void layerCostsOf(const ClusterContext& ctx, const Model& model, const Plan& pla
 // Per (stage, chunk) durations with EP's contention and ZeRO-3's collectives;
 // returns ZeRO-3's output when the plan has one.
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
-                          Ref<Layout> layout, Ref<Transports> transports, Evaluation& ev,
-                          State& st) {
+                          Ref<Layout> layout, Ref<Transports> transports, Ref<P2p> p2p,
+                          Evaluation& ev, State& st) {
     const Parallelism& par = plan.parallelism;
     const int v =
         plan.schedule.kind == ScheduleKind::Interleaved ? plan.schedule.virtual_stages : 1;
@@ -185,6 +185,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     Zero3Input& in = st.zero3In;
     in.layout = layout;
     in.transports = transports;
+    in.p2p = p2p;
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);
     in.v = v;
@@ -232,12 +233,13 @@ const PipelineResult& withFreeP2p(State& st) {
 }
 
 Ref<DpCollectives> dpCollectivesOf(const ClusterContext& ctx, const Plan& plan, Ref<Layout> layout,
-                                   Ref<Transports> transports, State& st) {
+                                   Ref<Transports> transports, Ref<P2p> p2p, State& st) {
     DpCollectivesInput& in = st.dpIn;
     in.layout = layout;
     in.transports = transports;
     const int zero = plan.effectiveZeroStage();
-    in.zero_class = zero == 0 ? 0 : zero < 3 ? 1 : 3; // ZeRO 1 and 2 move the same bytes per call
+    in.zero_class = zero;
+    in.p2p = p2p;
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);
     in.stage_params = st.stageParams;
@@ -270,14 +272,14 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     ev.stage_building = layout->stageBuilding;
 
     layerCostsOf(ctx, model, plan, *layout, st);
-    const Zero3* z3 = chunkTimesOf(ctx, model, plan, layout, transports, ev, st);
     const Ref<P2p> p2p = p2pOf(ctx, model, plan, layout, transports, st);
+    const Zero3* z3 = chunkTimesOf(ctx, model, plan, layout, transports, p2p, ev, st);
     pipelineInput(plan, st.chunks, *p2p, options.timeline, st.pipelineIn);
     const PipelineResult& pr = simulated(st);
     if (!pr.ok)
         ev.warnings.push_back(
             "internal: the pipeline order deadlocked; step time is a lower bound");
-    const Ref<DpCollectives> dp = dpCollectivesOf(ctx, plan, layout, transports, st);
+    const Ref<DpCollectives> dp = dpCollectivesOf(ctx, plan, layout, transports, p2p, st);
     dpTiming({&plan, &*layout, &st.costs, &*dp, &st.pipelineIn, &pr, &st.stageParams}, st.dp);
     ev.step_time_s = st.dp.step_s;
 

@@ -163,28 +163,6 @@ using ChunkTable = std::vector<std::vector<ChunkTimes>>;
 void chunkTimes(const ChunkTimesInput& in, ChunkTable& out);
 double sumChunks(const std::vector<ChunkTimes>& v, double ChunkTimes::*field);
 
-// ---- ZeRO-3: parameter all-gathers and gradient reduce-scatters ------------
-
-struct Zero3Input {
-    Ref<Layout> layout;
-    Ref<Transports> transports;
-    CollectiveAlgo algo = CollectiveAlgo::Auto;
-    double grad_bytes = 4;
-    int v = 1, microbatches = 1;
-    std::vector<double> stage_params; // [stage]
-    bool operator==(const Zero3Input&) const = default;
-};
-struct Zero3 {
-    std::vector<CollectiveCost> ag, rs; // [stage], one chunk's
-    double shared = 0;                  // drain time of all stages' at once
-    std::optional<TrafficPhase> step;   // what a whole step puts on the edges
-};
-void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out);
-// What the prefetch cannot hide stretches each chunk's forward and backward.
-// Each FSDP unit (one per layer, as torchtitan and DeepSpeed wrap them) is
-// its own all-gather and reduce-scatter and pays its own latency.
-void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks);
-
 // ---- P2P between consecutive virtual stages --------------------------------
 
 struct P2pInput {
@@ -202,6 +180,29 @@ struct P2p {
 };
 void p2pTransfers(const ClusterContext& ctx, const P2pInput& in, P2p& out);
 
+// ---- ZeRO-3: parameter all-gathers and gradient reduce-scatters ------------
+
+struct Zero3Input {
+    Ref<Layout> layout;
+    Ref<Transports> transports;
+    Ref<P2p> p2p; // activations flowing on the same edges meanwhile
+    CollectiveAlgo algo = CollectiveAlgo::Auto;
+    double grad_bytes = 4;
+    int v = 1, microbatches = 1;
+    std::vector<double> stage_params; // [stage]
+    bool operator==(const Zero3Input&) const = default;
+};
+struct Zero3 {
+    std::vector<CollectiveCost> ag, rs; // [stage], one chunk's
+    double shared = 0;                  // drain time of all stages' at once
+    std::optional<TrafficPhase> step;   // what a whole step puts on the edges
+};
+void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out);
+// What the prefetch cannot hide stretches each chunk's forward and backward.
+// Each FSDP unit (one per layer, as torchtitan and DeepSpeed wrap them) is
+// its own all-gather and reduce-scatter and pays its own latency.
+void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks);
+
 // ---- the pipeline's input ---------------------------------------------------
 
 void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, bool record,
@@ -212,7 +213,11 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
 struct DpCollectivesInput {
     Ref<Layout> layout;
     Ref<Transports> transports;
-    int zero_class = 0; // 0, 1 (ZeRO 1 and 2 move the same bytes) or 3
+    // ZeRO-2's per-microbatch reduce-scatters run while activations flow:
+    // they share the edges with one microbatch's P2P (ZeRO-0/1 sync after
+    // the last backward, when the pipeline has drained).
+    Ref<P2p> p2p;
+    int zero_class = 0; // 0, 1, 2 or 3 (as memory and traffic see it)
     CollectiveAlgo algo = CollectiveAlgo::Auto;
     double grad_bytes = 4;
     std::vector<double> stage_params; // [stage]

@@ -71,7 +71,10 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
         out.rs[std::size_t(s)] =
             algos.load(phase, layout, s, CollectiveKind::ReduceScatter, in.algo, p * in.grad_bytes);
     }
-    out.shared = phase.drainTime();
+    // All stages' gathers and reduce-scatters share the edges with the
+    // activations of the microbatch in flight.
+    out.shared =
+        in.p2p.version() != 0 ? phase.drainTimeWith(*in.p2p->phase, 1.0) : phase.drainTime();
     // A step gathers each stage's parameters twice (forward, backward) and
     // reduce-scatters its gradients once, per microbatch.
     out.step.emplace(*ctx.topology, *in.transports);
@@ -251,9 +254,13 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
         const auto& sites = layout.spreads[std::size_t(s)].sites;
         const std::size_t k = sites.size();
         double shared = 0, sharedAg = 0;
-        for (std::size_t i = 0; i < k && k > 1; ++i)
+        const bool withP2p = in.zero_class == 2 && in.p2p.version() != 0;
+        for (std::size_t i = 0; i < k && k > 1; ++i) {
+            const Location a = sites[i].loc, b = sites[(i + 1) % k].loc;
             shared =
-                std::max(shared, out.reduce->routeDrainTime(sites[i].loc, sites[(i + 1) % k].loc));
+                std::max(shared, withP2p ? out.reduce->routeDrainTimeWith(*in.p2p->phase, 1.0, a, b)
+                                         : out.reduce->routeDrainTime(a, b));
+        }
         if (in.zero_class >= 1)
             for (std::size_t i = 0; i < k && k > 1; ++i)
                 sharedAg = std::max(

@@ -127,6 +127,38 @@ double TrafficPhase::routeDrainTime(Location src, Location dst) const {
     return worst;
 }
 
+namespace {
+
+double drainWith(const TrafficPhase& phase, const TrafficPhase& bg, double scale, int edge,
+                 int dir) {
+    const double bytes = phase.load(edge, dir);
+    if (bytes <= 0)
+        return 0;
+    const TopoEdge& e = phase.topology().edges()[std::size_t(edge)];
+    const EdgeTransport& t = phase.transport()[std::size_t(edge)];
+    const double conns = phase.connections(edge, dir) + scale * bg.connections(edge, dir);
+    return (bytes + scale * bg.load(edge, dir)) /
+           aggregateRateBps(t.tech, e.bandwidth_gbps, t.rtt_s, std::max(1.0, conns));
+}
+
+} // namespace
+
+double TrafficPhase::drainTimeWith(const TrafficPhase& background, double scale) const {
+    double worst = 0;
+    for (int i : touched_)
+        worst = std::max(worst, drainWith(*this, background, scale, i / 2, i % 2));
+    return worst;
+}
+
+double TrafficPhase::routeDrainTimeWith(const TrafficPhase& background, double scale, Location src,
+                                        Location dst) const {
+    double worst = 0;
+    forEachEdge(src, dst, [&](int edge, int dir) {
+        worst = std::max(worst, drainWith(*this, background, scale, edge, dir));
+    });
+    return worst;
+}
+
 double TrafficPhase::routeLatency(Location src, Location dst) const {
     // Fabric: ~1 us per switch tier crossed (same zone: leaf + spine; other
     // zone: + building spine; other building: + aggregation).

@@ -37,6 +37,12 @@ public:
     // Time for `bytes` over the busiest edge of the route src->dst, given
     // everything loaded in this phase.
     double routeDrainTime(Location src, Location dst) const;
+    // The same two while `background` (scaled) shares the edges: the drain
+    // of this phase's edges with the other's bytes and connections on them
+    // too (P2P activations that flow while a DP collective runs).
+    double drainTimeWith(const TrafficPhase& background, double scale) const;
+    double routeDrainTimeWith(const TrafficPhase& background, double scale, Location src,
+                              Location dst) const;
     double rateBps(int edge, int dir) const;
     double load(int edge, int dir) const { return load_[std::size_t(edge) * 2 + dir]; }
     double connections(int edge, int dir) const { return conns_[std::size_t(edge) * 2 + dir]; }

@@ -12,6 +12,7 @@
 #include "cost/evaluate.h"
 #include "cost/memory.h"
 #include "cost/schedule.h"
+#include "cost/stages.h"
 #include "topology/topology.h"
 
 #include "../common/fixtures.h"
@@ -120,6 +121,7 @@ private Q_SLOTS:
     void zeroBubbleStaysAtOneFOneBMemory();
     void gradientsReducedOverDpTimesCp();
     void everyStageHasItsBreakdown();
+    void dataParallelSharesLinksWithActivations();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -353,6 +355,56 @@ void TestFidelity::everyStageHasItsBreakdown() {
         ev.stage_breakdown[0].compute_s == ev.breakdown.compute_s ? 0 : 1)];
     QCOMPARE(crit.compute_s, ev.breakdown.compute_s);
     QCOMPARE(crit.ep_exposed_s, ev.breakdown.ep_exposed_s);
+}
+
+void TestFidelity::dataParallelSharesLinksWithActivations() {
+    // Two phases on one link: the drain with the other's bytes on it is
+    // (a + b) / rate, on the edges this phase uses only.
+    const Cluster c = twoBuildings(1000, 1);
+    const Topology topo(c);
+    const std::vector<EdgeTransport> transport = edgeTransports(c, topo, makePlan());
+    TrafficPhase dp(topo, transport), p2p(topo, transport);
+    const Location a{0, 0}, b{1, 0};
+    dp.add(a, b, 4e9, 64);
+    p2p.add(a, b, 2e9, 64);
+    p2p.add(Location{0, 0}, Location{0, 0}, 1e12, 1); // same site: no edge
+    QVERIFY(closeRelative(dp.drainTimeWith(p2p, 1.0), dp.drainTime() * 1.5, 1e-12));
+    QVERIFY(
+        closeRelative(dp.routeDrainTimeWith(p2p, 1.0, a, b), dp.routeDrainTime(a, b) * 1.5, 1e-12));
+    QCOMPARE(dp.drainTimeWith(p2p, 0.0), dp.drainTime());
+
+    // The ZeRO-3 stage: all stages' gathers and reduce-scatters drain slower
+    // when the activations of a microbatch cross the same link. tp8 pp2 dp4
+    // on two buildings of 32; stage 1's replicas swapped between the
+    // buildings, so both DP groups and every P2P pair cross.
+    Plan p = makePlan(8, 2, 4, 16);
+    p.placement = Placement{{{1, 1, 0, 1, "B2"}, {1, 1, 2, 3, "B1"}}, {}};
+    const Cluster pair =
+        clusterOf("pair", {building("B1", 32), building("B2", 32)}, {link("B1", "B2", 200, 1)});
+    const Topology pairTopo(pair);
+    const ClusterContext ctx{&pair, &pairTopo, 1};
+    Layout layout;
+    buildLayout(ctx, {1, p.parallelism, p.rank_order, p.placement->runs, "plan"}, layout);
+    QVERIFY(layout.placed.ok());
+    Transports transports;
+    buildTransports(ctx, {1, {}}, transports);
+    P2p act;
+    p2pTransfers(ctx, {Ref<Layout>(&layout, 1), Ref<Transports>(&transports, 1), 2, 64e6}, act);
+    Zero3Input zi{Ref<Layout>(&layout, 1),
+                  Ref<Transports>(&transports, 1),
+                  Ref<P2p>(),
+                  CollectiveAlgo::Ring,
+                  2,
+                  1,
+                  4,
+                  {1e8, 1e8}};
+    Zero3 alone, shared;
+    zero3Collectives(ctx, zi, alone);
+    zi.p2p = Ref<P2p>(&act, 1);
+    zero3Collectives(ctx, zi, shared);
+    QVERIFY(alone.shared > 0);
+    QVERIFY2(shared.shared > alone.shared * 1.01,
+             (std::to_string(shared.shared) + " vs " + std::to_string(alone.shared)).c_str());
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
