@@ -424,7 +424,14 @@ void MainWindow::createMenus() {
     QAction* undo = document_->undoStack()->createUndoAction(this, QStringLiteral("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction* redo = document_->undoStack()->createRedoAction(this, QStringLiteral("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
+    // Ctrl+Shift+Z on Linux and macOS, Ctrl+Y on Windows: both everywhere,
+    // as people bring the habit from the other desktop.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    for (const QKeySequence& k :
+         {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)})
+        if (!redoKeys.contains(k))
+            redoKeys << k;
+    redo->setShortcuts(redoKeys);
     edit->addAction(undo);
     edit->addAction(redo);
 
