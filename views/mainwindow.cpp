@@ -129,6 +129,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(document_, &Document::filePathChanged, this, &MainWindow::updateTitle);
     connect(document_, &Document::modifiedChanged, this, &MainWindow::updateTitle);
     connect(document_, &Document::documentReset, this, &MainWindow::updateTitle);
+    connect(document_, &Document::documentReset, this, &MainWindow::onDocumentReset);
     connect(view_, &TopologyView::chipDragTargetChanged, this,
             &MainWindow::onChipDragTargetChanged);
     connect(view_, &TopologyView::chipDropped, this, &MainWindow::onChipDropped);
@@ -570,7 +571,7 @@ bool MainWindow::openFile(const QString& path) {
     banner_->hide();
     lastError_.clear();
     addRecentFile(path);
-    statusBar()->showMessage(QStringLiteral("Opened %1").arg(QDir::toNativeSeparators(path)), 5000);
+    showOpenedMessage(QStringLiteral("Opened %1").arg(QDir::toNativeSeparators(path)));
     return true;
 }
 
@@ -582,10 +583,20 @@ bool MainWindow::openSample(const QString& path) {
     }
     banner_->hide();
     lastError_.clear();
-    statusBar()->showMessage(
-        QStringLiteral("New document from sample %1").arg(QFileInfo(path).completeBaseName()),
-        5000);
+    showOpenedMessage(
+        QStringLiteral("New document from sample %1").arg(QFileInfo(path).completeBaseName()));
     return true;
+}
+
+void MainWindow::showOpenedMessage(const QString& message) {
+    // Said with what was opened, or the unpinning would flash by unread.
+    if (unpinNote_.isEmpty()) {
+        statusBar()->showMessage(message, 5000);
+        return;
+    }
+    // The unpinning first: the status bar cuts a long message at the right.
+    statusBar()->showMessage(QStringLiteral("%1 · %2").arg(unpinNote_, message), 10000);
+    unpinNote_.clear();
 }
 
 void MainWindow::showError(const QString& message) {
@@ -771,6 +782,19 @@ void MainWindow::setChipsByStage(bool byStage) {
 
 void MainWindow::onClusterChanged() {
     view_->setCluster(document_->scenario().cluster);
+}
+
+void MainWindow::onDocumentReset() {
+    // A pinned plan belongs to the scenario it was pinned in: comparing it
+    // with another model on another cluster would read as a plan change.
+    unpinNote_.clear();
+    if (!pinned_)
+        return;
+    unpinNote_ = QStringLiteral("Unpinned %1: it belongs to the scenario that was closed")
+                     .arg(QString::fromStdString(pinned_->plan.name));
+    clearPinnedPlan();
+    compare_->setUnpinnedNote(unpinNote_);
+    statusBar()->showMessage(unpinNote_, 10000);
 }
 
 void MainWindow::onScenarioChanged() {
