@@ -42,6 +42,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -514,8 +515,14 @@ void MainWindow::readSettings() {
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
     chipsByStage_ = settings.value(QStringLiteral("chipsByStage"), true).toBool();
     chipsByStageAction_->setChecked(chipsByStage_);
-    if (settings.value(QStringLiteral("geometry")).isNull())
-        resize(1480, 920);
+    if (settings.value(QStringLiteral("geometry")).isNull()) {
+        // Never larger than the screen: on a 1280 × 800 laptop the inspector
+        // would start cut off at the right.
+        QSize size(1480, 920);
+        if (const QScreen* s = screen())
+            size = size.boundedTo(s->availableGeometry().size());
+        resize(size);
+    }
 }
 
 void MainWindow::writeSettings() {
