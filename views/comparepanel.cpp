@@ -22,6 +22,13 @@ namespace {
 
 using Row = ComparePanel::Row;
 
+// What the panel says while nothing is pinned, after `note` when there is one.
+QString pinHint(const QString& note) {
+    const QString hint = QStringLiteral("Pin a plan (View ▸ Pin Plan for Comparison) and change "
+                                        "the current one to compare them side by side.");
+    return note.isEmpty() ? hint : QStringLiteral("%1. %2").arg(note, hint);
+}
+
 QString formatRow(Row row, double v) {
     switch (row) {
     case Row::TokensPerS:
@@ -233,9 +240,11 @@ void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
         chart_->setEvaluation(current, pinned, currentLabel, pinnedLabel);
     else
         chart_->clear(QStringLiteral("The current plan cannot be evaluated"));
+    pinned_ = bool(pinned);
+    if (pinned)
+        unpinnedNote_.clear();
     if (!pinned) {
-        summary_->setText(QStringLiteral("Pin a plan (View ▸ Pin Plan for Comparison) and change "
-                                         "the current one to compare them side by side."));
+        summary_->setText(pinHint(unpinnedNote_));
     } else if (!current) {
         summary_->setText(QStringLiteral("The current plan cannot be evaluated."));
     } else {
@@ -247,6 +256,12 @@ void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
             QStringLiteral("%1 is %2 than %3: %4.")
                 .arg(currentLabel, how, pinnedLabel, explainDifference(*pinned, *current)));
     }
+}
+
+void ComparePanel::setUnpinnedNote(const QString& note) {
+    unpinnedNote_ = note;
+    if (!pinned_)
+        summary_->setText(pinHint(note));
 }
 
 void ComparePanel::setPlans(const QString& pinnedDescription, const QString& currentDescription) {

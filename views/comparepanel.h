@@ -28,6 +28,10 @@ public:
                         std::shared_ptr<const Evaluation> current, const QString& pinnedLabel,
                         const QString& currentLabel);
 
+    // Said above the "pin a plan" hint while nothing is pinned, e.g. why
+    // the last pin was dropped; cleared by the next pin.
+    void setUnpinnedNote(const QString& note);
+
     // One line per plan under the summary (what each plan is).
     void setPlans(const QString& pinnedDescription, const QString& currentDescription);
 
@@ -60,6 +64,8 @@ public:
 
 private:
     QLabel* summary_;
+    QString unpinnedNote_;
+    bool pinned_ = false;
     QLabel* plans_;
     QTableWidget* table_;
     BreakdownChart* chart_;

@@ -42,6 +42,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -129,6 +130,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(document_, &Document::filePathChanged, this, &MainWindow::updateTitle);
     connect(document_, &Document::modifiedChanged, this, &MainWindow::updateTitle);
     connect(document_, &Document::documentReset, this, &MainWindow::updateTitle);
+    connect(document_, &Document::documentReset, this, &MainWindow::onDocumentReset);
     connect(view_, &TopologyView::chipDragTargetChanged, this,
             &MainWindow::onChipDragTargetChanged);
     connect(view_, &TopologyView::chipDropped, this, &MainWindow::onChipDropped);
@@ -424,7 +426,14 @@ void MainWindow::createMenus() {
     QAction* undo = document_->undoStack()->createUndoAction(this, QStringLiteral("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction* redo = document_->undoStack()->createRedoAction(this, QStringLiteral("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
+    // Ctrl+Shift+Z on Linux and macOS, Ctrl+Y on Windows: both everywhere,
+    // as people bring the habit from the other desktop.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    for (const QKeySequence& k :
+         {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)})
+        if (!redoKeys.contains(k))
+            redoKeys << k;
+    redo->setShortcuts(redoKeys);
     edit->addAction(undo);
     edit->addAction(redo);
 
@@ -506,8 +515,14 @@ void MainWindow::readSettings() {
     restoreState(settings.value(QStringLiteral("windowState")).toByteArray());
     chipsByStage_ = settings.value(QStringLiteral("chipsByStage"), true).toBool();
     chipsByStageAction_->setChecked(chipsByStage_);
-    if (settings.value(QStringLiteral("geometry")).isNull())
-        resize(1480, 920);
+    if (settings.value(QStringLiteral("geometry")).isNull()) {
+        // Never larger than the screen: on a 1280 × 800 laptop the inspector
+        // would start cut off at the right.
+        QSize size(1480, 920);
+        if (const QScreen* s = screen())
+            size = size.boundedTo(s->availableGeometry().size());
+        resize(size);
+    }
 }
 
 void MainWindow::writeSettings() {
@@ -563,7 +578,7 @@ bool MainWindow::openFile(const QString& path) {
     banner_->hide();
     lastError_.clear();
     addRecentFile(path);
-    statusBar()->showMessage(QStringLiteral("Opened %1").arg(QDir::toNativeSeparators(path)), 5000);
+    showOpenedMessage(QStringLiteral("Opened %1").arg(QDir::toNativeSeparators(path)));
     return true;
 }
 
@@ -575,10 +590,20 @@ bool MainWindow::openSample(const QString& path) {
     }
     banner_->hide();
     lastError_.clear();
-    statusBar()->showMessage(
-        QStringLiteral("New document from sample %1").arg(QFileInfo(path).completeBaseName()),
-        5000);
+    showOpenedMessage(
+        QStringLiteral("New document from sample %1").arg(QFileInfo(path).completeBaseName()));
     return true;
+}
+
+void MainWindow::showOpenedMessage(const QString& message) {
+    // Said with what was opened, or the unpinning would flash by unread.
+    if (unpinNote_.isEmpty()) {
+        statusBar()->showMessage(message, 5000);
+        return;
+    }
+    // The unpinning first: the status bar cuts a long message at the right.
+    statusBar()->showMessage(QStringLiteral("%1 · %2").arg(unpinNote_, message), 10000);
+    unpinNote_.clear();
 }
 
 void MainWindow::showError(const QString& message) {
@@ -764,6 +789,19 @@ void MainWindow::setChipsByStage(bool byStage) {
 
 void MainWindow::onClusterChanged() {
     view_->setCluster(document_->scenario().cluster);
+}
+
+void MainWindow::onDocumentReset() {
+    // A pinned plan belongs to the scenario it was pinned in: comparing it
+    // with another model on another cluster would read as a plan change.
+    unpinNote_.clear();
+    if (!pinned_)
+        return;
+    unpinNote_ = QStringLiteral("Unpinned %1: it belongs to the scenario that was closed")
+                     .arg(QString::fromStdString(pinned_->plan.name));
+    clearPinnedPlan();
+    compare_->setUnpinnedNote(unpinNote_);
+    statusBar()->showMessage(unpinNote_, 10000);
 }
 
 void MainWindow::onScenarioChanged() {

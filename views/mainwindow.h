@@ -123,6 +123,8 @@ private:
     void onExportPlan();
     void onClusterChanged();
     void onScenarioChanged();
+    void onDocumentReset();
+    void showOpenedMessage(const QString& message);
     void onChipDragTargetChanged(const ChipDrop& drop);
     void onChipDropped(const ChipDrop& drop);
     void onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot);
@@ -150,6 +152,8 @@ private:
     QAction* unpinAction_ = nullptr;
     std::shared_ptr<const EvaluationSnapshot> pinned_;
     QString pinnedLabel_;
+    // Why the pinned plan was dropped by the last open, for its message.
+    QString unpinNote_;
     QLabel* stepLabel_ = nullptr;
     QLabel* mfuLabel_ = nullptr;
     QLabel* memoryLabel_ = nullptr;

@@ -5,15 +5,23 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFormLayout>
+#include <QFrame>
 #include <QGroupBox>
+#include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 #include <algorithm>
 
@@ -85,23 +93,46 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     , document_(document) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
-    message_ = new QLabel(this);
-    message_->setObjectName(QStringLiteral("inspectorMessage"));
-    message_->setWordWrap(true);
-    message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    message_->setMargin(6);
-    message_->setAutoFillBackground(true);
-    message_->hide();
-    outer->addWidget(message_);
+    outer->setSpacing(0);
 
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFrameShape(QFrame::NoFrame);
+    scroll_ = new QScrollArea(this);
+    scroll_->setWidgetResizable(true);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    auto* scroll = scroll_;
     auto* content = new QWidget(scroll);
     auto* column = new QVBoxLayout(content);
     scroll->setWidget(content);
     outer->addWidget(scroll, 1);
+
+    // Below the fields, not above them: a refused value must not push the
+    // field the user is typing into out from under the cursor.
+    messageBox_ = new QFrame(this);
+    messageBox_->setObjectName(QStringLiteral("inspectorMessage"));
+    messageBox_->setAutoFillBackground(true);
+    QPalette pal = messageBox_->palette();
+    pal.setColor(QPalette::Window, QColor(0xff, 0xe3, 0xe3));
+    pal.setColor(QPalette::WindowText, QColor(0x84, 0x1d, 0x1d));
+    messageBox_->setPalette(pal);
+    auto* messageLayout = new QHBoxLayout(messageBox_);
+    messageLayout->setContentsMargins(8, 6, 4, 6);
+    message_ = new QLabel(messageBox_);
+    message_->setObjectName(QStringLiteral("inspectorMessageText"));
+    message_->setWordWrap(true);
+    message_->setTextFormat(Qt::PlainText);
+    message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* close = new QToolButton(messageBox_);
+    close->setObjectName(QStringLiteral("inspectorMessageClose"));
+    close->setText(QStringLiteral("✕"));
+    close->setAutoRaise(true);
+    close->setToolTip(QStringLiteral("Dismiss and put the plan's value back in the field"));
+    // Dismissing also puts the refused value out of the field: what the
+    // fields show is what is applied.
+    connect(close, &QToolButton::clicked, this, &PlanInspector::refresh);
+    messageLayout->addWidget(message_, 1);
+    messageLayout->addWidget(close, 0, Qt::AlignTop);
+    messageBox_->hide();
+    outer->addWidget(messageBox_);
 
     auto group = [&](const QString& title) {
         auto* box = new QGroupBox(title, content);
@@ -316,6 +347,7 @@ QSpinBox* PlanInspector::addSpin(QFormLayout* form, const QString& field, const 
     box->setGroupSeparatorShown(true);
     box->setToolTip(toolTip);
     box->setAccelerated(true);
+    guardEditor(box);
     form->addRow(label, box);
     editors_.emplace_back(field, box);
     connect(box, &QSpinBox::valueChanged, this, [this, box, field, label, write](int v) {
@@ -333,6 +365,7 @@ QComboBox* PlanInspector::addCombo(QFormLayout* form, const QString& field, cons
     box->setMinimumContentsLength(8);
     box->addItems(items);
     box->setToolTip(toolTip);
+    guardEditor(box);
     form->addRow(label, box);
     editors_.emplace_back(field, box);
     connect(box, &QComboBox::currentIndexChanged, this, [this, box, field, label, write](int i) {
@@ -349,6 +382,7 @@ QCheckBox* PlanInspector::addCheck(QFormLayout* form, const QString& field, cons
                                    std::function<void(Scenario&, bool)> write) {
     auto* box = new QCheckBox(form->parentWidget());
     box->setToolTip(toolTip);
+    guardEditor(box);
     form->addRow(label, box);
     editors_.emplace_back(field, box);
     connect(box, &QCheckBox::toggled, this, [this, box, field, label, write](bool on) {
@@ -381,6 +415,8 @@ void PlanInspector::rebuildLinkEditors() {
         flows->setSuffix(QStringLiteral(" flows"));
         flows->setToolTip(QStringLiteral("Parallel flows or QPs per transfer (0: the "
                                          "technology's own)"));
+        guardEditor(tech);
+        guardEditor(flows);
         linkForm_->addRow(name, tech);
         linkForm_->addRow(QStringLiteral("flows"), flows);
         const std::string key = link.name;
@@ -428,20 +464,83 @@ void PlanInspector::refresh() {
         r();
     for (auto& r : linkRefreshers_)
         r();
-    if (invalidEditor_)
-        markInvalid(invalidEditor_, false);
+    // The document changed (an edit, undo, a drag, another file) or the
+    // user dismissed the problem: it no longer describes what is shown.
+    clearProblem();
     refreshing_ = false;
 }
 
+void PlanInspector::clearProblem() {
+    problem_.clear();
+    message_->clear();
+    messageBox_->hide();
+    if (invalidEditor_)
+        markInvalid(invalidEditor_, false);
+}
+
+void PlanInspector::guardEditor(QWidget* editor) {
+    // Not Qt::WheelFocus (the default of spin and combo boxes): a wheel
+    // turned to scroll the inspector must not land in a field and change it.
+    editor->setFocusPolicy(Qt::StrongFocus);
+    if (auto* spin = qobject_cast<QAbstractSpinBox*>(editor)) {
+        spin->setKeyboardTracking(false);
+        connect(spin, &QAbstractSpinBox::editingFinished, this, [this] { ++editSession_; });
+    }
+    editor->installEventFilter(this);
+}
+
+bool PlanInspector::eventFilter(QObject* watched, QEvent* event) {
+    auto* editor = qobject_cast<QWidget*>(watched);
+    if (!editor)
+        return QWidget::eventFilter(watched, event);
+    switch (event->type()) {
+    case QEvent::Wheel:
+        if (!editor->hasFocus() &&
+            (qobject_cast<QAbstractSpinBox*>(editor) || qobject_cast<QComboBox*>(editor))) {
+            // The scroll area's, as if the field were not there.
+            QCoreApplication::sendEvent(scroll_->viewport(), event);
+            return true;
+        }
+        break;
+    case QEvent::FocusOut:
+        // Spin boxes end their edit with editingFinished, after committing.
+        if (!qobject_cast<QAbstractSpinBox*>(editor))
+            ++editSession_;
+        break;
+    case QEvent::KeyPress:
+        if (static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape &&
+            qobject_cast<QAbstractSpinBox*>(editor)) {
+            // Drop what was typed: the field shows the plan's value again.
+            refresh();
+            if (auto* spin = qobject_cast<QAbstractSpinBox*>(editor))
+                spin->selectAll();
+            return true;
+        }
+        break;
+    default:
+        break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void PlanInspector::markInvalid(QWidget* editor, bool invalid) {
-    // A red frame on the field whose edit was refused (one at a time: style
-    // sheets are costly to set on every refresh).
+    // The field whose edit was refused in red, one at a time. A palette and
+    // not a style sheet: a style sheet's border changes the field's size
+    // hint, and every row below it would move by a few pixels.
     if (invalid && invalidEditor_ && invalidEditor_ != editor)
         markInvalid(invalidEditor_, false);
     if (!invalid && editor != invalidEditor_)
         return;
-    editor->setStyleSheet(invalid ? QStringLiteral("border: 2px solid #e03131; border-radius: 3px;")
-                                  : QString());
+    if (invalid) {
+        QPalette pal = editor->palette();
+        for (auto role : {QPalette::Base, QPalette::Button})
+            pal.setColor(role, QColor(0xff, 0xe3, 0xe3));
+        for (auto role : {QPalette::Text, QPalette::ButtonText})
+            pal.setColor(role, QColor(0xa6, 0x1e, 0x1e));
+        editor->setPalette(pal);
+    } else {
+        editor->setPalette(QPalette());
+    }
     invalidEditor_ = invalid ? editor : nullptr;
 }
 
@@ -459,19 +558,20 @@ void PlanInspector::edit(QWidget* editor, const QString& field, const QString& t
         if (problems.size() > 3)
             lines << QStringLiteral("… and %1 more").arg(problems.size() - 3);
         problem_ = lines.join(QLatin1Char('\n'));
-        message_->setText(QStringLiteral("Not applied: %1").arg(problem_));
-        QPalette pal = message_->palette();
-        pal.setColor(QPalette::Window, QColor(0xff, 0xe3, 0xe3));
-        pal.setColor(QPalette::WindowText, QColor(0x84, 0x1d, 0x1d));
-        message_->setPalette(pal);
-        message_->show();
+        message_->setText(QStringLiteral("Not applied: %1\n%2").arg(text, problem_));
+        messageBox_->show();
         markInvalid(editor, true);
+        // The fields keep their place; the viewport loses some height at
+        // the bottom, so keep the refused field in sight once it has.
+        QTimer::singleShot(0, this, [this, field = QPointer<QWidget>(editor)] {
+            if (field)
+                scroll_->ensureWidgetVisible(field, 0, 8);
+        });
         return;
     }
-    problem_.clear();
-    message_->hide();
-    markInvalid(editor, false);
-    document_->setScenario(next, text, QStringLiteral("inspector/") + field);
+    clearProblem();
+    document_->setScenario(next, text,
+                           QStringLiteral("inspector/%1#%2").arg(field).arg(editSession_));
 }
 
 } // namespace sa::views

@@ -1,8 +1,12 @@
 #pragma once
-// Edits the plan (and the model's shape) field by field. Every change is
-// validated as it is typed with sa::validateScenario: a valid one becomes
-// an undo command (edits of one field merge into one step), an invalid one
-// shows the problem and is not applied.
+// Edits the plan (and the model's shape) field by field. A value is applied
+// when the user commits it (Enter or leaving the field; a choice in a list;
+// an arrow step), never while it is typed: "2000" is not DP 2, 20 and 200
+// on the way. Each commit is validated with sa::validateScenario: a valid
+// one becomes one undo command, an invalid one shows the problem below the
+// fields and is not applied. Escape in a field puts the plan's value back.
+// The wheel changes only the field that has the focus; over any other it
+// scrolls the inspector.
 
 #include "model/scenario.h"
 
@@ -17,6 +21,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QScrollArea;
 class QSpinBox;
 
 namespace sa::views {
@@ -28,13 +33,20 @@ class PlanInspector : public QWidget {
 public:
     explicit PlanInspector(Document* document, QWidget* parent = nullptr);
 
-    // The problem of the last edit that was refused; empty when it applied.
+    // The problem of the last edit that was refused; empty when it applied
+    // or once the document changed.
     QString problem() const { return problem_; }
+    // Where the problem is shown (below the fields, so they never move).
+    QWidget* problemBox() const { return messageBox_; }
+    QScrollArea* scrollArea() const { return scroll_; }
     QSpinBox* spinBox(const QString& field) const;
     QComboBox* comboBox(const QString& field) const;
 
     // Builtin technology names offered for each link.
     static QStringList technologyNames(const Cluster& cluster);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     // Applies `change` to a copy of the scenario; pushes it when valid.
@@ -50,8 +62,13 @@ private:
     QCheckBox* addCheck(QFormLayout* form, const QString& field, const QString& label,
                         const QString& toolTip, std::function<void(Scenario&, bool)> write);
     void markInvalid(QWidget* editor, bool invalid);
+    // Commit on Enter or focus-out, wheel only with the focus, Escape reverts.
+    void guardEditor(QWidget* editor);
+    void clearProblem();
 
     Document* document_;
+    QScrollArea* scroll_;
+    QWidget* messageBox_;
     QLabel* message_;
     QFormLayout* linkForm_ = nullptr;
     QWidget* linkBox_ = nullptr;
@@ -61,6 +78,10 @@ private:
     QString problem_;
     QPointer<QWidget> invalidEditor_;
     bool refreshing_ = false;
+    // Changes of one field merge into one undo step until the field is
+    // committed (Enter) or left: arrow steps are one edit, two typed values
+    // two.
+    int editSession_ = 0;
 };
 
 } // namespace sa::views

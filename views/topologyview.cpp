@@ -641,6 +641,11 @@ void TopologyView::beginChipDrag(int chip) {
     dragTarget_ = -1;
     dragSwap_ = -1;
     resetDropStates();
+    // Escape must reach the view while the mouse holds the chip. After
+    // dragChip_ is set: a field left with a typed value commits it, and the
+    // chips it changes wait for the drop instead of replacing this one.
+    if (!previewing_)
+        setFocus(Qt::MouseFocusReason);
 }
 
 int TopologyView::chipAt(QPointF scenePos) const {
@@ -773,6 +778,33 @@ void TopologyView::endChipPreview() {
     Q_EMIT chipDragCancelled();
 }
 
+void TopologyView::cancelChipDrag() {
+    if (previewing_) {
+        endChipPreview();
+        return;
+    }
+    if (dragChip_ < 0)
+        return;
+    if (ChipItem* item = chipItem(dragChip_)) {
+        // The button is still down: the rest of the gesture (moves, the
+        // release over a building) must not reach the chip.
+        if (scene_->mouseGrabberItem() == item)
+            item->ungrabMouse();
+        item->returnHome();
+        item->setCursor(Qt::OpenHandCursor);
+    }
+    dragChip_ = -1;
+    dragTarget_ = -1;
+    dragSwap_ = -1;
+    resetDropStates();
+    if (pendingChips_) {
+        chips_ = std::move(*pendingChips_);
+        pendingChips_.reset();
+        rebuildChips();
+    }
+    Q_EMIT chipDragCancelled();
+}
+
 // ---------------------------------------------------------------- zoom
 
 double TopologyView::zoomFactor() const {
@@ -848,7 +880,7 @@ void TopologyView::keyPressEvent(QKeyEvent* event) {
         fitToView();
         return;
     case Qt::Key_Escape:
-        endChipPreview();
+        cancelChipDrag();
         return;
     default:
         break;

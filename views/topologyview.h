@@ -82,6 +82,9 @@ public:
     // chip `swapWith` there) as a user's drag would (screenshots, tests).
     void previewChipDrag(int chip, int building, int swapWith = -1);
     void endChipPreview();
+    // Escape during a drag (by mouse or previewed): the chip goes home,
+    // nothing is dropped and chipDragCancelled() drops the preview.
+    void cancelChipDrag();
 
     // Called by chip items.
     void beginChipDrag(int chip);
