@@ -40,12 +40,24 @@ struct GemmTimes {
     double fwd = 0, dgrad = 0, wgrad = 0, flops = 0;
 };
 
-GemmTimes gemmTriple(const GpuModel& gpu, double peak, const Gemm& g, const KernelConstants& kc) {
+GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
+                     const KernelConstants& kc) {
     GemmTimes t;
-    t.fwd = gemmTime(gpu, peak, g.m, g.n, g.k, g.batch, kc);
-    t.dgrad = gemmTime(gpu, peak, g.m, g.k, g.n, g.batch, kc);
-    t.wgrad = gemmTime(gpu, peak, g.k, g.n, g.m, g.batch, kc);
+    t.fwd = gemmTime(gpu, rate, g.m, g.n, g.k, g.batch, kc);
+    t.dgrad = gemmTime(gpu, rate, g.m, g.k, g.n, g.batch, kc);
+    t.wgrad = gemmTime(gpu, rate, g.k, g.n, g.m, g.batch, kc);
     t.flops = 2.0 * g.m * g.n * g.k * g.batch;
+    if (rate.precision == GemmPrecision::Fp8) {
+        // Quantise the forward inputs (activation m x k, weight k x n) and,
+        // in backward, the output gradient (m x n); each cast also writes the
+        // transposed copy the backward GEMM reads (dgrad and wgrad reuse them).
+        const double castKernels = kc.fp8_cast_kernels * kc.kernel_overhead_s;
+        t.fwd +=
+            streamTime(gpu, kc.fp8_cast_bytes_per_element * (g.m * g.k + g.k * g.n) * g.batch, kc) +
+            2.0 * castKernels;
+        t.dgrad +=
+            streamTime(gpu, kc.fp8_cast_bytes_per_element * g.m * g.n * g.batch, kc) + castKernels;
+    }
     return t;
 }
 
@@ -75,10 +87,34 @@ double gemmPeakFlops(const GpuModel& gpu, const Model& model) {
     return gpu.peak_tflops_bf16 * 1e12;
 }
 
-double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double batch,
-                      const KernelConstants& kc) {
+GemmPrecision linearPrecision(const GpuModel& gpu, const Model& model) {
+    return model.dtype == DType::FP8 && gpu.peak_tflops_fp8 > 0 ? GemmPrecision::Fp8
+                                                                : GemmPrecision::Bf16;
+}
+
+double powerClockFactor(const GpuModel& gpu, const KernelConstants& kc) {
+    if (!(gpu.tdp_w > 0) || !(gpu.power_limit_w > 0) || gpu.power_limit_w >= gpu.tdp_w)
+        return 1.0;
+    return std::pow(gpu.power_limit_w / gpu.tdp_w, kc.power_clock_exponent);
+}
+
+GemmRate gemmRate(const GpuModel& gpu, GemmPrecision precision, const KernelConstants& kc) {
+    GemmRate r;
+    r.precision = precision;
+    const bool fp8 = precision == GemmPrecision::Fp8;
+    r.peak_flops =
+        (fp8 ? gpu.peak_tflops_fp8 : gpu.peak_tflops_bf16) * 1e12 * powerClockFactor(gpu, kc);
+    r.efficiency = fp8 ? gpu.gemm_efficiency_fp8 : gpu.gemm_efficiency;
+    return r;
+}
+
+namespace {
+
+// Wave quantisation, partial tiles and the k-loop share of an m x n x k GEMM.
+double gemmShapeFactor(const GpuModel& gpu, double m, double n, double k, double batch,
+                       const KernelConstants& kc) {
     if (m <= 0 || n <= 0 || k <= 0)
-        return gpu.gemm_efficiency;
+        return 1.0;
     const double tiles = std::ceil(m / kc.tile_m) * std::ceil(n / kc.tile_n) * batch;
     const double sms = std::max(1, gpu.sms);
     const double waves = std::ceil(tiles / sms);
@@ -87,17 +123,34 @@ double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double 
         (m * n) / (std::ceil(m / kc.tile_m) * kc.tile_m * std::ceil(n / kc.tile_n) * kc.tile_n);
     const double waveUse = tiles / (waves * sms);
     const double kShare = k / (k + kc.k0);
-    return gpu.gemm_efficiency * waveUse * tileFill * kShare;
+    return waveUse * tileFill * kShare;
+}
+
+} // namespace
+
+double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double batch,
+                      const KernelConstants& kc) {
+    return gpu.gemm_efficiency * gemmShapeFactor(gpu, m, n, k, batch, kc);
+}
+
+double gemmTime(const GpuModel& gpu, const GemmRate& rate, double m, double n, double k,
+                double batch, const KernelConstants& kc) {
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    const double flops = 2.0 * m * n * k * batch;
+    const double compute =
+        flops / (rate.peak_flops * rate.efficiency * gemmShapeFactor(gpu, m, n, k, batch, kc));
+    const double inputBytes = rate.precision == GemmPrecision::Fp8 ? 1.0 : kBf16;
+    const double bytes = (inputBytes * (m * k + k * n) + kBf16 * m * n) * batch;
+    return std::max(compute, streamTime(gpu, bytes, kc)) + kc.kernel_overhead_s;
 }
 
 double gemmTime(const GpuModel& gpu, double peak, double m, double n, double k, double batch,
                 const KernelConstants& kc) {
-    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
-        return 0;
-    const double flops = 2.0 * m * n * k * batch;
-    const double compute = flops / (peak * gemmEfficiency(gpu, m, n, k, batch, kc));
-    const double bytes = kBf16 * (m * k + k * n + m * n) * batch;
-    return std::max(compute, streamTime(gpu, bytes, kc)) + kc.kernel_overhead_s;
+    GemmRate rate;
+    rate.peak_flops = peak;
+    rate.efficiency = gpu.gemm_efficiency;
+    return gemmTime(gpu, rate, m, n, k, batch, kc);
 }
 
 double ringAllReduceTime(double bytes, int n, double bps, double alpha) {
@@ -219,7 +272,7 @@ struct LayerShape {
     double T;             // tokens per GPU
     double h, dh;         // hidden, head dimension
     double headsLocal, kvLocal;
-    double peak, peakBf16; // FLOP/s of the GEMMs, and at bf16
+    GemmRate linear, bf16; // the linear layers' GEMMs (FP8 for an FP8 model), and BF16
     bool sp, gated;
 };
 
@@ -238,8 +291,8 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.dh = double(model.headDim());
     s.headsLocal = double(model.heads) / s.t;
     s.kvLocal = std::max(1.0, double(model.kv_heads) / s.t);
-    s.peak = gemmPeakFlops(*ctx.gpu, model);
-    s.peakBf16 = ctx.gpu->peak_tflops_bf16 * 1e12;
+    s.linear = gemmRate(*ctx.gpu, linearPrecision(*ctx.gpu, model), ctx.kc);
+    s.bf16 = gemmRate(*ctx.gpu, GemmPrecision::Bf16, ctx.kc);
     s.sp = plan.sequence_parallel && s.t > 1;
     s.gated = model.mlp == MlpKind::SwiGlu;
     return s;
@@ -248,8 +301,9 @@ LayerShape layerShape(const LayerContext& ctx) {
 // The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
 struct GemmSums {
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
-    void add(const LayerContext& ctx, double peak, const Gemm& g, double modelShare = 1.0) {
-        const GemmTimes gt = gemmTriple(*ctx.gpu, peak, g, ctx.kc);
+    void add(const LayerContext& ctx, const GemmRate& rate, const Gemm& g,
+             double modelShare = 1.0) {
+        const GemmTimes gt = gemmTriple(*ctx.gpu, rate, g, ctx.kc);
         fwd += gt.fwd;
         dgrad += gt.dgrad;
         wgrad += gt.wgrad;
@@ -274,21 +328,22 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     if (ctx.plan->flash_attention) {
         // FlashAttention skips masked blocks; backward recomputes the scores:
         // 2.5x the forward FLOPs (Dao 2023).
-        a.fwd = a.model / (s.peakBf16 * gpu.gemm_efficiency * kc.flash_fwd_relative) +
-                kc.kernel_overhead_s;
-        a.bwd = 2.5 * a.model / (s.peakBf16 * gpu.gemm_efficiency * kc.flash_bwd_relative) +
-                kc.kernel_overhead_s;
+        // The attention core stays BF16 in an FP8 model (Transformer
+        // Engine runs DotProductAttention in BF16 unless fp8_dpa is set).
+        const double rate = s.bf16.peak_flops * s.bf16.efficiency;
+        a.fwd = a.model / (rate * kc.flash_fwd_relative) + kc.kernel_overhead_s;
+        a.bwd = 2.5 * a.model / (rate * kc.flash_bwd_relative) + kc.kernel_overhead_s;
         a.hw = 3.5 * a.model;
     } else {
         // Unfused: two batched GEMMs over the full score matrix plus a
         // memory-bound softmax/dropout over it.
         const double batch = s.b * s.headsLocal;
         const double scoreElems = batch * s.sLocal * s.sFull;
-        a.fwd = gemmTime(gpu, s.peakBf16, s.sLocal, s.sFull, s.dh, batch, kc) +
-                gemmTime(gpu, s.peakBf16, s.sLocal, s.dh, s.sFull, batch, kc) +
+        a.fwd = gemmTime(gpu, s.bf16, s.sLocal, s.sFull, s.dh, batch, kc) +
+                gemmTime(gpu, s.bf16, s.sLocal, s.dh, s.sFull, batch, kc) +
                 streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
-        a.bwd = 2.0 * (gemmTime(gpu, s.peakBf16, s.sLocal, s.sFull, s.dh, batch, kc) +
-                       gemmTime(gpu, s.peakBf16, s.sLocal, s.dh, s.sFull, batch, kc)) +
+        a.bwd = 2.0 * (gemmTime(gpu, s.bf16, s.sLocal, s.sFull, s.dh, batch, kc) +
+                       gemmTime(gpu, s.bf16, s.sLocal, s.dh, s.sFull, batch, kc)) +
                 streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
         a.hw = 3.0 * a.flopsFull;
     }
@@ -307,26 +362,27 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         const double fe = double(moe.expert_ffn_hidden);
         const double localExperts = double(moe.experts) / s.ep;
         const double tokensPerExpert = T * s.ep * moe.top_k * moe.capacity_factor / moe.experts;
-        gemms.add(ctx, s.peak, {T, double(moe.experts), h, 1}); // router
+        // The router stays BF16 (Megatron-Core's TopKRouter is not a TE layer).
+        gemms.add(ctx, s.bf16, {T, double(moe.experts), h, 1});
         // Capacity padding (capacity_factor > 1) is executed, not model work.
         const double routed = 1.0 / std::max(1.0, moe.capacity_factor);
-        gemms.add(ctx, s.peak, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts},
+        gemms.add(ctx, s.linear, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts},
                   routed);
-        gemms.add(ctx, s.peak, {tokensPerExpert, h, fe / t, localExperts}, routed);
+        gemms.add(ctx, s.linear, {tokensPerExpert, h, fe / t, localExperts}, routed);
         c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
         c.params += c.expert_params + h * moe.experts;
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
-            gemms.add(ctx, s.peak, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
-            gemms.add(ctx, s.peak, {T, h, fs / t, 1});
+            gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
+            gemms.add(ctx, s.linear, {T, h, fs / t, 1});
             c.params += (gated ? 3.0 : 2.0) * h * fs / t;
             ffnActBytes += T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
         }
     } else {
         const double f = double(model.ffn_hidden);
-        gemms.add(ctx, s.peak, {T, (gated ? 2.0 : 1.0) * f / t, h, 1});
-        gemms.add(ctx, s.peak, {T, h, f / t, 1});
+        gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * f / t, h, 1});
+        gemms.add(ctx, s.linear, {T, h, f / t, 1});
         c.params += (gated ? 3.0 : 2.0) * h * f / t;
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
     }
@@ -403,9 +459,9 @@ LayerCost layerCost(const LayerContext& ctx) {
     // across TP ranks when tp > kv_heads: executed on every rank, counted
     // once as model FLOPs).
     const double kvModel = double(model.kv_heads) / s.t;
-    gemms.add(ctx, s.peak, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
+    gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
               (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
-    gemms.add(ctx, s.peak, {s.T, s.h, s.headsLocal * s.dh, 1});
+    gemms.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
     c.params += s.h * (s.headsLocal + 2.0 * s.kvLocal) * s.dh + s.headsLocal * s.dh * s.h;
     const AttentionCore attn = attentionCore(ctx, s);
     const double ffnActBytes = mlp(ctx, s, gemms, c);
@@ -477,8 +533,9 @@ EdgeCost logitsCost(const LayerContext& ctx) {
         double(plan.micro_batch_sequences) * plan.sequence_length / plan.parallelism.cp;
     const double h = double(model.hidden);
     const double v = double(model.vocab) / t;
-    const double peak = gemmPeakFlops(gpu, model);
-    GemmTimes g = gemmTriple(gpu, peak, {T, v, h, 1}, ctx.kc);
+    // The output layer stays BF16 in an FP8 model: Megatron's output_layer
+    // is outside the TE layers, torchtitan's float8 filter skips "output".
+    GemmTimes g = gemmTriple(gpu, gemmRate(gpu, GemmPrecision::Bf16, ctx.kc), {T, v, h, 1}, ctx.kc);
     // Cross-entropy over fp32 logits: ~3 passes forward, ~2 backward.
     const double ce = streamTime(gpu, 3.0 * T * v * 4.0, ctx.kc);
     e.fwd_s = g.fwd + ce + streamTime(gpu, T * h * 4.0, ctx.kc); // final norm

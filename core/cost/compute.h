@@ -27,14 +27,49 @@ struct KernelConstants {
     // head dim 128 (Dao 2023, Fig. 5-6): relative to large-GEMM efficiency.
     double flash_fwd_relative = 0.9;
     double flash_bwd_relative = 0.8;
+    // Sustained tensor clock under a board power limit below the rated
+    // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
+    // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
+    // against a 500 W H100).
+    double power_clock_exponent = 1.0 / 3.0;
+    // Quantising one bf16 GEMM input to FP8 with current (per-tensor
+    // dynamic) scaling: an amax pass reads it (2 B), the cast reads it again
+    // (2 B) and writes row- and column-major FP8 copies (1 + 1 B), for the
+    // forward and the transposed backward GEMM: 6 bytes per element in two
+    // kernels (torchao torchao/testing/training/roofline_utils.py,
+    // "tensorwise"; Transformer Engine's Float8CurrentScaling does the same
+    // passes). Delayed scaling folds the amax into the cast (4 B, 1 kernel).
+    double fp8_cast_bytes_per_element = 6.0;
+    double fp8_cast_kernels = 2.0;
 };
+
+enum class GemmPrecision { Bf16, Fp8 };
+
+// Sustained tensor-core clock relative to the one the peaks are rated at:
+// (power_limit_w / tdp_w)^power_clock_exponent when a limit below the rated
+// power is given, else 1. Memory-bound kernels keep the HBM rate.
+double powerClockFactor(const GpuModel& gpu, const KernelConstants& kc = {});
+
+// What the GEMMs of one precision run at on a GPU: sustained peak FLOP/s
+// (rated peak x power clock factor) and the large-GEMM efficiency.
+struct GemmRate {
+    double peak_flops = 0;
+    double efficiency = 0;
+    GemmPrecision precision = GemmPrecision::Bf16;
+};
+GemmRate gemmRate(const GpuModel& gpu, GemmPrecision precision, const KernelConstants& kc = {});
 
 // Efficiency (fraction of peak) of an m x n x k GEMM: the GPU's large-GEMM
 // efficiency, times wave quantisation over its SMs, times the k-loop share.
 double gemmEfficiency(const GpuModel& gpu, double m, double n, double k, double batch = 1,
                       const KernelConstants& kc = {});
 
-// Time of an m x n x k GEMM (batch of them) at `peak_flops` (FLOP/s).
+// Time of an m x n x k GEMM (batch of them) at `rate`: compute at its peak
+// and efficiency, memory at 1-byte (FP8) or 2-byte (BF16) inputs and a bf16
+// output. The FP8 cast of the inputs is not included (see layerCost).
+double gemmTime(const GpuModel& gpu, const GemmRate& rate, double m, double n, double k,
+                double batch = 1, const KernelConstants& kc = {});
+// A BF16 GEMM at `peak_flops` (FLOP/s) and the GPU's gemm_efficiency.
 double gemmTime(const GpuModel& gpu, double peak_flops, double m, double n, double k,
                 double batch = 1, const KernelConstants& kc = {});
 
@@ -122,8 +157,14 @@ struct EdgeCost {
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);
 
-// Peak FLOP/s of the GEMMs for this model's dtype on this GPU.
+// Rated peak FLOP/s for this model's dtype on this GPU (the FP8 peak for an
+// FP8 model): the denominator of MFU. What the GEMMs sustain is gemmRate.
 double gemmPeakFlops(const GpuModel& gpu, const Model& model);
+
+// The precision of a model's linear layers (QKV, projection, MLP, experts)
+// on this GPU: FP8 for an FP8 model on a GPU with an FP8 peak. The attention
+// core, the router and the logits stay BF16 (Transformer Engine's recipe).
+GemmPrecision linearPrecision(const GpuModel& gpu, const Model& model);
 
 // Ring collectives inside the scale-up domain (NVLink), alpha-beta:
 // all-reduce 2(n-1)/n * S / B + 2(n-1) alpha (Thakur et al. 2005; Patarasuk

@@ -166,7 +166,7 @@ std::vector<double> relativeSpeeds(const Cluster& cluster) {
     double fastest = 0;
     for (std::size_t b = 0; b < nb; ++b) {
         const GpuModel* g = cluster.gpuOf(cluster.buildings[b]);
-        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency : 1.0;
+        speed[b] = g ? g->peak_tflops_bf16 * g->gemm_efficiency * powerClockFactor(*g) : 1.0;
         fastest = std::max(fastest, speed[b]);
     }
     for (double& s : speed)

@@ -252,6 +252,9 @@ void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel
     o.number("hbm_tbps", g.hbm_tbps, kRequired, formats::kPositive);
     o.integer("sms", g.sms, kOptional, formats::kSmsRange);
     o.number("gemm_efficiency", g.gemm_efficiency, kOptional, formats::kFraction);
+    o.number("gemm_efficiency_fp8", g.gemm_efficiency_fp8, kOptional, formats::kFraction);
+    o.number("tdp_w", g.tdp_w, kOptional, formats::kNonNegative);
+    o.number("power_limit_w", g.power_limit_w, kOptional, formats::kNonNegative);
     o.finish();
 }
 

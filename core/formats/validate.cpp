@@ -68,6 +68,19 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkNumber(d, at + "/hbm_tbps", g.hbm_tbps, kPositive);
         checkInt(d, at + "/sms", g.sms, kSmsRange);
         checkNumber(d, at + "/gemm_efficiency", g.gemm_efficiency, kFraction);
+        checkNumber(d, at + "/gemm_efficiency_fp8", g.gemm_efficiency_fp8, kFraction);
+        const bool tdpOk = checkNumber(d, at + "/tdp_w", g.tdp_w, kNonNegative);
+        const bool limitOk = checkNumber(d, at + "/power_limit_w", g.power_limit_w, kNonNegative);
+        // A power limit is read against the power the peaks are rated at.
+        if (tdpOk && limitOk && g.power_limit_w > 0) {
+            if (!(g.tdp_w > 0))
+                d.error(at + "/power_limit_w",
+                        "needs tdp_w > 0 (the board power the peaks are rated at), got tdp_w = " +
+                            formatNumber(g.tdp_w));
+            else if (g.power_limit_w > g.tdp_w)
+                d.error(at + "/power_limit_w", "must be at most tdp_w (" + formatNumber(g.tdp_w) +
+                                                   "), got " + formatNumber(g.power_limit_w));
+        }
     }
 
     if (c.buildings.empty() && !d.isBad("/buildings"))

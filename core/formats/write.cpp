@@ -43,11 +43,11 @@ const std::map<std::string, int>& keyRank() {
             "format", "version", "name", "description",
             // cluster
             "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
-            "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "region", "gpu_model", "gpus",
-            "gpus_per_host", "scale_up_gbps", "scale_out_gbps", "zone_gpus",
-            "zone_oversubscription", "building_oversubscription", "between", "bandwidth_gbps",
-            "latency_ms", "technology", "efficiency", "window_mib", "flows", "loss_rate",
-            "lossless", "mtu_bytes", "per_message_us",
+            "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
+            "power_limit_w", "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps",
+            "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
+            "between", "bandwidth_gbps", "latency_ms", "technology", "efficiency", "window_mib",
+            "flows", "loss_rate", "lossless", "mtu_bytes", "per_message_us",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -134,7 +134,10 @@ nlohmann::json toJson(const Cluster& c) {
                        {"memory_gib", number(g.memory_gib)},
                        {"hbm_tbps", number(g.hbm_tbps)},
                        {"sms", g.sms},
-                       {"gemm_efficiency", number(g.gemm_efficiency)}};
+                       {"gemm_efficiency", number(g.gemm_efficiency)},
+                       {"gemm_efficiency_fp8", number(g.gemm_efficiency_fp8)},
+                       {"tdp_w", number(g.tdp_w)},
+                       {"power_limit_w", number(g.power_limit_w)}};
     }
     j["gpu_models"] = models;
     json buildings = json::array();

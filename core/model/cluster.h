@@ -21,6 +21,15 @@ struct GpuModel {
     // Fraction of the dense peak that large, well-shaped GEMMs reach with
     // cuBLAS (vendor and MLPerf measurements; see docs/COST_MODEL.md).
     double gemm_efficiency = 0.8;
+    // The same for FP8 GEMMs, of the FP8 peak: H100/H800 FP8 GEMMs reach
+    // 68-76% of 1,979 TFLOP/s where BF16 reaches ~80% of 989 (DeepGEMM,
+    // TileLang and FlashAttention-3 figures; see docs/COST_MODEL.md).
+    double gemm_efficiency_fp8 = 0.7;
+    // Board power the peaks are rated at, and the limit the GPU runs under
+    // (0: not given / at the rated power). A lower limit lowers the
+    // sustained tensor clock: peak x (power_limit_w / tdp_w)^(1/3).
+    double tdp_w = 0;
+    double power_limit_w = 0;
 
     bool operator==(const GpuModel&) const = default;
 };

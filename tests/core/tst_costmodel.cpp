@@ -159,6 +159,15 @@ private Q_SLOTS:
     void gemmTimeRoofline_data();
     void gemmTimeRoofline();
 
+    // FP8 and power limits.
+    void gemmRateByPrecisionAndPower_data();
+    void gemmRateByPrecisionAndPower();
+    void fp8GemmReadsOneByteInputs();
+    void fp8LayerAttentionCoreAtBf16();
+    void fp8LogitsStayBf16();
+    void fp8CastOverhead();
+    void powerCapSlowsGemmsNotStreams();
+
     // Transports.
     void perFlowRate_data();
     void perFlowRate();
@@ -865,6 +874,157 @@ void TestCostModel::gemmTimeRoofline() {
     QFETCH(double, k);
     QFETCH(double, expected);
     QVERIFY_CLOSE(sa::gemmTime(h100(), 989e12, m, n, k), expected, 1e-12);
+}
+
+// ============================================================================
+// FP8 and power limits
+// ============================================================================
+
+namespace {
+
+// One layer (or the logits) of `model` under `plan` on one GPU `gpu`. The
+// context points at `model`, `plan` and a cluster that the next call replaces.
+LayerContext contextOn(const GpuModel& gpu, const Model& model, const Plan& plan) {
+    static Cluster cluster; // layerContext keeps pointers into the cluster
+    cluster = clusterOf("one", {building("B1", 8)}, {}, gpu);
+    return layerContext(cluster, cluster.buildings[0], model, plan);
+}
+
+Model fp8(Model m) {
+    m.dtype = DType::FP8;
+    return m;
+}
+
+// 8192^3 on 132 SMs: 32 waves, 31.03 used, k-loop share 8192 / 8256.
+constexpr double kCubeShape = (4096.0 / (32 * 132)) * (8192.0 / 8256.0);
+constexpr double kCubeFlops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+
+} // namespace
+
+void TestCostModel::gemmRateByPrecisionAndPower_data() {
+    QTest::addColumn<bool>("fp8");
+    QTest::addColumn<double>("tdpW");
+    QTest::addColumn<double>("limitW");
+    QTest::addColumn<double>("peak");
+    QTest::addColumn<double>("efficiency");
+    const double capped = std::cbrt(500.0 / 700.0); // (P / P_tdp)^(1/3)
+    // BF16 at its peak and gemm_efficiency; FP8 at twice the peak and
+    // gemm_efficiency_fp8 (0.7 by default, not 0.8).
+    QTest::newRow("bf16") << false << 0.0 << 0.0 << 989e12 << 0.8;
+    QTest::newRow("fp8") << true << 0.0 << 0.0 << 1979e12 << 0.7;
+    QTest::newRow("bf16 at 500 of 700 W") << false << 700.0 << 500.0 << 989e12 * capped << 0.8;
+    QTest::newRow("fp8 at 500 of 700 W") << true << 700.0 << 500.0 << 1979e12 * capped << 0.7;
+    // At the rated power, or with no rating to read a limit against: no change.
+    QTest::newRow("at the rated power") << false << 700.0 << 700.0 << 989e12 << 0.8;
+    QTest::newRow("rated power only") << true << 700.0 << 0.0 << 1979e12 << 0.7;
+}
+
+void TestCostModel::gemmRateByPrecisionAndPower() {
+    QFETCH(bool, fp8);
+    QFETCH(double, tdpW);
+    QFETCH(double, limitW);
+    QFETCH(double, peak);
+    QFETCH(double, efficiency);
+    GpuModel gpu = h100();
+    gpu.tdp_w = tdpW;
+    gpu.power_limit_w = limitW;
+    const GemmRate rate = gemmRate(gpu, fp8 ? GemmPrecision::Fp8 : GemmPrecision::Bf16);
+    QVERIFY_CLOSE(rate.peak_flops, peak, 1e-12);
+    QVERIFY_CLOSE(rate.efficiency, efficiency, 1e-12);
+    // A compute-bound GEMM runs at exactly that rate, times its shape factor.
+    QVERIFY_CLOSE(gemmTime(gpu, rate, 8192, 8192, 8192),
+                  kCubeFlops / (peak * efficiency * kCubeShape) + 3e-6, 1e-12);
+}
+
+void TestCostModel::fp8GemmReadsOneByteInputs() {
+    // An outer product is memory bound: FP8 inputs are 1 byte, the output bf16.
+    const GpuModel gpu = h100();
+    const double m = 8192, n = 8192;
+    const double bytes = 1.0 * (m + n) + 2.0 * m * n;
+    QVERIFY_CLOSE(gemmTime(gpu, gemmRate(gpu, GemmPrecision::Fp8), m, n, 1),
+                  bytes / (3.35e12 * 0.8) + 3e-6, 1e-12);
+}
+
+void TestCostModel::fp8LayerAttentionCoreAtBf16() {
+    // In an FP8 layer only the linear layers run FP8: halving the BF16
+    // large-GEMM efficiency slows the layer's forward by exactly what the
+    // FlashAttention core loses (BF16 peak x gemm_efficiency x 0.9), nothing
+    // else; halving the FP8 efficiency leaves the attention core alone.
+    const Model model = fp8(gptModel());
+    const Plan plan = makePlan();
+    GpuModel slowBf16 = h100();
+    slowBf16.gemm_efficiency = 0.4;
+    const LayerCost base = layerCost(contextOn(h100(), model, plan));
+    const LayerCost slow = layerCost(contextOn(slowBf16, model, plan));
+    const double attnModelFlops = 0.5 * 4.0 * 1 * 32 * 2048.0 * 2048.0 * 128;
+    const double expected = attnModelFlops / (989e12 * 0.9) * (1 / 0.4 - 1 / 0.8);
+    QVERIFY_CLOSE(slow.fwd_s - base.fwd_s, expected, 1e-9);
+
+    GpuModel slowFp8 = h100();
+    slowFp8.gemm_efficiency_fp8 = 0.35;
+    const LayerCost slower = layerCost(contextOn(slowFp8, model, plan));
+    QVERIFY(slower.fwd_s > base.fwd_s);
+    // A BF16 model never reads the FP8 efficiency.
+    const LayerCost bf16 = layerCost(contextOn(h100(), gptModel(), plan));
+    QVERIFY(layerCost(contextOn(slowFp8, gptModel(), plan)) == bf16);
+}
+
+void TestCostModel::fp8LogitsStayBf16() {
+    // The output layer is not an FP8 layer: FP8 and BF16 models cost the same.
+    const Plan plan = makePlan(2);
+    const EdgeCost bf16 = logitsCost(contextOn(h100(), gptModel(), plan));
+    const EdgeCost fp8Model = logitsCost(contextOn(h100(), fp8(gptModel()), plan));
+    QVERIFY(fp8Model == bf16);
+}
+
+void TestCostModel::fp8CastOverhead() {
+    // Quantising each FP8 GEMM's inputs: 6 bytes per element of the activation
+    // and the weight in forward, of the output gradient in backward, at 80% of
+    // HBM, plus two kernels per tensor. h 4096, GELU f 16384, MHA, tp 1, 2,048
+    // tokens: QKV (T x 3h x h), projection (T x h x h), fc1 (T x f x h), fc2
+    // (T x h x f).
+    const Model model = fp8(gptModel());
+    const Plan plan = makePlan();
+    LayerContext ctx = contextOn(h100(), model, plan);
+    const LayerCost with = layerCost(ctx);
+    ctx.kc.fp8_cast_bytes_per_element = 0;
+    ctx.kc.fp8_cast_kernels = 0;
+    const LayerCost without = layerCost(ctx);
+    const double T = 2048, h = 4096, f = 16384;
+    const double fwdElems =
+        (T * h + h * 3 * h) + (T * h + h * h) + (T * h + h * f) + (T * f + f * h);
+    const double bwdElems = T * 3 * h + T * h + T * f + T * h;
+    const double hbm = 3.35e12 * 0.8, kernel = 3e-6;
+    QVERIFY_CLOSE(with.fwd_s - without.fwd_s, 6.0 * fwdElems / hbm + 4 * 2 * 2 * kernel, 1e-9);
+    QVERIFY_CLOSE(with.bwd_input_s - without.bwd_input_s, 6.0 * bwdElems / hbm + 4 * 2 * kernel,
+                  1e-9);
+    QCOMPARE(with.bwd_weight_s, without.bwd_weight_s);
+    // A BF16 layer casts nothing.
+    const Model bf16Model = gptModel();
+    LayerContext bf16 = contextOn(h100(), bf16Model, plan);
+    const LayerCost b = layerCost(bf16);
+    bf16.kc.fp8_cast_bytes_per_element = 0;
+    bf16.kc.fp8_cast_kernels = 0;
+    QVERIFY(layerCost(bf16) == b);
+}
+
+void TestCostModel::powerCapSlowsGemmsNotStreams() {
+    // A 500 W limit on a 700 W GPU: compute-bound work takes (7/5)^(1/3) =
+    // 1.119x as long; the memory-bound embedding gather does not change.
+    GpuModel capped = h100();
+    capped.tdp_w = 700;
+    capped.power_limit_w = 500;
+    const Model model = gptModel();
+    const Plan plan = makePlan();
+    const LayerCost full = layerCost(contextOn(h100(), model, plan));
+    const LayerCost slow = layerCost(contextOn(capped, model, plan));
+    QVERIFY(slow.fwd_s > full.fwd_s * 1.05);
+    QVERIFY(slow.fwd_s < full.fwd_s * std::cbrt(7.0 / 5.0));
+    QVERIFY(embeddingCost(contextOn(capped, model, plan)) ==
+            embeddingCost(contextOn(h100(), model, plan)));
+    QVERIFY_CLOSE(gemmTime(capped, gemmRate(capped, GemmPrecision::Bf16), 8192, 8192, 8192) - 3e-6,
+                  (gemmTime(h100(), 989e12, 8192, 8192, 8192) - 3e-6) * std::cbrt(7.0 / 5.0),
+                  1e-12);
 }
 
 // ============================================================================

@@ -206,6 +206,11 @@ void TestFormats::goodDocuments_data() {
     QTest::newRow("full model") << "model" << kFullModel;
     QTest::newRow("full plan") << "plan" << kFullPlan;
     QTest::newRow("inline scenario") << "scenario" << QString::fromStdString(scenarioText());
+    QTest::newRow("power-capped gpu")
+        << "cluster"
+        << QString::fromStdString(edited(kCluster, {"/gpu_models/H100/gemm_efficiency_fp8=0.65",
+                                                    "/gpu_models/H100/tdp_w=700",
+                                                    "/gpu_models/H100/power_limit_w=500"}));
     QTest::newRow("kv heads replicated")
         << "model" << QString::fromStdString(edited(kModel, {"/kv_heads=1"}));
     QTest::newRow("gpu model with slash")
@@ -232,6 +237,9 @@ void TestFormats::defaults() {
     QCOMPARE(c.gpu_models.at("G").sms, 108);
     QCOMPARE(c.gpu_models.at("G").gemm_efficiency, 0.8);
     QCOMPARE(c.gpu_models.at("G").peak_tflops_fp8, 0.0);
+    QCOMPARE(c.gpu_models.at("G").gemm_efficiency_fp8, 0.7);
+    QCOMPARE(c.gpu_models.at("G").tdp_w, 0.0);
+    QCOMPARE(c.gpu_models.at("G").power_limit_w, 0.0);
     QVERIFY(c.links.empty());
 
     const sa::Cluster two = parsed(sa::parseCluster(kCluster, "c.json"));
@@ -376,6 +384,19 @@ void TestFormats::badDocuments_data() {
         {"cluster.json: /gpu_models/a~1b/memory_gib: must be a number > 0, got -1"});
     bad("efficiency above one", "cluster", {"/gpu_models/A100/gemm_efficiency=1.5"},
         {"cluster.json: /gpu_models/A100/gemm_efficiency: must be a number in (0, 1], got 1.5"});
+    bad("fp8 efficiency above one", "cluster", {"/gpu_models/H100/gemm_efficiency_fp8=1.5"},
+        {"cluster.json: /gpu_models/H100/gemm_efficiency_fp8: must be a number in (0, 1], got "
+         "1.5"});
+    bad("negative tdp", "cluster", {"/gpu_models/H100/tdp_w=-700"},
+        {"cluster.json: /gpu_models/H100/tdp_w: must be a number >= 0, got -700"});
+    bad("power limit as text", "cluster", {"/gpu_models/H100/power_limit_w=\"500 W\""},
+        {"cluster.json: /gpu_models/H100/power_limit_w: must be a number >= 0, got '500 W'"});
+    bad("power limit without tdp", "cluster", {"/gpu_models/H100/power_limit_w=500"},
+        {"cluster.json: /gpu_models/H100/power_limit_w: needs tdp_w > 0 (the board power the "
+         "peaks are rated at), got tdp_w = 0"});
+    bad("power limit above tdp", "cluster",
+        {"/gpu_models/H100/tdp_w=700", "/gpu_models/H100/power_limit_w=800"},
+        {"cluster.json: /gpu_models/H100/power_limit_w: must be at most tdp_w (700), got 800"});
     bad("link to missing building", "cluster", {"/links/0/between/1=\"B9\""},
         {"cluster.json: /links/0/between/1: no building named 'B9'"});
     bad("link to itself", "cluster", {"/links/0/between=[\"B1\", \"B1\"]"},
@@ -662,6 +683,11 @@ void TestFormats::roundTripBuiltInCode() {
     sa::Scenario s = baseScenario();
     s.cluster.buildings[0].scale_out_gbps = 0.1 + 0.2; // not a short decimal
     s.cluster.links[0].latency_ms = 1.0 / 3.0;
+    for (auto& [key, g] : s.cluster.gpu_models) {
+        g.gemm_efficiency_fp8 = 0.1 + 0.55; // not a short decimal
+        g.tdp_w = 700;
+        g.power_limit_w = 1000.0 / 3.0;
+    }
     s.cluster.technologies["x"] = sa::Technology{"x", 0.7, 1e-9, 3, 1e-7, false, 1500, 0.25};
     s.model.moe = sa::MoeConfig{8, 2, 2048, 0, 0, 1.0};
     s.plan.parallelism.ep = 8;

@@ -178,7 +178,9 @@ for seq_k, gpus, gbs, tp, pp, dp, cp, tflops in [(32, 32, 128, 2, 1, 8, 2, 610),
 # ---------------------------------------- torchtitan (Grand Teton H100, Dec 2024)
 TT = ("pytorch/torchtitan docs/performance.md (commit d4c86e375, 2025-01-30; runs at torchtitan "
       "9dec370, Dec 2024)")
-TT_COMMON = ["peak FLOPs of a 700 W SXM H100 (cards ran at 500 W)",
+TT_COMMON = ["the cards ran at 500 W: power_limit_w 500 of tdp_w 700, so the 700 W SXM peaks are "
+             "sustained at (500/700)^(1/3) = 0.894 (docs/COST_MODEL.md); 96 GB HBM2e at 2.4 TB/s, "
+             "the figure torchao's roofline_utils.py gives for Meta's H100 variant",
              "torch.compile is not expressible (the model has no notion of kernel fusion by the "
              "compiler)",
              "Float8 (torchao, nn.Linear only) mapped to dtype fp8; FSDP float8 all-gather is not "
