@@ -766,6 +766,10 @@ void TopologyView::endChipPreview() {
     previewing_ = false;
     if (ChipItem* item = chipItem(dragChip_))
         item->returnHome();
+    forgetChipDrag();
+}
+
+void TopologyView::forgetChipDrag() {
     dragChip_ = -1;
     dragTarget_ = -1;
     dragSwap_ = -1;
@@ -793,16 +797,7 @@ void TopologyView::cancelChipDrag() {
         item->returnHome();
         item->setCursor(Qt::OpenHandCursor);
     }
-    dragChip_ = -1;
-    dragTarget_ = -1;
-    dragSwap_ = -1;
-    resetDropStates();
-    if (pendingChips_) {
-        chips_ = std::move(*pendingChips_);
-        pendingChips_.reset();
-        rebuildChips();
-    }
-    Q_EMIT chipDragCancelled();
+    forgetChipDrag();
 }
 
 // ---------------------------------------------------------------- zoom

@@ -123,6 +123,8 @@ private:
     void setDragTarget(int building, int swapWith);
     int chipAt(QPointF scenePos) const;
     void resetDropStates();
+    // The drag is over without a drop: no target, the chips as the model has them.
+    void forgetChipDrag();
     QString linkToolTip(int link, const std::optional<LinkHeat>& heat) const;
 
     QGraphicsScene* scene_;

@@ -79,13 +79,7 @@ void TestEditing::initTestCase() {
 
 void TestEditing::init() {
     window_ = std::make_unique<MainWindow>();
-    window_->resize(1400, 900);
-    QVERIFY(window_->openSample(sampleScenario("three-buildings-405b.json")));
-    window_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-    window_->activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(window_.get()));
-    QVERIFY(waitForEvaluation());
+    QVERIFY(sa::testing::showSample(*window_, sampleScenario("three-buildings-405b.json"), true));
 }
 
 void TestEditing::cleanup() {

@@ -89,11 +89,7 @@ void TestMainWindow::initTestCase() {
 
 void TestMainWindow::init() {
     window_ = std::make_unique<MainWindow>();
-    window_->resize(1400, 900);
-    QVERIFY(window_->openSample(sampleScenario("three-buildings-405b.json")));
-    window_->show();
-    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-    QVERIFY(waitForEvaluation());
+    QVERIFY(sa::testing::showSample(*window_, sampleScenario("three-buildings-405b.json")));
 }
 
 void TestMainWindow::cleanup() {
