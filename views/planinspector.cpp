@@ -215,6 +215,15 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
              QStringLiteral("Megatron sequence parallelism with TP"),
              [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
+    addCheck(sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
+             QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
+                            "links (more activation memory)"),
+             [](Scenario& s, bool v) { s.plan.schedule.latency_hiding = v; });
+    addCombo(sched, QStringLiteral("fsdp_reshard_after_forward"), QStringLiteral("FSDP reshard"),
+             names({"default (not under PP)", "after every forward", "never"}),
+             QStringLiteral("ZeRO-3: gather and reduce every microbatch, or once per step "
+                            "holding the whole stage (torchtitan's default under PP)"),
+             [](Scenario& s, int i) { s.plan.fsdp_reshard_after_forward = FsdpReshard(i); });
 
     QFormLayout* dp = group(QStringLiteral("Data-parallel traffic"));
     QStringList algoNames;
@@ -237,6 +246,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addCheck(dp, QStringLiteral("dp_overlap"), QStringLiteral("Overlap with backward"),
              QStringLiteral("Overlap gradient traffic with the backward pass"),
              [](Scenario& s, bool v) { s.plan.dp_overlap = v; });
+    addCombo(dp, QStringLiteral("grad_reduce_bytes"), QStringLiteral("Gradients"),
+             names({"fp32 (4 B per element)", "bf16 (2 B per element)"}),
+             QStringLiteral("The main-grad buffer's dtype, reduced as it is (Megatron-Core keeps "
+                            "bf16 by default; the optimizer then holds an fp32 copy)"),
+             [](Scenario& s, int i) { s.plan.grad_reduce_bytes = i == 0 ? 4 : 2; });
     addSpin(dp, QStringLiteral("dp_bucket_mib"), QStringLiteral("Bucket (MiB)"), 1, 65536,
             QStringLiteral("Gradient bucket size"),
             [](Scenario& s, int v) { s.plan.dp_bucket_mib = v; });
@@ -303,6 +317,10 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                    kSchedules.begin());
     });
     comboIndex(QStringLiteral("zero_stage"), [](const Scenario& s) { return s.plan.zero_stage; });
+    comboIndex(QStringLiteral("fsdp_reshard_after_forward"),
+               [](const Scenario& s) { return int(s.plan.fsdp_reshard_after_forward); });
+    comboIndex(QStringLiteral("grad_reduce_bytes"),
+               [](const Scenario& s) { return s.plan.grad_reduce_bytes == 4 ? 0 : 1; });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());
@@ -312,8 +330,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             const QString f = field;
             refreshers_.push_back([this, check, f] {
                 const Plan& p = document_->scenario().plan;
-                check->setChecked(f == QLatin1String("dp_overlap") ? p.dp_overlap
-                                                                   : p.sequence_parallel);
+                check->setChecked(f == QLatin1String("dp_overlap")       ? p.dp_overlap
+                                  : f == QLatin1String("latency_hiding") ? p.schedule.latency_hiding
+                                                                         : p.sequence_parallel);
             });
         }
     }
@@ -336,6 +355,13 @@ QComboBox* PlanInspector::comboBox(const QString& field) const {
     for (const auto& [f, w] : editors_)
         if (f == field)
             return qobject_cast<QComboBox*>(w);
+    return nullptr;
+}
+
+QCheckBox* PlanInspector::checkBox(const QString& field) const {
+    for (const auto& [f, w] : editors_)
+        if (f == field)
+            return qobject_cast<QCheckBox*>(w);
     return nullptr;
 }
 

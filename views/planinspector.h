@@ -41,6 +41,7 @@ public:
     QScrollArea* scrollArea() const { return scroll_; }
     QSpinBox* spinBox(const QString& field) const;
     QComboBox* comboBox(const QString& field) const;
+    QCheckBox* checkBox(const QString& field) const;
 
     // Builtin technology names offered for each link.
     static QStringList technologyNames(const Cluster& cluster);

@@ -18,6 +18,7 @@
 #include "../common/samples.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -48,6 +49,7 @@ private Q_SLOTS:
     void escapeInAFieldRevertsIt();
     void problemClearsWhenTheDocumentChanges_data();
     void problemClearsWhenTheDocumentChanges();
+    void everyPlanKnobIsEditable();
     void wheelOverUnfocusedFieldScrollsTheInspector();
     void wheelChangesTheFocusedField();
     void escapeCancelsAChipDrag();
@@ -284,6 +286,37 @@ void TestEditing::problemClearsWhenTheDocumentChanges() {
     QVERIFY(!problemBox()->isVisible());
     QVERIFY(window_->inspector()->problem().isEmpty());
     QCOMPARE(spin("dp")->value(), doc->scenario().plan.parallelism.dp);
+}
+
+void TestEditing::everyPlanKnobIsEditable() {
+    // Latency-aware warm-up, FSDP's resharding and the gradients' dtype, as
+    // a user sets them: a click on the box, arrow keys in a focused combo.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QCheckBox* hiding = inspector->checkBox(QStringLiteral("latency_hiding"));
+    QVERIFY(hiding && !hiding->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(hiding);
+    QTest::mouseClick(hiding, Qt::LeftButton, {}, QPoint(4, hiding->height() / 2));
+    QVERIFY(doc->scenario().plan.schedule.latency_hiding);
+    QCOMPARE(doc->undoStack()->count(), 1);
+    QVERIFY(waitForEvaluation());
+
+    QComboBox* grads = inspector->comboBox(QStringLiteral("grad_reduce_bytes"));
+    QComboBox* reshard = inspector->comboBox(QStringLiteral("fsdp_reshard_after_forward"));
+    QVERIFY(grads && reshard);
+    QCOMPARE(grads->currentIndex(), doc->scenario().plan.grad_reduce_bytes == 4 ? 0 : 1);
+    inspector->scrollArea()->ensureWidgetVisible(reshard);
+    reshard->setFocus();
+    QTest::keyClick(reshard, Qt::Key_Down);
+    QCOMPARE(doc->scenario().plan.fsdp_reshard_after_forward, FsdpReshard::Always);
+    QCOMPARE(doc->undoStack()->count(), 2);
+    QVERIFY(waitForEvaluation());
+    // Undo puts the plan and the field back.
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.fsdp_reshard_after_forward, FsdpReshard::Default);
+    QCOMPARE(reshard->currentIndex(), 0);
+    doc->undoStack()->undo();
+    QVERIFY(!hiding->isChecked());
 }
 
 void TestEditing::wheelOverUnfocusedFieldScrollsTheInspector() {
