@@ -116,8 +116,8 @@ void TestMemoryBound::stageMemoryShardsExperts() {
     QCOMPARE(m.weights, 2e9);
     QCOMPARE(m.gradients, 4e9);
     QCOMPARE(m.optimizer, 6e8 * 12 / 8 + 4e8 * 12 / 2.0);
-    QCOMPARE(m.total_gib, (2e9 + 4e9 + m.optimizer + 3e9) * kFragmentation / kGiB +
-                              kRuntimeOverheadGiB);
+    QCOMPARE(m.total_gib,
+             (2e9 + 4e9 + m.optimizer + 3e9) * kFragmentation / kGiB + kRuntimeOverheadGiB);
     // ZeRO-3 also shards the weights, and holds two gathered layers.
     in.zero = 3;
     const StageMemory z3 = stageMemory(in);
