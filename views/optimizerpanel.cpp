@@ -41,7 +41,9 @@ QString fromStd(const std::string& s) {
 
 // "12.3 % faster than production (10.05 s)".
 QString comparedWith(const OptimizerResult& r, const BaselineResult& b) {
-    const QString title = OptimizerResultsModel::baselineTitle(b.name).toLower();
+    const QString name = OptimizerResultsModel::baselineTitle(b.name);
+    const QString title =
+        b.prior_art ? QStringLiteral("the best prior art, %1,").arg(name) : name.toLower();
     if (!b.feasible)
         return QStringLiteral("%1 is infeasible (%2)").arg(title, fromStd(b.problem));
     const auto s = r.speedupOver(b);
@@ -452,8 +454,12 @@ void OptimizerPanel::updateResultStatus() {
         QString best =
             QStringLiteral("Best plan: %1 per step").arg(formatStepTime(r.top.front().step_time_s));
         QStringList comparisons;
+        // The plan as given, production and the best prior art: the rest
+        // are in the table and the tooltip.
+        const BaselineResult* prior = bestPriorArt(r.baselines);
         for (const BaselineResult& b : r.baselines)
-            comparisons << comparedWith(r, b);
+            if (b.name == "as-given" || b.name == "production" || &b == prior)
+                comparisons << comparedWith(r, b);
         if (!comparisons.isEmpty())
             best += QStringLiteral(", ") + comparisons.join(QStringLiteral(", "));
         lines << best + QStringLiteral(".");
@@ -471,6 +477,16 @@ void OptimizerPanel::updateResultStatus() {
         tip << QStringLiteral("Enumerated: structure, %1").arg(e.join(QStringLiteral(", ")));
         tip << QStringLiteral("By descent only: %1").arg(d.join(QStringLiteral(", ")));
     }
+    tip << QStringLiteral("Covered %1% of the space (%2 of %3 candidates looked at)")
+               .arg(QString::number(100 * r.coverage, 'g', 3), formatCount(r.enumerated),
+                    QString::number(r.space_size, 'g', 4));
+    if (r.lower_bound.step_s() > 0)
+        tip << QStringLiteral("No plan on these GPUs can be faster than %1 (compute at the best "
+                              "GEMM efficiency; unavoidable cross-building traffic)")
+                   .arg(formatStepTime(r.lower_bound.step_s()));
+    for (const BaselineResult& b : r.baselines)
+        tip << QStringLiteral("%1: %2 (%3)")
+                   .arg(fromStd(b.title), fromStd(b.recipe), fromStd(b.source));
     if (!r.pruned.empty()) {
         tip << QStringLiteral("Pruned:");
         for (const auto& [why, n] : r.pruned)

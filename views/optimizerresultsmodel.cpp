@@ -40,8 +40,13 @@ Figures figuresOf(const BaselineResult& b) {
 
 constexpr double kLast = std::numeric_limits<double>::infinity();
 
+// "prior-art" names the fastest prior-art row.
 const BaselineResult* baselineNamed(const OptimizerResult* r, const char* name) {
-    return r ? findBaseline(*r, name) : nullptr;
+    if (!r)
+        return nullptr;
+    if (std::string(name) == "prior-art")
+        return bestPriorArt(r->baselines);
+    return findBaseline(*r, name);
 }
 
 } // namespace
@@ -125,10 +130,18 @@ int OptimizerResultsModel::columnCount(const QModelIndex& parent) const {
 }
 
 QString OptimizerResultsModel::baselineTitle(const std::string& name) {
+    if (name == "as-given")
+        return QStringLiteral("As given");
     if (name == "production")
         return QStringLiteral("Production");
     if (name == "prior-art")
-        return QStringLiteral("Prior art");
+        return QStringLiteral("Best prior art");
+    if (name == "crosspipe")
+        return QStringLiteral("CrossPipe");
+    if (name == "atlas")
+        return QStringLiteral("Atlas");
+    if (name == "megatron-multidc")
+        return QStringLiteral("Megatron multi-DC");
     return QString::fromStdString(name);
 }
 

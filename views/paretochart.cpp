@@ -29,9 +29,13 @@ struct BaselineLook {
 BaselineLook lookOf(const std::string& name) {
     if (name == "production")
         return {QColor(200, 40, 40), QScatterSeries::MarkerShapeRectangle};
-    if (name == "prior-art")
+    if (name == "crosspipe")
         return {QColor(30, 140, 60), QScatterSeries::MarkerShapeTriangle};
-    return {QColor(120, 60, 160), QScatterSeries::MarkerShapeStar};
+    if (name == "atlas")
+        return {QColor(0, 130, 150), QScatterSeries::MarkerShapeRotatedRectangle};
+    if (name == "megatron-multidc")
+        return {QColor(150, 110, 0), QScatterSeries::MarkerShapePentagon};
+    return {QColor(120, 60, 160), QScatterSeries::MarkerShapeStar}; // as given
 }
 
 // Pinned markers sit this far inside the plot (fraction of the axis): far

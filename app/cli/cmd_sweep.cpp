@@ -24,7 +24,7 @@ const char* kSweepHelp =
     "product) and prints one row per point: step time, tokens/s, MFU, memory,\n"
     "cross-building bytes and the exposed communication.\n\n"
     "--baselines  one parameter, for the plan and for the production (Llama 3\n"
-    "             recipe) and prior-art (Atlas/CrossPipe) baselines' plans, made\n"
+    "             recipe) and the best prior-art baselines' plans, found\n"
     "             once on the unswept scenario and held fixed: the series the\n"
     "             explorer's sweep chart draws. CSV columns series,PATH,\n"
     "             step_time_s,error (as the chart's Export CSV); --json gives\n"

@@ -163,14 +163,14 @@ CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, Collect
     if (algo == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce)
         algo = CollectiveAlgo::Ring;
     if (algo == CollectiveAlgo::Auto) {
-        // Pick what a tuned library would: the algorithm with the least time
-        // for this group alone (NCCL's tuner does the same per size).
+        // What NCCL's tuner picks (src/graph/tuning.cc): ring or tree,
+        // whichever is faster for this group alone at this size. NCCL knows
+        // nothing of buildings: the hierarchical (per-building, then across)
+        // scheme is a framework's choice, never NCCL's own.
         TrafficPhase scratch(phase.topology(), phase.transport());
         double best = 1e300;
-        for (CollectiveAlgo a :
-             {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::Hierarchical}) {
-            if ((a == CollectiveAlgo::Hierarchical && g.buildings < 2) ||
-                (a == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce))
+        for (CollectiveAlgo a : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+            if (a == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce)
                 continue;
             scratch.clear();
             const Cost c = run(scratch, g, kind, a, S, groups, env);

@@ -276,9 +276,9 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     const Zero3* z3 = chunkTimesOf(ctx, model, plan, layout, transports, p2p, ev, st);
     pipelineInput(plan, st.chunks, *p2p, options.timeline, st.pipelineIn);
     const PipelineResult& pr = simulated(st);
-    if (!pr.ok)
-        ev.warnings.push_back(
-            "internal: the pipeline order deadlocked; step time is a lower bound");
+    if (!pr.ok) // never expected: a plan that passed validation has a valid order
+        return EvaluationError{{Diagnostic{options.plan_file, "/schedule",
+                                           "internal: the pipeline order deadlocked"}}};
     const Ref<DpCollectives> dp = dpCollectivesOf(ctx, plan, layout, transports, p2p, st);
     dpTiming({&plan, &*layout, &st.costs, &*dp, &st.pipelineIn, &pr, &st.stageParams}, st.dp);
     ev.step_time_s = st.dp.step_s;

@@ -1,74 +1,19 @@
 #include "explore/baselines.h"
 
+#include "explore/optimizer.h"
 #include "formats/documents.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace sa {
 
 namespace {
 
-const EvaluateOptions kLean{false, false, false};
-
-std::string linkNameOf(const Link& l) {
-    return l.name.empty() ? l.a + "-" + l.b : l.name;
-}
-
-// Largest dp that divides the batch (over micro batches) and fits `gpus`.
-int largestDp(const Plan& p, std::int64_t cellStage, std::int64_t gpus) {
-    const std::int64_t per =
-        p.global_batch_sequences / std::max<std::int64_t>(1, p.micro_batch_sequences);
-    for (std::int64_t d = std::min(per, gpus / std::max<std::int64_t>(1, cellStage)); d >= 1; --d)
-        if (per % d == 0)
-            return int(d);
-    return 0;
-}
-
-std::vector<int> evenLayers(int layers, int pp) {
-    std::vector<int> out(std::size_t(pp), layers / pp);
-    for (int i = 0; i < layers % pp; ++i)
-        ++out[std::size_t(i)];
-    return out;
-}
-
-// Evaluates `plan`, raising recompute until it fits. The result carries
-// the plan as evaluated.
-BaselineResult evaluateRaising(const Evaluator& evaluator, const Model& model, Plan plan,
-                               BaselineResult r) {
-    std::vector<Recompute> ladder{plan.recompute};
-    for (Recompute x : {Recompute::Selective, Recompute::Full})
-        if (int(x) > int(plan.recompute))
-            ladder.push_back(x);
-    for (Recompute x : ladder) {
-        plan.recompute = x;
-        const auto problems = validateScenario({evaluator.cluster(), model, plan});
-        if (!problems.empty()) {
-            r.plan = plan;
-            r.problem = problems.front().str();
-            return r;
-        }
-        const auto res = evaluator.evaluate(model, plan, kLean);
-        r.plan = plan;
-        if (const auto* err = std::get_if<EvaluationError>(&res)) {
-            r.problem = err->str();
-            return r;
-        }
-        const Evaluation& ev = std::get<Evaluation>(res);
-        r.step_time_s = ev.step_time_s;
-        r.cross_building_bytes = ev.cross_building_bytes;
-        r.mfu = ev.mfu;
-        r.peak_gib_per_gpu = ev.memory.peak_gib_per_gpu;
-        r.gpus = ev.gpus;
-        if (ev.memory.fits) {
-            r.feasible = true;
-            r.problem.clear();
-            return r;
-        }
-        r.problem = "does not fit in memory even with recompute " + std::string(toString(x));
-    }
-    return r;
-}
+// Llama 3 runs context parallelism so that each rank holds 8,192 tokens
+// (Dubey et al. 2024, Table 4: CP1 at 8K, CP16 at 131K sequences).
+constexpr std::int64_t kLlama3TokensPerCpRank = 8192;
 
 // The largest tp the cluster and the model allow inside one host.
 int hostTp(const Cluster& c, const Model& m) {
@@ -87,51 +32,197 @@ int hostTp(const Cluster& c, const Model& m) {
     return 1;
 }
 
-std::vector<int> ppValues(const Model& m) {
-    std::vector<int> out;
-    for (int p = 1; p <= std::min(m.layers, 128); ++p) {
-        int q = p;
-        while (q % 2 == 0)
-            q /= 2;
-        while (q % 3 == 0)
-            q /= 3;
-        if (q == 1 || m.layers % p == 0)
-            out.push_back(p);
-    }
-    return out;
+int llama3Cp(std::int64_t sequence) {
+    std::int64_t cp = std::max<std::int64_t>(1, sequence / kLlama3TokensPerCpRank);
+    while (cp > 1 && sequence % (2 * cp) != 0)
+        --cp;
+    return int(cp);
 }
 
-// The production recipe applied to degrees already chosen.
-Plan productionPlan(const Cluster& cluster, const Model& model, Plan p) {
-    p.name = "baseline-production";
-    p.rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
-    const int pp = p.parallelism.pp;
-    std::vector<int> layers;
-    if (p.placement && int(p.placement->layers_per_stage.size()) == pp)
-        layers = p.placement->layers_per_stage;
-    p.placement.reset();
-    const std::int64_t m = p.microbatches();
-    const bool canInterleave = pp > 1 && m % pp == 0 && model.layers >= 2 * pp;
-    if (canInterleave) {
-        p.schedule = {ScheduleKind::Interleaved, 2};
-        if (layers.empty() && model.layers % (2 * pp) != 0)
-            layers = evenLayers(model.layers, pp);
-        if (std::any_of(layers.begin(), layers.end(), [](int n) { return n < 2; }))
-            layers = evenLayers(model.layers, pp);
-    } else {
-        p.schedule = {ScheduleKind::OneFOneB, 1};
+const std::vector<std::string> kPpAcrossKinds{"pp-across", "stages", "regions"};
+
+BaselineRecipe production(const Cluster& cluster, const Model& model, const Plan& base) {
+    BaselineRecipe r;
+    r.name = "production";
+    const bool moe = model.moe.has_value();
+    r.title = moe ? "production (Megatron-Core MoE recipe)" : "production (Llama 3 recipe)";
+    DesignSpaceOptions& s = r.space;
+    s.tp = {hostTp(cluster, model)};
+    s.cp = {llama3Cp(base.sequence_length)};
+    s.micro_batch = {1};
+    if (!moe)
+        s.ep = {1};
+    s.placement_kinds = {"dp-across"};
+    s.schedules = {{ScheduleKind::Interleaved, 2, false}, {ScheduleKind::OneFOneB, 1, false}};
+    s.zero_stages = {1};
+    s.dp_algos = {CollectiveAlgo::Auto};
+    r.recipe =
+        "tp" + std::to_string(s.tp[0]) + " (a host) cp" + std::to_string(s.cp[0]) +
+        " (8K tokens per rank), pp for the best step time, dp fills the GPUs" +
+        (moe ? ", ep searched" : "") +
+        "; rank order [tp,cp,pp,dp] (DP across buildings), interleaved 1F1B (1F1B where "
+        "the microbatches do not allow it), ZeRO-1 (FSDP under pipeline parallelism: weights "
+        "kept after forward, gradients reduced once per step), NCCL's own "
+        "algorithm; recompute only as needed to fit; link transports tuned per link";
+    r.source = moe ? "Megatron-Core MoE guide (EP inside the DP group, TP inside a host) with "
+                     "the Llama 3 recipe for the rest (Dubey et al. 2024, Sec. 3.3.2)"
+                   : "Dubey et al., The Llama 3 Herd of Models (2024), Sec. 3.3.2 and Table 4: "
+                     "16,384 H100 at TP8 CP1 PP16 DP128 with 8K sequences, rank order "
+                     "[TP, CP, PP, DP], interleaved 1F1B, FSDP without resharding weights after "
+                     "forward; gradients reduced once per step under PP as torchtitan's "
+                     "pipelining does (backward_maybe_with_nosync)";
+    return r;
+}
+
+BaselineRecipe crosspipe() {
+    BaselineRecipe r;
+    r.name = "crosspipe";
+    r.title = "CrossPipe (latency-aware PP across)";
+    r.prior_art = true;
+    r.space.placement_kinds = kPpAcrossKinds;
+    r.space.schedules = {{ScheduleKind::OneFOneB, 1, true}};
+    r.space.vary_links = false;
+    r.recipe = "only PP crosses buildings (whole stages per building or region), 1F1B with "
+               "latency-aware warm-up, links as built; degrees, recompute, ZeRO and layer split "
+               "searched";
+    r.source = "CrossPipe (USENIX ATC'25): cross-datacenter pipeline parallelism with a "
+               "latency-aware 1F1B warm-up";
+    return r;
+}
+
+BaselineRecipe atlas() {
+    BaselineRecipe r;
+    r.name = "atlas";
+    r.title = "Atlas (PP across, multi-TCP)";
+    r.prior_art = true;
+    r.space.placement_kinds = kPpAcrossKinds;
+    r.space.schedules = {{ScheduleKind::OneFOneB, 1, false}};
+    r.space.link_technologies = {"tcp-multiflow"};
+    r.recipe = "only PP activations cross buildings (whole stages per building or region), "
+               "1F1B, several TCP flows per transfer on every inter-building link; degrees, "
+               "recompute, ZeRO and layer split searched";
+    r.source = "Atlas (Dash et al. 2024): geo-distributed training that sends only pipeline "
+               "activations over the WAN, with multiple TCP connections per transfer";
+    return r;
+}
+
+BaselineRecipe megatronMultiDc() {
+    BaselineRecipe r;
+    r.name = "megatron-multidc";
+    r.title = "Megatron multi-DC (hierarchical DP across)";
+    r.prior_art = true;
+    r.space.placement_kinds = {"dp-across"};
+    r.space.dp_algos = {CollectiveAlgo::Hierarchical};
+    r.space.schedules = {{ScheduleKind::Interleaved, 2, false}, {ScheduleKind::OneFOneB, 1, false}};
+    r.space.vary_links = false;
+    r.recipe = "DP crosses buildings with a hierarchical all-reduce (reduce-scatter inside each "
+               "building, all-reduce across, all-gather inside), 1F1B or interleaved, links as "
+               "built; degrees, recompute, ZeRO and layer split searched";
+    r.source = "NeMo / Megatron-Core multi-data-center training: hierarchical data parallelism "
+               "that keeps the cross-site step of the gradient all-reduce to one shard per rank";
+    return r;
+}
+
+BaselineResult fromSearch(const BaselineRecipe& recipe, const OptimizerResult& r) {
+    BaselineResult b;
+    b.name = recipe.name;
+    b.title = recipe.title;
+    b.recipe = recipe.recipe;
+    b.source = recipe.source;
+    b.prior_art = recipe.prior_art;
+    if (r.top.empty()) {
+        std::string why = "no plan of this recipe fits";
+        std::int64_t most = 0;
+        for (const auto& [reason, n] : r.pruned)
+            if (n > most) {
+                most = n;
+                why = "no plan of this recipe fits (most were rejected for: " + reason + ")";
+            }
+        b.problem = why;
+        return b;
     }
-    if (!layers.empty())
-        p.placement = Placement{{}, layers};
-    p.collectives.clear();
-    p.collectives[Dim::DP] = CollectiveAlgo::Ring;
-    p.link_technologies.clear();
-    for (const Link& l : cluster.links)
-        p.link_technologies[linkNameOf(l)] = LinkOverride{"roce", 0};
-    return p;
+    const ScoredPlan& best = r.top.front();
+    b.plan = best.plan;
+    b.plan.name = "baseline-" + recipe.name;
+    b.plan.description = recipe.title + ": " + best.label;
+    b.feasible = true;
+    b.step_time_s = best.step_time_s;
+    b.cross_building_bytes = best.cross_building_bytes;
+    b.mfu = best.mfu;
+    b.peak_gib_per_gpu = best.peak_gib_per_gpu;
+    b.gpus = best.gpus;
+    return b;
 }
 
 } // namespace
+
+std::vector<BaselineRecipe> baselineRecipes(const Cluster& cluster, const Model& model,
+                                            const Plan& base) {
+    return {production(cluster, model, base), crosspipe(), atlas(), megatronMultiDc()};
+}
+
+BaselineResult asGivenBaseline(const Evaluator& evaluator, const Model& model, const Plan& base) {
+    BaselineResult b;
+    b.name = "as-given";
+    b.title = "as given (the base plan)";
+    b.recipe = "the base plan, unchanged";
+    b.source = "the plan document searched from";
+    b.plan = base;
+    if (base.parallelism.gpus() <= 1) {
+        b.problem = "the base plan gives no degrees";
+        return b;
+    }
+    const EvaluationResult res =
+        evaluator.evaluate(model, base, EvaluateOptions{false, true, false});
+    if (const auto* err = std::get_if<EvaluationError>(&res)) {
+        b.problem = err->str();
+        return b;
+    }
+    const Evaluation& ev = std::get<Evaluation>(res);
+    b.step_time_s = ev.step_time_s;
+    b.cross_building_bytes = std::round(ev.cross_building_bytes);
+    b.mfu = ev.mfu;
+    b.peak_gib_per_gpu = ev.memory.peak_gib_per_gpu;
+    b.gpus = ev.gpus;
+    b.feasible = ev.memory.fits;
+    if (!b.feasible)
+        b.problem = "does not fit in memory (" + std::to_string(int(ev.memory.peak_gib_per_gpu)) +
+                    " GiB per GPU)";
+    return b;
+}
+
+BaselineResult recipeBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
+                              const BaselineRecipe& recipe, const BaselineOptions& options) {
+    OptimizerOptions o;
+    o.space = recipe.space;
+    o.space.size = options.size;
+    o.space.gpu_budget = options.gpu_budget;
+    o.top_k = 1;
+    o.threads = options.threads;
+    o.max_evaluations = options.max_evaluations;
+    o.seeds = 3;
+    o.baselines = false;
+    o.cancel = options.cancel;
+    return fromSearch(recipe, optimize(evaluator, model, base, o));
+}
+
+std::vector<BaselineResult> computeBaselines(const Evaluator& evaluator, const Model& model,
+                                             const Plan& base, const BaselineOptions& options) {
+    std::vector<BaselineResult> out;
+    if (base.parallelism.gpus() > 1)
+        out.push_back(asGivenBaseline(evaluator, model, base));
+    for (const BaselineRecipe& r : baselineRecipes(evaluator.cluster(), model, base))
+        out.push_back(recipeBaseline(evaluator, model, base, r, options));
+    return out;
+}
+
+const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines) {
+    const BaselineResult* best = nullptr;
+    for (const BaselineResult& b : baselines)
+        if (b.prior_art && b.feasible && (!best || b.step_time_s < best->step_time_s))
+            best = &b;
+    return best;
+}
 
 Plan defaultBasePlan() {
     Plan p;
@@ -143,113 +234,6 @@ Plan defaultBasePlan() {
     p.zero_stage = 1;
     p.recompute = Recompute::Selective;
     return p;
-}
-
-BaselineResult productionBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
-                                  std::int64_t gpuBudget) {
-    const Cluster& cluster = evaluator.cluster();
-    BaselineResult r;
-    r.name = "production";
-    if (base.parallelism.gpus() > 1) {
-        r.recipe = "the base plan's degrees with the Llama 3 recipe: rank order [tp,cp,pp,dp] "
-                   "(DP across buildings), interleaved 1F1B, flat ring DP collectives, RoCE on "
-                   "every link";
-        return evaluateRaising(evaluator, model, productionPlan(cluster, model, base), r);
-    }
-    // No degrees given: tp fills a host, the smallest pp that fits.
-    r.recipe = "Llama 3 recipe: tp fills a host, the smallest pp that fits, dp fills the GPUs; "
-               "rank order [tp,cp,pp,dp], interleaved 1F1B, ring DP collectives, RoCE everywhere";
-    Plan p = base;
-    p.parallelism.tp = hostTp(cluster, model);
-    p.parallelism.cp = 1;
-    p.parallelism.ep = 1;
-    BaselineResult last = r;
-    last.problem = "no pipeline depth fits";
-    for (int pp : ppValues(model)) {
-        p.parallelism.pp = pp;
-        const int dp = largestDp(p, std::int64_t(p.parallelism.tp) * pp, gpuBudget);
-        if (dp < 1)
-            break;
-        p.parallelism.dp = dp;
-        BaselineResult x = evaluateRaising(evaluator, model, productionPlan(cluster, model, p), r);
-        if (x.feasible)
-            return x;
-        last = x;
-    }
-    return last;
-}
-
-BaselineResult priorArtBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
-                                std::int64_t gpuBudget) {
-    const Cluster& cluster = evaluator.cluster();
-    BaselineResult r;
-    r.name = "prior-art";
-    r.recipe = "Atlas/CrossPipe: only PP crosses buildings (rank order [tp,cp,dp,pp], whole "
-               "stages per building, assigned greedily to the buildings with the most GPUs), "
-               "1F1B, links as built; pp and dp chosen for the best step time";
-    Plan p = base;
-    p.name = "baseline-prior-art";
-    if (p.parallelism.gpus() <= 1)
-        p.parallelism.tp = hostTp(cluster, model);
-    p.parallelism.ep = std::max(1, p.parallelism.ep);
-    p.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
-    p.schedule = {ScheduleKind::OneFOneB, 1};
-    p.link_technologies.clear();
-    const std::int64_t cell = std::int64_t(p.parallelism.tp) * p.parallelism.cp;
-
-    // Buildings by GPUs, most first (ties: cluster order).
-    std::vector<std::size_t> order(cluster.buildings.size());
-    std::iota(order.begin(), order.end(), std::size_t(0));
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return cluster.buildings[a].gpus > cluster.buildings[b].gpus;
-    });
-
-    BaselineResult best = r;
-    best.problem = "no pipeline depth lets whole stages fit into the buildings";
-    for (int pp : ppValues(model)) {
-        p.parallelism.pp = pp;
-        // The largest dp whose stages fit whole, greedily.
-        const std::int64_t per =
-            p.global_batch_sequences / std::max<std::int64_t>(1, p.micro_batch_sequences);
-        int dp = 0;
-        std::vector<int> stagesIn;
-        for (std::int64_t d = std::min(per, gpuBudget / (cell * pp)); d >= 1 && dp == 0; --d) {
-            if (per % d != 0 || (p.parallelism.ep > 1 && d % p.parallelism.ep != 0))
-                continue;
-            std::vector<int> n(cluster.buildings.size(), 0);
-            int left = pp;
-            for (std::size_t b : order) {
-                const int fit =
-                    int(std::min<std::int64_t>(left, cluster.buildings[b].gpus / (cell * d)));
-                n[b] = fit;
-                left -= fit;
-            }
-            if (left == 0) {
-                dp = int(d);
-                stagesIn = n;
-            }
-        }
-        if (dp == 0)
-            continue;
-        p.parallelism.dp = dp;
-        Placement pl;
-        int s0 = 0;
-        for (std::size_t b : order) {
-            if (stagesIn[b] == 0)
-                continue;
-            pl.runs.push_back({s0, s0 + stagesIn[b] - 1, 0, dp - 1, cluster.buildings[b].name});
-            s0 += stagesIn[b];
-        }
-        p.placement = pl;
-        BaselineResult x = evaluateRaising(evaluator, model, p, r);
-        if (x.feasible) {
-            if (!best.feasible || x.step_time_s < best.step_time_s)
-                best = x;
-        } else if (!best.feasible) {
-            best = x; // the latest reason, until one fits
-        }
-    }
-    return best;
 }
 
 } // namespace sa

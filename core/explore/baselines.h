@@ -1,29 +1,35 @@
 #pragma once
-// Baselines the optimizer's best plan is measured against, as the paper
-// does (speedup over the production configuration and over the best prior
-// approach). Each is a plan generator that follows a published recipe;
-// docs/OPTIMIZER.md gives the rationale.
+// Baselines the optimizer's best plan is measured against: what people
+// really run, each evaluated on the links as built. docs/OPTIMIZER.md gives
+// every recipe with its source.
 //
-// production  The Llama 3 recipe (Dubey et al. 2024, Sec. 3.3): rank order
-//             [tp, cp, pp, dp] so DP/FSDP spans the slowest links (here the
-//             buildings), interleaved 1F1B, flat ring collectives, RoCE on
-//             every link. Degrees, micro batch, ZeRO stage and recompute
-//             are the base plan's (the job as it runs); without a base plan
-//             tp fills a host and pp is the smallest that fits in memory.
-// prior-art   Atlas (Dash et al. 2024) and CrossPipe (ATC'25): only PP
-//             crosses buildings, TP x DP stay inside one; whole stages are
-//             assigned to buildings greedily, the buildings with the most
-//             GPUs first; 1F1B; the links keep the cluster's transport.
-//             pp and dp are chosen (best step time over the pp values whose
-//             stages fit whole into the buildings), tp, cp, micro batch,
-//             ZeRO stage and recompute are the base plan's.
+// as-given          the base plan, unchanged.
+// production        Meta's Llama 3 recipe (Dubey et al. 2024, Sec. 3.3.2
+//                   and Table 4): TP fills a host, CP keeps 8K tokens per
+//                   rank, PP for the best step time, DP fills the GPUs; rank order [tp, cp, pp, dp]
+//                   (DP crosses the buildings), interleaved 1F1B, FSDP without resharding after
+//                   forward (ZeRO-1 here), NCCL's own algorithm choice; the link transports tuned
+//                   as an operator tunes NCCL. For an MoE model, the same with EP searched (named
+//                   so).
+// crosspipe         prior art: only PP crosses buildings, CrossPipe's
+//                   latency-aware 1F1B warm-up, links as built.
+// atlas             prior art: only PP crosses, 1F1B, several TCP flows per
+//                   transfer on every inter-building link.
+// megatron-multidc  prior art: DP crosses with a hierarchical all-reduce
+//                   (reduce inside each building, then across), links as
+//                   built.
 //
-// Both raise recompute (none -> selective -> full) when the plan would not
-// fit in memory otherwise.
+// Each recipe is a restriction of the optimizer's design space; its free
+// axes (degrees where the recipe leaves them open, recompute, ZeRO, layer
+// split, ...) are found by the same search, so a baseline is the best its
+// recipe can do. Its plan seeds the full search, which therefore never
+// returns a worse plan.
 
 #include "cost/evaluate.h"
+#include "explore/designspace.h"
 #include "model/scenario.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,8 +37,11 @@
 namespace sa {
 
 struct BaselineResult {
-    std::string name;   // "production" or "prior-art"
-    std::string recipe; // one line: what the generator did
+    std::string name;   // "as-given", "production", "crosspipe", "atlas", "megatron-multidc"
+    std::string title;  // for people: "production (Llama 3 recipe)"
+    std::string recipe; // what the recipe fixes and what was searched
+    std::string source; // the publication or documentation it follows
+    bool prior_art = false;
     Plan plan;
     bool feasible = false; // evaluated and fits in memory
     std::string problem;   // why not, when !feasible
@@ -43,11 +52,38 @@ struct BaselineResult {
     std::int64_t gpus = 0;
 };
 
-// `gpuBudget`: GPUs the job may use (as the optimizer's space).
-BaselineResult productionBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
-                                  std::int64_t gpuBudget);
-BaselineResult priorArtBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
-                                std::int64_t gpuBudget);
+// A baseline as a restriction of the design space.
+struct BaselineRecipe {
+    std::string name, title, recipe, source;
+    bool prior_art = false;
+    DesignSpaceOptions space;
+};
+
+struct BaselineOptions {
+    std::int64_t gpu_budget = 0;         // 0: as the design space derives it
+    std::int64_t max_evaluations = 2000; // per recipe search
+    SpaceSize size = SpaceSize::Default;
+    int threads = 0;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+std::vector<BaselineRecipe> baselineRecipes(const Cluster& cluster, const Model& model,
+                                            const Plan& base);
+
+// The base plan evaluated unchanged; not feasible (with the reason) when it
+// has no degrees, does not validate or does not fit.
+BaselineResult asGivenBaseline(const Evaluator& evaluator, const Model& model, const Plan& base);
+
+// The best plan of the recipe's space.
+BaselineResult recipeBaseline(const Evaluator& evaluator, const Model& model, const Plan& base,
+                              const BaselineRecipe& recipe, const BaselineOptions& options);
+
+// as-given (when the base plan has degrees), then every recipe.
+std::vector<BaselineResult> computeBaselines(const Evaluator& evaluator, const Model& model,
+                                             const Plan& base, const BaselineOptions& options);
+
+// The fastest feasible prior-art row, or nullptr.
+const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines);
 
 // A base plan for a search without one: the Llama 3 405B pre-training
 // batch (2,048 sequences of 8,192 tokens, Dubey et al. 2024, Table 4) and

@@ -99,6 +99,8 @@ std::string scheduleLabel(const Schedule& s) {
     std::string out = toString(s.kind);
     if (s.kind == ScheduleKind::Interleaved)
         out += " v" + std::to_string(s.virtual_stages);
+    if (s.latency_hiding)
+        out += " latency-aware";
     return out;
 }
 
@@ -455,7 +457,11 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
         };
         std::vector<LinkChoice> choices;
         std::set<std::pair<std::string, int>> seen;
+        const auto& allowed = o.link_technologies;
         auto add = [&](LinkChoice c) {
+            if (!allowed.empty() &&
+                std::find(allowed.begin(), allowed.end(), c.technology) == allowed.end())
+                return;
             if (!seen.insert(effective(c)).second)
                 return;
             c.label = labelOf(c);
@@ -475,7 +481,11 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
                 add({tech, more, {}});
             }
         }
-        if (choices.size() > 1) {
+        // One choice is an axis too when it is not the base plan's setting
+        // (a recipe that sets every link's technology).
+        const bool fixedOther = choices.size() == 1 && (choices[0].technology != first.technology ||
+                                                        choices[0].flows != first.flows);
+        if (choices.size() > 1 || fixedOther) {
             linkNames_.push_back(name);
             links_.push_back(std::move(choices));
         }
@@ -507,6 +517,19 @@ void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
                             addStructure({tp, cp, pp, dp, ep}, mb, o);
                         }
                 }
+    // The seeds' structures: a baseline's degrees may lie outside the lists.
+    for (const Plan& seed : o.seeds) {
+        const Parallelism& par = seed.parallelism;
+        const auto mb = seed.micro_batch_sequences;
+        const std::int64_t G = base_.global_batch_sequences;
+        const bool known = std::any_of(structures_.begin(), structures_.end(), [&](const auto& a) {
+            return a.structure.parallelism == par && a.structure.micro_batch == mb;
+        });
+        if (known || mb < 1 || par.dp < 1 || G % (mb * par.dp) != 0 || par.gpus() > budget_ ||
+            unfitDegrees(d, par.tp, par.cp, par.pp, int(mb)))
+            continue;
+        addStructure(par, int(mb), o);
+    }
 }
 
 DesignSpace::Degrees DesignSpace::degrees(const DesignSpaceOptions& o) const {
@@ -618,6 +641,9 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
     s.layers = {LayerSplit::Even};
     if (o.vary_layers && par.pp > 1)
         s.layers.push_back(LayerSplit::Balanced);
+    if (isBaseStructure(s.structure) && base_.placement &&
+        int(base_.placement->layers_per_stage.size()) == par.pp)
+        s.layers.insert(s.layers.begin(), LayerSplit::Given);
     buildBalancedSplits(s);
     // With one replica there is no DP collective to choose.
     if (par.dp == 1)
@@ -625,9 +651,9 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
     else if (!o.dp_algos.empty())
         s.dp_algos = o.dp_algos;
     else
-        s.dp_algos =
-            withBaseFirst(base_.algoFor(Dim::DP), {CollectiveAlgo::Hierarchical,
-                                                   CollectiveAlgo::Ring, CollectiveAlgo::Tree});
+        s.dp_algos = withBaseFirst(base_.algoFor(Dim::DP),
+                                   {CollectiveAlgo::Hierarchical, CollectiveAlgo::Ring,
+                                    CollectiveAlgo::Tree, CollectiveAlgo::Auto});
     structures_.push_back(std::move(s));
 }
 
@@ -660,9 +686,16 @@ void DesignSpace::buildSchedules(StructureAxes& s, const DesignSpaceOptions& o) 
         if (!inter && x.virtual_stages != 1)
             continue;
         pushUnique(s.schedules, x);
+        // Latency-aware warm-up (CrossPipe) on every derived schedule that
+        // has a warm-up to lengthen.
+        if (o.schedules.empty() && o.vary_latency_hiding && !x.latency_hiding &&
+            (x.kind == ScheduleKind::OneFOneB || x.kind == ScheduleKind::ZeroBubble))
+            pushUnique(s.schedules, Schedule{x.kind, x.virtual_stages, true});
     }
-    if (pp == 1 && !s.schedules.empty())
+    if (pp == 1 && !s.schedules.empty()) {
         s.schedules.resize(1); // one stage: every schedule is the same
+        s.schedules[0].latency_hiding = false;
+    }
 }
 
 void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o) const {
@@ -695,14 +728,37 @@ void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o)
 
 void DesignSpace::buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const {
     const Parallelism& par = axes.structure.parallelism;
-    addRankOrderPlacements(axes.placements, par, base_.rank_order);
-    if (!o.vary_placement || cluster_.buildings.size() < 2 || par.pp < 2)
-        return;
-    const bool full = o.size == SpaceSize::Full;
-    StagePlacements stages(cluster_, par, full, full ? kMaxExplicitFull : kMaxExplicitDefault,
-                           axes.placements);
-    for (const auto& groups : buildingGroupings(cluster_))
-        stages.addGrouping(groups);
+    std::vector<PlacementChoice>& out = axes.placements;
+    addRankOrderPlacements(out, par, base_.rank_order);
+    if (o.vary_placement && cluster_.buildings.size() >= 2 && par.pp >= 2) {
+        const bool full = o.size == SpaceSize::Full;
+        StagePlacements stages(cluster_, par, full, full ? kMaxExplicitFull : kMaxExplicitDefault,
+                               out);
+        for (const auto& groups : buildingGroupings(cluster_))
+            stages.addGrouping(groups);
+    }
+    // The base plan's own placement first, when it is none of these (an
+    // explicit placement of its own, or another rank order).
+    if (isBaseStructure(axes.structure)) {
+        std::vector<PlacementRun> runs;
+        if (base_.placement)
+            runs = base_.placement->runs;
+        const bool known = std::any_of(out.begin(), out.end(), [&](const PlacementChoice& c) {
+            return c.rank_order == base_.rank_order && c.runs == runs;
+        });
+        if (!known)
+            out.insert(out.begin(), PlacementChoice{"as-given", base_.rank_order, runs, {}});
+    }
+    const auto& kinds = o.placement_kinds;
+    if (!kinds.empty())
+        std::erase_if(out, [&](const PlacementChoice& c) {
+            const std::string kind = c.label.substr(0, c.label.find(' '));
+            return std::find(kinds.begin(), kinds.end(), kind) == kinds.end();
+        });
+}
+
+bool DesignSpace::isBaseStructure(const Structure& st) const {
+    return st.parallelism == base_.parallelism && st.micro_batch == base_.micro_batch_sequences;
 }
 
 std::string DesignSpace::axisName(int axis) const {
@@ -757,9 +813,12 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
     case kZero:
         return "zero" + std::to_string(a.zero[i]);
     case kLayers:
-        return a.layers[i] == LayerSplit::Even ? "layers even" : "layers balanced";
+        return a.layers[i] == LayerSplit::Even       ? "layers even"
+               : a.layers[i] == LayerSplit::Balanced ? "layers balanced"
+                                                     : "layers as given";
     case kDpAlgo:
-        return std::string("dp ") + toString(a.dp_algos[i]);
+        return a.dp_algos[i] == CollectiveAlgo::Auto ? std::string("dp nccl-choice")
+                                                     : std::string("dp ") + toString(a.dp_algos[i]);
     default:
         return linkNames_[std::size_t(axis - kFirstLink)] + " " +
                links_[std::size_t(axis - kFirstLink)][i].label;
@@ -842,8 +901,11 @@ void DesignSpace::buildBalancedSplits(StructureAxes& axes) const {
 const std::vector<int>& DesignSpace::layerSplit(const StructureAxes& axes,
                                                 const Candidate& c) const {
     static const std::vector<int> kEvenByTheCostModel;
-    if (axes.layers[c.choice[kLayers]] == LayerSplit::Balanced)
+    const LayerSplit split = axes.layers[c.choice[kLayers]];
+    if (split == LayerSplit::Balanced)
         return axes.balanced[c.choice[kPlacement]][c.choice[kSchedule]];
+    if (split == LayerSplit::Given)
+        return base_.placement->layers_per_stage;
     const Schedule& sch = axes.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     // The interleaved schedule needs an explicit split when the layers do
@@ -955,6 +1017,63 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         else
             p.link_technologies[linkNames_[i]] = LinkOverride{lc.technology, lc.flows};
     }
+}
+
+std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
+    auto indexOf = [](const auto& list, const auto& x) {
+        const auto it = std::find(list.begin(), list.end(), x);
+        return it == list.end() ? -1 : int(it - list.begin());
+    };
+    const std::vector<PlacementRun> runs =
+        p.placement ? p.placement->runs : std::vector<PlacementRun>{};
+    for (std::size_t s = 0; s < structures_.size(); ++s) {
+        const StructureAxes& a = structures_[s];
+        if (!(a.structure.parallelism == p.parallelism) ||
+            a.structure.micro_batch != p.micro_batch_sequences)
+            continue;
+        Candidate c;
+        c.structure = std::uint32_t(s);
+        c.choice.assign(std::size_t(axisCount()), 0);
+        int placement = -1;
+        for (std::size_t i = 0; i < a.placements.size() && placement < 0; ++i)
+            if (a.placements[i].rank_order == p.rank_order && a.placements[i].runs == runs)
+                placement = int(i);
+        const int found[] = {placement,
+                             indexOf(a.schedules, p.schedule),
+                             indexOf(a.recompute, p.recompute),
+                             indexOf(a.zero, p.zero_stage),
+                             0,
+                             indexOf(a.dp_algos, p.algoFor(Dim::DP))};
+        if (std::any_of(std::begin(found), std::end(found), [](int x) { return x < 0; }))
+            continue;
+        for (int axis = 0; axis < kFirstLink; ++axis)
+            c.choice[std::size_t(axis)] = std::uint16_t(found[axis]);
+        bool linksFound = true;
+        for (std::size_t i = 0; i < links_.size() && linksFound; ++i) {
+            LinkOverride want;
+            if (auto it = p.link_technologies.find(linkNames_[i]); it != p.link_technologies.end())
+                want = it->second;
+            int x = -1;
+            for (std::size_t j = 0; j < links_[i].size() && x < 0; ++j)
+                if (links_[i][j].technology == want.technology && links_[i][j].flows == want.flows)
+                    x = int(j);
+            linksFound = x >= 0;
+            c.choice[std::size_t(kFirstLink) + i] = std::uint16_t(std::max(0, x));
+        }
+        if (!linksFound)
+            continue;
+        // The layer split: whichever choice writes the same plan.
+        for (std::size_t x = 0; x < a.layers.size(); ++x) {
+            c.choice[kLayers] = std::uint16_t(x);
+            Plan q = base_;
+            planInto(c, q);
+            q.name = p.name;
+            q.description = p.description;
+            if (q == p)
+                return c;
+        }
+    }
+    return std::nullopt;
 }
 
 std::string DesignSpace::label(const Candidate& c) const {

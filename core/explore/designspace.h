@@ -14,12 +14,13 @@
 //                 crosses), and explicit placements of whole stages per
 //                 building or per region (PP across regions, DP between the
 //                 buildings of one region), with even and uneven splits
-//   schedule      1f1b, interleaved (virtual stages), zero-bubble, gpipe
+//   schedule      1f1b, interleaved (virtual stages), zero-bubble, gpipe,
+//                 each with and without latency-aware warm-up (CrossPipe)
 //   recompute     none, selective, full
 //   zero          ZeRO stage
 //   layers        even split, or balanced (lighter first/last stages for the
 //                 embedding and logits, slower buildings get fewer layers)
-//   dp-collective ring, tree, hierarchical
+//   dp-collective NCCL's own choice (ring or tree), ring, tree, hierarchical
 //   link:NAME     per inter-building link: technology and flow count
 //
 // Choice 0 of every axis is the base plan's value where the axis offers it,
@@ -31,6 +32,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +54,20 @@ struct DesignSpaceOptions {
     std::vector<Recompute> recompute;
     std::vector<Schedule> schedules;
     std::vector<CollectiveAlgo> dp_algos;
-    bool vary_placement = true; // explicit per-building / per-region placements
-    bool vary_layers = true;    // balanced layer splits
-    bool vary_links = true;     // link technologies and flows
-    int max_link_axes = 16;     // at most this many inter-building links get an axis
+    bool vary_placement = true;      // explicit per-building / per-region placements
+    bool vary_layers = true;         // balanced layer splits
+    bool vary_links = true;          // link technologies and flows
+    bool vary_latency_hiding = true; // derived schedules also with latency-aware warm-up
+    int max_link_axes = 16;          // at most this many inter-building links get an axis
+    // A recipe's restrictions (explore/baselines.h); empty = no restriction.
+    // Placement kinds: "as-given" (the base plan's own), "dp-across",
+    // "pp-across", "stages", "regions".
+    std::vector<std::string> placement_kinds;
+    // Technologies the link axes may set; "" is the link as built.
+    std::vector<std::string> link_technologies;
+    // Plans whose structures (degrees and micro batch) the space must hold,
+    // so that locate() finds them: the baselines that seed the search.
+    std::vector<Plan> seeds;
 };
 
 // One point of the space. `choice` has one entry per axis.
@@ -81,7 +93,8 @@ struct PlacementChoice {
     std::vector<double> stage_speed;
 };
 
-enum class LayerSplit { Even, Balanced };
+// Given: the base plan's explicit layers per stage (its structure only).
+enum class LayerSplit { Even, Balanced, Given };
 
 struct LinkChoice {
     std::string technology; // empty = the cluster's own
@@ -132,6 +145,15 @@ public:
     void planInto(const Candidate& c, Plan& p) const;
     // "tp8 cp1 pp16 dp768 mb1 | dp-across | interleaved v2 | selective | zero2 | ..."
     std::string label(const Candidate& c) const;
+    // The candidate whose plan is `p` (degrees, micro batch, placement,
+    // schedule, recompute, ZeRO, layer split, DP collective and link
+    // settings all equal), or nullopt when the space does not hold it.
+    std::optional<Candidate> locate(const Plan& p) const;
+    // The link axes (one per inter-building link that has choices).
+    bool isLinkAxis(int axis) const { return axis >= kFirstLink; }
+    const std::string& linkOfAxis(int axis) const {
+        return linkNames_[std::size_t(axis - kFirstLink)];
+    }
 
     // (tp, cp, pp, ep, micro batch) tuples rejected before any candidate was
     // formed, by reason.
@@ -178,6 +200,7 @@ private:
     void buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const;
     void buildLinks(const DesignSpaceOptions& o);
     void buildBalancedSplits(StructureAxes& axes) const;
+    bool isBaseStructure(const Structure& st) const;
     // Empty for the cost model's even split.
     const std::vector<int>& layerSplit(const StructureAxes& axes, const Candidate& c) const;
     double staticMemoryLowerBoundGiB(const StructureAxes& axes, const Candidate& c,

@@ -1,5 +1,7 @@
 #include "explore/optimizer.h"
 
+#include "cost/compute.h"
+#include "cost/network.h"
 #include "formats/documents.h"
 #include "util/parallel.h"
 
@@ -603,9 +605,13 @@ void advanceSeeds(DescentState& st, const DescentMoves& moves, Objective obj) {
 
 // Stage 2: coordinate descent from the best seeds.
 void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
-             OptimizerResult& result) {
+             const std::vector<Entry>& extraSeeds, OptimizerResult& result) {
     const OptimizerOptions& options = ctx.options;
-    const std::vector<Entry> seeds = bestSeeds(locals, options.objective, options.seeds);
+    std::vector<Entry> seeds = bestSeeds(locals, options.objective, options.seeds);
+    for (const Entry& e : extraSeeds)
+        if (std::none_of(seeds.begin(), seeds.end(),
+                         [&](const Entry& x) { return x.key == e.key; }))
+            seeds.push_back(e);
     result.strategy.seeds = int(seeds.size());
 
     DescentState st;
@@ -633,13 +639,43 @@ void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
 // The merged counts, and the top-K and Pareto entries as complete plan
 // documents. The space builds valid plans by construction; a plan the
 // validator still rejects is counted rather than handed out.
-void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerResult& result) {
+// The same plan for the cost model with every link axis whose link carries
+// no bytes at its first choice (the link as built or the base plan's
+// setting): a technology on an idle link does not make another plan.
+Candidate canonical(const SearchContext& ctx, const Candidate& c, double* modelFlops) {
+    const DesignSpace& space = ctx.space;
+    const EvaluationResult res = ctx.evaluator.evaluate(ctx.model, space.plan(c, false),
+                                                        EvaluateOptions{false, false, true});
+    const auto* ev = std::get_if<Evaluation>(&res);
+    if (!ev)
+        return c;
+    if (modelFlops && *modelFlops <= 0)
+        *modelFlops = ev->model_flops_per_step;
+    Candidate out = c;
+    for (int a = 0; a < space.axisCount(); ++a) {
+        if (!space.isLinkAxis(a) || out.choice[std::size_t(a)] == 0)
+            continue;
+        const auto it = std::find_if(ev->links.begin(), ev->links.end(), [&](const LinkUsage& u) {
+            return u.tier == LinkTier::InterBuilding && u.name == space.linkOfAxis(a);
+        });
+        if (it != ev->links.end() && it->bytes_per_step <= 0)
+            out.choice[std::size_t(a)] = 0;
+    }
+    return out;
+}
+
+void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerResult& result,
+                  double* modelFlops) {
     result.evaluated = all.evaluated;
     result.feasible = all.feasible;
     for (const auto& [why, n] : all.pruned)
         result.pruned[why] += n;
     const Cluster& cluster = ctx.evaluator.cluster();
-    auto keep = [&](const Entry& e, const std::string& name, std::vector<ScoredPlan>& out) {
+    auto keep = [&](Entry e, const std::string& name, std::vector<ScoredPlan>& out) {
+        e.key = canonical(ctx, e.key, modelFlops);
+        if (std::any_of(out.begin(), out.end(),
+                        [&](const ScoredPlan& x) { return x.key == e.key; }))
+            return;
         ScoredPlan p = materialise(ctx.space, e, name);
         if (!validateScenario({cluster, ctx.model, p.plan}).empty()) {
             ++result.pruned[kInvalid];
@@ -648,9 +684,43 @@ void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerRes
         out.push_back(std::move(p));
     };
     for (std::size_t i = 0; i < all.top.size(); ++i)
-        keep(all.top[i], "optimized-" + std::to_string(i + 1), result.top);
+        keep(all.top[i], "optimized-" + std::to_string(result.top.size() + 1), result.top);
     for (std::size_t i = 0; i < all.pareto.size(); ++i)
-        keep(all.pareto[i], "pareto-" + std::to_string(i + 1), result.pareto);
+        keep(all.pareto[i], "pareto-" + std::to_string(result.pareto.size() + 1), result.pareto);
+}
+
+// The plans the search starts from: the feasible baselines and, in the full
+// space, the default space's best.
+std::vector<std::pair<std::string, Plan>> seedPlans(const Evaluator& evaluator, const Model& model,
+                                                    const Plan& base,
+                                                    const OptimizerOptions& options,
+                                                    OptimizerResult& result) {
+    std::vector<std::pair<std::string, Plan>> seeds;
+    if (options.baselines) {
+        BaselineOptions b;
+        b.gpu_budget = options.space.gpu_budget;
+        b.max_evaluations = options.baseline_evaluations > 0
+                                ? options.baseline_evaluations
+                                : std::max<std::int64_t>(500, options.max_evaluations / 8);
+        b.size = options.space.size;
+        b.threads = options.threads;
+        b.cancel = options.cancel;
+        result.baselines = computeBaselines(evaluator, model, base, b);
+        for (const BaselineResult& r : result.baselines)
+            if (r.feasible)
+                seeds.emplace_back(r.name, r.plan);
+    }
+    if (options.space.size == SpaceSize::Full && options.seed_full_from_default) {
+        OptimizerOptions d = options;
+        d.space.size = SpaceSize::Default;
+        d.baselines = false;
+        d.max_evaluations = std::max<std::int64_t>(1, options.max_evaluations / 4);
+        d.progress = nullptr;
+        const OptimizerResult r = optimize(evaluator, model, base, d);
+        if (!r.top.empty())
+            seeds.emplace_back("default-space best", r.top.front().plan);
+    }
+    return seeds;
 }
 
 std::string strategyDescription(bool exhaustive, int prefix, const OptimizerResult& result,
@@ -684,7 +754,12 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
                          const OptimizerOptions& options) {
     const auto t0 = Clock::now();
     OptimizerResult result = describeInputs(evaluator, model, base, options);
-    const DesignSpace space(evaluator.cluster(), model, base, options.space);
+    const auto seeds = seedPlans(evaluator, model, base, options, result);
+    const auto tSearch = Clock::now();
+    DesignSpaceOptions spaceOptions = options.space;
+    for (const auto& [name, plan] : seeds)
+        spaceOptions.seeds.push_back(plan);
+    const DesignSpace space(evaluator.cluster(), model, base, spaceOptions);
     describeSpace(space, result);
 
     // More threads than cores (e.g. to check determinism) need a higher
@@ -716,23 +791,106 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
     result.strategy.name = exhaustive ? "exhaustive" : "staged";
 
     searchEnumerated(ps, ctx, arena, locals, result);
+    // The seeds are candidates like any other; evaluated here they enter
+    // the top list whatever the enumeration held, and the descent starts
+    // from them too.
+    std::vector<Entry> seedEntries;
+    for (const auto& [name, plan] : seeds) {
+        const std::optional<Candidate> c = space.locate(plan);
+        if (!c) {
+            result.seeds_not_in_space.push_back(name);
+            continue;
+        }
+        result.seeded.push_back(name);
+        ++result.enumerated;
+        if (auto e = evaluateCandidate(ctx, *c, locals.local()))
+            seedEntries.push_back(*e);
+    }
     if (!exhaustive && !ctx.cancelled())
-        descend(ctx, arena, locals, result);
+        descend(ctx, arena, locals, seedEntries, result);
 
     result.cancelled = ctx.cancelled();
     ctx.finalProgress();
-    reportMerged(merged(locals, obj, k), ctx, result);
-    result.search_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    double modelFlops = 0;
+    reportMerged(merged(locals, obj, k), ctx, result, &modelFlops);
+    result.search_s = std::chrono::duration<double>(Clock::now() - tSearch).count();
     result.evaluations_per_s =
         result.search_s > 0 ? double(result.evaluated) / result.search_s : 0.0;
     result.strategy.description = strategyDescription(exhaustive, prefix, result, budget);
-
-    if (options.baselines && !result.cancelled) {
-        result.baselines.push_back(productionBaseline(evaluator, model, base, space.gpuBudget()));
-        result.baselines.push_back(priorArtBaseline(evaluator, model, base, space.gpuBudget()));
-    }
+    result.coverage =
+        result.space_size > 0 ? std::min(1.0, double(result.enumerated) / result.space_size) : 0.0;
+    result.lower_bound =
+        stepLowerBound(evaluator.cluster(), model, base, space.gpuBudget(), modelFlops);
     result.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
     return result;
+}
+
+namespace {
+
+// Parameters whose gradients every replica must exchange: attention and
+// dense MLPs of every layer, the embeddings (experts are left out: their
+// gradients are reduced over the expert-data-parallel group only).
+double replicatedParameters(const Model& m) {
+    const double h = double(m.hidden);
+    const double dh = double(m.headDim());
+    const double attention = h * (m.heads + 2.0 * m.kv_heads) * dh + m.heads * dh * h;
+    const double gated = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
+    const int moeLayers = m.moeLayersIn(0, m.layers);
+    const double dense = (m.layers - moeLayers) * gated * h * double(m.ffn_hidden);
+    return m.layers * attention + dense + double(m.vocab) * h;
+}
+
+} // namespace
+
+StepLowerBound stepLowerBound(const Cluster& cluster, const Model& model, const Plan& base,
+                              std::int64_t gpuBudget, double modelFlopsPerStep) {
+    StepLowerBound lb;
+    lb.model_flops_per_step = modelFlopsPerStep;
+    // The fastest GPUs first: the most FLOP/s the budget can have.
+    std::vector<std::pair<double, std::int64_t>> rates; // (FLOP/s per GPU, GPUs)
+    std::int64_t biggest = 0;
+    for (const Building& b : cluster.buildings) {
+        biggest = std::max(biggest, b.gpus);
+        if (const GpuModel* g = cluster.gpuOf(b)) {
+            // The faster of the GEMM precisions the model may run in.
+            double rate = g->peak_tflops_bf16 * 1e12 * g->gemm_efficiency;
+            if (model.dtype == DType::FP8)
+                rate = std::max(rate, g->peak_tflops_fp8 * 1e12 * g->gemm_efficiency_fp8);
+            rates.emplace_back(rate * powerClockFactor(*g), b.gpus);
+        }
+    }
+    std::sort(rates.begin(), rates.end(), std::greater<>());
+    double flops = 0;
+    std::int64_t left = gpuBudget;
+    for (const auto& [rate, n] : rates) {
+        const std::int64_t take = std::min(left, n);
+        flops += rate * double(take);
+        left -= take;
+    }
+    if (flops > 0)
+        lb.compute_s = modelFlopsPerStep / flops;
+    // Beyond the largest building some dimension crosses a boundary: PP
+    // sends every token's activation one way and its gradient back (bf16);
+    // DP exchanges each parameter's gradient at least once each way between
+    // two groups of replicas. Either leaves or enters one building over its
+    // links.
+    if (gpuBudget > biggest && cluster.buildings.size() > 1) {
+        const double tokens = double(base.global_batch_sequences) * double(base.sequence_length);
+        const double ppBytes = tokens * double(model.hidden) * 2.0;
+        const double dpBytes = replicatedParameters(model) * double(base.grad_reduce_bytes);
+        lb.traffic_bytes = std::min(ppBytes, dpBytes);
+        double best = 0;
+        for (const Building& b : cluster.buildings) {
+            double bps = 0;
+            for (const Link& l : cluster.links)
+                if (l.a == b.name || l.b == b.name)
+                    bps += gbpsToBytesPerS(l.bandwidth_gbps);
+            best = std::max(best, bps);
+        }
+        if (best > 0)
+            lb.traffic_s = lb.traffic_bytes / best;
+    }
+    return lb;
 }
 
 OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,

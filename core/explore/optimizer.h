@@ -22,6 +22,7 @@
 #include "explore/baselines.h"
 #include "explore/designspace.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -50,10 +51,19 @@ struct OptimizerOptions {
     // beyond it the staged strategy runs. About 0.1 s on two cores for
     // Llama 3 405B on the three-building sample (BENCHMARKS.md); larger
     // budgets enumerate more axes.
-    std::int64_t max_evaluations = 16000;
+    std::int64_t max_evaluations = 80000;
     int seeds = 6;       // starting points of the coordinate descent
     int max_rounds = 12; // descent rounds per seed
+    // The baselines (explore/baselines.h) are computed first and seed the
+    // search, so that its best is never worse than any of them.
     bool baselines = true;
+    // Evaluation budget of each baseline recipe's search (0: max_evaluations
+    // / 8, at least 500).
+    std::int64_t baseline_evaluations = 0;
+    // The full space is first searched in the default space (a quarter of
+    // the budget) and seeded with its best, so that a larger space never
+    // finds a worse plan than the smaller one.
+    bool seed_full_from_default = true;
     DesignSpaceOptions space;
     // Checked between candidates: set it from any thread to stop soon.
     const std::atomic<bool>* cancel = nullptr;
@@ -62,6 +72,22 @@ struct OptimizerOptions {
     // when the descent starts).
     std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
+
+// No plan on the budget's GPUs can be faster than this: its model FLOPs at
+// the best GEMM efficiency of the fastest GPUs, or the cross-building bytes
+// some dimension must send once the job spans buildings (PP activations or
+// DP gradients, whichever is fewer) at the line rate of the best-connected
+// building's links. Communication may hide behind compute, so the bound is
+// the larger of the two, not their sum.
+struct StepLowerBound {
+    double model_flops_per_step = 0;
+    double compute_s = 0;
+    double traffic_bytes = 0; // per direction, the fewer of PP's and DP's
+    double traffic_s = 0;
+    double step_s() const { return std::max(compute_s, traffic_s); }
+};
+StepLowerBound stepLowerBound(const Cluster& cluster, const Model& model, const Plan& base,
+                              std::int64_t gpuBudget, double modelFlopsPerStep);
 
 // A candidate that was evaluated and fits.
 struct ScoredPlan {
@@ -112,6 +138,13 @@ struct OptimizerResult {
     std::vector<ScoredPlan> top;    // best first
     std::vector<ScoredPlan> pareto; // step time vs cross-building bytes, by step time
     std::vector<BaselineResult> baselines;
+    // Plans that seeded the search (baselines and, in the full space, the
+    // default space's best), by name, and those the space could not hold.
+    std::vector<std::string> seeded, seeds_not_in_space;
+    // Share of the space's candidates the search looked at (evaluated or
+    // rejected by a cheap check), 0..1.
+    double coverage = 0;
+    StepLowerBound lower_bound;
 
     std::int64_t prunedTotal() const;
     // Speedup of the best plan over a baseline: baseline / best - 1 (0.25 = 25% faster).

@@ -96,6 +96,18 @@ public:
         o.number("evaluations_per_s", r.evaluations_per_s, kRequired, formats::kNonNegative);
         o.integer("threads", r.threads, kRequired, kSmallCountRange);
         o.boolean("cancelled", r.cancelled, kRequired);
+        strings(o, "seeded", r.seeded);
+        strings(o, "seeds_not_in_space", r.seeds_not_in_space);
+        o.number("coverage", r.coverage, kRequired, formats::kNonNegative);
+        ObjectReader lb = o.object("lower_bound", kRequired);
+        lb.number("model_flops_per_step", r.lower_bound.model_flops_per_step, kRequired,
+                  formats::kNonNegative);
+        lb.number("compute_s", r.lower_bound.compute_s, kRequired, formats::kNonNegative);
+        lb.number("traffic_bytes", r.lower_bound.traffic_bytes, kRequired, formats::kNonNegative);
+        lb.number("traffic_s", r.lower_bound.traffic_s, kRequired, formats::kNonNegative);
+        double step = 0; // written for readers; recomputed
+        lb.number("step_s", step, kRequired, formats::kNonNegative);
+        lb.finish();
         objects(o, "baselines", [&](ObjectReader& x) { r.baselines.push_back(baseline(x)); });
         objects(o, "top", [&](ObjectReader& x) { r.top.push_back(scored(x)); });
         objects(o, "pareto", [&](ObjectReader& x) { r.pareto.push_back(scored(x)); });
@@ -201,7 +213,10 @@ private:
     BaselineResult baseline(ObjectReader& o) {
         BaselineResult b;
         o.string("name", b.name, kRequired, true);
+        o.string("title", b.title, kRequired, false);
         o.string("recipe", b.recipe, kRequired, false);
+        o.string("source", b.source, kRequired, false);
+        o.boolean("prior_art", b.prior_art, kRequired);
         o.boolean("feasible", b.feasible, kRequired);
         o.string("problem", b.problem, kRequired, false);
         o.number("step_time_s", b.step_time_s, kRequired, formats::kNonNegative);
@@ -300,6 +315,40 @@ std::string planSummary(const Plan& p) {
 
 } // namespace
 
+static std::vector<std::string> labelParts(const std::string& label) {
+    std::vector<std::string> parts;
+    std::size_t at = 0;
+    while (at <= label.size()) {
+        const std::size_t bar = label.find(" | ", at);
+        parts.push_back(label.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+        if (bar == std::string::npos)
+            break;
+        at = bar + 3;
+    }
+    return parts;
+}
+
+std::string labelDifference(const ScoredPlan& best, const ScoredPlan& p) {
+    const std::vector<std::string> a = labelParts(best.label), b = labelParts(p.label);
+    std::string out;
+    auto add = [&](const std::string& x) { out += (out.empty() ? "" : " | ") + x; };
+    for (const std::string& x : b)
+        if (std::find(a.begin(), a.end(), x) == a.end())
+            add(x);
+    // A link setting of the best plan that this one leaves as built.
+    for (const std::string& x : a) {
+        const std::size_t space = x.find(' ');
+        const std::string head = x.substr(0, space);
+        const bool isLink = space != std::string::npos && head.find('-') != std::string::npos &&
+                            head.rfind("dp", 0) != 0;
+        if (isLink && std::find(b.begin(), b.end(), x) == b.end() &&
+            std::none_of(b.begin(), b.end(),
+                         [&](const std::string& y) { return y.rfind(head + " ", 0) == 0; }))
+            add(head + " as built");
+    }
+    return out.empty() ? "the same settings" : out;
+}
+
 json toJson(const OptimizerResult& r) {
     json j;
     j["format"] = kOptimizerResultFormat;
@@ -331,10 +380,21 @@ json toJson(const OptimizerResult& r) {
     j["evaluations_per_s"] = r.evaluations_per_s;
     j["threads"] = r.threads;
     j["cancelled"] = r.cancelled;
+    j["seeded"] = r.seeded;
+    j["seeds_not_in_space"] = r.seeds_not_in_space;
+    j["coverage"] = r.coverage;
+    j["lower_bound"] = {{"model_flops_per_step", r.lower_bound.model_flops_per_step},
+                        {"compute_s", r.lower_bound.compute_s},
+                        {"traffic_bytes", r.lower_bound.traffic_bytes},
+                        {"traffic_s", r.lower_bound.traffic_s},
+                        {"step_s", r.lower_bound.step_s()}};
     json baselines = json::array();
     for (const BaselineResult& b : r.baselines) {
         json x{{"name", b.name},
+               {"title", b.title},
                {"recipe", b.recipe},
+               {"source", b.source},
+               {"prior_art", b.prior_art},
                {"feasible", b.feasible},
                {"problem", b.problem},
                {"step_time_s", b.step_time_s},
@@ -412,6 +472,17 @@ std::string optimizerReport(const OptimizerResult& r) {
          static_cast<long long>(r.feasible), static_cast<long long>(r.prunedTotal()));
     for (const auto& [why, n] : r.pruned)
         line("    %9lld  %s\n", static_cast<long long>(n), why.c_str());
+    line("  covered %.3g%% of the space (%lld of %.4g candidates looked at)\n", 100 * r.coverage,
+         static_cast<long long>(r.enumerated), r.space_size);
+    if (!r.seeded.empty() || !r.seeds_not_in_space.empty()) {
+        std::string s, m;
+        for (const auto& x : r.seeded)
+            s += (s.empty() ? "" : ", ") + x;
+        for (const auto& x : r.seeds_not_in_space)
+            m += (m.empty() ? "" : ", ") + x;
+        line("  seeded with: %s%s%s\n", s.empty() ? "-" : s.c_str(),
+             m.empty() ? "" : "; not in the space: ", m.c_str());
+    }
     line("  %.2f s (search %.2f s) on %d threads, %.0f evaluations/s%s\n", r.elapsed_s, r.search_s,
          r.threads, r.evaluations_per_s, r.cancelled ? ", CANCELLED" : "");
 
@@ -419,24 +490,35 @@ std::string optimizerReport(const OptimizerResult& r) {
         out += "\nBaselines (speedup = baseline step time / best step time - 1):\n";
         for (const BaselineResult& b : r.baselines) {
             if (!b.feasible) {
-                line("  %-11s infeasible: %s\n", b.name.c_str(), b.problem.c_str());
+                line("  %-17s infeasible: %s\n", b.name.c_str(), b.problem.c_str());
+                line("      %s\n", b.title.c_str());
                 continue;
             }
             const auto s = r.speedupOver(b);
-            line("  %-11s %8.3f s  %10s across buildings  MFU %5.1f%%  speedup %+.2f%%\n",
+            line("  %-17s %8.3f s  %10s across buildings  MFU %5.1f%%  speedup %+.2f%%\n",
                  b.name.c_str(), b.step_time_s, bytesText(b.cross_building_bytes).c_str(),
                  100 * b.mfu, s ? 100 * *s : 0.0);
-            line("              %s\n", b.recipe.c_str());
-            line("              %s\n", planSummary(b.plan).c_str());
+            line("      %s: %s\n", b.title.c_str(), b.recipe.c_str());
+            line("      source: %s\n", b.source.c_str());
+            line("      plan: %s\n", planSummary(b.plan).c_str());
         }
     }
 
-    out += "\nTop plans:\n";
+    out += "\nTop plans (after #1: what differs from it):\n";
     for (std::size_t i = 0; i < r.top.size(); ++i) {
         const ScoredPlan& p = r.top[i];
+        const std::string label = i == 0 ? p.label : "vs #1: " + labelDifference(r.top[0], p);
         line("  %2zu. %8.3f s  %10s across  %6lld GPUs  MFU %5.1f%%  %5.1f GiB  %s\n", i + 1,
              p.step_time_s, bytesText(p.cross_building_bytes).c_str(),
-             static_cast<long long>(p.gpus), 100 * p.mfu, p.peak_gib_per_gpu, p.label.c_str());
+             static_cast<long long>(p.gpus), 100 * p.mfu, p.peak_gib_per_gpu, label.c_str());
+    }
+    if (r.lower_bound.step_s() > 0 && !r.top.empty()) {
+        const StepLowerBound& lb = r.lower_bound;
+        line("\nOptimality: no plan on these GPUs can be faster than %.3f s (compute at the best "
+             "GEMM efficiency %.3f s; unavoidable cross-building traffic %s at line rate %.3f s); "
+             "the best plan is %.1f%% above it\n",
+             lb.step_s(), lb.compute_s, bytesText(lb.traffic_bytes).c_str(), lb.traffic_s,
+             100 * (r.top.front().step_time_s / lb.step_s() - 1));
     }
     out += "\nPareto set (step time vs cross-building bytes):\n";
     for (const ScoredPlan& p : r.pareto)

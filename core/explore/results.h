@@ -14,7 +14,7 @@
 namespace sa {
 
 inline constexpr const char* kOptimizerResultFormat = "scaleacross.optimizer-result";
-inline constexpr int kOptimizerResultVersion = 1;
+inline constexpr int kOptimizerResultVersion = 2;
 
 nlohmann::json toJson(const OptimizerResult& r);
 
@@ -30,5 +30,9 @@ Loaded<OptimizerResult> loadOptimizerResultFile(const std::string& path);
 // A human-readable report: space, strategy, counts, speed, baselines, the
 // top plans and the Pareto set.
 std::string optimizerReport(const OptimizerResult& r);
+
+// What distinguishes `p` from `best`: the label parts (" | ") of p that best
+// lacks, and best's link settings p leaves as built.
+std::string labelDifference(const ScoredPlan& best, const ScoredPlan& p);
 
 } // namespace sa

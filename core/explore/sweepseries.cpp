@@ -64,12 +64,11 @@ std::string currentPlanSeriesName() {
     return "Current plan";
 }
 
-std::string productionSeriesName() {
-    return "Production (Llama 3 recipe)";
-}
-
-std::string priorArtSeriesName() {
-    return "Prior art (Atlas/CrossPipe)";
+std::string baselineSeriesName(const BaselineResult& b) {
+    std::string title = b.title.empty() ? b.name : b.title;
+    if (!title.empty() && title[0] >= 'a' && title[0] <= 'z')
+        title[0] = char(title[0] - 'a' + 'A');
+    return b.prior_art ? "Best prior art: " + title : title;
 }
 
 std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::string& path,
@@ -85,29 +84,33 @@ std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::str
         return out;
 
     const Evaluator evaluator(base.cluster);
-    // The optimizer's GPU budget (explore/designspace.cpp): the base plan's
-    // GPUs when it has degrees, else the whole cluster.
-    std::int64_t budget =
-        base.plan.parallelism.gpus() > 1 ? base.plan.parallelism.gpus() : base.cluster.totalGpus();
-    budget = std::min(budget, base.cluster.totalGpus());
-    using Generator = BaselineResult (*)(const Evaluator&, const Model&, const Plan&, std::int64_t);
-    const std::pair<std::string, Generator> baselines[] = {
-        {productionSeriesName(), &productionBaseline},
-        {priorArtSeriesName(), &priorArtBaseline},
-    };
-    for (const auto& [name, generate] : baselines) {
+    BaselineOptions options;
+    options.cancel = cancelled;
+    const std::vector<BaselineResult> all =
+        computeBaselines(evaluator, base.model, base.plan, options);
+    std::vector<const BaselineResult*> shown;
+    for (const BaselineResult& b : all)
+        if (b.name == "production")
+            shown.push_back(&b);
+    if (const BaselineResult* prior = bestPriorArt(all))
+        shown.push_back(prior);
+    else if (auto it = std::find_if(all.begin(), all.end(),
+                                    [](const BaselineResult& b) { return b.prior_art; });
+             it != all.end())
+        shown.push_back(&*it);
+    for (const BaselineResult* b : shown) {
         if (isCancelled())
             return out;
-        const BaselineResult r = generate(evaluator, base.model, base.plan, budget);
+        const std::string name = baselineSeriesName(*b);
         // A baseline that was never evaluated has no plan worth sweeping; one
         // that was but does not fit is still drawn (and flagged).
-        if (!r.feasible && r.gpus == 0) {
+        if (!b->feasible && b->gpus == 0) {
             out.push_back(
-                failedSeries(name, values, r.problem.empty() ? "no plan found" : r.problem));
+                failedSeries(name, values, b->problem.empty() ? "no plan found" : b->problem));
             continue;
         }
         Scenario s = base;
-        s.plan = r.plan;
+        s.plan = b->plan;
         out.push_back(seriesOf(name, values, runSweep(s, axes)));
     }
     return out;

@@ -29,13 +29,14 @@ struct SweepSeries {
 
 // Series names of computeSweepSeries(), in its order.
 std::string currentPlanSeriesName();
-std::string productionSeriesName();
-std::string priorArtSeriesName();
+struct BaselineResult;
+// "Production (Llama 3 recipe)", "Best prior art: CrossPipe (...)".
+std::string baselineSeriesName(const BaselineResult& b);
 
 // Sweeps `path` over `values` for the scenario's plan and, with
-// `withBaselines`, for the production and prior-art baselines' plans
-// (explore/baselines.h, generated once on the unswept scenario and then
-// held fixed while the parameter varies). A baseline that cannot be
+// `withBaselines`, for the production baseline's and the best prior-art
+// baseline's plans (explore/baselines.h, found once on the unswept
+// scenario and then held fixed while the parameter varies). A baseline that cannot be
 // generated gives a series whose every point carries the reason. Runs
 // sa::runSweep (parallel); returns early, with what it has, once
 // `cancelled` is set. Safe to call from any thread.

@@ -164,7 +164,7 @@ std::vector<std::size_t> paretoOnlyIndices(const OptimizerResult& result) {
 
 std::string optimizerCsv(const OptimizerResult& result, const OptimizerCsvOptions& options) {
     const BaselineResult* production = findBaseline(result, "production");
-    const BaselineResult* priorArt = findBaseline(result, "prior-art");
+    const BaselineResult* priorArt = bestPriorArt(result.baselines);
     auto speedup = [](double step, const BaselineResult* b) {
         return b ? speedupOver(step, *b) : std::nullopt;
     };

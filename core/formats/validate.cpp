@@ -279,6 +279,14 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                 d.error("/global_batch_sequences",
                         "the interleaved schedule needs the number of microbatches (" +
                             str(p.microbatches()) + ") to be a multiple of pp (" + str(g.pp) + ")");
+            // CrossPipe's extra warm-up is defined for one chunk per stage:
+            // with interleaving, stage 0's extra forwards wait on the last
+            // stage's, which wait on stage 0's backwards (the chunks wrap
+            // around the pipeline), and the order deadlocks.
+            if (p.schedule.latency_hiding)
+                d.error("/schedule/latency_hiding",
+                        "latency-aware warm-up works with the 1f1b and zero-bubble schedules, "
+                        "not with interleaved (its chunks wrap around the pipeline)");
         } else if (p.schedule.virtual_stages != 1) {
             d.error("/schedule/virtual_stages",
                     std::string("must be 1 for the ") + toString(p.schedule.kind) +

@@ -108,8 +108,8 @@ const std::vector<BadCase>& badCases() {
          "must be one of step-time, cost, cross-building-bytes, got 'speed'"},
         {"another format", edited([](json& j) { j["format"] = "scaleacross.plan"; }), "/format",
          "must be 'scaleacross.optimizer-result', got 'scaleacross.plan'"},
-        {"another version", edited([](json& j) { j["version"] = 2; }), "/version",
-         "unsupported version 2"},
+        {"another version", edited([](json& j) { j["version"] = 3; }), "/version",
+         "unsupported version 3"},
         {"pruned total not the sum", edited([](json& j) {
              j["counts"]["pruned_total"] = j["counts"]["pruned_total"].get<std::int64_t>() + 1;
          }),
@@ -159,7 +159,7 @@ void TestResults::initTestCase() {
     result_ = optimize(evaluator, smallModel(), basePlan(128), o);
     QVERIFY(!result_.top.empty());
     QVERIFY(!result_.pareto.empty());
-    QCOMPARE(result_.baselines.size(), std::size_t(2));
+    QCOMPARE(result_.baselines.size(), std::size_t(5));
     QVERIFY(!result_.pruned.empty());
     QCOMPARE(result_.shard_count, 1);
     text_ = written(result_);
@@ -196,6 +196,7 @@ void TestResults::cliResultRoundTrip() {
                              QStringLiteral(SCALEACROSS_SOURCE_DIR
                                             "/sample_clusters/scenarios/two-buildings-405b.json"),
                              QStringLiteral("--threads"), QStringLiteral("2"),
+                             QStringLiteral("--max-evaluations"), QStringLiteral("4000"),
                              QStringLiteral("--json"), QStringLiteral("-o"), out});
     QVERIFY2(r.code == 0, r.err.c_str());
     const std::string text = readFile(out);

@@ -189,7 +189,7 @@ void TestOptimizerPanel::searchFillsTable() {
     QCOMPARE(r.top_k, 8);
     QCOMPARE(r.threads, 2);
     QVERIFY(r.top.size() >= 3);
-    QCOMPARE(r.baselines.size(), std::size_t(2));
+    QCOMPARE(r.baselines.size(), std::size_t(5));
 
     OptimizerResultsModel* m = panel_->model();
     QCOMPARE(m->paretoRowCount(), int(paretoOnlyIndices(r).size()));
@@ -232,8 +232,12 @@ void TestOptimizerPanel::searchFillsTable() {
                  OptimizerResultsModel::baselineTitle(r.baselines[b].name));
         QVERIFY(m->isBaselineRow(row));
     }
-    QCOMPARE(m->data(m->index(m->firstBaselineRow(), OptimizerResultsModel::SpeedupProduction))
-                 .toString(),
+    int productionRow = -1;
+    for (std::size_t b = 0; b < r.baselines.size(); ++b)
+        if (r.baselines[b].name == "production")
+            productionRow = m->firstBaselineRow() + int(b);
+    QVERIFY(productionRow >= 0);
+    QCOMPARE(m->data(m->index(productionRow, OptimizerResultsModel::SpeedupProduction)).toString(),
              QStringLiteral("±0.0 %"));
     // The first row's speedup is the optimizer's own figure.
     QCOMPARE(m->data(m->index(0, OptimizerResultsModel::SpeedupProduction)).toString(),
@@ -249,7 +253,8 @@ void TestOptimizerPanel::searchFillsTable() {
              qPrintable(status));
     QVERIFY2(status.contains(QStringLiteral("evaluations/s")), qPrintable(status));
     QVERIFY2(status.contains(QStringLiteral("than production")), qPrintable(status));
-    QVERIFY2(status.contains(QStringLiteral("than prior art")), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("than the best prior art")), qPrintable(status));
+    QVERIFY2(status.contains(QStringLiteral("than as given")), qPrintable(status));
     QVERIFY(!status.contains(QStringLiteral("Cancelled")));
     QCOMPARE(panel_->progressBar()->value(), panel_->progressBar()->maximum());
     // The best plan is selected.
@@ -306,8 +311,14 @@ void TestOptimizerPanel::sortsNumerically() {
     }
     // Display text alone would sort "10.2 s" before "9.8 s"; the step time
     // column ascending starts with the fastest plan.
+    // (a baseline may tie with it: the search is seeded with them).
     panel_->table()->sortByColumn(OptimizerResultsModel::StepTime, Qt::AscendingOrder);
-    QCOMPARE(proxy->mapToSource(proxy->index(0, 0)).row(), 0);
+    const int first = proxy->mapToSource(proxy->index(0, 0)).row();
+    QCOMPARE(panel_->model()
+                 ->data(panel_->model()->index(first, OptimizerResultsModel::StepTime),
+                        OptimizerResultsModel::SortRole)
+                 .toDouble(),
+             panel_->result()->top.front().step_time_s);
 }
 
 void TestOptimizerPanel::chartMatchesResult() {
@@ -343,30 +354,46 @@ void TestOptimizerPanel::chartMatchesResult() {
         QVERIFY(p.x() >= chart->timeAxis()->min() && p.x() <= chart->timeAxis()->max());
         QVERIFY(p.y() >= chart->bytesAxis()->min() && p.y() <= chart->bytesAxis()->max());
     }
-    // Production (Llama 3 recipe, DP over the 10 ms links) is several times
-    // slower than the plans here: pinned to the edge and labelled so; the
-    // prior-art baseline is close to them and drawn at its figures.
-    const int productionRow = chart->firstBaselineRow();
-    QCOMPARE(productionRow, panel_->model()->firstBaselineRow());
-    const BaselineResult& production = r.baselines[0];
-    QCOMPARE(production.name, std::string("production"));
-    QVERIFY(production.step_time_s > 3 * r.top.back().step_time_s);
+    // A baseline far slower than the plans is pinned to the edge and
+    // labelled with its time; one close to them is drawn at its figures.
+    // The honest baselines of this search are all close, so one is slowed
+    // down by hand.
+    const int firstRow = chart->firstBaselineRow();
+    QCOMPARE(firstRow, panel_->model()->firstBaselineRow());
+    std::size_t prod = 0, nearest = 0;
+    for (std::size_t i = 0; i < r.baselines.size(); ++i) {
+        if (r.baselines[i].name == "production")
+            prod = i;
+        if (r.baselines[i].feasible &&
+            (!r.baselines[nearest].feasible ||
+             r.baselines[i].step_time_s < r.baselines[nearest].step_time_s))
+            nearest = i;
+    }
+    QVERIFY(r.baselines[prod].feasible && prod != nearest);
+    for (const BaselineResult& b : r.baselines)
+        if (b.feasible && b.name != "as-given")
+            QVERIFY2(b.step_time_s < 3 * r.top.back().step_time_s, b.name.c_str());
+    auto slowed = std::make_shared<OptimizerResult>(r);
+    BaselineResult& production = slowed->baselines[prod];
+    production.step_time_s = 10 * r.top.back().step_time_s;
+    chart->setResult(slowed);
+    const int productionRow = firstRow + int(prod);
     QVERIFY(chart->isPinned(productionRow));
     QVERIFY(chart->plottedPoint(productionRow)->x() <= chart->timeAxis()->max());
-    QCOMPARE(chart->baselineSeries()[0]->pointLabelsFormat(),
-             QStringLiteral("Production → %1").arg(formatStepTime(production.step_time_s)));
-    QVERIFY(!chart->isPinned(productionRow + 1));
-    QCOMPARE(*chart->plottedPoint(productionRow + 1),
-             chart->valuePoint(r.baselines[1].step_time_s, r.baselines[1].cross_building_bytes));
+    QVERIFY(chart->isPinned(productionRow));
+    QVERIFY(!chart->isPinned(firstRow + int(nearest)));
+    QCOMPARE(*chart->plottedPoint(firstRow + int(nearest)),
+             chart->valuePoint(r.baselines[nearest].step_time_s,
+                               r.baselines[nearest].cross_building_bytes));
     chart->setBaselinesToScale(true);
     QVERIFY(!chart->isPinned(productionRow));
     QCOMPARE(*chart->plottedPoint(productionRow),
              chart->valuePoint(production.step_time_s, production.cross_building_bytes));
     QVERIFY(chart->timeAxis()->max() >= production.step_time_s);
-    QCOMPARE(chart->baselineSeries()[0]->pointLabelsFormat(), QStringLiteral("Production"));
     QCOMPARE(chart->planSeries()->count(), int(r.top.size()));
     chart->setBaselinesToScale(false);
     QVERIFY(chart->isPinned(productionRow));
+    chart->setResult(std::make_shared<OptimizerResult>(r));
 
     // Axes carry their units: 405B steps take seconds, traffic is in GB or TB.
     QCOMPARE(chart->timeUnit(), QStringLiteral("s"));
@@ -614,9 +641,10 @@ void TestOptimizerPanel::cancelShowsPartialResult() {
     QVERIFY(!panel_->isRunning());
     QVERIFY(panel_->result());
     QVERIFY(panel_->result()->cancelled);
-    QVERIFY(panel_->result()->baselines.empty());
+    // The baselines come first (they seed the search): a cancel may leave them.
     QCOMPARE(panel_->model()->rowCount(),
-             int(panel_->result()->top.size() + paretoOnlyIndices(*panel_->result()).size()));
+             int(panel_->result()->top.size() + paretoOnlyIndices(*panel_->result()).size() +
+                 panel_->result()->baselines.size()));
     QVERIFY2(panel_->statusText().contains(QStringLiteral("Cancelled")),
              qPrintable(panel_->statusText()));
     QVERIFY(panel_->progressBar()->format().contains(QStringLiteral("Cancelled")));
