@@ -118,6 +118,13 @@ for tool in sbatch squeue scontrol; do
     usage_error "$tool not found on PATH: run this on a Slurm submit host (Debian: apt-get install slurm-client)"
 done
 
+# Array indices must stay below MaxArraySize; say so before sbatch answers
+# only "Invalid job array specification".
+max_array=$(scontrol show config 2>/dev/null | sed -n 's/^MaxArraySize *= *\([0-9]*\).*/\1/p')
+if [[ -n $max_array ]] && ((shards > max_array)); then
+  usage_error "-n $shards: this cluster runs arrays of at most $max_array tasks (MaxArraySize)"
+fi
+
 # The jobs run elsewhere and later: give them absolute paths.
 if [[ -z $bin ]]; then
   bin=$(command -v scaleacross) || usage_error "scaleacross not found on PATH: give --binary PATH or set SCALEACROSS_BIN"
