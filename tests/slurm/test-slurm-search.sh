@@ -55,10 +55,15 @@ while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SA
 
 tmp=$(mktemp -d /tmp/scaleacross-slurm.XXXXXX)
 pids=()
+child=""
 slurm_started=0
 ctld_pid=""
 cleanup() {
   local rc=$?
+  if [[ -n $child ]]; then
+    kill "$child" 2>/dev/null || true # timeout passes the signal on
+    wait "$child" 2>/dev/null || true
+  fi
   # Jobs first: a killed slurmd leaves its slurmstepd and the job running.
   if ((slurm_started)) && kill -0 "$ctld_pid" 2>/dev/null; then
     timeout 10 scancel --quiet --full --user=root 2>/dev/null || true
@@ -87,6 +92,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Runs COMMAND under a time limit in the background and waits for it: bash
+# runs a trap only after a foreground command ends, but interrupts `wait`, so
+# Ctrl-C or a TERM stops the test (and its daemons) at once.
+run_limited() { # SECONDS COMMAND...
+  local limit=$1 rc=0
+  shift
+  timeout "$limit" "$@" &
+  child=$!
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
+}
 
 # munged checks that every directory above its socket is searchable by all
 # and that the key is private, hence 755 and 700.
@@ -210,7 +228,7 @@ submit=$root/tools/slurm/submit-search.sh
 out=$tmp/out
 # -c 1: each shard gets --threads 1 from SLURM_CPUS_PER_TASK, so both run
 # at once on a two-core node.
-timeout 90 "$submit" -n 2 -c 1 -o "$out" --binary "$bin" --wait -- "$scenario" "${search_args[@]}" ||
+run_limited 60 "$submit" -n 2 -c 1 -o "$out" --binary "$bin" --wait -- "$scenario" "${search_args[@]}" ||
   {
     show_logs
     fail "submit-search.sh -n 2 --wait failed"
@@ -249,7 +267,7 @@ grep -q "^Top plans:" "$out/merged.txt" || fail "merged.txt is not the text repo
 # A failing shard must fail --wait (and the merge must not run): a missing
 # input makes every shard exit 2.
 bad=$tmp/out-bad
-if timeout 60 "$submit" -n 2 -o "$bad" --binary "$bin" --wait -- "$tmp/no-such-scenario.json" \
+if run_limited 45 "$submit" -n 2 -o "$bad" --binary "$bin" --wait -- "$tmp/no-such-scenario.json" \
   >"$tmp/bad.out" 2>&1; then
   cat "$tmp/bad.out" >&2
   fail "submit-search.sh --wait succeeded although every shard failed"
@@ -260,5 +278,22 @@ grep -q "shard 0: FAILED" "$tmp/bad.out" || {
   fail "submit-search.sh did not name the failed shard"
 }
 echo "ok:   a failing shard fails --wait: $(grep -c 'FAILED' "$tmp/bad.out") shards reported failed"
+
+# Usage errors exit 2 before anything is submitted: more shards than the
+# cluster's MaxArraySize (1001 by default), and an option the array sets.
+jobs_before=$(squeue -h -o %i | wc -l)
+usage_check() { # MESSAGE-PATTERN ARGS... of submit-search.sh
+  local pattern=$1 rc=0
+  shift
+  "$submit" "$@" >"$tmp/usage.out" 2>&1 || rc=$?
+  if ((rc != 2)) || ! grep -q -- "$pattern" "$tmp/usage.out"; then
+    cat "$tmp/usage.out" >&2
+    fail "submit-search.sh $*: exit $rc, expected 2 and '$pattern'"
+  fi
+}
+usage_check MaxArraySize -n 100000 -o "$tmp/out-usage" --binary "$bin" -- "$scenario"
+usage_check "do not pass -o" -n 2 -o "$tmp/out-usage" --binary "$bin" --wait -- "$scenario" -o part.json
+[[ $(squeue -h -o %i | wc -l) == "$jobs_before" ]] || fail "a usage error submitted a job"
+echo "ok:   usage errors exit 2 and submit nothing"
 
 echo "PASS: sharded search on Slurm in $((SECONDS - test_started)) s"
