@@ -37,13 +37,13 @@ last_lines() {
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 scenario=$root/sample_clusters/scenarios/two-buildings-405b.json
-# Small enough for a few seconds per shard on two cores, large enough that
-# the staged search (enumerate, then descend) runs in every shard.
+# Small enough for a fraction of a second per shard on two cores, large enough
+# that the staged search (enumerate, then descend) runs in every shard.
 search_args=(--max-evaluations 2000 --no-baselines)
 
 # The daemons live in sbin, which a non-login root shell may lack.
 PATH=$PATH:/usr/sbin:/sbin
-for tool in slurmctld slurmd munged munge sbatch sinfo squeue scontrol scancel python3; do
+for tool in slurmctld slurmd munged munge unmunge sbatch sinfo squeue scontrol scancel python3; do
   command -v "$tool" >/dev/null ||
     skip "$tool not found (apt-get install slurm-wlm munge, or tools/install-deps.sh)"
 done
