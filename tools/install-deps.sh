@@ -7,6 +7,10 @@ packages=(
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins
   libboost-graph-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev
   xvfb xauth fonts-dejavu-core
+  # tests/slurm runs a throwaway single-node cluster. Installing them starts no
+  # Slurm daemon: their units and init scripts wait for /etc/slurm/slurm.conf,
+  # which nothing here writes; munged may start (the test then uses it).
+  slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do
