@@ -211,8 +211,11 @@ std::vector<BaselineResult> computeBaselines(const Evaluator& evaluator, const M
     std::vector<BaselineResult> out;
     if (base.parallelism.gpus() > 1)
         out.push_back(asGivenBaseline(evaluator, model, base));
-    for (const BaselineRecipe& r : baselineRecipes(evaluator.cluster(), model, base))
+    for (const BaselineRecipe& r : baselineRecipes(evaluator.cluster(), model, base)) {
+        if (options.cancel && options.cancel->load())
+            break;
         out.push_back(recipeBaseline(evaluator, model, base, r, options));
+    }
     return out;
 }
 

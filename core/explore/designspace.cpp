@@ -706,13 +706,26 @@ void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o)
                       : o.recompute;
     // With one replica every ZeRO stage shards over nothing: they are all
     // the same plan.
+    std::vector<int> stages;
     if (s.structure.parallelism.dp == 1)
-        s.zero = {o.zero_stages.empty() ? base_.zero_stage : o.zero_stages.front()};
+        stages = {o.zero_stages.empty() ? base_.zero_stage : o.zero_stages.front()};
     else if (!o.zero_stages.empty())
-        s.zero = o.zero_stages;
+        stages = o.zero_stages;
     else
-        s.zero = withBaseFirst(base_.zero_stage,
+        stages = withBaseFirst(base_.zero_stage,
                                full ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{1, 2, 3});
+    // ZeRO-3 with the base plan's resharding policy; under PP also the other
+    // behaviour when it differs: FSDP without resharding is ZeRO-1's traffic
+    // and memory (already a choice), resharding every microbatch is not.
+    const int pp = s.structure.parallelism.pp;
+    const FsdpReshard baseReshard = base_.fsdp_reshard_after_forward;
+    s.zero.clear();
+    for (int z : stages)
+        pushUnique(s.zero, ZeroChoice{z, z == 3 ? baseReshard : FsdpReshard::Default});
+    const bool hasZero3 = std::find(stages.begin(), stages.end(), 3) != stages.end();
+    if (hasZero3 && s.structure.parallelism.dp > 1 && o.zero_stages.empty() &&
+        !fsdpPerMicrobatch(3, baseReshard, pp))
+        pushUnique(s.zero, ZeroChoice{3, FsdpReshard::Always});
     // Computed once here so that precheck's memory bound costs no model call.
     Plan probe = base_;
     probe.parallelism = s.structure.parallelism;
@@ -810,8 +823,13 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
         return scheduleLabel(a.schedules[i]);
     case kRecompute:
         return std::string("recompute ") + toString(a.recompute[i]);
-    case kZero:
-        return "zero" + std::to_string(a.zero[i]);
+    case kZero: {
+        const ZeroChoice& z = a.zero[i];
+        std::string out = "zero" + std::to_string(z.stage);
+        if (z.stage == 3 && z.reshard != FsdpReshard::Default)
+            out += std::string(" reshard-") + toString(z.reshard);
+        return out;
+    }
     case kLayers:
         return a.layers[i] == LayerSplit::Even       ? "layers even"
                : a.layers[i] == LayerSplit::Balanced ? "layers balanced"
@@ -919,8 +937,8 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& axes, const C
                                               const std::vector<int>& split) const {
     const Parallelism& par = axes.structure.parallelism;
     const int pp = par.pp;
-    const int zero =
-        effectiveZeroStage(axes.zero[c.choice[kZero]], base_.fsdp_reshard_after_forward, pp);
+    const ZeroChoice& zc = axes.zero[c.choice[kZero]];
+    const int zero = effectiveZeroStage(zc.stage, zc.reshard, pp);
     const Schedule& sch = axes.schedules[c.choice[kSchedule]];
     const int v = sch.kind == ScheduleKind::Interleaved ? sch.virtual_stages : 1;
     const std::vector<int>& layers = split.empty() ? axes.even : split;
@@ -993,7 +1011,9 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
     p.micro_batch_sequences = axes.structure.micro_batch;
     p.schedule = axes.schedules[c.choice[kSchedule]];
     p.recompute = axes.recompute[c.choice[kRecompute]];
-    p.zero_stage = axes.zero[c.choice[kZero]];
+    const ZeroChoice& zc = axes.zero[c.choice[kZero]];
+    p.zero_stage = zc.stage;
+    p.fsdp_reshard_after_forward = zc.stage == 3 ? zc.reshard : base_.fsdp_reshard_after_forward;
     const PlacementChoice& pl = axes.placements[c.choice[kPlacement]];
     p.rank_order = pl.rank_order;
     const std::vector<int>& layers = layerSplit(axes, c);
@@ -1038,12 +1058,15 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
         for (std::size_t i = 0; i < a.placements.size() && placement < 0; ++i)
             if (a.placements[i].rank_order == p.rank_order && a.placements[i].runs == runs)
                 placement = int(i);
-        const int found[] = {placement,
-                             indexOf(a.schedules, p.schedule),
-                             indexOf(a.recompute, p.recompute),
-                             indexOf(a.zero, p.zero_stage),
-                             0,
-                             indexOf(a.dp_algos, p.algoFor(Dim::DP))};
+        const int found[] = {
+            placement,
+            indexOf(a.schedules, p.schedule),
+            indexOf(a.recompute, p.recompute),
+            indexOf(a.zero,
+                    ZeroChoice{p.zero_stage, p.zero_stage == 3 ? p.fsdp_reshard_after_forward
+                                                               : FsdpReshard::Default}),
+            0,
+            indexOf(a.dp_algos, p.algoFor(Dim::DP))};
         if (std::any_of(std::begin(found), std::end(found), [](int x) { return x < 0; }))
             continue;
         for (int axis = 0; axis < kFirstLink; ++axis)
@@ -1074,6 +1097,17 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
         }
     }
     return std::nullopt;
+}
+
+double DesignSpace::hardwareFlopsFactor(const Candidate& c) const {
+    const StructureAxes& axes = structures_[c.structure];
+    if (axes.recompute[c.choice[kRecompute]] != Recompute::Full)
+        return 1.0;
+    // Backward is twice the forward, so the layers' forward is a third of
+    // their model FLOPs; the logits (logitsLayers_ layer equivalents) are
+    // not recomputed. The margin keeps the bound below the cost model.
+    const double layers = double(model_.layers);
+    return 1.0 + kLowerBoundMargin * layers / (layers + logitsLayers_) / 3.0;
 }
 
 std::string DesignSpace::label(const Candidate& c) const {

@@ -96,6 +96,13 @@ struct PlacementChoice {
 // Given: the base plan's explicit layers per stage (its structure only).
 enum class LayerSplit { Even, Balanced, Given };
 
+// A ZeRO stage and, for ZeRO-3, whether FSDP reshards after forward.
+struct ZeroChoice {
+    int stage = 1;
+    FsdpReshard reshard = FsdpReshard::Default; // ZeRO-3 only
+    bool operator==(const ZeroChoice&) const = default;
+};
+
 struct LinkChoice {
     std::string technology; // empty = the cluster's own
     int flows = 0;          // 0 = the technology's
@@ -149,6 +156,9 @@ public:
     // schedule, recompute, ZeRO, layer split, DP collective and link
     // settings all equal), or nullopt when the space does not hold it.
     std::optional<Candidate> locate(const Plan& p) const;
+    // The compute a candidate runs per step relative to the model FLOPs, as
+    // a lower bound: full recompute runs every layer's forward again.
+    double hardwareFlopsFactor(const Candidate& c) const;
     // The link axes (one per inter-building link that has choices).
     bool isLinkAxis(int axis) const { return axis >= kFirstLink; }
     const std::string& linkOfAxis(int axis) const {
@@ -165,7 +175,7 @@ private:
         std::vector<PlacementChoice> placements;
         std::vector<Schedule> schedules;
         std::vector<Recompute> recompute;
-        std::vector<int> zero;
+        std::vector<ZeroChoice> zero;
         std::vector<LayerSplit> layers;
         std::vector<CollectiveAlgo> dp_algos;
         // Activation bytes per layer and microbatch for each recompute

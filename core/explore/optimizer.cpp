@@ -72,10 +72,12 @@ constexpr const char* kMemoryEvaluated = "memory (evaluated)";
 constexpr const char* kPlacementRejected = "placement: a building would hold more GPUs than it has";
 constexpr const char* kModelRejected = "rejected by the cost model";
 constexpr const char* kInvalid = "invalid plan (validation)";
+constexpr const char* kBoundRejected = "bound: cannot beat the top list or its seed";
 
 struct Entry {
     Candidate key;
     double step = 0, bytes = 0, gpuSeconds = 0, mfu = 0, tokens = 0, peak = 0;
+    double modelFlops = 0; // per step (the same for every plan of one model and batch)
     std::int64_t gpus = 0;
 };
 
@@ -247,6 +249,7 @@ std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Acc
     e.mfu = ev.mfu;
     e.tokens = ev.tokens_per_s;
     e.peak = ev.memory.peak_gib_per_gpu;
+    e.modelFlops = ev.model_flops_per_step;
     acc.offer(e);
     return e;
 }
@@ -603,6 +606,58 @@ void advanceSeeds(DescentState& st, const DescentMoves& moves, Objective obj) {
     }
 }
 
+// A lower bound on a candidate's objective (seconds, or GPU-seconds for the
+// cost objective): stepLowerBound on its own GPUs, with full recompute's
+// extra forward. 0 where the objective has none (cross-building bytes).
+double candidateBound(const SearchContext& ctx, const Candidate& c, double modelFlops) {
+    const Objective o = ctx.options.objective;
+    if (modelFlops <= 0 || o == Objective::CrossBuildingBytes)
+        return 0;
+    const DesignSpace& space = ctx.space;
+    const std::int64_t gpus = space.structure(c.structure).parallelism.gpus();
+    const StepLowerBound lb =
+        stepLowerBound(space.cluster(), space.model(), space.base(), gpus, modelFlops);
+    const double step = std::max(lb.compute_s * space.hardwareFlopsFactor(c), lb.traffic_s);
+    return o == Objective::Cost ? step * double(gpus) : step;
+}
+
+// Drops the moves that can neither enter the top K (their bound exceeds the
+// K-th best objective so far) nor improve the seed that proposed them (the
+// bound exceeds its objective too): the descent takes the same path and the
+// top K are the same; only the Pareto set, which in the staged strategy
+// holds the plans evaluated, may miss such a plan. The threshold is read
+// between rounds, from a set of evaluated plans that does not depend on the
+// thread count.
+std::int64_t pruneByBound(SearchContext& ctx, Accumulators& locals, const DescentState& st,
+                          DescentMoves& moves, std::map<Candidate, std::optional<Entry>>& known) {
+    const Objective o = ctx.options.objective;
+    if (!ctx.options.prune_by_bound)
+        return 0;
+    const Accumulator sofar = merged(locals, o, std::size_t(std::max(1, ctx.options.top_k)));
+    if (sofar.top.size() < std::size_t(std::max(1, ctx.options.top_k)))
+        return 0;
+    const double modelFlops = sofar.top.front().modelFlops;
+    auto score = [&](const Entry& e) { return scoreOf(e.step, e.bytes, e.gpuSeconds, o).first; };
+    const double kth = score(sofar.top.back());
+    std::map<Candidate, double> proposer; // the worst objective of a seed proposing the move
+    for (std::size_t i = 0; i < st.current.size(); ++i)
+        for (const Candidate& c : moves.perSeed[i]) {
+            auto [it, fresh] = proposer.try_emplace(c, score(st.current[i]));
+            if (!fresh)
+                it->second = std::max(it->second, score(st.current[i]));
+        }
+    Accumulator& acc = locals.local();
+    return std::int64_t(std::erase_if(moves.fresh, [&](const Candidate& c) {
+        const double bound = candidateBound(ctx, c, modelFlops);
+        if (!(bound > kth && bound > proposer[c]))
+            return false;
+        ++acc.pruned[kBoundRejected];
+        ++acc.considered;
+        known[c] = std::nullopt;
+        return true;
+    }));
+}
+
 // Stage 2: coordinate descent from the best seeds.
 void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
              const std::vector<Entry>& extraSeeds, OptimizerResult& result) {
@@ -623,9 +678,10 @@ void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
         if (std::none_of(st.active.begin(), st.active.end(), [](char a) { return a; }))
             break;
         result.strategy.rounds = round + 1;
-        const DescentMoves moves = proposeMoves(ctx.space, st);
+        DescentMoves moves = proposeMoves(ctx.space, st);
+        const std::int64_t bounded = pruneByBound(ctx, locals, st, moves, st.known);
         ctx.total += std::int64_t(moves.fresh.size());
-        result.enumerated += std::int64_t(moves.fresh.size());
+        result.enumerated += std::int64_t(moves.fresh.size()) + bounded;
         const std::vector<std::optional<Entry>> results =
             evaluateAll(moves.fresh, ctx, arena, locals);
         if (ctx.cancelled())
@@ -636,21 +692,22 @@ void descend(SearchContext& ctx, tbb::task_arena& arena, Accumulators& locals,
     }
 }
 
-// The merged counts, and the top-K and Pareto entries as complete plan
-// documents. The space builds valid plans by construction; a plan the
-// validator still rejects is counted rather than handed out.
 // The same plan for the cost model with every link axis whose link carries
 // no bytes at its first choice (the link as built or the base plan's
-// setting): a technology on an idle link does not make another plan.
-Candidate canonical(const SearchContext& ctx, const Candidate& c, double* modelFlops) {
+// setting): a technology on an idle link does not make another plan. Only a
+// candidate that sets a link needs the detailed evaluation (per-link bytes).
+Candidate canonical(const SearchContext& ctx, const Candidate& c) {
     const DesignSpace& space = ctx.space;
+    bool setsALink = false;
+    for (int a = 0; a < space.axisCount(); ++a)
+        setsALink = setsALink || (space.isLinkAxis(a) && c.choice[std::size_t(a)] != 0);
+    if (!setsALink)
+        return c;
     const EvaluationResult res = ctx.evaluator.evaluate(ctx.model, space.plan(c, false),
                                                         EvaluateOptions{false, false, true});
     const auto* ev = std::get_if<Evaluation>(&res);
     if (!ev)
         return c;
-    if (modelFlops && *modelFlops <= 0)
-        *modelFlops = ev->model_flops_per_step;
     Candidate out = c;
     for (int a = 0; a < space.axisCount(); ++a) {
         if (!space.isLinkAxis(a) || out.choice[std::size_t(a)] == 0)
@@ -664,15 +721,20 @@ Candidate canonical(const SearchContext& ctx, const Candidate& c, double* modelF
     return out;
 }
 
-void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerResult& result,
-                  double* modelFlops) {
+// The merged counts, and the top-K and Pareto entries as complete plan
+// documents, each by its canonical key (not after a cancel: the partial
+// result comes back at once). The space builds valid plans by
+// construction; a plan the validator still rejects is counted rather than
+// handed out.
+void reportMerged(const Accumulator& all, const SearchContext& ctx, OptimizerResult& result) {
     result.evaluated = all.evaluated;
     result.feasible = all.feasible;
     for (const auto& [why, n] : all.pruned)
         result.pruned[why] += n;
     const Cluster& cluster = ctx.evaluator.cluster();
     auto keep = [&](Entry e, const std::string& name, std::vector<ScoredPlan>& out) {
-        e.key = canonical(ctx, e.key, modelFlops);
+        if (!ctx.cancelled())
+            e.key = canonical(ctx, e.key);
         if (std::any_of(out.begin(), out.end(),
                         [&](const ScoredPlan& x) { return x.key == e.key; }))
             return;
@@ -811,16 +873,17 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
 
     result.cancelled = ctx.cancelled();
     ctx.finalProgress();
-    double modelFlops = 0;
-    reportMerged(merged(locals, obj, k), ctx, result, &modelFlops);
+    const Accumulator all = merged(locals, obj, k);
+    reportMerged(all, ctx, result);
     result.search_s = std::chrono::duration<double>(Clock::now() - tSearch).count();
     result.evaluations_per_s =
         result.search_s > 0 ? double(result.evaluated) / result.search_s : 0.0;
     result.strategy.description = strategyDescription(exhaustive, prefix, result, budget);
     result.coverage =
         result.space_size > 0 ? std::min(1.0, double(result.enumerated) / result.space_size) : 0.0;
-    result.lower_bound =
-        stepLowerBound(evaluator.cluster(), model, base, space.gpuBudget(), modelFlops);
+    if (!all.top.empty())
+        result.lower_bound = stepLowerBound(evaluator.cluster(), model, base, space.gpuBudget(),
+                                            all.top.front().modelFlops);
     result.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
     return result;
 }
@@ -914,6 +977,8 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
     out.structures = f.structures;
     out.strategy = f.strategy;
     out.baselines = f.baselines;
+    out.seeded = f.seeded; // every shard starts from the same seeds
+    out.seeds_not_in_space = f.seeds_not_in_space;
     std::set<int> seen;
     std::vector<ScoredPlan> top, pareto;
     for (const OptimizerResult& r : shards) {
@@ -940,6 +1005,8 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
         out.strategy.rounds = std::max(out.strategy.rounds, r.strategy.rounds);
         if (out.baselines.empty())
             out.baselines = r.baselines;
+        if (out.lower_bound.step_s() <= 0)
+            out.lower_bound = r.lower_bound;
         top.insert(top.end(), r.top.begin(), r.top.end());
         pareto.insert(pareto.end(), r.pareto.begin(), r.pareto.end());
     }
@@ -975,6 +1042,8 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
         out.pareto.push_back(std::move(s));
     }
     out.top = std::move(top);
+    out.coverage =
+        out.space_size > 0 ? std::min(1.0, double(out.enumerated) / out.space_size) : 0.0;
     return out;
 }
 

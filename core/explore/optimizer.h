@@ -51,7 +51,7 @@ struct OptimizerOptions {
     // beyond it the staged strategy runs. About 0.1 s on two cores for
     // Llama 3 405B on the three-building sample (BENCHMARKS.md); larger
     // budgets enumerate more axes.
-    std::int64_t max_evaluations = 80000;
+    std::int64_t max_evaluations = 150000;
     int seeds = 6;       // starting points of the coordinate descent
     int max_rounds = 12; // descent rounds per seed
     // The baselines (explore/baselines.h) are computed first and seed the
@@ -64,6 +64,10 @@ struct OptimizerOptions {
     // the budget) and seeded with its best, so that a larger space never
     // finds a worse plan than the smaller one.
     bool seed_full_from_default = true;
+    // The descent skips moves whose lower bound (stepLowerBound on their
+    // GPUs, full recompute's extra forward) can neither enter the top K nor
+    // improve their seed: the same top K, fewer evaluations.
+    bool prune_by_bound = true;
     DesignSpaceOptions space;
     // Checked between candidates: set it from any thread to stop soon.
     const std::atomic<bool>* cancel = nullptr;
