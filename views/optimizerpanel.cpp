@@ -4,6 +4,7 @@
 #include "optimizerresultsmodel.h"
 #include "paretochart.h"
 #include "units.h"
+#include "wheelguard.h"
 
 #include "export/optimizer_csv.h"
 #include "formats/documents.h"
@@ -42,16 +43,17 @@ QString fromStd(const std::string& s) {
 // "12.3 % faster than production (10.05 s)".
 QString comparedWith(const OptimizerResult& r, const BaselineResult& b) {
     const QString name = OptimizerResultsModel::baselineTitle(b.name);
-    const QString title =
-        b.prior_art ? QStringLiteral("the best prior art, %1,").arg(name) : name.toLower();
+    const QString title = b.prior_art ? QStringLiteral("the best prior art") : name.toLower();
+    // "(9.32 s)", or "(Megatron multi-DC, 5.84 s)" for the prior art.
+    const QString which = b.prior_art ? name + QStringLiteral(", ") : QString();
     if (!b.feasible)
         return QStringLiteral("%1 is infeasible (%2)").arg(title, fromStd(b.problem));
     const auto s = r.speedupOver(b);
     if (!s)
         return QStringLiteral("no comparison with %1").arg(title);
     const QString amount = QString::number(std::fabs(*s) * 100, 'f', 1);
-    return QStringLiteral("%1 % %2 than %3 (%4)")
-        .arg(amount, *s >= 0 ? QStringLiteral("faster") : QStringLiteral("slower"), title,
+    return QStringLiteral("%1 % %2 than %3 (%4%5)")
+        .arg(amount, *s >= 0 ? QStringLiteral("faster") : QStringLiteral("slower"), title, which,
              formatStepTime(b.step_time_s));
 }
 
@@ -98,6 +100,7 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
         l->setBuddy(w);
         l->setToolTip(tip);
         w->setToolTip(tip);
+        takeWheelOnlyWhenFocused(w);
         controls->addWidget(l);
         controls->addWidget(w);
     };

@@ -64,6 +64,8 @@ ParetoChart::ParetoChart(QWidget* parent)
     chart_->setMargins(QMargins(4, 4, 4, 4));
     // Beside the plot: panels are wider than tall, the plot needs the height.
     chart_->legend()->setAlignment(Qt::AlignRight);
+    // The baselines differ by shape as well as colour: the legend shows both.
+    chart_->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
 
     xAxis_->setLabelFormat(QStringLiteral("%.4g"));
     yAxis_->setLabelFormat(QStringLiteral("%.4g"));
@@ -166,14 +168,17 @@ void ParetoChart::rebuild() {
         const BaselineLook look = lookOf(b.name);
         auto* s = new QScatterSeries(chart_);
         const QString title = OptimizerResultsModel::baselineTitle(b.name);
-        s->setName(QStringLiteral("%1 (baseline)").arg(title));
+        s->setName(title);
         s->setMarkerShape(look.shape);
         s->setMarkerSize(13);
         s->setColor(look.color);
         s->setBorderColor(look.color.darker(140));
         s->append(*baselinePoints_[i]);
-        s->setPointLabelsVisible(true);
-        // The label is a literal: no @xPoint / @yPoint in it.
+        // Five baselines often sit close together: their names are in the
+        // legend, and only a pinned one (drawn away from its value) carries
+        // a label with its real step time. The label is a literal: no
+        // @xPoint / @yPoint in it.
+        s->setPointLabelsVisible(baselinePinned_[i]);
         s->setPointLabelsFormat(baselinePinned_[i] ? pinnedLabel(title, b, *baselinePoints_[i])
                                                    : title);
         s->setPointLabelsColor(look.color.darker(130));
@@ -189,10 +194,6 @@ void ParetoChart::rebuild() {
             a->attachAxis(xAxis_);
             a->attachAxis(yAxis_);
         }
-        // The marker on the point carries the name; the legend would only
-        // repeat it in a narrow chart.
-        for (QLegendMarker* m : chart_->legend()->markers(s))
-            m->setVisible(false);
         baselines_.push_back(s);
     }
     for (QLegendMarker* m : chart_->legend()->markers(selection_))

@@ -1,6 +1,7 @@
 #include "sweeppanel.h"
 
 #include "document.h"
+#include "wheelguard.h"
 
 #include "explore/sweepseries.h"
 #include "export/sweep_csv.h"
@@ -42,6 +43,7 @@ SweepPanel::SweepPanel(Document* document, QWidget* parent)
     setObjectName(QStringLiteral("sweepPanel"));
     parameterBox_->setToolTip(QStringLiteral("The link parameter to vary"));
     parameterBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    takeWheelOnlyWhenFocused(parameterBox_);
     baselinesBox_->setChecked(true);
     baselinesBox_->setToolTip(
         QStringLiteral("Also sweep the production (Llama 3) and prior-art (Atlas/CrossPipe) "

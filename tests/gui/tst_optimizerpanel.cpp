@@ -23,14 +23,17 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLegendMarker>
 #include <QProgressBar>
 #include <QSet>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
+#include <QWheelEvent>
 
 #include <memory>
 
@@ -139,6 +142,7 @@ private Q_SLOTS:
     void cancelShowsPartialResult();
     void restartDropsOldSearch();
     void destroyWhileRunning();
+    void wheelChangesOnlyAFocusedSetting();
     void screenshot();
 
 private:
@@ -344,9 +348,15 @@ void TestOptimizerPanel::chartMatchesResult() {
         feasibleBaselines += b.feasible ? 1 : 0;
     QCOMPARE(chart->baselineSeries().size(), feasibleBaselines);
     QVERIFY(feasibleBaselines > 0);
+    // Each baseline is named in the legend; only a pinned one (its label
+    // points to its real time) has a label on the plot.
     for (QScatterSeries* s : chart->baselineSeries()) {
         QCOMPARE(s->count(), 1);
-        QVERIFY(s->pointLabelsVisible());
+        QCOMPARE(s->pointLabelsVisible(), s->pointLabelsFormat().contains(QStringLiteral("→")));
+        const auto markers = chart->chart()->legend()->markers(s);
+        QCOMPARE(markers.size(), 1);
+        QCOMPARE(markers.front()->label(), s->name());
+        QVERIFY(!s->name().isEmpty());
     }
     // Every plan lies inside the axes.
     for (int i = 0; i < chart->planSeries()->count(); ++i) {
@@ -379,6 +389,9 @@ void TestOptimizerPanel::chartMatchesResult() {
     chart->setResult(slowed);
     const int productionRow = firstRow + int(prod);
     QVERIFY(chart->isPinned(productionRow));
+    for (QScatterSeries* series : chart->baselineSeries()) // labelled with its real time
+        if (series->name() == OptimizerResultsModel::baselineTitle("production"))
+            QVERIFY(series->pointLabelsVisible());
     QVERIFY(chart->plottedPoint(productionRow)->x() <= chart->timeAxis()->max());
     QVERIFY(chart->isPinned(productionRow));
     QVERIFY(!chart->isPinned(firstRow + int(nearest)));
@@ -684,6 +697,30 @@ void TestOptimizerPanel::destroyWhileRunning() {
         // Progress calls queued before the end must not reach the dead panel.
         QTest::qWait(100);
     }
+}
+
+void TestOptimizerPanel::wheelChangesOnlyAFocusedSetting() {
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    auto* budget = panel_->findChild<QSpinBox*>(QStringLiteral("budget"));
+    QVERIFY(budget);
+    const int before = budget->value();
+    auto wheelDown = [&] {
+        const QPointF at = QPointF(budget->rect().center());
+        QWheelEvent down(at, budget->mapToGlobal(at), {}, QPoint(0, -120), Qt::NoButton,
+                         Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(budget, &down);
+    };
+    // Scrolling past the panel leaves the budget alone...
+    QVERIFY(!budget->hasFocus());
+    wheelDown();
+    QCOMPARE(budget->value(), before);
+    // ... a click into it, and the wheel steps it.
+    panel_->activateWindow();
+    QTest::mouseClick(budget, Qt::LeftButton, {}, budget->rect().center());
+    QTRY_VERIFY(budget->hasFocus());
+    wheelDown();
+    QCOMPARE(budget->value(), before - budget->singleStep());
 }
 
 void TestOptimizerPanel::screenshot() {
