@@ -219,6 +219,14 @@ std::vector<BaselineResult> computeBaselines(const Evaluator& evaluator, const M
     return out;
 }
 
+const BaselineResult* findBaseline(const std::vector<BaselineResult>& baselines,
+                                   const std::string& name) {
+    for (const BaselineResult& b : baselines)
+        if (b.name == name)
+            return &b;
+    return nullptr;
+}
+
 const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines) {
     const BaselineResult* best = nullptr;
     for (const BaselineResult& b : baselines)

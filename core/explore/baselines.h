@@ -82,6 +82,10 @@ BaselineResult recipeBaseline(const Evaluator& evaluator, const Model& model, co
 std::vector<BaselineResult> computeBaselines(const Evaluator& evaluator, const Model& model,
                                              const Plan& base, const BaselineOptions& options);
 
+// The baseline named `name`, or nullptr.
+const BaselineResult* findBaseline(const std::vector<BaselineResult>& baselines,
+                                   const std::string& name);
+
 // The fastest feasible prior-art row, or nullptr.
 const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines);
 

@@ -335,17 +335,10 @@ std::string labelDifference(const ScoredPlan& best, const ScoredPlan& p) {
     for (const std::string& x : b)
         if (std::find(a.begin(), a.end(), x) == a.end())
             add(x);
-    // A link setting of the best plan that this one leaves as built.
-    for (const std::string& x : a) {
-        const std::size_t space = x.find(' ');
-        const std::string head = x.substr(0, space);
-        const bool isLink = space != std::string::npos && head.find('-') != std::string::npos &&
-                            head.rfind("dp", 0) != 0;
-        if (isLink && std::find(b.begin(), b.end(), x) == b.end() &&
-            std::none_of(b.begin(), b.end(),
-                         [&](const std::string& y) { return y.rfind(head + " ", 0) == 0; }))
-            add(head + " as built");
-    }
+    // A link the best plan sets that this one leaves as built.
+    for (const auto& [link, setting] : best.plan.link_technologies)
+        if (!p.plan.link_technologies.count(link))
+            add(link + " as built");
     return out.empty() ? "the same settings" : out;
 }
 

@@ -89,9 +89,8 @@ std::vector<SweepSeries> computeSweepSeries(const Scenario& base, const std::str
     const std::vector<BaselineResult> all =
         computeBaselines(evaluator, base.model, base.plan, options);
     std::vector<const BaselineResult*> shown;
-    for (const BaselineResult& b : all)
-        if (b.name == "production")
-            shown.push_back(&b);
+    if (const BaselineResult* production = findBaseline(all, "production"))
+        shown.push_back(production);
     if (const BaselineResult* prior = bestPriorArt(all))
         shown.push_back(prior);
     else if (auto it = std::find_if(all.begin(), all.end(),

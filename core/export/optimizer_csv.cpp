@@ -144,10 +144,7 @@ bool isOnParetoFront(const OptimizerResult& result, std::size_t topIndex) {
 }
 
 const BaselineResult* findBaseline(const OptimizerResult& result, const std::string& name) {
-    for (const BaselineResult& b : result.baselines)
-        if (b.name == name)
-            return &b;
-    return nullptr;
+    return findBaseline(result.baselines, name);
 }
 
 std::vector<std::size_t> paretoOnlyIndices(const OptimizerResult& result) {

@@ -29,13 +29,6 @@ using namespace sa::testing;
 
 namespace {
 
-const BaselineResult* named(const std::vector<BaselineResult>& all, const std::string& name) {
-    for (const BaselineResult& b : all)
-        if (b.name == name)
-            return &b;
-    return nullptr;
-}
-
 OptimizerOptions smallSearch() {
     OptimizerOptions o;
     o.max_evaluations = 2000;
@@ -104,13 +97,13 @@ void TestBaselines::recipesAreWhatTheySay() {
         QVERIFY(closeRelative(evaluated(s.cluster, s.model, b.plan), b.step_time_s, 1e-9));
         QVERIFY(b.gpus <= 98304);
     }
-    const BaselineResult& given = *named(all, "as-given");
+    const BaselineResult& given = *findBaseline(all, "as-given");
     QCOMPARE(given.plan, s.plan);
     QVERIFY(!given.prior_art);
 
     // Production: TP fills a host, 8K tokens per CP rank, DP across the
     // buildings, interleaved where possible, ZeRO-1, NCCL's own algorithm.
-    const BaselineResult& prod = *named(all, "production");
+    const BaselineResult& prod = *findBaseline(all, "production");
     QVERIFY(!prod.prior_art);
     QCOMPARE(prod.plan.parallelism.tp, 8);
     QCOMPARE(prod.plan.parallelism.cp, 1);
@@ -123,14 +116,14 @@ void TestBaselines::recipesAreWhatTheySay() {
         QCOMPARE(prod.plan.schedule.kind, ScheduleKind::Interleaved);
 
     // CrossPipe: only PP crosses, latency-aware 1F1B, links as built.
-    const BaselineResult& cross = *named(all, "crosspipe");
+    const BaselineResult& cross = *findBaseline(all, "crosspipe");
     QVERIFY(cross.prior_art);
     QCOMPARE(cross.plan.schedule, (Schedule{ScheduleKind::OneFOneB, 1, true}));
     QCOMPARE(cross.plan.rank_order, (std::vector<Dim>{Dim::TP, Dim::CP, Dim::DP, Dim::PP}));
     QVERIFY(cross.plan.link_technologies.empty());
 
     // Atlas: PP across, plain 1F1B, several TCP flows on every link.
-    const BaselineResult& atlas = *named(all, "atlas");
+    const BaselineResult& atlas = *findBaseline(all, "atlas");
     QCOMPARE(atlas.plan.schedule, (Schedule{ScheduleKind::OneFOneB, 1, false}));
     QCOMPARE(atlas.plan.rank_order, (std::vector<Dim>{Dim::TP, Dim::CP, Dim::DP, Dim::PP}));
     QCOMPARE(atlas.plan.link_technologies.size(), s.cluster.links.size());
@@ -138,7 +131,7 @@ void TestBaselines::recipesAreWhatTheySay() {
         QCOMPARE(o2.technology, std::string("tcp-multiflow"));
 
     // Megatron multi-DC: DP across with the hierarchical all-reduce.
-    const BaselineResult& mdc = *named(all, "megatron-multidc");
+    const BaselineResult& mdc = *findBaseline(all, "megatron-multidc");
     QCOMPARE(mdc.plan.algoFor(Dim::DP), CollectiveAlgo::Hierarchical);
     QCOMPARE(mdc.plan.rank_order, (std::vector<Dim>{Dim::TP, Dim::CP, Dim::PP, Dim::DP}));
     QVERIFY(mdc.plan.link_technologies.empty());

@@ -160,10 +160,7 @@ void TestSweepSeries::baselinesAreTheirPlansSwept() {
     // evaluated at every value: production and the best prior art.
     const Evaluator evaluator(s.cluster);
     const auto all = computeBaselines(evaluator, s.model, s.plan, BaselineOptions{});
-    const BaselineResult* production = nullptr;
-    for (const BaselineResult& b : all)
-        if (b.name == "production")
-            production = &b;
+    const BaselineResult* production = findBaseline(all, "production");
     QVERIFY(production && bestPriorArt(all));
     const BaselineResult* generated[] = {production, bestPriorArt(all)};
     QCOMPARE(series[1].name, baselineSeriesName(*production));
