@@ -332,8 +332,10 @@ QVariant OptimizerResultsModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::ToolTipRole:
         if (const BaselineResult* b = baselineAt(row)) {
-            QString tip = QStringLiteral("Baseline %1: %2")
-                              .arg(baselineTitle(b->name), QString::fromStdString(b->recipe));
+            QString tip =
+                QStringLiteral("Baseline %1: %2\nSource: %3")
+                    .arg(QString::fromStdString(b->title), QString::fromStdString(b->recipe),
+                         QString::fromStdString(b->source));
             if (!b->feasible)
                 tip += QStringLiteral("\nInfeasible: %1").arg(QString::fromStdString(b->problem));
             return tip;
@@ -368,8 +370,9 @@ QVariant OptimizerResultsModel::headerData(int section, Qt::Orientation orientat
             return QStringLiteral("Production step time / this step time − 1: the Llama 3 "
                                   "recipe (DP across buildings, interleaved 1F1B)");
         case SpeedupPriorArt:
-            return QStringLiteral("Prior-art step time / this step time − 1: Atlas / CrossPipe "
-                                  "(only PP crosses buildings)");
+            return QStringLiteral("Best prior-art step time / this step time − 1: the fastest "
+                                  "of CrossPipe, Atlas and Megatron multi-DC, each with its "
+                                  "best degrees");
         case Mfu:
             return QStringLiteral("Model FLOPs utilisation");
         case TokensPerSecond:

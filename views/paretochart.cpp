@@ -394,7 +394,8 @@ QString ParetoChart::rowToolTip(int row) const {
         const BaselineResult& b = result_->baselines[std::size_t(row - firstBaselineRow())];
         head = QStringLiteral("%1 (baseline)").arg(OptimizerResultsModel::baselineTitle(b.name)) +
                (isPinned(row) ? QStringLiteral(", drawn off scale at the edge") : QString());
-        label = OptimizerResultsModel::planSummary(b.plan);
+        label = QString::fromStdString(b.recipe) + QLatin1Char('\n') +
+                OptimizerResultsModel::planSummary(b.plan);
     }
     return QStringLiteral("%1: %2 per step, %3 across buildings\n%4")
         .arg(head, formatStepTime(v->first), formatBytes(v->second), label);
