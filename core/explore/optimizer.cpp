@@ -406,7 +406,17 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
     add(sp.recompute);
     add(sp.dp_algos);
     for (const Schedule& x : sp.schedules)
-        text += std::to_string(int(x.kind)) + "/" + std::to_string(x.virtual_stages) + ",";
+        text += std::to_string(int(x.kind)) + "/" + std::to_string(x.virtual_stages) + "/" +
+                std::to_string(x.latency_hiding) + ",";
+    // What seeds the search and restricts it changes what the shards find.
+    text += ";" + std::to_string(o.baselines) + std::to_string(o.seed_full_from_default) +
+            std::to_string(sp.vary_latency_hiding) + ";" + std::to_string(o.baseline_evaluations) +
+            ";";
+    for (const auto* list : {&sp.placement_kinds, &sp.link_technologies}) {
+        for (const std::string& x : *list)
+            text += x + ",";
+        text += ";";
+    }
     std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : text) {
         h ^= c;
