@@ -826,7 +826,15 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
                          const OptimizerOptions& options) {
     const auto t0 = Clock::now();
     OptimizerResult result = describeInputs(evaluator, model, base, options);
-    const auto seeds = seedPlans(evaluator, model, base, options, result);
+    auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+    std::vector<std::pair<std::string, Plan>> seeds;
+    if (!cancelled())
+        seeds = seedPlans(evaluator, model, base, options, result);
+    if (cancelled()) { // while the baselines ran: the space is not even built
+        result.cancelled = true;
+        result.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        return result;
+    }
     const auto tSearch = Clock::now();
     DesignSpaceOptions spaceOptions = options.space;
     for (const auto& [name, plan] : seeds)
@@ -874,6 +882,8 @@ OptimizerResult optimize(const Evaluator& evaluator, const Model& model, const P
             continue;
         }
         result.seeded.push_back(name);
+        if (ctx.cancelled())
+            continue; // listed, not evaluated: a cancel returns at once
         ++result.enumerated;
         if (auto e = evaluateCandidate(ctx, *c, locals.local()))
             seedEntries.push_back(*e);
