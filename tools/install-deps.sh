@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev qt6-qpa-plugins
   libboost-graph-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev
+  libcli11-dev libtomlplusplus-dev libyaml-cpp-dev
   xvfb xauth fonts-dejavu-core
   # tests/slurm runs a throwaway single-node cluster. Installing them starts no
   # Slurm daemon: their units and init scripts wait for /etc/slurm/slurm.conf,
