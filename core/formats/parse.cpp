@@ -203,6 +203,21 @@ std::optional<json> parseText(const std::string& text, Diagnostics& d) {
 
 // ---- header ------------------------------------------------------------
 
+// A document's name when it gives none: the stem of its file
+// ("plans/pp-across.json" -> "pp-across"); a document inline in a scenario
+// takes the scenario's stem, one parsed from text without a file its kind.
+std::string defaultName(const Diagnostics& d, const char* kind) {
+    const std::string stem = std::filesystem::path(d.file()).stem().string();
+    return stem.empty() || d.file() == "<input>" ? std::string(kind) : stem;
+}
+
+void readName(ObjectReader& r, Diagnostics& d, std::string& name, const char* kind) {
+    if (r.find("name", kOptional))
+        r.string("name", name, kOptional, true);
+    else
+        name = defaultName(d, kind);
+}
+
 // "format" and "version". A document inside a scenario may leave them out.
 // Returns false when the rest should not be read (another kind of document
 // or another version: its keys would only produce noise).
@@ -263,8 +278,15 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
         return;
     ObjectReader o(d, &v, at);
     o.string("name", b.name, kRequired, true);
-    o.string("region", b.region, kRequired, true);
-    o.string("gpu_model", b.gpu_model, kRequired, true);
+    // A building without a region is a region of its own; without a GPU
+    // model it has the cluster's only one (readCluster fills it in).
+    if (o.find("region", kOptional))
+        o.string("region", b.region, kOptional, true);
+    else if (!b.name.empty())
+        b.region = b.name;
+    else
+        d.markBad(o.pathOf("region"));
+    o.string("gpu_model", b.gpu_model, kOptional, true);
     o.integer("gpus", b.gpus, kRequired, formats::kGpusRange);
     o.integer("gpus_per_host", b.gpus_per_host, kRequired, formats::kGpusPerHostRange);
     o.number("scale_up_gbps", b.scale_up_gbps, kRequired, formats::kPositive);
@@ -353,7 +375,7 @@ Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
     ObjectReader r(d, &j, "");
     if (!readHeader(r, d, kClusterFormat, inlinePart))
         return c;
-    r.string("name", c.name, kRequired, true);
+    readName(r, d, c.name, "cluster");
     r.string("description", c.description, kOptional, false);
     ObjectReader models = r.object("gpu_models", kRequired);
     if (models.valid()) {
@@ -368,6 +390,18 @@ Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
               [&](const json& v, const std::string& at) {
                   Building b;
                   readBuilding(v, at, d, b);
+                  if (v.is_object() && !v.contains("gpu_model")) {
+                      if (c.gpu_models.size() == 1) {
+                          b.gpu_model = c.gpu_models.begin()->first;
+                      } else {
+                          if (!d.isBad("/gpu_models"))
+                              d.report(at,
+                                       "missing required key 'gpu_model' (the cluster has " +
+                                           std::to_string(c.gpu_models.size()) +
+                                           " GPU models; it may be left out when there is one)");
+                          d.markBad(at + "/gpu_model");
+                      }
+                  }
                   c.buildings.push_back(b);
               });
     readArray(r.array("links", kOptional), "/links", d, formats::kMaxLinks, "links",
@@ -399,13 +433,17 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
     ObjectReader r(d, &j, "");
     if (!readHeader(r, d, kModelFormat, inlinePart))
         return m;
-    r.string("name", m.name, kRequired, true);
+    readName(r, d, m.name, "model");
     r.string("description", m.description, kOptional, false);
     r.integer("layers", m.layers, kRequired, formats::kLayersRange);
     r.integer("hidden", m.hidden, kRequired, formats::kWidthRange);
     r.integer("ffn_hidden", m.ffn_hidden, kRequired, formats::kWidthRange);
     r.integer("heads", m.heads, kRequired, formats::kHeadsRange);
-    r.integer("kv_heads", m.kv_heads, kRequired, formats::kHeadsRange);
+    // Without kv_heads the model has multi-head attention: a KV head per head.
+    if (r.find("kv_heads", kOptional))
+        r.integer("kv_heads", m.kv_heads, kOptional, formats::kHeadsRange);
+    else
+        m.kv_heads = m.heads;
     r.integer("vocab", m.vocab, kRequired, formats::kVocabRange);
     r.choice<MlpKind>("mlp", m.mlp, kOptional,
                       {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
@@ -466,15 +504,15 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     ObjectReader r(d, &j, "");
     if (!readHeader(r, d, kPlanFormat, inlinePart))
         return p;
-    r.string("name", p.name, kRequired, true);
+    readName(r, d, p.name, "plan");
     r.string("description", p.description, kOptional, false);
     r.integer("sequence_length", p.sequence_length, kRequired, formats::kSequenceRange);
     r.integer("global_batch_sequences", p.global_batch_sequences, kRequired, formats::kBatchRange);
-    r.integer("micro_batch_sequences", p.micro_batch_sequences, kRequired, formats::kBatchRange);
+    r.integer("micro_batch_sequences", p.micro_batch_sequences, kOptional, formats::kBatchRange);
     ObjectReader par = r.object("parallelism", kRequired);
-    par.integer("tp", p.parallelism.tp, kRequired, formats::kDegreeRange);
+    par.integer("tp", p.parallelism.tp, kOptional, formats::kDegreeRange);
     par.integer("cp", p.parallelism.cp, kOptional, formats::kDegreeRange);
-    par.integer("pp", p.parallelism.pp, kRequired, formats::kDegreeRange);
+    par.integer("pp", p.parallelism.pp, kOptional, formats::kDegreeRange);
     par.integer("dp", p.parallelism.dp, kRequired, formats::kDegreeRange);
     par.integer("ep", p.parallelism.ep, kOptional, formats::kDegreeRange);
     par.finish();

@@ -173,6 +173,7 @@ private Q_SLOTS:
     void goodDocuments_data();
     void goodDocuments();
     void defaults();
+    void optionalKeys();
     void badDocuments_data();
     void badDocuments();
     void crossChecks_data();
@@ -272,6 +273,55 @@ void TestFormats::defaults() {
     QVERIFY(!m.moe);
 }
 
+// Keys with a default may be left out: a name comes from the file, a
+// building's region is its own, the only GPU model is everyone's, kv_heads is
+// heads, tp and pp are 1, the micro batch one sequence.
+void TestFormats::optionalKeys() {
+    const sa::Plan p =
+        parsed(sa::parsePlan(edited(kPlan, {"-/name", "-/parallelism/tp", "-/parallelism/pp",
+                                            "-/micro_batch_sequences", "-/placement"}),
+                             "plans/pp-across.json"));
+    QCOMPARE(p.name, std::string("pp-across"));
+    QCOMPARE(p.parallelism.tp, 1);
+    QCOMPARE(p.parallelism.pp, 1);
+    QCOMPARE(p.micro_batch_sequences, std::int64_t(1));
+    QCOMPARE(parsed(sa::parsePlan(edited(kPlan, {"-/name"}), "")).name, std::string("plan"));
+
+    const sa::Model m =
+        parsed(sa::parseModel(edited(kModel, {"-/name", "-/kv_heads"}), "m/x.json"));
+    QCOMPARE(m.name, std::string("x"));
+    QCOMPARE(m.kv_heads, m.heads);
+
+    const sa::Cluster c = parsed(sa::parseCluster(
+        edited(kMinimalCluster, {"-/name", "-/buildings/0/region", "-/buildings/0/gpu_model"}),
+        "/tmp/site.cluster.json"));
+    QCOMPARE(c.name, std::string("site.cluster"));
+    QCOMPARE(c.buildings[0].region, c.buildings[0].name);
+    QCOMPARE(c.buildings[0].gpu_model, std::string("G"));
+
+    // Inline parts of a scenario are named after the scenario file.
+    const std::string scenario = R"({"format": "scaleacross.scenario", "version": 1,
+        "cluster": )" + edited(kCluster, {"-/name"}) +
+                                 R"(, "model": )" + edited(kModel, {"-/name"}) + R"(, "plan": )" +
+                                 edited(kPlan, {"-/name"}) + "}";
+    const auto s = sa::parseScenario(scenario, "runs/three-dc.json", "runs");
+    QVERIFY2(s.ok(), s.problems.empty() ? "" : s.problems.front().str().c_str());
+    QCOMPARE(s.value->plan.name, std::string("three-dc"));
+    QCOMPARE(s.value->cluster.name, std::string("three-dc"));
+
+    // `check` takes a nameless plan as it is: ok, nothing on stderr.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("unnamed-plan.json");
+    QVERIFY(writeFile(path, QByteArray::fromStdString(edited(kPlan, {"-/name"}))));
+    QProcess proc;
+    proc.start(SCALEACROSS_CLI_PATH, {"check", path});
+    QVERIFY(proc.waitForFinished(30000));
+    QCOMPARE(proc.exitCode(), 0);
+    QCOMPARE(QString::fromUtf8(proc.readAllStandardError()), QString());
+    QCOMPARE(QString::fromUtf8(proc.readAllStandardOutput()),
+             path + ": ok (plan 'unnamed-plan')\n");
+}
+
 void TestFormats::badDocuments_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QStringList>("edits");
@@ -335,9 +385,12 @@ void TestFormats::badDocuments_data() {
         {"model.json: unknown key '" + QString(60, 'k') + "...'"});
     bad("no suggestion when ambiguous", "plan", {"/collectives={\"xp\": \"ring\"}"},
         {"plan.json: /collectives: unknown key 'xp'"});
-    bad("missing keys", "cluster", {"-/name", "-/buildings"},
-        {"cluster.json: missing required key 'name'",
-         "cluster.json: missing required key 'buildings'"});
+    bad("missing keys", "cluster", {"-/name", "-/buildings", "-/links/0/latency_ms"},
+        {"cluster.json: missing required key 'buildings'",
+         "cluster.json: /links/0: missing required key 'latency_ms'"});
+    bad("gpu model left out with two to choose from", "cluster", {"-/buildings/1/gpu_model"},
+        {"cluster.json: /buildings/1: missing required key 'gpu_model' (the cluster has 2 GPU "
+         "models; it may be left out when there is one)"});
 
     // cluster values
     bad("negative gpus", "cluster", {"/buildings/1/gpus=-8"},
@@ -452,8 +505,9 @@ void TestFormats::badDocuments_data() {
     // plan values
     bad("negative tp", "plan", {"/parallelism/tp=-2"},
         {"plan.json: /parallelism/tp: must be a positive integer, got -2"});
-    bad("missing pp", "plan", {"-/parallelism/pp"},
-        {"plan.json: /parallelism: missing required key 'pp'"});
+    bad("missing dp", "plan", {"-/parallelism/dp"},
+        {"plan.json: /parallelism: missing required key 'dp'"});
+    bad("empty name", "plan", {"/name=\"\""}, {"plan.json: /name: must be a non-empty string"});
     bad("unknown schedule", "plan", {"/schedule={\"kind\": \"x\"}"},
         {"plan.json: /schedule/kind: must be one of gpipe, 1f1b, interleaved, zero-bubble, got "
          "'x'"});
