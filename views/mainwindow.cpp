@@ -21,6 +21,7 @@
 #include "cost/placement.h"
 #include "export/chrome_trace.h"
 #include "formats/documents.h"
+#include "frameworks/framework.h"
 
 #include <nlohmann/json.hpp>
 
@@ -322,6 +323,97 @@ bool MainWindow::exportChartImage(const QString& path, QString* error) const {
         error);
 }
 
+namespace {
+
+struct FrameworkFile {
+    frameworks::Framework framework;
+    const char* title;  // menu text
+    const char* suffix; // default file name after the plan's name
+    const char* filter; // file dialog filter
+};
+
+const FrameworkFile kFrameworkFiles[] = {
+    {frameworks::Framework::Megatron, "&Megatron-LM Arguments…", "-megatron.sh",
+     "Megatron-LM launch script (*.sh);;All files (*)"},
+    {frameworks::Framework::Nemo, "&NeMo Launcher YAML…", "-nemo.yaml",
+     "NeMo launcher YAML (*.yaml *.yml);;All files (*)"},
+    {frameworks::Framework::Torchtitan, "torch&titan TOML…", "-torchtitan.toml",
+     "torchtitan job TOML (*.toml);;All files (*)"},
+};
+
+QString problemText(const std::vector<Diagnostic>& problems) {
+    QStringList lines;
+    for (const Diagnostic& d : problems)
+        lines << QString::fromStdString(d.str());
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace
+
+bool MainWindow::exportFrameworkConfig(frameworks::Framework framework, const QString& path,
+                                       QString* error, QStringList* notes) const {
+    const Scenario& s = document_->scenario();
+    const frameworks::Exported out = frameworks::exportPlan(framework, s.model, s.plan);
+    if (!out.ok()) {
+        if (error)
+            *error = problemText(out.problems);
+        return false;
+    }
+    const std::string problem = saveFileAtomically(path.toStdString(), out.text);
+    if (!problem.empty()) {
+        if (error)
+            *error = QString::fromStdString(problem);
+        return false;
+    }
+    if (notes)
+        for (const std::string& n : out.notes)
+            *notes << QString::fromStdString(n);
+    return true;
+}
+
+bool MainWindow::importFrameworkConfig(frameworks::Framework framework, const QString& path,
+                                       QString* error) {
+    const auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    std::string readError;
+    const auto text = readTextFile(path.toStdString(), &readError);
+    if (!text)
+        return fail(QString::fromStdString(readError));
+    frameworks::ImportOptions opt;
+    opt.file = path.toStdString();
+    frameworks::Imported in;
+    switch (framework) {
+    case frameworks::Framework::Megatron:
+        in = frameworks::importMegatronScript(*text, opt);
+        break;
+    case frameworks::Framework::Nemo:
+        in = frameworks::importNemo(*text, opt);
+        break;
+    case frameworks::Framework::Torchtitan:
+        in = frameworks::importTorchtitan(*text, opt);
+        break;
+    }
+    if (!in.ok())
+        return fail(problemText(in.problems));
+    Scenario next = document_->scenario();
+    next.model = *in.model;
+    next.plan = *in.plan;
+    SourceNames names;
+    names.model = names.plan = opt.file;
+    if (const auto problems = validateScenario(next, names); !problems.empty())
+        return fail(problemText(problems));
+    document_->setScenario(next, QStringLiteral("Import %1").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(QStringLiteral("Imported %1: %2 settings mapped, %3 ignored")
+                                 .arg(QFileInfo(path).fileName())
+                                 .arg(in.mapped.size())
+                                 .arg(in.ignored.size()),
+                             8000);
+    return true;
+}
+
 void MainWindow::exportWithDialog(const QString& title, const QString& fileName,
                                   const QString& filters,
                                   const std::function<bool(const QString&, QString*)>& write) {
@@ -366,6 +458,24 @@ void MainWindow::createMenus() {
     saveAction_->setShortcut(QKeySequence::Save);
     QAction* saveAs = file->addAction(QStringLiteral("Save &As…"), this, &MainWindow::onSaveAs);
     saveAs->setShortcut(QKeySequence::SaveAs);
+    QMenu* importMenu = file->addMenu(QStringLiteral("&Import Model and Plan"));
+    for (const FrameworkFile& f : kFrameworkFiles) {
+        importMenu->addAction(
+            QStringLiteral("From ") + QString::fromUtf8(f.title), this, [this, f] {
+                if (document_->isEmpty())
+                    return;
+                const QString path =
+                    QFileDialog::getOpenFileName(this,
+                                                 QStringLiteral("Import a %1 configuration")
+                                                     .arg(frameworks::toString(f.framework)),
+                                                 QDir::homePath(), QString::fromUtf8(f.filter));
+                if (path.isEmpty())
+                    return;
+                QString error;
+                if (!importFrameworkConfig(f.framework, path, &error))
+                    showError(error);
+            });
+    }
     QAction* exportPlan =
         file->addAction(QStringLiteral("&Export Plan JSON…"), this, &MainWindow::onExportPlan);
     exportPlan->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -406,6 +516,31 @@ void MainWindow::createMenus() {
                                                  QStringLiteral("ScaleAcross comparison"), e);
                          });
     });
+    exportMenu->addSeparator();
+    for (const FrameworkFile& f : kFrameworkFiles) {
+        exportMenu->addAction(
+            QStringLiteral("Plan as ") + QString::fromUtf8(f.title), this, [this, f] {
+                if (document_->isEmpty())
+                    return;
+                QStringList notes;
+                exportWithDialog(
+                    QStringLiteral("Export the plan for %1").arg(frameworks::toString(f.framework)),
+                    QString::fromStdString(document_->scenario().plan.name) +
+                        QLatin1String(f.suffix),
+                    QString::fromUtf8(f.filter), [this, f, &notes](const QString& p, QString* e) {
+                        return exportFrameworkConfig(f.framework, p, e, &notes);
+                    });
+                if (!notes.isEmpty())
+                    statusBar()->showMessage(
+                        QStringLiteral(
+                            "Exported; %1 not expressible in %2, written as comments: %3")
+                            .arg(notes.size())
+                            .arg(frameworks::toString(f.framework),
+                                 notes.join(QStringLiteral("; "))),
+                        12000);
+            });
+    }
+    exportMenu->addSeparator();
     exportMenu->addAction(QStringLiteral("&Optimizer Results as CSV…"), this, [this] {
         exportWithDialog(
             QStringLiteral("Export optimizer results"), QStringLiteral("optimizer.csv"),

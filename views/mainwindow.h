@@ -6,6 +6,8 @@
 
 #include "placementedits.h"
 
+#include "frameworks/framework.h"
+
 #include <QMainWindow>
 #include <QPointer>
 
@@ -78,6 +80,15 @@ public:
     bool exportTimelineImage(const QString& path, QString* error) const;
     // The chart on the visible tab of the Charts dock as PNG or SVG.
     bool exportChartImage(const QString& path, QString* error) const;
+    // The current model and plan as a framework's launch configuration
+    // (Megatron-LM arguments, NeMo YAML, torchtitan TOML). `notes` gets what
+    // the framework cannot express (also written as comments in the file).
+    bool exportFrameworkConfig(sa::frameworks::Framework framework, const QString& path,
+                               QString* error, QStringList* notes = nullptr) const;
+    // Reads a framework's configuration as the open scenario's model and plan
+    // (one undo step). On any problem the document stays as it was.
+    bool importFrameworkConfig(sa::frameworks::Framework framework, const QString& path,
+                               QString* error);
 
     // Compare: keeps the shown plan and its evaluation beside the current one.
     void pinCurrentPlan();

@@ -13,6 +13,9 @@
 #include "timelineview.h"
 #include "units.h"
 
+#include "formats/documents.h"
+#include "frameworks/framework.h"
+
 #include "../common/files.h"
 #include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
@@ -61,6 +64,7 @@ private Q_SLOTS:
     void pinAndCompare();
     void exportsParse();
     void sweepRunsAndExportsCsv();
+    void frameworkExportImportRoundTrips();
 
 private:
     bool waitForEvaluation(int ms = 15000);
@@ -246,6 +250,48 @@ void TestAnalysis::exportsParse() {
     QVERIFY(!window_->exportChromeTrace(bad, &error));
     QVERIFY(!error.isEmpty());
     QVERIFY(!QFile::exists(bad));
+}
+
+// File > Export > Plan as …: the file reads back as the same model and plan
+// through File > Import (one undo step); a broken file changes nothing.
+void TestAnalysis::frameworkExportImportRoundTrips() {
+    QTemporaryDir dir;
+    const Scenario before = window_->document()->scenario();
+    for (const auto framework : {frameworks::Framework::Megatron, frameworks::Framework::Nemo,
+                                 frameworks::Framework::Torchtitan}) {
+        const QString path =
+            dir.filePath(QStringLiteral("plan.%1").arg(frameworks::toString(framework)));
+        QString error;
+        QStringList notes;
+        QVERIFY2(window_->exportFrameworkConfig(framework, path, &error, &notes),
+                 qPrintable(error));
+        QVERIFY(!readAll(path).isEmpty());
+        // The sample places stages on buildings: no framework has that setting.
+        QVERIFY(!notes.isEmpty());
+
+        Scenario edited = before;
+        edited.plan.micro_batch_sequences = 2; // the import must set it back
+        edited.plan.global_batch_sequences = before.plan.global_batch_sequences * 2;
+        window_->document()->setScenario(edited, QStringLiteral("edit"));
+        QVERIFY2(window_->importFrameworkConfig(framework, path, &error), qPrintable(error));
+        const Scenario& after = window_->document()->scenario();
+        QCOMPARE(after.cluster, before.cluster);
+        Plan plan = after.plan;
+        plan.name = before.plan.name;
+        plan.description = before.plan.description;
+        QVERIFY2(plan == before.plan, qPrintable(QString::fromStdString(
+                                          dumpCanonical(toJson(after.plan)))));
+        window_->document()->undoStack()->undo();
+        QCOMPARE(window_->document()->scenario().plan.micro_batch_sequences, 2);
+        window_->document()->setScenario(before, QStringLiteral("restore"));
+    }
+    const QString broken = dir.filePath(QStringLiteral("broken.toml"));
+    QVERIFY(sa::testing::writeFile(broken, "[parallelism]\ntensor_parallel_degree = \"eight\"\n"));
+    QString error;
+    QVERIFY(!window_->importFrameworkConfig(frameworks::Framework::Torchtitan, broken, &error));
+    QVERIFY2(error.contains(broken), qPrintable(error));
+    QVERIFY(error.contains(QStringLiteral("tensor_parallel_degree")));
+    QCOMPARE(window_->document()->scenario(), before);
 }
 
 void TestAnalysis::sweepRunsAndExportsCsv() {
