@@ -79,6 +79,19 @@ std::string parseErrorMessage(const CLI::App& app, const CLI::ParseError& e) {
     return prefix + what + " (see --help)";
 }
 
+// -h or --help anywhere before "--": CLI11 checks the values first, but
+// help wins over a bad option, as it always did.
+bool asksForHelp(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--")
+            return false;
+        if (a == "-h" || a == "--help")
+            return true;
+    }
+    return false;
+}
+
 bool isCommand(const CLI::App& app, const std::string& name) {
     return !app.get_subcommands([&](const CLI::App* s) { return s->get_name() == name; }).empty();
 }
@@ -140,6 +153,10 @@ int main(int argc, char** argv) {
         std::printf("scaleacross %s\n", SCALEACROSS_VERSION);
         return kExitOk;
     } catch (const CLI::ParseError& e) {
+        if (asksForHelp(argc, argv)) {
+            std::fputs(commandOf(app)->help().c_str(), stdout);
+            return kExitOk;
+        }
         std::fprintf(stderr, "%s\n", parseErrorMessage(app, e).c_str());
         return kExitBadInput;
     }
