@@ -1,34 +1,23 @@
 // scaleacross check: validate documents without evaluating anything.
 
-#include "args.h"
 #include "commands.h"
+#include "help_format.h"
+
 #include "formats/documents.h"
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace sa::cli {
 
 namespace {
-
-void printUsage(std::FILE* to) {
-    std::fprintf(
-        to, "Usage: scaleacross check FILE|DIR...\n"
-            "       scaleacross check --cluster FILE --model FILE --plan FILE\n\n"
-            "Validates cluster, model, plan and scenario documents; each file's \"format\" says\n"
-            "which it is, and a folder stands for the .json files in it. A scenario is also\n"
-            "checked across its three documents. Separate cluster, model and plan files are\n"
-            "checked one by one, unless given together with --cluster, --model and --plan.\n\n"
-            "Prints \"FILE: ok (...)\" on stdout for each valid document, and each problem on\n"
-            "stderr as \"FILE: /json/pointer: what is wrong\".\n\n"
-            "Options:\n"
-            "  --cluster FILE --model FILE --plan FILE   check three documents together\n"
-            "  --help                                    this text\n\n"
-            "Exit codes: 0 every document is valid, 2 a problem was found.\n");
-}
 
 std::string quoted(const std::string& s) {
     return "'" + s + "'";
@@ -86,49 +75,60 @@ bool expand(const std::vector<std::string>& args, std::vector<std::string>& file
     return ok;
 }
 
-} // namespace
+struct CheckOptions {
+    std::vector<std::string> paths; // FILE|DIR...
+    std::optional<std::string> cluster;
+    std::optional<std::string> model;
+    std::optional<std::string> plan;
+};
 
-int runCheck(int argc, char** argv) {
-    const Args args(argc, argv, 2, {"help"});
-    if (args.has("help")) {
-        printUsage(stdout);
-        return kExitOk;
-    }
-    if (!args.error().empty()) {
-        std::fprintf(stderr, "scaleacross check: %s\n\n", args.error().c_str());
-        printUsage(stderr);
-        return kExitBadInput;
-    }
-    if (const auto unknown = args.unknown({"help", "cluster", "model", "plan"}); !unknown.empty()) {
-        std::fprintf(stderr, "scaleacross check: unknown option --%s\n\n", unknown.front().c_str());
-        printUsage(stderr);
-        return kExitBadInput;
-    }
-    const auto cluster = args.value("cluster");
-    const auto model = args.value("model");
-    const auto plan = args.value("plan");
-    const bool together = cluster || model || plan;
-    if (together && !(cluster && model && plan)) {
-        std::fprintf(stderr, "scaleacross check: --cluster, --model and --plan go together\n\n");
-        printUsage(stderr);
-        return kExitBadInput;
-    }
-    if (!together && args.positional().empty()) {
-        std::fprintf(stderr, "scaleacross check: no documents given\n\n");
-        printUsage(stderr);
-        return kExitBadInput;
-    }
+int bad(const char* msg) {
+    std::fprintf(stderr, "scaleacross check: %s (see --help)\n", msg);
+    return kExitBadInput;
+}
+
+int runCheck(const CheckOptions& o) {
+    const bool together = o.cluster || o.model || o.plan;
+    if (together && !(o.cluster && o.model && o.plan))
+        return bad("--cluster, --model and --plan go together");
+    if (!together && o.paths.empty())
+        return bad("no documents given");
 
     std::vector<std::string> files;
-    bool ok = expand(args.positional(), files);
+    bool ok = expand(o.paths, files);
     for (const auto& f : files)
         ok = report(loadAnyFile(f), f) && ok;
     if (together) {
-        const auto loaded = loadScenarioFiles(*cluster, *model, *plan);
-        ok = report(loaded, *cluster + ", " + *model + ", " + *plan) && ok;
+        const auto loaded = loadScenarioFiles(*o.cluster, *o.model, *o.plan);
+        ok = report(loaded, *o.cluster + ", " + *o.model + ", " + *o.plan) && ok;
     }
     std::fflush(stdout);
     return ok ? kExitOk : kExitBadInput;
+}
+
+} // namespace
+
+void addCheckCommand(CLI::App& app, CommandRun& chosen) {
+    auto o = std::make_shared<CheckOptions>();
+    CLI::App* cmd =
+        app.add_subcommand("check", "validate cluster, model, plan or scenario documents");
+    describe(*cmd,
+             "scaleacross check FILE|DIR...\n"
+             "       scaleacross check --cluster FILE --model FILE --plan FILE",
+             "Validates cluster, model, plan and scenario documents; each file's \"format\" says\n"
+             "which it is, and a folder stands for the .json files in it. A scenario is also\n"
+             "checked across its three documents. Separate cluster, model and plan files are\n"
+             "checked one by one, unless given together with --cluster, --model and --plan.\n\n"
+             "Prints \"FILE: ok (...)\" on stdout for each valid document, and each problem on\n"
+             "stderr as \"FILE: /json/pointer: what is wrong\".",
+             "Exit codes: 0 every document is valid, 2 a problem was found.");
+    cmd->add_option("FILE|DIR", o->paths, "documents, or folders of .json documents")
+        ->type_name("");
+    cmd->add_option("--cluster", o->cluster, "a cluster document, checked with\n--model and --plan")
+        ->type_name("FILE");
+    cmd->add_option("--model", o->model, "its model document")->type_name("FILE");
+    cmd->add_option("--plan", o->plan, "its plan document")->type_name("FILE");
+    runWhenChosen(*cmd, chosen, [o] { return runCheck(*o); });
 }
 
 } // namespace sa::cli

@@ -1,7 +1,7 @@
 // scaleacross evaluate / trace
 
-#include "args.h"
 #include "commands.h"
+#include "help_format.h"
 #include "scenario_args.h"
 
 #include "cost/balance.h"
@@ -10,75 +10,42 @@
 #include "export/evaluation_json.h"
 #include "formats/documents.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 
 namespace sa::cli {
 
 namespace {
 
-const char* kEvaluateHelp =
-    "Usage: scaleacross evaluate (SCENARIO.json | --cluster C --model M --plan P) [--json]\n"
-    "                            [--timeline] [-o FILE]\n\n"
-    "Predicts step time, tokens/s, MFU and HFU, memory per GPU, the step-time\n"
-    "breakdown (compute, exposed TP/CP/EP/PP/DP communication, bubble) and the\n"
-    "traffic on every link and tier of the cluster.\n\n"
-    "Input:\n%s\n"
-    "Options:\n"
-    "  --json        machine-readable output (keys: step_time_s, tokens_per_s, mfu, hfu,\n"
-    "                tflops_per_gpu, memory, breakdown, stages (per-stage breakdown),\n"
-    "                links, warnings, ...)\n"
-    "  --timeline    with --json: include every op of the pipeline timeline\n"
-    "  --balance-layers  replace layers_per_stage by a split balanced for the speed of\n"
-    "                the buildings holding each stage (heterogeneous GPUs)\n"
-    "  -o FILE       write the output to FILE (atomically) instead of stdout\n\n"
-    "Exit codes: 0 ok, 2 bad input (file, JSON path and problem printed).\n";
+struct EvaluateArgs {
+    ScenarioInput input;
+    bool json = false;
+    bool timeline = false;
+    bool balance_layers = false;
+    std::optional<std::string> out;
+};
 
-const char* kTraceHelp =
-    "Usage: scaleacross trace (SCENARIO.json | --cluster C --model M --plan P) -o FILE\n\n"
-    "Writes the pipeline timeline (every forward, backward, weight-gradient op,\n"
-    "P2P transfer and DP sync) in Chrome trace event format; open it in\n"
-    "https://ui.perfetto.dev or chrome://tracing. One process per building,\n"
-    "one thread per pipeline stage.\n\n"
-    "Input:\n%s";
-
-int evaluateOrTrace(int argc, char** argv, bool trace) {
-    Args args(argc, argv, 2, {"json", "timeline", "help", "balance-layers"});
-    if (args.has("help")) {
-        std::printf(trace ? kTraceHelp : kEvaluateHelp, kScenarioUsage);
-        return kExitOk;
-    }
-    if (!args.error().empty()) {
-        std::fprintf(stderr, "scaleacross %s: %s\n", argv[1], args.error().c_str());
-        return kExitBadInput;
-    }
-    const auto unknown = args.unknown(
-        {"json", "timeline", "help", "balance-layers", "o", "output", "cluster", "model", "plan"});
-    if (!unknown.empty()) {
-        std::fprintf(stderr, "scaleacross %s: unknown option --%s (see --help)\n", argv[1],
-                     unknown.front().c_str());
-        return kExitBadInput;
-    }
-    auto scenario = loadScenarioArgs(args);
+int evaluateOrTrace(const EvaluateArgs& args, bool trace) {
+    auto scenario = loadScenarioArgs(args.input);
     if (!scenario)
         return kExitBadInput;
-    auto out = args.value("o");
-    if (!out)
-        out = args.value("output");
+    const auto& out = args.out;
     if (trace && !out) {
         std::fprintf(stderr, "scaleacross trace: -o FILE is required\n");
         return kExitBadInput;
     }
-    if (args.has("balance-layers")) {
+    if (args.balance_layers) {
         if (!scenario->plan.placement)
             scenario->plan.placement = Placement{};
         scenario->plan.placement->layers_per_stage =
             balancedLayers(scenario->cluster, scenario->model, scenario->plan);
     }
     EvaluateOptions opts;
-    opts.timeline = trace || args.has("timeline") || !args.has("json");
-    opts.plan_file = planSourceName(args);
+    opts.timeline = trace || args.timeline || !args.json;
+    opts.plan_file = planSourceName(args.input);
     const EvaluationResult result = sa::evaluate(*scenario, opts);
     if (const auto* err = std::get_if<EvaluationError>(&result)) {
         std::fprintf(stderr, "%s\n", err->str().c_str());
@@ -88,11 +55,11 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
     std::string text;
     if (trace)
         text = chromeTrace(ev, scenario->cluster).dump() + "\n";
-    else if (args.has("json"))
-        text = evaluationToJson(ev, args.has("timeline")).dump(2) + "\n";
+    else if (args.json)
+        text = evaluationToJson(ev, args.timeline).dump(2) + "\n";
     else {
         text = evaluationReport(ev, scenario->cluster);
-        if (args.has("balance-layers")) {
+        if (args.balance_layers) {
             std::string split;
             for (int l : scenario->plan.placement->layers_per_stage)
                 split += (split.empty() ? "" : ", ") + std::to_string(l);
@@ -110,13 +77,62 @@ int evaluateOrTrace(int argc, char** argv, bool trace) {
     return kExitOk;
 }
 
+// The options evaluate and trace share; trace also accepts --json and
+// --timeline (without effect, as it always did) but does not list them.
+void addEvaluateOptions(CLI::App& cmd, EvaluateArgs& args, bool trace) {
+    addScenarioInput(cmd, args.input);
+    CLI::Option* json = cmd.add_flag("--json", args.json,
+                                     "machine-readable output (keys: step_time_s,\n"
+                                     "tokens_per_s, mfu, hfu, tflops_per_gpu, memory,\n"
+                                     "breakdown, stages (per-stage breakdown), links,\n"
+                                     "warnings, ...)");
+    CLI::Option* timeline = cmd.add_flag("--timeline", args.timeline,
+                                         "with --json: include every op of the\npipeline timeline");
+    cmd.add_flag("--balance-layers", args.balance_layers,
+                 "replace layers_per_stage by a split balanced\n"
+                 "for the speed of the buildings holding each\n"
+                 "stage (heterogeneous GPUs)");
+    if (trace) {
+        json->group("");
+        timeline->group("");
+        addOutputOption(cmd, args.out, "the trace file to write (atomically); required");
+    } else {
+        addOutputOption(cmd, args.out);
+    }
+}
+
 } // namespace
 
-int runEvaluate(int argc, char** argv) {
-    return evaluateOrTrace(argc, argv, false);
+void addEvaluateCommand(CLI::App& app, CommandRun& chosen) {
+    auto args = std::make_shared<EvaluateArgs>();
+    CLI::App* cmd =
+        app.add_subcommand("evaluate", "predict step time, MFU, memory and link traffic of a plan");
+    describe(*cmd,
+             "scaleacross evaluate (SCENARIO.json | --cluster C --model M --plan P) [--json]\n"
+             "                            [--timeline] [--balance-layers] [-o FILE]",
+             "Predicts step time, tokens/s, MFU and HFU, memory per GPU, the step-time\n"
+             "breakdown (compute, exposed TP/CP/EP/PP/DP communication, bubble) and the\n"
+             "traffic on every link and tier of the cluster.",
+             "Exit codes: 0 ok, 1 the output could not be written, 2 bad input (file,\n"
+             "JSON path and problem printed).");
+    addEvaluateOptions(*cmd, *args, false);
+    runWhenChosen(*cmd, chosen, [args] { return evaluateOrTrace(*args, false); });
 }
-int runTrace(int argc, char** argv) {
-    return evaluateOrTrace(argc, argv, true);
+
+void addTraceCommand(CLI::App& app, CommandRun& chosen) {
+    auto args = std::make_shared<EvaluateArgs>();
+    CLI::App* cmd =
+        app.add_subcommand("trace", "write the pipeline timeline as a Chrome trace (Perfetto)");
+    describe(*cmd,
+             "scaleacross trace (SCENARIO.json | --cluster C --model M --plan P)\n"
+             "                         [--balance-layers] -o FILE",
+             "Writes the pipeline timeline (every forward, backward, weight-gradient op,\n"
+             "P2P transfer and DP sync) in Chrome trace event format; open it in\n"
+             "https://ui.perfetto.dev or chrome://tracing. One process per building,\n"
+             "one thread per pipeline stage.",
+             "Exit codes: 0 ok, 1 the file could not be written, 2 bad input.");
+    addEvaluateOptions(*cmd, *args, true);
+    runWhenChosen(*cmd, chosen, [args] { return evaluateOrTrace(*args, true); });
 }
 
 } // namespace sa::cli

@@ -1,8 +1,9 @@
 // scaleacross optimize / merge
 
-#include "args.h"
 #include "commands.h"
+#include "help_format.h"
 #include "scenario_args.h"
+#include "validators.h"
 
 #include "cost/evaluate.h"
 #include "explore/baselines.h"
@@ -11,178 +12,59 @@
 #include "explore/sweep.h"
 #include "formats/documents.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdio>
-#include <cstdlib>
+#include <memory>
 
 namespace sa::cli {
 
 namespace {
-
-const char* kOptimizeHelp =
-    "Usage: scaleacross optimize (SCENARIO.json | --cluster C --model M [--plan BASE])\n"
-    "                            [--top K] [--threads N] [--objective OBJ] [--shard I/N]\n"
-    "                            [--gpus N] [--space default|full] [--max-evaluations N]\n"
-    "                            [--seeds N] [--set PATH=VALUE]... [--no-baselines]\n"
-    "                            [--json] [-o FILE]\n\n"
-    "Searches parallel degrees, micro batch, pipeline schedule, ZeRO stage, recompute,\n"
-    "placement (which dimension crosses each building boundary, stages per building),\n"
-    "layer split, DP collective algorithm and link technologies for the best plans.\n"
-    "The base plan fixes the global batch, sequence length and GPU budget; without one\n"
-    "the search uses 2,048 sequences of 8,192 tokens and the whole cluster.\n\n"
-    "Input:\n%s"
-    "  --plan BASE                the base plan (optional with --cluster/--model)\n\n"
-    "Options:\n"
-    "  --top K                    plans to keep (default 10)\n"
-    "  --threads N                worker threads (default: all cores)\n"
-    "  --objective OBJ            step-time (default), cost (GPU-seconds per step) or\n"
-    "                             cross-building-bytes\n"
-    "  --shard I/N                search slice I of N (0-based); join with `scaleacross merge`\n"
-    "  --gpus N                   GPU budget (default: the base plan's, else the cluster's)\n"
-    "  --space default|full       the default space has the usual choices per axis; full\n"
-    "                             adds CP 4/8, micro batches 4/8, gpipe, interleaved v4,\n"
-    "                             ZeRO-0, pp up to the layers and every uneven stage split\n"
-    "  --max-evaluations N        evaluation budget of the enumerated part (default 150000);\n"
-    "                             beyond it the staged strategy (enumerate, then descend);\n"
-    "                             for Llama 3 405B on 98k GPUs ~1.5 s on two cores; each\n"
-    "                             baseline recipe is searched with an eighth of it\n"
-    "  --seeds N                  starting points of the coordinate descent (default 6)\n"
-    "  --set PATH=VALUE           change one number of the input first, as `sweep --vary`\n"
-    "                             names it (e.g. links.B1-B3.bandwidth_gbps=2400); repeatable\n"
-    "  --no-baselines             skip the baselines (as given, production, CrossPipe,\n"
-    "                             Atlas, Megatron multi-DC), which otherwise seed the search\n"
-    "  --json                     machine-readable result (scaleacross.optimizer-result);\n"
-    "                             each plan in it is a complete plan document\n"
-    "  -o FILE                    write the output to FILE (atomically)\n\n"
-    "See docs/OPTIMIZER.md. Exit codes: 0 ok, 1 cancelled or I/O failure, 2 bad input.\n";
-
-const char* kMergeHelp =
-    "Usage: scaleacross merge SHARD.json... [--top K] [--json] [-o FILE] [--allow-partial]\n\n"
-    "Joins the results of `scaleacross optimize --shard I/N --json` runs: the top plans\n"
-    "and the Pareto set are merged again, counts are summed and speedups recomputed.\n"
-    "Shards must come from the same inputs and options (their input_digest); a missing\n"
-    "or repeated shard is an error unless --allow-partial. Shards are read as strictly\n"
-    "as the documents: an unknown, missing or mistyped key (or text that is not JSON)\n"
-    "is reported with the file and its JSON path.\n\n"
-    "Options:\n"
-    "  --top K           keep at most K plans (default: as the shards)\n"
-    "  --json            machine-readable result\n"
-    "  -o FILE           write the output to FILE (atomically)\n"
-    "  --allow-partial   merge what is there even if shards are missing\n\n"
-    "Exit codes: 0 ok, 1 I/O failure, 2 bad input (an invalid shard, shards of\n"
-    "different searches, missing or repeated shards).\n";
-
-bool parseInt(const std::string& s, long long lo, long long hi, long long& out) {
-    const char* b = s.data();
-    const char* e = b + s.size();
-    auto [p, ec] = std::from_chars(b, e, out);
-    return ec == std::errc() && p == e && out >= lo && out <= hi;
-}
 
 int bad(const char* cmd, const std::string& msg) {
     std::fprintf(stderr, "scaleacross %s: %s\n", cmd, msg.c_str());
     return kExitBadInput;
 }
 
-std::optional<std::string> outputPath(const Args& args) {
-    auto out = args.value("o");
-    return out ? out : args.value("output");
-}
-
-} // namespace
-
-int runOptimize(int argc, char** argv) {
-    const std::set<std::string> flags{"json", "help", "no-baselines"};
-    Args args(argc, argv, 2, flags);
-    if (args.has("help")) {
-        std::printf(kOptimizeHelp, kScenarioUsage);
-        return kExitOk;
-    }
-    if (!args.error().empty())
-        return bad("optimize", args.error());
-    const auto unknown = args.unknown({"json", "help", "no-baselines", "o", "output", "cluster",
-                                       "model", "plan", "top", "threads", "objective", "shard",
-                                       "gpus", "space", "max-evaluations", "seeds", "set"});
-    if (!unknown.empty())
-        return bad("optimize", "unknown option --" + unknown.front() + " (see --help)");
-
+struct OptimizeArgs {
+    ScenarioInput input;
     OptimizerOptions opt;
-    long long v = 0;
-    if (auto s = args.value("top")) {
-        if (!parseInt(*s, 1, 100000, v))
-            return bad("optimize", "--top: expected an integer from 1 to 100000, got '" + *s + "'");
-        opt.top_k = int(v);
-    }
-    if (auto s = args.value("threads")) {
-        if (!parseInt(*s, 1, 4096, v))
-            return bad("optimize",
-                       "--threads: expected an integer from 1 to 4096, got '" + *s + "'");
-        opt.threads = int(v);
-    }
-    if (auto s = args.value("objective")) {
-        const auto o = objectiveFromString(*s);
-        if (!o)
-            return bad("optimize", "--objective: expected step-time, cost or cross-building-bytes, "
-                                   "got '" +
-                                       *s + "'");
-        opt.objective = *o;
-    }
-    if (auto s = args.value("shard")) {
-        const auto slash = s->find('/');
-        long long i = 0, n = 0;
-        if (slash == std::string::npos || !parseInt(s->substr(0, slash), 0, 1000000, i) ||
-            !parseInt(s->substr(slash + 1), 1, 1000000, n) || i >= n)
-            return bad("optimize", "--shard: expected I/N with 0 <= I < N, got '" + *s + "'");
-        opt.shard_index = int(i);
-        opt.shard_count = int(n);
-    }
-    if (auto s = args.value("gpus")) {
-        if (!parseInt(*s, 1, 100000000000LL, v))
-            return bad("optimize", "--gpus: expected a positive integer, got '" + *s + "'");
-        opt.space.gpu_budget = v;
-    }
-    if (auto s = args.value("space")) {
-        if (*s == "default")
-            opt.space.size = SpaceSize::Default;
-        else if (*s == "full")
-            opt.space.size = SpaceSize::Full;
-        else
-            return bad("optimize", "--space: expected default or full, got '" + *s + "'");
-    }
-    if (auto s = args.value("max-evaluations")) {
-        if (!parseInt(*s, 1, 1000000000000LL, v))
-            return bad("optimize",
-                       "--max-evaluations: expected a positive integer, got '" + *s + "'");
-        opt.max_evaluations = v;
-    }
-    if (auto s = args.value("seeds")) {
-        if (!parseInt(*s, 0, 10000, v))
-            return bad("optimize",
-                       "--seeds: expected an integer from 0 to 10000, got '" + *s + "'");
-        opt.seeds = int(v);
-    }
-    opt.baselines = !args.has("no-baselines");
+    std::optional<std::string> shard;
+    std::vector<std::string> set;
+    bool no_baselines = false;
+    bool json = false;
+    std::optional<std::string> out;
+};
 
-    auto scenario = loadScenarioArgs(args, /*requirePlan=*/false);
+struct MergeArgs {
+    std::vector<std::string> shards;
+    int top = 0; // 0: as the shards
+    bool json = false;
+    bool allow_partial = false;
+    std::optional<std::string> out;
+};
+
+int runOptimize(OptimizeArgs args) {
+    OptimizerOptions& opt = args.opt;
+    if (args.shard) {
+        const Shard shard = *parseShard(*args.shard); // checked by shardSpec()
+        opt.shard_index = shard.index;
+        opt.shard_count = shard.count;
+    }
+    opt.baselines = !args.no_baselines;
+
+    auto scenario = loadScenarioArgs(args.input, /*requirePlan=*/false);
     if (!scenario)
         return kExitBadInput;
-    const bool haveBase = !args.positional().empty() || args.value("plan").has_value();
-    if (!haveBase)
+    if (!args.input.hasPlan())
         scenario->plan = defaultBasePlan();
-    for (const std::string& set : args.values("set")) {
-        const auto eq = set.find('=');
-        double value = 0;
-        const std::string text = eq == std::string::npos ? std::string() : set.substr(eq + 1);
-        char* end = nullptr;
-        if (eq == std::string::npos || eq == 0 || text.empty() ||
-            (value = std::strtod(text.c_str(), &end), *end != '\0'))
-            return bad("optimize", "--set: expected PATH=NUMBER, got '" + set + "'");
+    for (const std::string& set : args.set) {
+        const auto [path, value] = *parseAssignment(set); // checked by assignment()
         std::string err;
-        auto changed = withValue(*scenario, set.substr(0, eq), value, &err);
+        auto changed = withValue(*scenario, path, value, &err);
         if (!changed)
             return bad("optimize", "--set " + set + ": " + err);
         scenario = std::move(changed);
@@ -203,37 +85,18 @@ int runOptimize(int argc, char** argv) {
         std::fprintf(stderr, "scaleacross optimize: no feasible plan in %s\n",
                      opt.shard_count > 1 ? "this shard" : "the space");
 
-    const std::string text =
-        args.has("json") ? toJson(result).dump(2) + "\n" : optimizerReport(result);
-    if (auto out = outputPath(args)) {
-        if (!writeOutput(*out, text))
-            return kExitFailure;
-    } else {
-        std::fputs(text.c_str(), stdout);
-    }
+    const std::string text = args.json ? toJson(result).dump(2) + "\n" : optimizerReport(result);
+    if (const int code = writeResult(args.out, text); code != kExitOk)
+        return code;
     return result.cancelled ? kExitFailure : kExitOk;
 }
 
-int runMerge(int argc, char** argv) {
-    const std::set<std::string> flags{"json", "help", "allow-partial"};
-    Args args(argc, argv, 2, flags);
-    if (args.has("help")) {
-        std::fputs(kMergeHelp, stdout);
-        return kExitOk;
-    }
-    if (!args.error().empty())
-        return bad("merge", args.error());
-    const auto unknown = args.unknown({"json", "help", "allow-partial", "o", "output", "top"});
-    if (!unknown.empty())
-        return bad("merge", "unknown option --" + unknown.front() + " (see --help)");
-    if (args.positional().empty())
+int runMerge(const MergeArgs& args) {
+    if (args.shards.empty())
         return bad("merge", "give the shard results to merge (see --help)");
-    long long topK = 0;
-    if (auto s = args.value("top"); s && !parseInt(*s, 1, 100000, topK))
-        return bad("merge", "--top: expected an integer from 1 to 100000, got '" + *s + "'");
-
+    const long long topK = args.top;
     std::vector<OptimizerResult> shards;
-    for (const std::string& path : args.positional()) {
+    for (const std::string& path : args.shards) {
         auto loaded = loadOptimizerResultFile(path);
         if (!loaded.ok()) {
             for (const Diagnostic& problem : loaded.problems)
@@ -247,8 +110,7 @@ int runMerge(int argc, char** argv) {
                 r.objective != f.objective || r.space_size != f.space_size ||
                 r.shard_count != f.shard_count)
                 return bad("merge",
-                           path + ": searched a different problem than " +
-                               args.positional().front() +
+                           path + ": searched a different problem than " + args.shards.front() +
                                " (inputs, objective, space options or shard count differ)");
         }
         shards.push_back(std::move(r));
@@ -257,21 +119,120 @@ int runMerge(int argc, char** argv) {
     OptimizerResult merged = mergeResults(shards, &problems);
     for (const auto& p : problems)
         std::fprintf(stderr, "scaleacross merge: %s\n", p.c_str());
-    if (!problems.empty() && !args.has("allow-partial"))
+    if (!problems.empty() && !args.allow_partial)
         return kExitBadInput;
     if (topK > 0 && merged.top.size() > std::size_t(topK)) {
         merged.top.resize(std::size_t(topK));
         merged.top_k = int(topK);
     }
-    const std::string text =
-        args.has("json") ? toJson(merged).dump(2) + "\n" : optimizerReport(merged);
-    if (auto out = outputPath(args)) {
-        if (!writeOutput(*out, text))
-            return kExitFailure;
-    } else {
-        std::fputs(text.c_str(), stdout);
-    }
-    return kExitOk;
+    const std::string text = args.json ? toJson(merged).dump(2) + "\n" : optimizerReport(merged);
+    return writeResult(args.out, text);
+}
+
+} // namespace
+
+void addOptimizeCommand(CLI::App& app, CommandRun& chosen) {
+    auto args = std::make_shared<OptimizeArgs>();
+    OptimizerOptions& opt = args->opt;
+    CLI::App* cmd = app.add_subcommand(
+        "optimize", "search the design space for the best plans (TBB, shardable)");
+    describe(*cmd,
+             "scaleacross optimize (SCENARIO.json | --cluster C --model M [--plan BASE])\n"
+             "                            [--top K] [--threads N] [--objective OBJ] [--shard I/N]\n"
+             "                            [--gpus N] [--space default|full] [--max-evaluations N]\n"
+             "                            [--seeds N] [--set PATH=VALUE]... [--no-baselines]\n"
+             "                            [--json] [-o FILE]",
+             "Searches parallel degrees, micro batch, pipeline schedule, ZeRO stage, recompute,\n"
+             "placement (which dimension crosses each building boundary, stages per building),\n"
+             "layer split, DP collective algorithm and link technologies for the best plans.\n"
+             "The base plan fixes the global batch, sequence length and GPU budget; without one\n"
+             "the search uses 2,048 sequences of 8,192 tokens and the whole cluster.",
+             "See docs/OPTIMIZER.md. Exit codes: 0 ok, 1 cancelled or I/O failure, 2 bad input.");
+    addScenarioInput(*cmd, args->input, "the base plan (optional with --cluster and\n--model)");
+    cmd->get_option("--plan")->type_name("BASE");
+    cmd->add_option("--top", opt.top_k, "plans to keep (default 10)")
+        ->type_name("K")
+        ->transform(integerIn(1, 100000));
+    cmd->add_option("--threads", opt.threads, "worker threads (default: all cores)")
+        ->type_name("N")
+        ->transform(integerIn(1, 4096));
+    cmd->add_option("--objective", opt.objective,
+                    "step-time (default), cost (GPU-seconds per\n"
+                    "step) or cross-building-bytes")
+        ->type_name("OBJ")
+        ->transform(oneOf<Objective>(
+            {{toString(Objective::StepTime), Objective::StepTime},
+             {toString(Objective::Cost), Objective::Cost},
+             {toString(Objective::CrossBuildingBytes), Objective::CrossBuildingBytes}}));
+    cmd->add_option("--shard", args->shard,
+                    "search slice I of N (0-based); join the\n"
+                    "slices with `scaleacross merge`")
+        ->type_name("I/N")
+        ->check(shardSpec());
+    cmd->add_option("--gpus", opt.space.gpu_budget,
+                    "GPU budget (default: the base plan's, else\nthe cluster's)")
+        ->type_name("N")
+        ->transform(integerIn(1, 100000000000LL, "a positive integer"));
+    cmd->add_option("--space", opt.space.size,
+                    "the default space has the usual choices per\n"
+                    "axis; full adds CP 4/8, micro batches 4/8,\n"
+                    "gpipe, interleaved v4, ZeRO-0, pp up to the\n"
+                    "layers and every uneven stage split")
+        ->type_name("default|full")
+        ->transform(oneOf<SpaceSize>({{"default", SpaceSize::Default}, {"full", SpaceSize::Full}}));
+    cmd->add_option("--max-evaluations", opt.max_evaluations,
+                    "evaluation budget of the enumerated part\n"
+                    "(default 150000); beyond it the staged\n"
+                    "strategy (enumerate, then descend); for\n"
+                    "Llama 3 405B on 98k GPUs ~1.5 s on two\n"
+                    "cores; each baseline recipe is searched\n"
+                    "with an eighth of it")
+        ->type_name("N")
+        ->transform(integerIn(1, 1000000000000LL, "a positive integer"));
+    cmd->add_option("--seeds", opt.seeds, "starting points of the coordinate descent\n(default 6)")
+        ->type_name("N")
+        ->transform(integerIn(0, 10000));
+    cmd->add_option("--set", args->set,
+                    "change one number of the input first, as\n"
+                    "`sweep --vary` names it (e.g.\n"
+                    "links.B1-B3.bandwidth_gbps=2400); repeatable")
+        ->type_name("PATH=VALUE")
+        ->allow_extra_args(false)
+        ->check(assignment());
+    cmd->add_flag("--no-baselines", args->no_baselines,
+                  "skip the baselines (as given, production,\n"
+                  "CrossPipe, Atlas, Megatron multi-DC), which\n"
+                  "otherwise seed the search");
+    cmd->add_flag("--json", args->json,
+                  "machine-readable result (scaleacross.\n"
+                  "optimizer-result); each plan in it is a\n"
+                  "complete plan document");
+    addOutputOption(*cmd, args->out);
+    runWhenChosen(*cmd, chosen, [args] { return runOptimize(*args); });
+}
+
+void addMergeCommand(CLI::App& app, CommandRun& chosen) {
+    auto args = std::make_shared<MergeArgs>();
+    CLI::App* cmd = app.add_subcommand("merge", "join the results of sharded optimize runs");
+    describe(*cmd, "scaleacross merge SHARD.json... [--top K] [--json] [-o FILE] [--allow-partial]",
+             "Joins the results of `scaleacross optimize --shard I/N --json` runs: the top plans\n"
+             "and the Pareto set are merged again, counts are summed and speedups recomputed.\n"
+             "Shards must come from the same inputs and options (their input_digest); a missing\n"
+             "or repeated shard is an error unless --allow-partial. Shards are read as strictly\n"
+             "as the documents: an unknown, missing or mistyped key (or text that is not JSON)\n"
+             "is reported with the file and its JSON path.",
+             "Exit codes: 0 ok, 1 I/O failure, 2 bad input (an invalid shard, shards of\n"
+             "different searches, missing or repeated shards).");
+    cmd->add_option("SHARD.json", args->shards, "results of optimize --shard I/N --json")
+        ->type_name("");
+    cmd->add_option("--top", args->top, "keep at most K plans (default: as the shards)")
+        ->type_name("K")
+        ->transform(integerIn(1, 100000));
+    cmd->add_flag("--json", args->json, "machine-readable result");
+    addOutputOption(*cmd, args->out);
+    cmd->add_flag("--allow-partial", args->allow_partial,
+                  "merge what is there even if shards are missing");
+    runWhenChosen(*cmd, chosen, [args] { return runMerge(*args); });
 }
 
 } // namespace sa::cli

@@ -1,49 +1,22 @@
 // scaleacross sweep
 
-#include "args.h"
 #include "commands.h"
+#include "help_format.h"
 #include "scenario_args.h"
 
 #include "explore/sweep.h"
 #include "explore/sweepseries.h"
 #include "export/sweep_csv.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 
 namespace sa::cli {
 
 namespace {
-
-const char* kSweepHelp =
-    "Usage: scaleacross sweep (SCENARIO.json | --cluster C --model M --plan P)\n"
-    "                         --vary PATH=RANGE [--vary PATH=RANGE] [--csv | --json] [-o FILE]\n"
-    "       scaleacross sweep ... --vary PATH=RANGE --baselines [--csv | --json] [-o FILE]\n\n"
-    "Evaluates the plan over a range of one or two parameters (their cartesian\n"
-    "product) and prints one row per point: step time, tokens/s, MFU, memory,\n"
-    "cross-building bytes and the exposed communication.\n\n"
-    "--baselines  one parameter, for the plan and for the production (Llama 3\n"
-    "             recipe) and the best prior-art baselines' plans, found\n"
-    "             once on the unswept scenario and held fixed: the series the\n"
-    "             explorer's sweep chart draws. CSV columns series,PATH,\n"
-    "             step_time_s,error (as the chart's Export CSV); --json gives\n"
-    "             {path, series: [{name, fits_in_memory, points: [{x, step_time_s\n"
-    "             or error}]}]}.\n\n"
-    "PATH is a dotted path into the scenario; list elements by name:\n"
-    "  links.B1-B3.bandwidth_gbps   links.B1-B3.latency_ms\n"
-    "  plan.micro_batch_sequences   plan.parallelism.pp   plan.global_batch_sequences\n"
-    "  cluster.buildings.B1.scale_out_gbps\n"
-    "RANGE is one of:\n"
-    "  A:B:log10[:N]   N points spaced evenly on a log scale (default 10)\n"
-    "  A:B:lin[:N]     N points spaced evenly (default 10)\n"
-    "  A:B:*F          A, A*F, A*F^2, ... up to B\n"
-    "  A:B:+S          A, A+S, ... up to B\n"
-    "  v1,v2,...       the listed values\n\n"
-    "Input:\n%s\n"
-    "Output: CSV (default) or --json. Points that cannot be evaluated (e.g. degrees\n"
-    "that no longer divide) keep their row with the reason in the 'error' column.\n"
-    "Exit codes: 0 ok, 2 bad input.\n";
 
 // The series of computeSweepSeries: one object per series, its points in
 // sweep order, each with its step time or the reason it has none.
@@ -66,38 +39,18 @@ nlohmann::json seriesJson(const std::string& path, const std::vector<SweepSeries
     return {{"path", path}, {"series", std::move(list)}};
 }
 
-// To -o FILE (or --output FILE) when given, else to stdout.
-int writeSweep(const Args& args, const std::string& text) {
-    auto out = args.value("o");
-    if (!out)
-        out = args.value("output");
-    if (out)
-        return writeOutput(*out, text) ? kExitOk : kExitFailure;
-    std::fputs(text.c_str(), stdout);
-    return kExitOk;
-}
+struct SweepArgs {
+    ScenarioInput input;
+    std::vector<std::string> vary;
+    bool csv = false; // the default
+    bool json = false;
+    bool baselines = false;
+    std::optional<std::string> out;
+};
 
-} // namespace
-
-int runSweep(int argc, char** argv) {
-    Args args(argc, argv, 2, {"csv", "json", "help", "baselines"});
-    if (args.has("help")) {
-        std::printf(kSweepHelp, kScenarioUsage);
-        return kExitOk;
-    }
-    if (!args.error().empty()) {
-        std::fprintf(stderr, "scaleacross sweep: %s\n", args.error().c_str());
-        return kExitBadInput;
-    }
-    const auto unknown = args.unknown(
-        {"csv", "json", "help", "baselines", "vary", "o", "output", "cluster", "model", "plan"});
-    if (!unknown.empty()) {
-        std::fprintf(stderr, "scaleacross sweep: unknown option --%s (see --help)\n",
-                     unknown.front().c_str());
-        return kExitBadInput;
-    }
+int runSweep(const SweepArgs& args) {
     std::vector<SweepAxis> axes;
-    for (const auto& spec : args.values("vary")) {
+    for (const auto& spec : args.vary) {
         std::string err;
         auto axis = parseSweepAxis(spec, &err);
         if (!axis) {
@@ -110,13 +63,13 @@ int runSweep(int argc, char** argv) {
         std::fprintf(stderr, "scaleacross sweep: give one or two --vary PATH=RANGE (see --help)\n");
         return kExitBadInput;
     }
-    const bool baselines = args.has("baselines");
+    const bool baselines = args.baselines;
     if (baselines && axes.size() != 1) {
         std::fprintf(stderr,
                      "scaleacross sweep: --baselines sweeps one parameter: give one --vary\n");
         return kExitBadInput;
     }
-    auto scenario = loadScenarioArgs(args);
+    auto scenario = loadScenarioArgs(args.input);
     if (!scenario)
         return kExitBadInput;
     // Check each path once on the base so a typo is an input error, not N rows of errors.
@@ -132,12 +85,12 @@ int runSweep(int argc, char** argv) {
     if (baselines) {
         const SweepAxis& axis = axes.front();
         const auto series = computeSweepSeries(*scenario, axis.path, axis.values, true);
-        text = args.has("json") ? seriesJson(axis.path, series).dump(2) + "\n"
-                                : sweepSeriesCsv(axis.path, series);
-        return writeSweep(args, text);
+        text = args.json ? seriesJson(axis.path, series).dump(2) + "\n"
+                         : sweepSeriesCsv(axis.path, series);
+        return writeResult(args.out, text);
     }
     const auto points = sa::runSweep(*scenario, axes);
-    if (args.has("json")) {
+    if (args.json) {
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& p : points) {
             nlohmann::json row;
@@ -163,7 +116,56 @@ int runSweep(int argc, char** argv) {
     } else {
         text = sweepCsv(axes, points);
     }
-    return writeSweep(args, text);
+    return writeResult(args.out, text);
+}
+
+} // namespace
+
+void addSweepCommand(CLI::App& app, CommandRun& chosen) {
+    auto args = std::make_shared<SweepArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "sweep", "vary one or two parameters over a range and print CSV or JSON");
+    describe(
+        *cmd,
+        "scaleacross sweep (SCENARIO.json | --cluster C --model M --plan P)\n"
+        "                         --vary PATH=RANGE [--vary PATH=RANGE] [--csv | --json] [-o "
+        "FILE]\n"
+        "       scaleacross sweep ... --vary PATH=RANGE --baselines [--csv | --json] [-o FILE]",
+        "Evaluates the plan over a range of one or two parameters (their cartesian\n"
+        "product) and prints one row per point: step time, tokens/s, MFU, memory,\n"
+        "cross-building bytes and the exposed communication.\n\n"
+        "PATH is a dotted path into the scenario; list elements by name:\n"
+        "  links.B1-B3.bandwidth_gbps   links.B1-B3.latency_ms\n"
+        "  plan.micro_batch_sequences   plan.parallelism.pp   plan.global_batch_sequences\n"
+        "  cluster.buildings.B1.scale_out_gbps\n"
+        "RANGE is one of:\n"
+        "  A:B:log10[:N]   N points spaced evenly on a log scale (default 10)\n"
+        "  A:B:lin[:N]     N points spaced evenly (default 10)\n"
+        "  A:B:*F          A, A*F, A*F^2, ... up to B\n"
+        "  A:B:+S          A, A+S, ... up to B\n"
+        "  v1,v2,...       the listed values\n\n"
+        "Output: CSV (default) or --json. Points that cannot be evaluated (e.g. degrees\n"
+        "that no longer divide) keep their row with the reason in the 'error' column.",
+        "Exit codes: 0 ok, 1 the output could not be written, 2 bad input.");
+    addScenarioInput(*cmd, args->input);
+    cmd->add_option("--vary", args->vary,
+                    "the parameter to vary and its values; give it\ntwice for a grid")
+        ->type_name("PATH=RANGE")
+        ->allow_extra_args(false);
+    cmd->add_flag("--csv", args->csv, "CSV output (the default)");
+    cmd->add_flag("--json", args->json, "JSON output: one object per point");
+    cmd->add_flag("--baselines", args->baselines,
+                  "one parameter, for the plan and for the\n"
+                  "production (Llama 3 recipe) and the best\n"
+                  "prior-art baselines' plans, found once on\n"
+                  "the unswept scenario and held fixed: the\n"
+                  "series the explorer's sweep chart draws. CSV\n"
+                  "columns series,PATH,step_time_s,error (as\n"
+                  "the chart's Export CSV); --json gives {path,\n"
+                  "series: [{name, fits_in_memory, points:\n"
+                  "[{x, step_time_s or error}]}]}");
+    addOutputOption(*cmd, args->out);
+    runWhenChosen(*cmd, chosen, [args] { return runSweep(*args); });
 }
 
 } // namespace sa::cli

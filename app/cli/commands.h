@@ -1,15 +1,31 @@
 #pragma once
-// One function per `scaleacross` subcommand. Each returns the process exit
-// code (0 ok, 2 bad input, 1 other failure) and prints its own help for
-// --help.
+// The `scaleacross` subcommands. Each add*Command declares one subcommand
+// on the application: its options, bound once to a struct the command
+// owns (CLI11 checks their types and ranges and generates --help from
+// them), and the function that runs it. See main.cpp for how to add one.
+
+#include "exit_codes.h"
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
 
 namespace sa::cli {
 
-int runCheck(int argc, char** argv);    // scaleacross check FILE...
-int runEvaluate(int argc, char** argv); // scaleacross evaluate ...
-int runTrace(int argc, char** argv);    // scaleacross trace ... -o FILE
-int runSweep(int argc, char** argv);    // scaleacross sweep ...
-int runOptimize(int argc, char** argv); // scaleacross optimize ...
-int runMerge(int argc, char** argv);    // scaleacross merge SHARD.json...
+// Runs the command the user chose, after the whole command line has parsed;
+// returns the exit code (kExitOk, kExitFailure, kExitBadInput).
+using CommandRun = std::function<int()>;
+
+// Makes `run` the command to run when `cmd` is the subcommand given.
+void runWhenChosen(CLI::App& cmd, CommandRun& chosen, CommandRun run);
+
+void addCheckCommand(CLI::App& app, CommandRun& chosen);    // check FILE|DIR...
+void addEvaluateCommand(CLI::App& app, CommandRun& chosen); // evaluate SCENARIO
+void addTraceCommand(CLI::App& app, CommandRun& chosen);    // trace SCENARIO -o FILE
+void addOptimizeCommand(CLI::App& app, CommandRun& chosen); // optimize SCENARIO
+void addMergeCommand(CLI::App& app, CommandRun& chosen);    // merge SHARD.json...
+void addSweepCommand(CLI::App& app, CommandRun& chosen);    // sweep SCENARIO --vary ...
 
 } // namespace sa::cli

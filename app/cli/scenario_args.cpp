@@ -1,7 +1,9 @@
 #include "scenario_args.h"
+#include "exit_codes.h"
 
 #include "formats/documents.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -17,20 +19,30 @@ void printProblems(const std::vector<Diagnostic>& problems) {
 }
 } // namespace
 
-std::optional<Scenario> loadScenarioArgs(const Args& args, bool requirePlan) {
-    const auto cluster = args.value("cluster");
-    const auto model = args.value("model");
-    const auto plan = args.value("plan");
-    if (!args.positional().empty()) {
+void addScenarioInput(CLI::App& cmd, ScenarioInput& in, const char* planHelp) {
+    cmd.add_option(
+           "SCENARIO.json", in.files,
+           "a scenario file (cluster, model and plan), or\ngive --cluster, --model and --plan")
+        ->type_name("");
+    cmd.add_option("--cluster", in.cluster, "the cluster document")->type_name("C");
+    cmd.add_option("--model", in.model, "the model document")->type_name("M");
+    cmd.add_option("--plan", in.plan, planHelp)->type_name("P");
+}
+
+std::optional<Scenario> loadScenarioArgs(const ScenarioInput& in, bool requirePlan) {
+    const auto& cluster = in.cluster;
+    const auto& model = in.model;
+    const auto& plan = in.plan;
+    if (!in.files.empty()) {
         if (cluster || model || plan) {
             std::fprintf(stderr, "give either a scenario file or --cluster/--model/--plan\n");
             return std::nullopt;
         }
-        if (args.positional().size() > 1) {
-            std::fprintf(stderr, "one scenario file expected, got %zu\n", args.positional().size());
+        if (in.files.size() > 1) {
+            std::fprintf(stderr, "one scenario file expected, got %zu\n", in.files.size());
             return std::nullopt;
         }
-        auto loaded = loadScenarioFile(args.positional().front());
+        auto loaded = loadScenarioFile(in.files.front());
         if (!loaded.ok()) {
             printProblems(loaded.problems);
             return std::nullopt;
@@ -62,12 +74,12 @@ std::optional<Scenario> loadScenarioArgs(const Args& args, bool requirePlan) {
     return loaded.value;
 }
 
-std::string planSourceName(const Args& args) {
-    if (auto plan = args.value("plan"))
-        return *plan;
-    if (args.positional().empty())
+std::string planSourceName(const ScenarioInput& in) {
+    if (in.plan)
+        return *in.plan;
+    if (in.files.empty())
         return "plan";
-    const std::string scenario = args.positional().front();
+    const std::string scenario = in.files.front();
     std::string err;
     if (auto text = readTextFile(scenario, &err)) {
         const auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -79,6 +91,10 @@ std::string planSourceName(const Args& args) {
     return scenario;
 }
 
+void addOutputOption(CLI::App& cmd, std::optional<std::string>& out, const char* help) {
+    cmd.add_option("-o,--output", out, help)->type_name("FILE");
+}
+
 bool writeOutput(const std::string& path, const std::string& contents) {
     const std::string err = saveFileAtomically(path, contents);
     if (!err.empty()) {
@@ -86,6 +102,13 @@ bool writeOutput(const std::string& path, const std::string& contents) {
         return false;
     }
     return true;
+}
+
+int writeResult(const std::optional<std::string>& out, const std::string& text) {
+    if (out)
+        return writeOutput(*out, text) ? kExitOk : kExitFailure;
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
 }
 
 } // namespace sa::cli

@@ -1,7 +1,10 @@
 // `scaleacross evaluate` and `scaleacross trace` as a user runs them: every
 // sample scenario gives sensible JSON, impossible plans exit 2 with a
 // message naming the file and the JSON path, a plan that does not fit is
-// still evaluated, and the trace opens as Chrome trace event JSON.
+// still evaluated, and the trace opens as Chrome trace event JSON. Also the
+// command line itself: every command's --help, --version, and a bad
+// command line (unknown option, missing or malformed value) exits 2 with
+// one line naming the option.
 
 #include "../common/samples.h"
 
@@ -82,6 +85,9 @@ private Q_SLOTS:
     void trace_data();
     void trace();
     void traceNeedsOutput();
+    void version();
+    void badCommandLine_data();
+    void badCommandLine();
 };
 
 void TestCliEvaluate::initTestCase() {
@@ -96,6 +102,14 @@ void TestCliEvaluate::help_data() {
     QTest::newRow("help") << QStringList{"help"} << "trace";
     QTest::newRow("evaluate --help") << QStringList{"evaluate", "--help"} << "--json";
     QTest::newRow("trace --help") << QStringList{"trace", "--help"} << "Chrome trace";
+    QTest::newRow("trace -h") << QStringList{"trace", "-h"} << "-o,--output FILE";
+    QTest::newRow("check --help") << QStringList{"check", "--help"} << "--cluster FILE";
+    QTest::newRow("optimize --help") << QStringList{"optimize", "--help"} << "--max-evaluations N";
+    QTest::newRow("merge --help") << QStringList{"merge", "--help"} << "--allow-partial";
+    QTest::newRow("sweep --help") << QStringList{"sweep", "--help"} << "--vary PATH=RANGE";
+    // After other arguments, even bad ones: help wins.
+    QTest::newRow("optimize --top 0 --help")
+        << QStringList{"optimize", "--top", "0", "--help"} << "--top K";
 }
 
 void TestCliEvaluate::help() {
@@ -275,11 +289,9 @@ void TestCliEvaluate::impossiblePlans_data() {
     QTest::newRow("unknown option")
         << QStringList{"evaluate", data + "oversized.json", "--frobnicate", "1"} << QString()
         << QString() << "unknown option --frobnicate";
-    // Args takes an unknown trailing flag for a valued option: the message
-    // is "option --frobnicate needs a value", still naming it.
     QTest::newRow("unknown trailing flag")
         << QStringList{"evaluate", data + "oversized.json", "--json", "--frobnicate"} << QString()
-        << QString() << "--frobnicate";
+        << QString() << "unknown option --frobnicate";
 }
 
 // Exit 2, nothing on stdout, and a message naming the file and JSON path.
@@ -391,6 +403,66 @@ void TestCliEvaluate::traceNeedsOutput() {
         runCli({"trace", sourcePath("sample_clusters/scenarios/single-building-70b.json")});
     QCOMPARE(r.code, 2);
     QVERIFY(r.err.contains("-o FILE"));
+}
+
+void TestCliEvaluate::version() {
+    const CliRun r = runCli({"--version"});
+    QVERIFY2(r.code == 0, describe(r));
+    QCOMPARE(r.out, QByteArray("scaleacross " SCALEACROSS_VERSION "\n"));
+}
+
+void TestCliEvaluate::badCommandLine_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    const QString s = sourcePath("sample_clusters/scenarios/single-building-70b.json");
+    QTest::newRow("no command") << QStringList{} << QString();
+    QTest::newRow("unknown command")
+        << QStringList{"evalute", s} << "scaleacross: unknown command 'evalute'";
+    QTest::newRow("option before the command")
+        << QStringList{"--json", "evaluate", s} << "scaleacross: unknown command '--json'";
+    QTest::newRow("unknown short option")
+        << QStringList{"evaluate", s, "-x"} << "scaleacross evaluate: unknown option -x";
+    QTest::newRow("missing value") << QStringList{"evaluate", s, "-o"}
+                                   << "scaleacross evaluate: option -o,--output needs a value";
+    QTest::newRow("missing number") << QStringList{"optimize", s, "--top"}
+                                    << "scaleacross optimize: option --top needs a value";
+    QTest::newRow("not a number")
+        << QStringList{"optimize", s, "--top", "ten"}
+        << "scaleacross optimize: --top: expected an integer from 1 to 100000, got 'ten'";
+    QTest::newRow("out of range")
+        << QStringList{"optimize", s, "--threads", "0"}
+        << "scaleacross optimize: --threads: expected an integer from 1 to 4096, got '0'";
+    QTest::newRow("octal-looking") << QStringList{"optimize", s, "--seeds", "0x10"}
+                                   << "--seeds: expected an integer from 0 to 10000, got '0x10'";
+    QTest::newRow("bad choice")
+        << QStringList{"optimize", s, "--objective", "fast"}
+        << "--objective: expected step-time, cost or cross-building-bytes, got 'fast'";
+    QTest::newRow("bad shard") << QStringList{"optimize", s, "--shard", "2/2"}
+                               << "--shard: expected I/N with 0 <= I < N, got '2/2'";
+    QTest::newRow("bad --set") << QStringList{"optimize", s, "--set", "plan.zero_stage"}
+                               << "--set: expected PATH=NUMBER, got 'plan.zero_stage'";
+    QTest::newRow("merge --top")
+        << QStringList{"merge", "a.json", "--top", "-1"}
+        << "scaleacross merge: --top: expected an integer from 1 to 100000, got '-1'";
+    QTest::newRow("check together")
+        << QStringList{"check", "--cluster", s}
+        << "scaleacross check: --cluster, --model and --plan go together";
+}
+
+// Exit 2 before any work: nothing on stdout, one line on stderr (the help
+// on stdout for no command at all).
+void TestCliEvaluate::badCommandLine() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const CliRun r = runCli(args);
+    QVERIFY2(r.code == 2, describe(r));
+    if (message.isEmpty()) {
+        QVERIFY2(r.out.contains("Usage"), describe(r));
+        return;
+    }
+    QVERIFY2(r.out.isEmpty(), describe(r));
+    QVERIFY2(r.err.count('\n') == 1 && r.err.endsWith('\n'), describe(r));
+    QVERIFY2(QString::fromUtf8(r.err).contains(message), describe(r));
 }
 
 QTEST_GUILESS_MAIN(TestCliEvaluate)
