@@ -244,7 +244,8 @@ public:
     }
     // The one of `keys` the file sets (the first one if none); a file that
     // sets two spellings of one setting is refused.
-    std::string pick(std::initializer_list<const char*> keys) {
+    // With none set, an old-layout file (`old`) names the last spelling.
+    std::string pick(std::initializer_list<const char*> keys, bool old = false) {
         std::string found;
         for (const char* k : keys) {
             if (!has(k))
@@ -257,7 +258,9 @@ public:
             }
             found = k;
         }
-        return found.empty() ? std::string(*keys.begin()) : found;
+        if (found.empty())
+            return std::string(old ? *(keys.end() - 1) : *keys.begin());
+        return found;
     }
     const toml::node* node(const std::string& key) {
         auto it = leaves_.find(key);
@@ -661,7 +664,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     bool degreesOk = true;
     auto degree = [&](std::initializer_list<const char*> keys, std::int64_t fallback,
                       bool allowRest) -> std::pair<std::int64_t, std::string> {
-        const std::string key = r.pick(keys);
+        const std::string key = r.pick(keys, old);
         auto v = r.integer(key, fallback);
         if (!v) {
             degreesOk = false;
@@ -779,7 +782,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
 
     {
         const std::string key = r.pick(
-            {"parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward"});
+            {"parallelism.fsdp_reshard_after_forward", "training.fsdp_reshard_after_forward"}, old);
         if (auto v = r.string(key, "default")) {
             std::optional<FsdpReshard> f;
             if (*v == "default")
@@ -814,7 +817,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         r.ignored(k, "torch.compile: the cost model has no compiler fusion");
 
     // ---- batch ---------------------------------------------------------------------------
-    const std::string localKey = r.pick({"training.local_batch_size", "training.batch_size"});
+    const std::string localKey = r.pick({"training.local_batch_size", "training.batch_size"}, old);
     const std::string globalKey = "training.global_batch_size";
     std::int64_t local = 8, global = -1;
     if (auto v = r.integer(localKey, 8)) {
@@ -853,17 +856,20 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
 
     // ---- pipeline --------------------------------------------------------------------------
     const std::string schedKey = r.pick(
-        {"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"});
+        {"parallelism.pipeline_parallel_schedule", "experimental.pipeline_parallel_schedule"}, old);
     const std::string csvKey = r.pick({"parallelism.pipeline_parallel_schedule_csv",
-                                       "experimental.pipeline_parallel_schedule_csv"});
+                                       "experimental.pipeline_parallel_schedule_csv"},
+                                      old);
     const std::string fqnKey = "parallelism.module_fqns_per_model_part";
     const std::string splitKey = r.pick({"parallelism.pipeline_parallel_split_points",
-                                         "experimental.pipeline_parallel_split_points"});
+                                         "experimental.pipeline_parallel_split_points"},
+                                        old);
     const std::string lpsKey = "parallelism.pipeline_parallel_layers_per_stage";
     const std::string firstKey = "parallelism.pipeline_parallel_first_stage_less_layers";
     const std::string lastKey = "parallelism.pipeline_parallel_last_stage_less_layers";
     const std::string mbCountKey = r.pick({"parallelism.pipeline_parallel_microbatches",
-                                           "experimental.pipeline_parallel_microbatches"});
+                                           "experimental.pipeline_parallel_microbatches"},
+                                          old);
     const std::string mbSizeKey = "parallelism.pipeline_parallel_microbatch_size";
     std::int64_t micro = local;
     if (pp <= 1) {
@@ -1052,7 +1058,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                             chunksMatch = false;
                     if (!chunksMatch)
                         out.ignored.push_back(
-                            {splitFrom, "layers per virtual stage " + joinInts(stages),
+                            {splitFrom == schedKey ? (old ? splitKey : fqnKey) : splitFrom,
+                             "layers per virtual stage " + joinInts(stages),
                              "per-chunk counts inside a rank: the plan shares each rank's layers "
                              "evenly over its chunks (the layers per rank are kept)"});
                     if (perRank != evenSplit(L, int(pp))) {
@@ -1064,11 +1071,11 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                  "plan:/placement/layers_per_stage, plan:/schedule/virtual_stages");
                     else if (splitFrom == schedKey)
                         out.mapped.push_back(
-                            {"(" +
-                                 std::string(old ? "generate_split_points"
-                                                 : "generate_llm_fqn_per_model_part") +
-                                 ")",
-                             joinInts(stages),
+                            {old ? splitKey : fqnKey,
+                             std::string("(not set: torchtitan's ") +
+                                 (old ? "generate_split_points"
+                                      : "generate_llm_fqn_per_model_part") +
+                                 ") " + joinInts(stages),
                              "plan:/placement/layers_per_stage, plan:/schedule/virtual_stages"});
                 }
             }
