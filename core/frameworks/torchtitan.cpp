@@ -36,6 +36,9 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kCommentTag = "# scaleacross:";
+// Batch sizes and sequence lengths beyond this are refused (no overflow in
+// local x dp x accumulation).
+constexpr std::int64_t kMaxCount = std::int64_t(1) << 31;
 
 // ---- the flavor table ----------------------------------------------------------
 
@@ -670,7 +673,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
             degreesOk = false;
             return {1, key};
         }
-        if ((*v < 1 && !(allowRest && *v == -1)) || *v > INT_MAX) {
+        if ((*v < 1 && !(allowRest && *v == -1)) || *v > kMaxCount) {
             r.refuse(key, "must be >= 1" + std::string(allowRest ? " or -1 (the rest)" : "") +
                               ", got " + std::to_string(*v));
             degreesOk = false;
@@ -694,6 +697,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     auto [ep, epKey] = degree({"parallelism.expert_parallel_degree"}, 1, false);
     auto [etp, etpKey] = degree({"parallelism.expert_tensor_parallel_degree"}, 1, false);
 
+    if (degreesOk &&
+        (rep * tp > kMaxCount || rep * tp * cp > kMaxCount || rep * tp * cp * pp > kMaxCount ||
+         rep * tp * cp * pp * std::max<std::int64_t>(shard, 1) > kMaxCount)) {
+        r.refuse(ppKey, "the degrees multiply to more than 2^31 GPUs");
+        degreesOk = false;
+        rep = tp = cp = pp = shard = 1;
+    }
     const std::int64_t others = rep * tp * cp * pp;
     if (degreesOk) {
         if (shard == -1) {
@@ -821,13 +831,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     const std::string globalKey = "training.global_batch_size";
     std::int64_t local = 8, global = -1;
     if (auto v = r.integer(localKey, 8)) {
-        if (*v < 1)
-            r.refuse(localKey, "must be >= 1, got " + std::to_string(*v));
+        if (*v < 1 || *v > kMaxCount)
+            r.refuse(localKey, "must be 1 .. 2^31, got " + std::to_string(*v));
         else
             local = *v;
     }
     if (auto v = r.integer(globalKey, -1)) {
-        if (*v == 0 || *v < -1)
+        if (*v == 0 || *v < -1 || *v > kMaxCount * kMaxCount)
             r.refuse(globalKey, "must be > 0 or -1 (local batch x data-parallel degree), got " +
                                     std::to_string(*v));
         else
@@ -847,8 +857,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         r.mapped(globalKey, "plan:/global_batch_sequences");
     }
     if (auto v = r.integer("training.seq_len", 2048)) {
-        if (*v < 1)
-            r.refuse("training.seq_len", "must be >= 1, got " + std::to_string(*v));
+        if (*v < 1 || *v > kMaxCount)
+            r.refuse("training.seq_len", "must be 1 .. 2^31, got " + std::to_string(*v));
         else
             plan.sequence_length = *v;
         r.mapped("training.seq_len", "plan:/sequence_length");
@@ -916,8 +926,14 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         std::vector<int> stages;
         std::string splitFrom;
         const int L = model ? model->layers : 0;
-        const auto first = r.integer(firstKey, 1);
-        const auto last = r.integer(lastKey, 1);
+        auto first = r.integer(firstKey, 1);
+        auto last = r.integer(lastKey, 1);
+        for (auto* w : {&first, &last})
+            if (*w && (**w < 0 || **w > L + 1)) {
+                r.refuse(w == &first ? firstKey : lastKey,
+                         "must be 0 .. layers + 1, got " + std::to_string(**w));
+                *w = 1;
+            }
         if (model) {
             if (r.has(fqnKey)) {
                 splitFrom = fqnKey;
@@ -1004,8 +1020,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                 int total = 0;
                 if (auto lps = r.integer(lpsKey, 0); lps && r.has(lpsKey)) {
                     splitFrom = lpsKey;
-                    if (*lps < 1)
-                        r.refuse(lpsKey, "must be >= 1");
+                    if (*lps < 1 || *lps > kMaxCount)
+                        r.refuse(lpsKey, "must be 1 .. 2^31");
                     else
                         total = int((L + first.value_or(1) + last.value_or(1) + *lps - 1) / *lps);
                 } else {

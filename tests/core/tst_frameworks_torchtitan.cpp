@@ -361,6 +361,21 @@ components = ["model", "loss"]
     QCOMPARE(im.model->dtype, sa::DType::FP8);
     QVERIFY(hasIgnored(im, "compile.enable"));
 
+    // The example of docs/FRAMEWORKS-torchtitan.md: layers_per_stage 11 gives
+    // ceil((80 + 1 + 1) / 11) = 8 stages; generate_llm_fqn_per_model_part
+    // spreads 82 effective layers as 11 11 10 10 10 10 10 10, less one for
+    // the embedding (stage 0) and one for norm + output (stage 7).
+    const std::string example = fixture("current-llama3-70b-3d.toml");
+    const Imported ex = importTorchtitan(readText(example), {example, "", 0, 0});
+    QVERIFY2(ex.ok(), problemsOf(ex).c_str());
+    QCOMPARE(ex.plan->parallelism.gpus(), std::int64_t(256));
+    QCOMPARE(ex.plan->schedule.virtual_stages, 2);
+    QCOMPARE(ex.plan->microbatches(), std::int64_t(8));
+    QVERIFY(ex.plan->placement);
+    QCOMPARE(ex.plan->placement->layers_per_stage,
+             (std::vector<int>{10 + 10, 11 + 10, 10 + 10, 10 + 9}));
+    QCOMPARE(ex.plan->effectiveZeroStage(), 1);
+
     // Gradient accumulation without PP: local batch 2 is the micro batch.
     const std::string ga = R"(
 [model]
