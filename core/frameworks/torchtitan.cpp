@@ -551,7 +551,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         } else if (name && flavor) {
             if (*name != "llama3" && *name != "llama") {
                 r.refuse("model.name",
-                         "'" + *name +
+                         "'" + *name + "' flavor '" + *flavor +
                              "': only llama3 flavors are carried (torchtitan's llama4, "
                              "deepseek_v3, qwen3, ... use interleaved MoE layers, MLA or "
                              "chunked attention, which the model document cannot express)");

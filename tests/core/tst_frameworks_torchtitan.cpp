@@ -468,7 +468,16 @@ void TestFrameworksTorchtitan::refusals_data() {
                                    << "block-causal";
     QTest::newRow("other model") << ok + "[model]\nname = \"deepseek_v3\"\nflavor = \"16B\"\n"
                                  << "model.name"
-                                 << "deepseek_v3";
+                                 << "deepseek_v3' flavor '16B";
+    QTest::newRow("llama4") << ok + "[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n"
+                            << "model.name"
+                            << "17bx16e";
+    QTest::newRow("layers per stage uneven")
+        << ok + "[parallelism]\npipeline_parallel_degree = 4\n"
+                "pipeline_parallel_layers_per_stage = 6\n"
+                "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+        << "parallelism.pipeline_parallel_layers_per_stage"
+        << "divide evenly";
     QTest::newRow("tp 0") << ok + "[parallelism]\ntensor_parallel_degree = 0\n"
                           << "parallelism.tensor_parallel_degree"
                           << "got 0";
