@@ -1514,8 +1514,8 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
     }
 
     std::ostringstream out;
-    out << "# torchtitan job config (TOML layout of Mar 2025 .. Feb 2026) written by ScaleAcross "
-           "Explorer\n";
+    out << "# torchtitan job config (TOML, torchtitan 2025-09-30 .. 2026-02-23) written by "
+           "ScaleAcross Explorer\n";
     out << "# from plan " << tomlString(plan.name) << " and model " << tomlString(model.name)
         << ".\n";
     out << "# Add the data and tokenizer: [training] dataset / dataset_path, [model] "
