@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
     addOptimizeCommand(app, chosen);
     addMergeCommand(app, chosen);
     addSweepCommand(app, chosen);
+    addImportCommand(app, chosen);
+    addExportCommand(app, chosen);
+    addCalibrateCommand(app, chosen);
     for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; }))
         cmd->group("Commands");
     // `scaleacross help`: the same as --help (not listed).

@@ -1,0 +1,108 @@
+// scaleacross export --to megatron|nemo|torchtitan: a plan as the
+// framework's launch arguments or config, ready to launch; what the framework
+// cannot express is said on stderr and written as comments (core/frameworks).
+
+#include "commands.h"
+#include "help_format.h"
+#include "scenario_args.h"
+#include "validators.h"
+
+#include "formats/documents.h"
+#include "frameworks/framework.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sa::cli {
+
+namespace {
+
+struct ExportArgs {
+    frameworks::Framework to = frameworks::Framework::Megatron;
+    std::vector<std::string> files; // SCENARIO.json
+    std::optional<std::string> model;
+    std::optional<std::string> plan;
+    std::optional<std::string> out;
+};
+
+int bad(const std::string& message) {
+    std::fprintf(stderr, "scaleacross export: %s (see --help)\n", message.c_str());
+    return kExitBadInput;
+}
+
+template <class T> bool printed(const Loaded<T>& loaded) {
+    for (const auto& p : loaded.problems)
+        std::fprintf(stderr, "%s\n", p.str().c_str());
+    return loaded.ok();
+}
+
+int runExport(const ExportArgs& a) {
+    Model model;
+    Plan plan;
+    if (!a.files.empty()) {
+        if (a.model || a.plan)
+            return bad("give either a scenario file or --model and --plan");
+        if (a.files.size() > 1)
+            return bad("one scenario file expected, got " + std::to_string(a.files.size()));
+        const auto s = loadScenarioFile(a.files.front());
+        if (!printed(s))
+            return kExitBadInput;
+        model = s.value->model;
+        plan = s.value->plan;
+    } else {
+        if (!a.model || !a.plan)
+            return bad("missing input: give SCENARIO.json or --model and --plan");
+        const auto m = loadModelFile(*a.model);
+        const auto p = loadPlanFile(*a.plan);
+        const bool ok = printed(m) & printed(p);
+        if (!ok)
+            return kExitBadInput;
+        model = *m.value;
+        plan = *p.value;
+    }
+    const frameworks::Exported e = frameworks::exportPlan(a.to, model, plan);
+    for (const auto& p : e.problems)
+        std::fprintf(stderr, "%s\n", p.str().c_str());
+    if (!e.ok())
+        return kExitBadInput;
+    for (const auto& n : e.notes)
+        std::fprintf(stderr, "note: %s\n", n.c_str());
+    return writeResult(a.out, e.text);
+}
+
+} // namespace
+
+void addExportCommand(CLI::App& app, CommandRun& chosen) {
+    auto a = std::make_shared<ExportArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "export", "write a plan as Megatron-LM arguments, NeMo YAML or torchtitan TOML");
+    describe(*cmd,
+             "scaleacross export --to megatron|nemo|torchtitan SCENARIO.json [-o FILE]\n"
+             "       scaleacross export --to FRAMEWORK --model FILE --plan FILE [-o FILE]",
+             "Writes the plan (and its model) as the framework launches it: Megatron-LM's\n"
+             "arguments as a torchrun script, a NeMo launcher YAML, a torchtitan job TOML.\n"
+             "What the framework cannot express (building placement, link transports, ...)\n"
+             "is listed on stderr as \"note: ...\" and kept in a last \"# scaleacross:\" comment,\n"
+             "so `scaleacross import` reads the same plan back.",
+             "Exit codes: 0 written, 1 the output could not be written, 2 bad input or a plan\n"
+             "the framework cannot run.");
+    cmd->add_option("--to", a->to, "the framework")
+        ->transform(oneOf<frameworks::Framework>({{"megatron", frameworks::Framework::Megatron},
+                                                  {"nemo", frameworks::Framework::Nemo},
+                                                  {"torchtitan",
+                                                   frameworks::Framework::Torchtitan}}))
+        ->type_name("FRAMEWORK")
+        ->required();
+    cmd->add_option("SCENARIO", a->files, "a scenario document")->type_name("");
+    cmd->add_option("--model", a->model, "a model document (with --plan)")->type_name("FILE");
+    cmd->add_option("--plan", a->plan, "a plan document (with --model)")->type_name("FILE");
+    addOutputOption(*cmd, a->out);
+    runWhenChosen(*cmd, chosen, [a] { return runExport(*a); });
+}
+
+} // namespace sa::cli
