@@ -219,7 +219,15 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
                              "): efficiency written as 1; is the line rate right?");
             eff = 1;
         }
-        const double step = std::min(m.step_latency_us, formats::kStepLatencyUs.max.value_or(1e4));
+        if (up && m.ranks > b.gpus_per_host)
+            warn(m.file, std::to_string(m.ranks) + " ranks in one NVLink domain, but " +
+                             m.building + " has " + std::to_string(b.gpus_per_host) +
+                             " GPUs per host");
+        const double maxStep = formats::kStepLatencyUs.max.value_or(1e4);
+        if (m.step_latency_us > maxStep)
+            warn(m.file, "a step of " + fmt("%.4g", m.step_latency_us) + " us: written as " +
+                             fmt("%.4g", maxStep) + " us, the most a building's step may be");
+        const double step = std::min(m.step_latency_us, maxStep);
         (up ? b.scale_up_efficiency : b.scale_out_efficiency) = eff;
         (up ? b.scale_up_latency_us : b.scale_out_latency_us) = step;
         m.note = std::string("written: ") + m.building + "." +
@@ -360,6 +368,14 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
                 res.gemm = g;
             }
         }
+    }
+
+    // The written document must load as it is saved (a value outside the
+    // ranges the parser accepts would make -o write a file nothing reads).
+    if (res.problems.empty()) {
+        const Loaded<Cluster> back = parseCluster(dumpCanonical(toJson(c)), "calibrated cluster");
+        for (const Diagnostic& d : back.problems)
+            res.problems.push_back(d);
     }
 
     // ---- report ----------------------------------------------------------
