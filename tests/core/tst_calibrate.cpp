@@ -417,6 +417,36 @@ void TestCalibrate::crossBuildingWritesProfile() {
         QVERIFY2(std::abs(got - measured[i]) / measured[i] < 0.03,
                  (std::to_string(got) + " vs " + std::to_string(measured[i])).c_str());
     }
+    // A link slower than one GPU's NIC (100 Gbit/s = 12.5 GB/s): link-bound,
+    // the profile's efficiency is the measured share of its line rate.
+    Cluster thin = c;
+    thin.links[0].bandwidth_gbps = 100;
+    const std::string thinText =
+        syntheticTable(NcclCollective::AllReduce, 2, 8, 4000.0, 11.0, 0.01, "cross-building");
+    const CalibrationResult rt = calibrated(thin, "thin.txt", thinText);
+    QVERIFY(rt.ok());
+    const Technology& tt = rt.cluster.technologies.at("calibrated-B1-B2");
+    QVERIFY2(std::abs(tt.efficiency - 11.0 / 12.5) < 0.02 * 11.0 / 12.5,
+             std::to_string(tt.efficiency).c_str());
+    QCOMPARE(tt.window_mib, 0.0);
+    const ModelCollective thinModel(rt.cluster, 16);
+    sizes.clear();
+    const std::vector<double> thinMeasured = tableTimesUs(thinText, sizes);
+    for (std::size_t i = sizes.size() - 6; i < sizes.size(); ++i) {
+        const double got = thinModel.seconds(double(sizes[i])) * 1e6;
+        QVERIFY2(std::abs(got - thinMeasured[i]) / thinMeasured[i] < 0.03,
+                 (std::to_string(got) + " vs " + std::to_string(thinMeasured[i])).c_str());
+    }
+    // As fast as the NICs: nothing about the link to learn; its profile's
+    // efficiency and window are kept.
+    const CalibrationResult rn = calibrated(
+        c, "fast.txt",
+        syntheticTable(NcclCollective::AllReduce, 2, 8, 4000.0, 46.0, 0.0, "cross-building"));
+    QVERIFY(rn.ok());
+    const Technology& tn = rn.cluster.technologies.at("calibrated-B1-B2");
+    QCOMPARE(tn.efficiency, builtinTechnology("roce")->efficiency);
+    QCOMPARE(tn.window_mib, builtinTechnology("roce")->window_mib);
+
     // Round trip: the profile and the link's pointer survive the document.
     const Loaded<Cluster> back = parseCluster(dumpCanonical(toJson(r.cluster)), "c2.json");
     QVERIFY(back.ok());
