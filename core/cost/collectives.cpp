@@ -7,8 +7,6 @@ namespace sa {
 
 namespace {
 
-constexpr double kLocalHopLatency = 2e-6; // NIC-to-NIC inside a zone
-
 double kindFactor(CollectiveKind k) {
     return k == CollectiveKind::AllReduce ? 2.0 : 1.0;
 }
@@ -27,7 +25,7 @@ Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
     Cost c;
     if (g.single_host) {
         c.bandwidth = ringBytes / env.nvlink_bps;
-        c.latency = f * (n - 1) * (env.alpha_s + 1e-6);
+        c.latency = f * (n - 1) * env.nvlinkStep();
         return c;
     }
     c.bandwidth = ringBytes / env.nic_bps;
@@ -39,11 +37,11 @@ Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
             const Location a = g.sites[i].loc;
             const Location b = g.sites[(i + 1) % k].loc;
             phase.add(a, b, groups * ringBytes, groups);
-            hopSum += env.alpha_s + phase.routeLatency(a, b);
+            hopSum += env.routeStep(phase.routeLatency(a, b));
             ++crossings;
         }
     }
-    hopSum += (n - crossings) * (env.alpha_s + kLocalHopLatency);
+    hopSum += (n - crossings) * env.localStep();
     // Pipelined ring: a chunk travels around the ring f times (n-1)/n.
     c.latency = f * (n - 1) / n * hopSum;
     return c;
@@ -59,7 +57,7 @@ Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
     const double depth = std::ceil(std::log2(std::max(2, n)));
     if (g.single_host) {
         c.bandwidth = f * S / env.nvlink_bps;
-        c.latency = f * depth * (env.alpha_s + 1e-6);
+        c.latency = f * depth * env.nvlinkStep();
         return c;
     }
     c.bandwidth = f * S / env.nic_bps;
@@ -72,7 +70,7 @@ Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
         maxCross = std::max(maxCross, phase.routeLatency(a, b));
     }
     const double bDepth = std::ceil(std::log2(std::max(1, g.buildings))) + (g.sites.size() > 1);
-    c.latency = f * (depth * (env.alpha_s + kLocalHopLatency) + bDepth * maxCross);
+    c.latency = f * (depth * env.localStep() + bDepth * maxCross);
     return c;
 }
 
@@ -111,7 +109,7 @@ Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind
                 const std::size_t j = i == b.last ? b.first : i + 1;
                 phase.add(g.sites[i].loc, g.sites[j].loc, groups * bytes, groups);
             }
-        localHops = std::max(localHops, double(b.members) * (env.alpha_s + kLocalHopLatency));
+        localHops = std::max(localHops, double(b.members) * env.localStep());
     }
     c.bandwidth = f * (nMax - 1) / std::max(1, nMax) * S / env.nic_bps;
     c.latency = f * localHops;
@@ -124,7 +122,7 @@ Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind
         const Location a = g.sites[bs[std::size_t(i)].first].loc;
         const Location b = g.sites[bs[std::size_t((i + 1) % k)].first].loc;
         phase.add(a, b, groups * crossBytes, groups * nMin);
-        wan = std::max(wan, env.alpha_s + phase.routeLatency(a, b));
+        wan = std::max(wan, env.routeStep(phase.routeLatency(a, b)));
     }
     c.bandwidth += f * (k - 1) / k * shard / env.nic_bps;
     c.latency += f * (k - 1) * wan;

@@ -10,6 +10,7 @@
 #include "cost/traffic.h"
 #include "model/plan.h"
 
+#include <optional>
 #include <vector>
 
 namespace sa {
@@ -37,10 +38,32 @@ struct CollectiveCost {
     CollectiveAlgo algo = CollectiveAlgo::Ring;
 };
 
+// Fabric latency of a hop between two GPUs of one zone (NIC to NIC through
+// the leaf), and of a hop inside the NVLink domain, seconds.
+inline constexpr double kLocalHopLatency = 2e-6;
+inline constexpr double kNvlinkHopLatency = 1e-6;
+
 struct CollectiveEnv {
     double nic_bps = 0;    // per GPU scale-out goodput
     double nvlink_bps = 0; // per GPU scale-up goodput
     double alpha_s = 0;    // per message software/NIC overhead
+    // Calibrated step latencies (Building::scale_up_latency_us and
+    // scale_out_latency_us), seconds; absent: alpha_s + kNvlinkHopLatency
+    // and alpha_s + kLocalHopLatency.
+    std::optional<double> nvlink_step_s;
+    std::optional<double> local_step_s;
+
+    // One step of a ring inside the NVLink domain; between two GPUs of one
+    // zone; over a route of one-way latency `route_s` (a calibrated zone
+    // step keeps its measured overhead, the route's extra latency is added).
+    double nvlinkStep() const {
+        return nvlink_step_s ? *nvlink_step_s : alpha_s + kNvlinkHopLatency;
+    }
+    double localStep() const { return local_step_s ? *local_step_s : alpha_s + kLocalHopLatency; }
+    double routeStep(double route_s) const {
+        return local_step_s ? *local_step_s - kLocalHopLatency + route_s : alpha_s + route_s;
+    }
+    bool operator==(const CollectiveEnv&) const = default;
 };
 
 // Loads `groups` identical concurrent groups' bytes onto `phase` and returns

@@ -61,25 +61,28 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
     return t;
 }
 
-double nvlinkBytesPerS(double gbps) {
-    const auto tech = builtinTechnology("nvlink");
-    return gbpsToBytesPerS(gbps) * tech->efficiency;
-}
-
-double nvlinkAlpha() {
-    return builtinTechnology("nvlink")->per_message_us * 1e-6;
-}
-
-double nicBytesPerS(double gbps) {
-    const auto tech = builtinTechnology("roce");
-    return gbpsToBytesPerS(gbps) * tech->efficiency;
-}
-
-double nicAlpha() {
-    return builtinTechnology("roce")->per_message_us * 1e-6 + KernelConstants{}.kernel_overhead_s;
+// A tier's goodput per GPU, bytes/s: line rate x efficiency.
+double tierBytesPerS(double gbps, double efficiency) {
+    return gbpsToBytesPerS(gbps) * efficiency;
 }
 
 } // namespace
+
+double builtinScaleUpEfficiency() {
+    return builtinTechnology("nvlink")->efficiency;
+}
+
+double builtinScaleUpStep() {
+    return builtinTechnology("nvlink")->per_message_us * 1e-6;
+}
+
+double builtinScaleOutEfficiency() {
+    return builtinTechnology("roce")->efficiency;
+}
+
+double builtinScaleOutStep() {
+    return builtinTechnology("roce")->per_message_us * 1e-6 + KernelConstants{}.kernel_overhead_s;
+}
 
 double gemmPeakFlops(const GpuModel& gpu, const Model& model) {
     if (model.dtype == DType::FP8 && gpu.peak_tflops_fp8 > 0)
@@ -232,6 +235,14 @@ LayerContext layerContext(const Cluster& cluster, const Building& building, cons
     ctx.gpu = cluster.gpuOf(building);
     ctx.scale_up_gbps = building.scale_up_gbps;
     ctx.scale_out_gbps = building.scale_out_gbps;
+    if (building.scale_up_efficiency)
+        ctx.scale_up_efficiency = *building.scale_up_efficiency;
+    if (building.scale_up_latency_us)
+        ctx.scale_up_step_s = *building.scale_up_latency_us * 1e-6;
+    if (building.scale_out_efficiency)
+        ctx.scale_out_efficiency = *building.scale_out_efficiency;
+    if (building.scale_out_latency_us)
+        ctx.scale_out_step_s = *building.scale_out_latency_us * 1e-6;
     ctx.gpus_per_host = building.gpus_per_host;
     return ctx;
 }
@@ -402,7 +413,8 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     if (ti > 1) {
         const double bytes = T * h * kBf16;
         const double one =
-            ringAllReduceTime(bytes, ti, nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+            ringAllReduceTime(bytes, ti, tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),
+                              ctx.scale_up_step_s);
         c.tp_fwd_s = 2.0 * one;
         c.tp_bwd_s = 2.0 * one;
         if (full)
@@ -415,9 +427,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     const int cpi = plan.parallelism.cp;
     if (cpi > 1) {
         const bool nvlink = ti * cpi <= ctx.gpus_per_host;
-        const double bps =
-            nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
-        const double alpha = nvlink ? nvlinkAlpha() : nicAlpha();
+        const double bps = nvlink ? tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency)
+                                  : tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency);
+        const double alpha = nvlink ? ctx.scale_up_step_s : ctx.scale_out_step_s;
         const double kvBytes = T * 2.0 * s.kvLocal * s.dh * kBf16;
         const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
         const double bwdComm = 2.0 * fwdComm;
@@ -434,9 +446,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double oneWay =
             tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (epi - 1) / epi;
         const bool nvlink = ti * cpi * epi <= ctx.gpus_per_host;
-        const double bps =
-            nvlink ? nvlinkBytesPerS(ctx.scale_up_gbps) : nicBytesPerS(ctx.scale_out_gbps);
-        const double alpha = nvlink ? nvlinkAlpha() : nicAlpha();
+        const double bps = nvlink ? tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency)
+                                  : tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency);
+        const double alpha = nvlink ? ctx.scale_up_step_s : ctx.scale_out_step_s;
         const double a2a = oneWay / bps + (epi - 1) * alpha;
         c.ep_fwd_s = 2.0 * a2a;
         c.ep_bwd_s = 2.0 * a2a;
@@ -519,7 +531,8 @@ EdgeCost embeddingCost(const LayerContext& ctx) {
     e.activation_bytes = T * h * kBf16 / (plan.sequence_parallel && t > 1 ? t : 1.0);
     if (plan.parallelism.tp > 1) // vocab-parallel embedding: all-reduce of the output
         e.tp_fwd_s = ringAllReduceTime(T * h * kBf16, plan.parallelism.tp,
-                                       nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+                                       tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),
+                                       ctx.scale_up_step_s);
     return e;
 }
 
@@ -545,8 +558,9 @@ EdgeCost logitsCost(const LayerContext& ctx) {
     e.params = model.tied_embeddings ? 0.0 : v * h;
     e.activation_bytes = T * v * 4.0 + T * h * kBf16;
     if (plan.parallelism.tp > 1 && plan.sequence_parallel) {
-        const double ag = ringAllGatherTime(T * h * kBf16, plan.parallelism.tp,
-                                            nvlinkBytesPerS(ctx.scale_up_gbps), nvlinkAlpha());
+        const double ag = ringAllGatherTime(
+            T * h * kBf16, plan.parallelism.tp,
+            tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency), ctx.scale_up_step_s);
         e.tp_fwd_s = ag;
         e.tp_bwd_s = ag;
     }

@@ -111,12 +111,28 @@ struct LayerCost {
     bool operator==(const LayerCost&) const = default;
 };
 
+// The built-in tier constants of the layer's TP, CP and EP communication:
+// NVLink bus bandwidth ~80% of its peak and 1 us a step (the nvlink
+// profile); the NIC fabric's roce profile, 92% and 2 us a message, plus the
+// kernel's fixed cost (KernelConstants::kernel_overhead_s).
+double builtinScaleUpEfficiency();
+double builtinScaleUpStep();
+double builtinScaleOutEfficiency();
+double builtinScaleOutStep();
+
 struct LayerContext {
     const Model* model = nullptr;
     const Plan* plan = nullptr;
     const GpuModel* gpu = nullptr;
     double scale_up_gbps = 0;  // NVLink per GPU
     double scale_out_gbps = 0; // NIC per GPU
+    // The building's tiers (layerContext fills them: its calibrated values,
+    // else the built-in nvlink and roce profiles, core/cost/network.cpp):
+    // goodput = line rate x efficiency; a ring step costs the step latency.
+    double scale_up_efficiency = builtinScaleUpEfficiency();
+    double scale_up_step_s = builtinScaleUpStep();
+    double scale_out_efficiency = builtinScaleOutEfficiency();
+    double scale_out_step_s = builtinScaleOutStep();
     int gpus_per_host = 8;
     bool moe_layer = false;
     KernelConstants kc;

@@ -35,8 +35,7 @@ public:
             return loadCollective(phase, g, kind, algo, bytes, groups, env);
         for (const Choice& c : choices_)
             if (c.spreadClass == spreadClass && c.kind == kind && c.bytes == bytes &&
-                c.groups == groups && c.env.nic_bps == env.nic_bps &&
-                c.env.nvlink_bps == env.nvlink_bps && c.env.alpha_s == env.alpha_s)
+                c.groups == groups && c.env == env)
                 return loadCollective(phase, g, kind, c.algo, bytes, groups, env);
         const CollectiveCost cost = loadCollective(phase, g, kind, algo, bytes, groups, env);
         choices_.push_back({spreadClass, kind, bytes, groups, env, cost.algo});
@@ -138,7 +137,7 @@ double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const Traffic
             }
             t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
         }
-        t += p2p.routeLatency(r.a, r.b) + layout.stageEnv[std::size_t(from)].alpha_s;
+        t += layout.stageEnv[std::size_t(from)].routeStep(p2p.routeLatency(r.a, r.b));
         worst = std::max(worst, t);
     }
     return worst;

@@ -127,11 +127,12 @@ double nvlinkEfficiency() {
 } // namespace
 
 double nicBytesPerSecond(const Building& b) {
-    return gbpsToBytesPerS(b.scale_out_gbps) * fabricTechnology().efficiency;
+    return gbpsToBytesPerS(b.scale_out_gbps) *
+           b.scale_out_efficiency.value_or(fabricTechnology().efficiency);
 }
 
 double nvlinkBytesPerSecond(const Building& b) {
-    return gbpsToBytesPerS(b.scale_up_gbps) * nvlinkEfficiency();
+    return gbpsToBytesPerS(b.scale_up_gbps) * b.scale_up_efficiency.value_or(nvlinkEfficiency());
 }
 
 double collectiveAlpha() {
@@ -164,6 +165,24 @@ void buildLayout(const ClusterContext& ctx, const LayoutInput& in, Layout& out) 
         }
         e.nic_bps = nic;
         e.nvlink_bps = nvl;
+        // Calibrated step latencies: the slowest of the stage's buildings
+        // (a building without one counts with the built-in step).
+        for (int b : out.stageBuildings[std::size_t(s)]) {
+            const Building& bd = cluster.buildings[std::size_t(b)];
+            if (bd.scale_up_latency_us)
+                e.nvlink_step_s =
+                    std::max(e.nvlink_step_s.value_or(0.0), *bd.scale_up_latency_us * 1e-6);
+            if (bd.scale_out_latency_us)
+                e.local_step_s =
+                    std::max(e.local_step_s.value_or(0.0), *bd.scale_out_latency_us * 1e-6);
+        }
+        for (int b : out.stageBuildings[std::size_t(s)]) {
+            const Building& bd = cluster.buildings[std::size_t(b)];
+            if (e.nvlink_step_s && !bd.scale_up_latency_us)
+                e.nvlink_step_s = std::max(*e.nvlink_step_s, e.alpha_s + kNvlinkHopLatency);
+            if (e.local_step_s && !bd.scale_out_latency_us)
+                e.local_step_s = std::max(*e.local_step_s, e.alpha_s + kLocalHopLatency);
+        }
     }
 }
 

@@ -23,6 +23,12 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
         EdgeTransport& t = out[std::size_t(e.id)];
         t.tech = fabricTechnology();
         t.rtt_s = 2.0 * e.latency_ms * 1e-3 + 10e-6;
+        // A building's zone and building uplinks: its own fabric, with the
+        // efficiency measured on it when the cluster has one.
+        if (e.kind != EdgeKind::InterBuilding && e.building >= 0 &&
+            std::size_t(e.building) < cluster.buildings.size())
+            if (const auto& eff = cluster.buildings[std::size_t(e.building)].scale_out_efficiency)
+                t.tech.efficiency = *eff;
         if (e.kind != EdgeKind::InterBuilding || e.link < 0)
             continue;
         const Link& link = cluster.links[std::size_t(e.link)];

@@ -146,6 +146,9 @@ inline constexpr NumberRange kNonNegative{0, false, std::nullopt, false};
 inline constexpr NumberRange kAtLeastOne{1, false, std::nullopt, false};
 inline constexpr NumberRange kFraction{0, true, 1.0, false};    // (0, 1]
 inline constexpr NumberRange kProbability{0, false, 1.0, true}; // [0, 1)
+// A calibrated ring step (Building::scale_up_latency_us, scale_out_latency_us):
+// [0, 10000] us; a step of 10 ms is no fabric inside a building.
+inline constexpr NumberRange kStepLatencyUs{0, false, 10000.0, false};
 
 // Range checks on values; nothing is reported for a path that already failed.
 bool checkInt(Diagnostics& d, const std::string& path, std::int64_t v, const IntRange& range);

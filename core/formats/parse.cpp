@@ -298,6 +298,17 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     o.number("zone_oversubscription", b.zone_oversubscription, kOptional, formats::kAtLeastOne);
     o.number("building_oversubscription", b.building_oversubscription, kOptional,
              formats::kAtLeastOne);
+    // Calibrated tiers (docs/CALIBRATION.md): absent = the built-in values.
+    auto measured = [&](const char* key, std::optional<double>& out,
+                        const formats::NumberRange& range) {
+        double value = 0;
+        if (o.number(key, value, kOptional, range))
+            out = value;
+    };
+    measured("scale_up_efficiency", b.scale_up_efficiency, formats::kFraction);
+    measured("scale_up_latency_us", b.scale_up_latency_us, formats::kStepLatencyUs);
+    measured("scale_out_efficiency", b.scale_out_efficiency, formats::kFraction);
+    measured("scale_out_latency_us", b.scale_out_latency_us, formats::kStepLatencyUs);
     o.finish();
 }
 

@@ -128,6 +128,14 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         }
         checkNumber(d, at + "/zone_oversubscription", b.zone_oversubscription, kAtLeastOne);
         checkNumber(d, at + "/building_oversubscription", b.building_oversubscription, kAtLeastOne);
+        if (b.scale_up_efficiency)
+            checkNumber(d, at + "/scale_up_efficiency", *b.scale_up_efficiency, kFraction);
+        if (b.scale_up_latency_us)
+            checkNumber(d, at + "/scale_up_latency_us", *b.scale_up_latency_us, kStepLatencyUs);
+        if (b.scale_out_efficiency)
+            checkNumber(d, at + "/scale_out_efficiency", *b.scale_out_efficiency, kFraction);
+        if (b.scale_out_latency_us)
+            checkNumber(d, at + "/scale_out_latency_us", *b.scale_out_latency_us, kStepLatencyUs);
         if (gpusOk && !d.touched(at + "/zone_gpus")) {
             zones += b.zones();
             if (zones > kMaxZones && tooManyZonesAt.empty())

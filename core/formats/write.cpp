@@ -46,8 +46,10 @@ const std::map<std::string, int>& keyRank() {
             "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
             "power_limit_w", "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps",
             "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
-            "between", "bandwidth_gbps", "latency_ms", "technology", "efficiency", "window_mib",
-            "flows", "loss_rate", "lossless", "mtu_bytes", "per_message_us",
+            "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
+            "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
+            "efficiency", "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes",
+            "per_message_us",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -153,6 +155,15 @@ nlohmann::json toJson(const Cluster& c) {
                              {"zone_gpus", b.zone_gpus > 0 ? b.zone_gpus : b.gpus},
                              {"zone_oversubscription", number(b.zone_oversubscription)},
                              {"building_oversubscription", number(b.building_oversubscription)}});
+        // Calibrated tiers only when measured: absent means the built-in values.
+        json& written = buildings.back();
+        using Measured = std::pair<const char*, const std::optional<double>*>;
+        for (const Measured& m : {Measured{"scale_up_efficiency", &b.scale_up_efficiency},
+                                  Measured{"scale_up_latency_us", &b.scale_up_latency_us},
+                                  Measured{"scale_out_efficiency", &b.scale_out_efficiency},
+                                  Measured{"scale_out_latency_us", &b.scale_out_latency_us}})
+            if (*m.second)
+                written[m.first] = number(**m.second);
     }
     j["buildings"] = buildings;
     json links = json::array();

@@ -61,6 +61,14 @@ struct Building {
     std::int64_t zone_gpus = 0;           // GPUs per non-blocking zone (pod)
     double zone_oversubscription = 1;     // zone -> building spine
     double building_oversubscription = 1; // building fabric -> aggregation
+    // Measured by the user (scaleacross calibrate, docs/CALIBRATION.md);
+    // absent: the built-in values (docs/COST_MODEL.md). Efficiency: the bus
+    // bandwidth a ring collective reaches / the line rate; latency: what one
+    // ring step costs, microseconds.
+    std::optional<double> scale_up_efficiency;  // NVLink, of scale_up_gbps
+    std::optional<double> scale_up_latency_us;  // a step inside the NVLink domain
+    std::optional<double> scale_out_efficiency; // NIC fabric, of scale_out_gbps
+    std::optional<double> scale_out_latency_us; // a step between hosts of one zone
 
     std::int64_t zones() const { return zone_gpus > 0 ? (gpus + zone_gpus - 1) / zone_gpus : 1; }
     bool operator==(const Building&) const = default;

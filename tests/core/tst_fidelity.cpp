@@ -164,7 +164,7 @@ void TestFidelity::treeOnlyForAllReduce() {
     g.sites = {{Location{0, 0}, 4}, {Location{1, 0}, 4}};
     g.members = 8;
     g.buildings = 2;
-    CollectiveEnv env{46e9, 360e9, 5e-6};
+    CollectiveEnv env{46e9, 360e9, 5e-6, {}, {}}; // no calibrated steps
     int link = -1;
     for (const TopoEdge& e : topo.edges())
         if (e.kind == EdgeKind::InterBuilding)
