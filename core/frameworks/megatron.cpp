@@ -482,17 +482,17 @@ Imported importMegatronScript(const std::string& text, const ImportOptions& opt)
         if (open != std::string::npos && open > 0 &&
             std::all_of(head.begin(), head.begin() + long(open), isNameChar) &&
             isNameStart(head[0])) {
-            std::string body = head.substr(open + 2);
-            while (body.find(')') == std::string::npos && li + 1 < lines.size())
-                body += ' ' + lines[++li];
-            body = body.substr(0, body.rfind(')'));
-            // Comment lines inside the array.
-            std::string cleaned;
-            std::istringstream bl(body);
-            std::string part;
-            while (std::getline(bl, part))
-                cleaned += part + ' ';
-            vars[head.substr(0, open)] = WordSplitter(cleaned, vars).run();
+            // Each line on its own, so that a comment ends only its line.
+            std::vector<std::string> body{head.substr(open + 2)};
+            while (body.back().find(')') == std::string::npos && li + 1 < lines.size())
+                body.push_back(lines[++li]);
+            body.back() = body.back().substr(0, body.back().rfind(')'));
+            std::vector<std::string> items;
+            for (const auto& part : body) {
+                std::vector<std::string> w = WordSplitter(part, vars).run();
+                items.insert(items.end(), w.begin(), w.end());
+            }
+            vars[head.substr(0, open)] = std::move(items);
             continue;
         }
         std::vector<std::string> words = WordSplitter(line, vars).run();
