@@ -78,6 +78,7 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"save", "checkpoint path"},
         {"load", "checkpoint path"},
         {"split", "data split"},
+        {"mock_data", "data pipeline (synthetic data)"},
         {"vocab_file",
          "tokenizer file: give the vocabulary size with --vocab-size or the import options"},
         {"merge_file", "tokenizer file"},
@@ -199,6 +200,12 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
     for (const auto& r : prefixes)
         if (startsWith(key, r.prefix))
             return r.why;
+    if (key.size() > 7 && key.compare(key.size() - 7, 7, "_fusion") == 0)
+        return "kernel fusion";
+    if (key == "pre_process" || key == "post_process")
+        return "pipeline-stage build flags (embedding and head on the first and last stage)";
+    if (key == "persist_layer_norm")
+        return "kernel choice";
     (void)dialect;
     return "not modelled";
 }
@@ -532,14 +539,22 @@ void carryDifferences(const Model& want, const Plan& wantPlan, const Imported& g
     diff(toJson(wantPlan), got.plan ? toJson(*got.plan) : json::object(), carried.plan);
 }
 
+namespace {
+// A value for a note: its JSON, cut short (the carried line has it whole).
+std::string shortened(const json& v) {
+    std::string s = v.dump();
+    return s.size() <= 120 ? s : s.substr(0, 117) + "...";
+}
+} // namespace
+
 std::vector<std::string> carriedNotes(const Carried& c, const char* framework) {
     std::vector<std::string> notes;
     for (auto it = c.plan.begin(); it != c.plan.end(); ++it)
         notes.push_back("plan key '" + it.key() + "' " +
-                        (it.value().is_null() ? std::string("absent") : it.value().dump()) + ": " +
-                        framework + " cannot express it; kept in the # scaleacross line");
+                        (it.value().is_null() ? std::string("absent") : shortened(it.value())) +
+                        ": " + framework + " cannot express it; kept in the # scaleacross line");
     for (auto it = c.model.begin(); it != c.model.end(); ++it)
-        notes.push_back("model key '" + it.key() + "' " + it.value().dump() + ": " + framework +
+        notes.push_back("model key '" + it.key() + "' " + shortened(it.value()) + ": " + framework +
                         " cannot express it; kept in the # scaleacross line");
     return notes;
 }

@@ -327,7 +327,14 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
                 const std::string lib = all.count("model.tokenizer.library")
                                             ? all["model.tokenizer.library"]
                                             : std::string("megatron");
-                put(lib == "megatron" ? "tokenizer_type" : "tokenizer_model", l);
+                if (l.null)
+                    ignored(l, "null: the tokenizer is named by model.tokenizer.model");
+                else if (lib == "megatron")
+                    put("tokenizer_type", l);
+                else if (lib == "huggingface")
+                    put("tokenizer_model", l);
+                else
+                    ignored(l, "a " + lib + " tokenizer is named by model.tokenizer.model");
             } else if (key == "tokenizer.model") {
                 put("tokenizer_model", l);
             } else if (key == "data.seq_length") {

@@ -210,8 +210,72 @@ struct PlanCase {
     sa::Plan plan;
 };
 
+// Everything the frameworks cannot say at once: placement runs, link
+// technologies, collectives, zero-bubble with latency hiding, a custom rank
+// order, FSDP that never reshards under PP, uneven stages, an odd bucket; an
+// MoE model with dense and shared experts in FP8.
+PlanCase everythingCase() {
+    sa::Model m;
+    m.name = "moe";
+    m.layers = 24;
+    m.hidden = 2048;
+    m.ffn_hidden = 8192;
+    m.heads = 16;
+    m.kv_heads = 4;
+    m.vocab = 50000;
+    m.mlp = sa::MlpKind::Gelu;
+    m.dtype = sa::DType::FP8;
+    m.tied_embeddings = true;
+    m.moe = sa::MoeConfig{16, 2, 1408, 1, 1, 1.25};
+    sa::Plan p = sa::testing::makePlan(4, 4, 16, 256, sa::Recompute::Selective, "everything");
+    p.parallelism.cp = 2;
+    p.parallelism.ep = 8;
+    p.zero_stage = 3;
+    p.fsdp_reshard_after_forward = sa::FsdpReshard::Never;
+    p.sequence_parallel = false;
+    p.schedule.kind = sa::ScheduleKind::ZeroBubble;
+    p.schedule.latency_hiding = true;
+    p.rank_order = {sa::Dim::TP, sa::Dim::PP, sa::Dim::CP, sa::Dim::DP};
+    p.placement = sa::Placement{{{0, 1, 0, 15, "B1"}, {2, 3, 0, 15, "B2"}}, {5, 7, 6, 6}};
+    p.collectives = {{sa::Dim::DP, sa::CollectiveAlgo::Hierarchical},
+                     {sa::Dim::TP, sa::CollectiveAlgo::Ring}};
+    p.link_technologies = {{"B1-B2", {"tcp", 64}}};
+    p.dp_bucket_mib = 12.5;
+    p.grad_reduce_bytes = 2;
+    p.flash_attention = false;
+    return {"everything", m, p};
+}
+
+// GPipe, a vocabulary tp does not divide, the embedding and loss counted as
+// layers, torch FSDP2 that reshards, gradients reduced in fp32, no overlap.
+PlanCase gpipeCase() {
+    sa::Model m;
+    m.name = "odd";
+    m.layers = 26;
+    m.hidden = 1024;
+    m.ffn_hidden = 2816;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.vocab = 50257;
+    m.tied_embeddings = false;
+    sa::Plan p = sa::testing::makePlan(2, 4, 2, 64, sa::Recompute::Full, "gpipe");
+    p.schedule.kind = sa::ScheduleKind::GPipe;
+    p.placement = sa::Placement{{}, {6, 7, 7, 6}};
+    p.dp_overlap = false;
+    return {"gpipe", m, p};
+}
+
+PlanCase torchFsdpCase() {
+    sa::Model m = gpipeCase().model;
+    sa::Plan p = sa::testing::makePlan(2, 1, 8, 64, sa::Recompute::None, "fsdp2");
+    p.zero_stage = 3;
+    p.fsdp_reshard_after_forward = sa::FsdpReshard::Always;
+    p.rank_order = {sa::Dim::TP, sa::Dim::CP, sa::Dim::DP, sa::Dim::PP};
+    return {"torch-fsdp2", m, p};
+}
+
 std::vector<PlanCase> allPlans() {
-    std::vector<PlanCase> out;
+    std::vector<PlanCase> out{everythingCase(), gpipeCase(), torchFsdpCase()};
     QDir samples(sa::testing::sourcePath(QStringLiteral("sample_clusters/scenarios")));
     for (const QString& name :
          samples.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
@@ -636,13 +700,25 @@ void TestFrameworks::exportText() {
     QVERIFY(text.contains("--tensor-model-parallel-size 8 \\\n"));
     const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
     QVERIFY(lines.last().startsWith("# scaleacross: {"));
-    // Placement runs are not Megatron's: a note and the carried line.
-    if (s.plan.placement && !s.plan.placement->runs.empty()) {
-        bool noted = false;
-        for (const auto& n : mg.notes)
-            noted = noted || QString::fromStdString(n).contains("placement");
-        QVERIFY(noted);
-        QVERIFY(lines.last().contains("\"placement\""));
+    // Placement runs, link technologies and zero-bubble are not Megatron's or
+    // NeMo's: notes, comments and the carried line.
+    const PlanCase all = everythingCase();
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported e = exportPlan(f, all.model, all.plan);
+        QVERIFY2(e.ok(), problems(e.problems).constData());
+        const QString t = QString::fromStdString(e.text);
+        for (const char* key : {"placement", "link_technologies", "collectives", "schedule",
+                                "rank_order", "fsdp_reshard_after_forward"}) {
+            bool noted = false;
+            for (const auto& n : e.notes)
+                noted = noted || QString::fromStdString(n).contains(QLatin1String(key));
+            QVERIFY2(noted, key);
+            QVERIFY2(t.contains(QStringLiteral("# note: plan key '") + key), key);
+            QVERIFY2(t.split('\n', Qt::SkipEmptyParts)
+                         .last()
+                         .contains(QStringLiteral("\"") + key + "\""),
+                     key);
+        }
     }
     const Exported nm = exportNemo(s.model, s.plan);
     QVERIFY2(nm.ok(), problems(nm.problems).constData());
