@@ -232,7 +232,7 @@ public:
         return it != s_.byKey.end() && !it->second.null;
     }
     std::optional<std::int64_t> integer(const std::string& key, const std::string& target,
-                                        std::int64_t min = 1) {
+                                        std::int64_t min = 1, std::int64_t max = 1000000000) {
         RawSetting* r = get(key, target);
         if (!r)
             return std::nullopt;
@@ -243,6 +243,10 @@ public:
         }
         if (*v < min) {
             problem(r->spelled, "must be at least " + integerText(min) + ", got " + shown(*r));
+            return std::nullopt;
+        }
+        if (*v > max) {
+            problem(r->spelled, "must be at most " + integerText(max) + ", got " + shown(*r));
             return std::nullopt;
         }
         return v;
@@ -568,11 +572,18 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     const bool nemo = s.dialect == Dialect::Nemo;
 
     // ---- parallelism
-    const int tp = int(r.integer("tensor_model_parallel_size", "plan:/parallelism/tp").value_or(1));
-    const int pp =
-        int(r.integer("pipeline_model_parallel_size", "plan:/parallelism/pp").value_or(1));
-    const int cp = int(r.integer("context_parallel_size", "plan:/parallelism/cp").value_or(1));
-    const int ep = int(r.integer("expert_model_parallel_size", "plan:/parallelism/ep").value_or(1));
+    // The documents' limit on each degree (docs/FORMATS.md).
+    constexpr std::int64_t kDegreeMax = 10000000;
+    auto degree = [&](const char* key, const char* target) {
+        return int(r.integer(key, target, 1, kDegreeMax).value_or(1));
+    };
+    const int tp = degree("tensor_model_parallel_size", "plan:/parallelism/tp");
+    const int pp = degree("pipeline_model_parallel_size", "plan:/parallelism/pp");
+    const int cp = degree("context_parallel_size", "plan:/parallelism/cp");
+    const int ep = degree("expert_model_parallel_size", "plan:/parallelism/ep");
+    std::int64_t modelParallel = 0; // tp x cp x pp, 0 when it overflows
+    if (__builtin_mul_overflow(std::int64_t(tp) * cp, std::int64_t(pp), &modelParallel))
+        modelParallel = 0;
     int dp = 0;
     if (in.world <= 0) {
         r.problem(nemo ? "trainer.num_nodes" : "world size",
@@ -580,13 +591,20 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                          "or the import options' world size"
                        : "the world size is unknown: give torchrun --nnodes and --nproc-per-node "
                          "in the script or the import options' world size");
-    } else if (in.world % (std::int64_t(tp) * cp * pp) != 0) {
+    } else if (in.world > 100000000000) {
+        r.problem(in.worldSetting.empty() ? "world size" : in.worldSetting,
+                  "a world of " + integerText(in.world) +
+                      " GPUs is beyond the documents' limit of 100,000,000,000");
+    } else if (modelParallel == 0 || in.world % modelParallel != 0) {
         r.refuse("tensor_model_parallel_size",
                  "the world size " + integerText(in.world) + " (" + in.worldSetting +
                      ") is not a multiple of tp x cp x pp = " + std::to_string(tp) + " x " +
                      std::to_string(cp) + " x " + std::to_string(pp));
+    } else if (in.world / modelParallel > kDegreeMax) {
+        r.refuse("tensor_model_parallel_size", "dp = " + integerText(in.world / modelParallel) +
+                                                   " is beyond the documents' limit of 10,000,000");
     } else {
-        dp = int(in.world / (std::int64_t(tp) * cp * pp));
+        dp = int(in.world / modelParallel);
     }
 
     // ---- batch and sequence
@@ -1013,6 +1031,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             MoeConfig moe;
             moe.experts = int(*experts);
             moe.top_k = int(r.integer("moe_router_topk", "model:/moe/top_k").value_or(2));
+            if (moe.top_k > moe.experts)
+                r.refuse("moe_router_topk", "routes to " + std::to_string(moe.top_k) + " of only " +
+                                                std::to_string(moe.experts) + " experts");
             moe.expert_ffn_hidden = r.integer("moe_ffn_hidden_size", "model:/moe/expert_ffn_hidden")
                                         .value_or(m.ffn_hidden);
             if (auto shared =

@@ -26,11 +26,20 @@ struct Leaf {
     bool null = false;
 };
 
-void flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>& out) {
+// Nesting deeper than this is refused (an alias can make a node its own child).
+constexpr int kMaxDepth = 64;
+
+bool flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>& out,
+             int depth = 0) {
+    if (depth > kMaxDepth)
+        return false;
     if (node.IsMap()) {
         for (const auto& kv : node) {
-            const std::string key = kv.first.as<std::string>();
-            flatten(kv.second, path.empty() ? key : path + "." + key, out);
+            if (!kv.first.IsScalar())
+                return false;
+            const std::string key = kv.first.Scalar();
+            if (!flatten(kv.second, path.empty() ? key : path + "." + key, out, depth + 1))
+                return false;
         }
     } else if (node.IsSequence()) {
         std::string s = "[";
@@ -45,6 +54,7 @@ void flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>&
     } else if (node.IsScalar()) {
         out.push_back({path, node.Scalar(), false});
     }
+    return true;
 }
 
 std::string numberString(double v) {
@@ -184,7 +194,12 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
         return bad;
     }
     std::vector<Leaf> leaves;
-    flatten(root, "", leaves);
+    if (!flatten(root, "", leaves)) {
+        Imported bad;
+        bad.problems.push_back(
+            {opt.file, "", "keys must be plain names, nested at most 64 levels deep"});
+        return bad;
+    }
     std::map<std::string, std::string> all;
     for (const auto& l : leaves)
         all[l.path] = l.value;

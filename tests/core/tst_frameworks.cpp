@@ -320,6 +320,8 @@ private Q_SLOTS:
     void everySettingReported();
     void megatronDefaults();
     void exportText();
+    void malformedInputs_data();
+    void malformedInputs();
 };
 
 void TestFrameworks::names() {
@@ -729,6 +731,43 @@ void TestFrameworks::exportText() {
     sa::Model m = s.model;
     m.layers = 125;
     QVERIFY(!exportMegatron(m, odd).ok());
+}
+
+void TestFrameworks::malformedInputs_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    QTest::newRow("empty script") << M << QString();
+    QTest::newRow("open quote") << M << "torchrun x.py --num-layers '12";
+    QTest::newRow("open arithmetic") << M << "N=$((2*\ntorchrun --nnodes $N x.py";
+    QTest::newRow("open brace") << M << "torchrun --nnodes ${N x.py --num-layers ${";
+    QTest::newRow("division by zero") << M << "torchrun --nnodes $((1/0)) x.py";
+    QTest::newRow("open array") << M << "A=( --num-layers 2\n# no end";
+    QTest::newRow("huge degree")
+        << M
+        << "torchrun --nnodes 999999999 --nproc-per-node 999999999 x.py "
+           "--tensor-model-parallel-size 99999999999999999999 --pipeline-model-parallel-size "
+           "10000000 --context-parallel-size 10000000 --num-layers 2";
+    QTest::newRow("bad carried line") << M << "--num-layers 2\n# scaleacross: {\"plan\": 3}";
+    QTest::newRow("empty yaml") << N << QString();
+    QTest::newRow("yaml scalar") << N << "just text";
+    QTest::newRow("yaml syntax") << N << "model: {a: [1, 2}";
+    QTest::newRow("yaml complex key") << N << "? [a, b]\n: 1\n";
+    QTest::newRow("yaml self alias") << N << "model: &a\n  x: *a\n";
+    QTest::newRow("yaml interpolation loop")
+        << N << "model:\n  num_layers: ${.hidden_size}\n  hidden_size: ${.num_layers}\n";
+}
+
+void TestFrameworks::malformedInputs() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    const std::string t = text.toStdString();
+    const Imported got =
+        Framework(framework) == Framework::Nemo ? importNemo(t, {}) : importMegatronScript(t, {});
+    QVERIFY(!got.ok());
+    QVERIFY(!got.problems.empty());
+    for (const auto& d : got.problems)
+        QVERIFY(!d.message.empty());
 }
 
 QTEST_GUILESS_MAIN(TestFrameworks)
