@@ -773,6 +773,10 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             if (megatronFsdp)
                 r.refuse("use_torch_fsdp2", "together with Megatron FSDP");
         } else if (megatronFsdp) {
+            // NeMo's fsdp is torch FSDP, which NeMo refuses with FP8
+            // (megatron_base_model.py _validate_and_override_config).
+            if (nemo && m.dtype == DType::FP8)
+                r.refuse("use_megatron_fsdp", "torch FSDP does not support FP8 in NeMo");
             // megatron/training/arguments.py: --data-parallel-sharding-strategy,
             // default optim_grads_params.
             const std::string strategy =
