@@ -640,7 +640,7 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     if (!heads && !r.has("num_attention_heads"))
         r.refuse("num_attention_heads", "missing: the number of attention heads is required");
     const bool swiglu = r.flag("swiglu", "model:/mlp (swiglu)");
-    const bool squaredRelu = r.flag("squared_relu", "model:/mlp (non-gated, as gelu)");
+    const bool squaredRelu = r.flag("squared_relu", "model:/mlp (non-gated: gelu)");
     m.mlp = swiglu ? MlpKind::SwiGlu : MlpKind::Gelu;
     (void)squaredRelu;
     m.layers = int(layers.value_or(0));

@@ -272,18 +272,15 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
             if (ren != renamed().end()) {
                 put(ren->second, l);
             } else if (key == "activation") {
+                // megatron_base_model.py build_transformer_config: gated when the name
+                // ends in "glu"; the documents' mlp says gated (swiglu) or not (gelu).
                 const std::string& v = l.value;
-                if (v == "swiglu" || v == "fast-swiglu" || v == "geglu" || v == "fast-geglu" ||
-                    v == "reglu" || v == "fast-reglu")
+                if (v.size() >= 3 && v.compare(v.size() - 3, 3, "glu") == 0)
                     put("swiglu", l, "true", v);
-                else if (v == "gelu" || v == "fast-gelu" || v == "approx-gelu" ||
-                         v == "openai-gelu")
+                else if (v == "gelu")
                     mapped(l, "model:/mlp (gelu)");
-                else if (v == "squared-relu" || v == "relu")
-                    put("squared_relu", l, "true", v);
                 else
-                    s.problems.push_back(
-                        {opt.file, path, "activation '" + v + "' is not one the documents know"});
+                    put("squared_relu", l, "true", v);
             } else if (key == "fp8") {
                 if (l.value == "true" || l.value == "True") {
                     std::string format = "hybrid";
