@@ -772,6 +772,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                                             "(Megatron asserts)");
             if (megatronFsdp)
                 r.refuse("use_torch_fsdp2", "together with Megatron FSDP");
+            if (m.tied_embeddings)
+                r.refuse("use_torch_fsdp2", "needs --untie-embeddings-and-output-weights "
+                                            "(Megatron asserts)");
         } else if (megatronFsdp) {
             // NeMo's fsdp is torch FSDP, which NeMo refuses with FP8
             // (megatron_base_model.py _validate_and_override_config).
@@ -924,6 +927,10 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         } else if (vpStages) {
             vp = int(*vpStages);
         }
+        if (vp > 1 && pp == 2 && r.has("no_overlap_p2p_communication"))
+            r.refuse("no_overlap_p2p_communication",
+                     "interleaving without P2P overlap needs a pipeline of more than 2 stages "
+                     "(validate_args)");
         if (vp > 1 && pp < 2) {
             r.refuse(vpLayers ? "num_layers_per_virtual_pipeline_stage"
                               : "num_virtual_stages_per_pipeline_rank",
