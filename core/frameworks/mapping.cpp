@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <sstream>
 
 namespace sa::frameworks::detail {
 
@@ -847,6 +848,21 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                      "must be flash, fused, unfused, local or auto, got '" + backend + "'");
     }
 
+    // ---- context parallelism: the documents model the P2P ring of K/V
+    // (--cp-comm-type, default p2p)
+    if (cp > 1)
+        if (auto comm = r.text("cp_comm_type", "plan:/parallelism/cp (p2p ring)")) {
+            std::istringstream words(*comm);
+            std::string w;
+            while (words >> w)
+                if (w != "p2p") {
+                    r.refuse("cp_comm_type", "'" + w +
+                                                 "' context-parallel communication is not the "
+                                                 "P2P ring the documents model");
+                    break;
+                }
+        }
+
     // ---- pipeline split and interleaving
     const int L = m.layers;
     std::vector<int> lps;
@@ -1095,6 +1111,18 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 etp && *etp != tp)
                 r.refuse("expert_tensor_parallel_size",
                          "differs from tp: the documents split experts with tp");
+            if (ep > 1) {
+                // TransformerConfig's default dispatcher is allgather; the cost
+                // model's expert parallelism is an all-to-all (core/cost/compute.cpp).
+                const std::string dispatcher =
+                    r.text("moe_token_dispatcher_type", "plan:/parallelism/ep (all-to-all)")
+                        .value_or("allgather");
+                if (dispatcher != "alltoall" && dispatcher != "flex")
+                    r.refuse("moe_token_dispatcher_type",
+                             "the " + dispatcher +
+                                 " dispatcher (Megatron's default is allgather) is not the "
+                                 "all-to-all the documents model: give alltoall");
+            }
             if (moe.experts % ep != 0)
                 r.refuse("expert_model_parallel_size",
                          std::to_string(ep) + " does not divide the " +

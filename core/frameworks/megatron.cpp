@@ -662,6 +662,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--num-experts", num(moe.experts));
         add("--moe-router-topk", num(moe.top_k));
         add("--moe-ffn-hidden-size", num(moe.expert_ffn_hidden));
+        if (par.ep > 1)
+            add("--moe-token-dispatcher-type", "alltoall");
         if (moe.shared_experts > 0)
             add("--moe-shared-expert-intermediate-size",
                 num(std::int64_t(moe.shared_experts) * moe.expert_ffn_hidden));

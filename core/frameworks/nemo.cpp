@@ -488,6 +488,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("num_moe_experts", num(m.moe->experts));
         add("moe_router_topk", num(m.moe->top_k));
         add("moe_ffn_hidden_size", num(m.moe->expert_ffn_hidden));
+        if (par.ep > 1)
+            add("moe_token_dispatcher_type", "alltoall");
         if (m.moe->shared_experts > 0)
             add("moe_shared_expert_intermediate_size",
                 num(std::int64_t(m.moe->shared_experts) * m.moe->expert_ffn_hidden));

@@ -469,6 +469,16 @@ void TestFrameworks::refusals_data() {
     QTest::newRow("moe every other layer") << M << base + "--num-experts 8 --moe-layer-freq 2"
                                            << "--moe-layer-freq"
                                            << "not expressible";
+    QTest::newRow("allgather dispatcher")
+        << M << base + "--num-experts 8 --expert-model-parallel-size 2"
+        << "--moe-token-dispatcher-type"
+        << "allgather";
+    QTest::newRow("all-gather context parallelism")
+        << M
+        << QString(base).replace("--nnodes 2", "--nnodes 4") +
+               "--context-parallel-size 2 --cp-comm-type a2a"
+        << "--cp-comm-type"
+        << "P2P ring";
     QTest::newRow("fp32") << M << QString(base).replace("--bf16", "") << "--bf16"
                           << "fp32";
     QTest::newRow("no world size") << M
@@ -695,9 +705,10 @@ void TestFrameworks::megatronDefaults() {
     for (const auto& i : u.ignored)
         ignoredFsdp = ignoredFsdp || i.setting == "--torch-fsdp2-no-reshard-after-forward";
     QVERIFY(ignoredFsdp);
-    Imported moe = imp({"--num-experts", "8", "--moe-layer-freq", "([0]*2+[1]*22)",
-                        "--moe-shared-expert-intermediate-size", "32768", "--moe-ffn-hidden-size",
-                        "16384", "--expert-model-parallel-size", "2"});
+    Imported moe =
+        imp({"--num-experts", "8", "--moe-layer-freq", "([0]*2+[1]*22)",
+             "--moe-shared-expert-intermediate-size", "32768", "--moe-ffn-hidden-size", "16384",
+             "--expert-model-parallel-size", "2", "--moe-token-dispatcher-type", "alltoall"});
     QVERIFY2(moe.ok(), problems(moe.problems).constData());
     QCOMPARE(moe.model->moe->dense_layers, 2);
     QCOMPARE(moe.model->moe->shared_experts, 2);
