@@ -372,8 +372,15 @@ void readLauncher(const std::vector<std::string>& words, std::size_t end, Launch
         }
         const bool nodes = w == "--nnodes";
         const bool procs = w == "--nproc-per-node" || w == "--nproc_per_node";
-        if (!nodes && !procs)
+        if (!nodes && !procs) {
+            if (w.rfind("--", 0) == 0) {
+                if (!hasValue && i + 1 < end && words[i + 1].rfind("-", 0) != 0)
+                    value = words[++i];
+                report.ignored.push_back(
+                    {w, value, "launcher setting (rendezvous, node rank, ...): not modelled"});
+            }
             continue;
+        }
         if (!hasValue && i + 1 < end) {
             value = words[++i];
             hasValue = true;
