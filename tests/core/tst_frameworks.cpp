@@ -754,6 +754,13 @@ void TestFrameworks::exportText() {
     sa::Model m = s.model;
     m.layers = 125;
     QVERIFY(!exportMegatron(m, odd).ok());
+    // Interleaving without a pipeline: the documents allow it, Megatron asserts pp > 1.
+    sa::Plan flat = sa::testing::makePlan(8, 1, 4, 64);
+    flat.schedule = {sa::ScheduleKind::Interleaved, 2, false};
+    const Exported e = exportMegatron(s.model, flat);
+    QVERIFY(!e.ok());
+    QVERIFY2(QString::fromStdString(e.problems.front().message).contains("pipeline"),
+             problems(e.problems).constData());
 }
 
 void TestFrameworks::malformedInputs_data() {
