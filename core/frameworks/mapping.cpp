@@ -1,0 +1,1179 @@
+#include "frameworks/mapping.h"
+
+#include "formats/documents.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
+
+namespace sa::frameworks::detail {
+
+using nlohmann::json;
+
+namespace {
+
+std::string kebab(std::string s) {
+    std::replace(s.begin(), s.end(), '_', '-');
+    return s;
+}
+
+bool startsWith(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+std::optional<std::int64_t> parseInteger(const std::string& s) {
+    if (s.empty())
+        return std::nullopt;
+    std::size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    if (i == s.size())
+        return std::nullopt;
+    for (std::size_t k = i; k < s.size(); ++k)
+        if (s[k] < '0' || s[k] > '9')
+            return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == ERANGE || *end != '\0')
+        return std::nullopt;
+    return v;
+}
+
+std::optional<double> parseNumber(const std::string& s) {
+    if (s.empty())
+        return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno == ERANGE || *end != '\0' || !std::isfinite(v))
+        return std::nullopt;
+    return v;
+}
+
+std::optional<bool> parseBool(const std::string& s) {
+    if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on")
+        return true;
+    if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off")
+        return false;
+    return std::nullopt;
+}
+
+// Why a setting that was read is not used, by Megatron argument name.
+std::string ignoreReason(const std::string& key, Dialect dialect) {
+    struct Rule {
+        const char* prefix;
+        const char* why;
+    };
+    static const Rule exact[] = {
+        {"lr", "optimizer hyper-parameter"},
+        {"min_lr", "optimizer hyper-parameter"},
+        {"weight_decay", "optimizer hyper-parameter"},
+        {"clip_grad", "optimizer hyper-parameter"},
+        {"optimizer", "optimizer choice: the memory model assumes Adam"},
+        {"init_method_std", "initialisation"},
+        {"seed", "randomness"},
+        {"train_iters", "run length"},
+        {"train_samples", "run length"},
+        {"save", "checkpoint path"},
+        {"load", "checkpoint path"},
+        {"split", "data split"},
+        {"mock_data", "data pipeline (synthetic data)"},
+        {"vocab_file",
+         "tokenizer file: give the vocabulary size with --vocab-size or the import options"},
+        {"merge_file", "tokenizer file"},
+        {"hidden_dropout", "regularisation: no effect on the step time modelled"},
+        {"attention_dropout", "regularisation: no effect on the step time modelled"},
+        {"normalization", "architecture detail the documents do not describe (norm kind)"},
+        {"norm_epsilon", "numerics"},
+        {"layernorm_epsilon", "numerics"},
+        {"position_embedding_type",
+         "architecture detail the documents do not describe (positions)"},
+        {"max_position_embeddings", "positions table size: not part of the step time modelled"},
+        {"use_rotary_position_embeddings", "architecture detail (positions)"},
+        {"rotary_percent", "architecture detail (positions)"},
+        {"rotary_base", "architecture detail (positions)"},
+        {"no_position_embedding", "architecture detail (positions)"},
+        {"disable_bias_linear", "biases: not counted by the cost model"},
+        {"add_bias_linear", "biases: not counted by the cost model"},
+        {"qk_layernorm", "architecture detail the documents do not describe"},
+        {"apply_query_key_layer_scaling", "numerics"},
+        {"attention_softmax_in_fp32", "numerics"},
+        {"fp8_recipe", "FP8 scaling recipe: the documents say only that GEMMs run in FP8"},
+        {"fp8_margin", "FP8 scaling detail"},
+        {"fp8_interval", "FP8 scaling detail"},
+        {"fp8_amax_history_len", "FP8 scaling detail"},
+        {"fp8_amax_compute_algo", "FP8 scaling detail"},
+        {"fp8_param_gather", "FP8 parameter all-gather: not expressible"},
+        {"tp_comm_overlap", "TP communication overlap: not expressible"},
+        {"overlap_param_gather",
+         "parameter all-gather overlap: the plan's dp_overlap is the gradient reduce"},
+        {"overlap_param_gather_with_optimizer_step", "parameter all-gather overlap"},
+        {"overlap_p2p_communication", "P2P overlap: the schedule model assumes it"},
+        {"no_overlap_p2p_communication", "P2P overlap: the schedule model assumes it"},
+        {"overlap_p2p_comm", "P2P overlap: the schedule model assumes it"},
+        {"batch_p2p_comm", "P2P batching"},
+        {"distributed_backend", "process-group setup"},
+        {"distributed_timeout_minutes", "process-group setup"},
+        {"use_mcore_models", "implementation choice (Megatron Core models)"},
+        {"mcore_gpt", "implementation choice (Megatron Core models)"},
+        {"ckpt_format", "checkpoint format"},
+        {"no_gradient_accumulation_fusion", "kernel fusion"},
+        {"gradient_accumulation_fusion", "kernel fusion"},
+        {"no_masked_softmax_fusion", "kernel fusion"},
+        {"no_bias_gelu_fusion", "kernel fusion"},
+        {"no_bias_swiglu_fusion", "kernel fusion"},
+        {"no_bias_dropout_fusion", "kernel fusion"},
+        {"no_rope_fusion", "kernel fusion"},
+        {"cross_entropy_loss_fusion", "kernel fusion"},
+        {"loss_scale", "fp16 loss scaling"},
+        {"initial_loss_scale", "fp16 loss scaling"},
+        {"min_loss_scale", "fp16 loss scaling"},
+        {"loss_scale_window", "fp16 loss scaling"},
+        {"hysteresis", "fp16 loss scaling"},
+        {"use_cpu_initialization", "initialisation"},
+        {"manual_gc", "garbage collection"},
+        {"manual_gc_interval", "garbage collection"},
+        {"gc_interval", "garbage collection"},
+        {"exit_duration_in_mins", "run length"},
+        {"exit_interval", "run length"},
+        {"rampup_batch_size", "batch-size ramp-up: the plan is the steady-state batch"},
+        {"data_parallel_sharding_strategy", "only read with Megatron FSDP"},
+        {"torch_fsdp2_no_reshard_after_forward", "only read with --use-torch-fsdp2"},
+        {"ddp_bucket_size",
+         "without --overlap-grad-reduce Megatron reduces all gradients in one bucket"},
+        {"recompute_method", "without --recompute-granularity nothing is recomputed"},
+        {"recompute_num_layers", "without --recompute-granularity nothing is recomputed"},
+        {"num_query_groups", "without --group-query-attention Megatron uses one group per head"},
+        {"fp8_e4m3", "FP8 format detail (E4M3 or hybrid)"},
+        {"fp8_hybrid", "FP8 format detail (E4M3 or hybrid)"},
+        {"fp8_wgrad", "FP8 detail"},
+        {"megatron_amp_O2", "O2 master weights: the memory model assumes 16-bit weights with fp32 "
+                            "master copies"},
+        {"bucket_cap_mb", "Apex distributed Adam bucket; Megatron Core DDP buckets come from "
+                          "optim.ddp_bucket_size"},
+        {"contiguous_grad_buffer", "buffer layout"},
+        {"contiguous_param_buffer", "buffer layout"},
+        {"overlap_param_sync",
+         "parameter all-gather overlap: the plan's dp_overlap is the gradient "
+         "reduce"},
+        {"ub_tp_comm_overlap", "TP communication overlap: not expressible"},
+        {"kv_channels", "null: hidden / heads"},
+    };
+    for (const auto& r : exact)
+        if (key == r.prefix)
+            return r.why;
+    static const Rule prefixes[] = {
+        {"log_", "logging"},
+        {"tensorboard", "logging"},
+        {"wandb", "logging"},
+        {"timing_log", "logging"},
+        {"profile", "profiling"},
+        {"nsys_profile", "profiling"},
+        {"eval_", "evaluation cadence"},
+        {"save_", "checkpointing"},
+        {"ckpt_", "checkpointing"},
+        {"lr_", "learning-rate schedule"},
+        {"adam_", "optimizer hyper-parameter"},
+        {"sgd_", "optimizer hyper-parameter"},
+        {"betas", "optimizer hyper-parameter"},
+        {"sched", "learning-rate schedule"},
+        {"data", "data pipeline"},
+        {"train_data", "data path"},
+        {"valid_data", "data path"},
+        {"test_data", "data path"},
+        {"tokenizer", "tokenizer detail"},
+        {"moe_router_", "MoE router detail (the model spreads tokens evenly over experts)"},
+        {"moe_aux_loss", "MoE loss term"},
+        {"moe_z_loss", "MoE loss term"},
+        {"moe_token_dispatcher", "MoE dispatcher implementation"},
+        {"moe_grouped_gemm", "MoE kernel choice"},
+        {"moe_permute_fusion", "kernel fusion"},
+        {"moe_", "MoE setting without an expert count, or a detail not modelled"},
+        {"cuda_graph", "CUDA graphs: not expressible"},
+        {"num_workers", "data loader"},
+        {"dataloader", "data loader"},
+        {"fp8_", "FP8 detail"},
+        {"grad_", "numerics detail"},
+        {"apex_", "logging"},
+    };
+    for (const auto& r : prefixes)
+        if (startsWith(key, r.prefix))
+            return r.why;
+    if (key.size() > 7 && key.compare(key.size() - 7, 7, "_fusion") == 0)
+        return "kernel fusion";
+    if (key == "pre_process" || key == "post_process")
+        return "pipeline-stage build flags (embedding and head on the first and last stage)";
+    if (key == "persist_layer_norm")
+        return "kernel choice";
+    (void)dialect;
+    return "not modelled";
+}
+
+class Reader {
+public:
+    Reader(Settings& s, Imported& out, std::string file)
+        : s_(s)
+        , out_(out)
+        , file_(std::move(file)) {}
+
+    // The setting if given (null counts as not given, but is reported mapped).
+    RawSetting* get(const std::string& key, const std::string& target) {
+        auto it = s_.byKey.find(key);
+        if (it == s_.byKey.end())
+            return nullptr;
+        RawSetting& r = it->second;
+        r.used = true;
+        out_.mapped.push_back({r.spelled, r.null ? "null" : shown(r), target});
+        return r.null ? nullptr : &r;
+    }
+    bool has(const std::string& key) const {
+        auto it = s_.byKey.find(key);
+        return it != s_.byKey.end() && !it->second.null;
+    }
+    std::optional<std::int64_t> integer(const std::string& key, const std::string& target,
+                                        std::int64_t min = 1, std::int64_t max = 1000000000) {
+        RawSetting* r = get(key, target);
+        if (!r)
+            return std::nullopt;
+        auto v = r->bare ? std::nullopt : parseInteger(r->value);
+        if (!v) {
+            problem(r->spelled, "must be an integer, got '" + shown(*r) + "'");
+            return std::nullopt;
+        }
+        if (*v < min) {
+            problem(r->spelled, "must be at least " + integerText(min) + ", got " + shown(*r));
+            return std::nullopt;
+        }
+        if (*v > max) {
+            problem(r->spelled, "must be at most " + integerText(max) + ", got " + shown(*r));
+            return std::nullopt;
+        }
+        return v;
+    }
+    std::optional<double> number(const std::string& key, const std::string& target) {
+        RawSetting* r = get(key, target);
+        if (!r)
+            return std::nullopt;
+        auto v = r->bare ? std::nullopt : parseNumber(r->value);
+        if (!v)
+            problem(r->spelled, "must be a number, got '" + shown(*r) + "'");
+        return v;
+    }
+    bool flag(const std::string& key, const std::string& target) {
+        RawSetting* r = get(key, target);
+        if (!r)
+            return false;
+        if (r->bare)
+            return true;
+        if (s_.dialect == Dialect::Megatron && r->shown.empty()) {
+            problem(r->spelled, "is a flag and takes no value, got '" + r->value + "'");
+            return false;
+        }
+        auto b = parseBool(r->value);
+        if (!b) {
+            problem(r->spelled, "must be true or false, got '" + shown(*r) + "'");
+            return false;
+        }
+        return *b;
+    }
+    std::optional<std::string> text(const std::string& key, const std::string& target) {
+        RawSetting* r = get(key, target);
+        if (!r)
+            return std::nullopt;
+        if (r->bare) {
+            problem(r->spelled, "needs a value");
+            return std::nullopt;
+        }
+        return r->value;
+    }
+    // A setting read but not used after all: ignored with `why`.
+    void unuse(const std::string& key, const std::string& why) {
+        auto it = s_.byKey.find(key);
+        if (it == s_.byKey.end())
+            return;
+        it->second.used = true;
+        const std::string spelled = it->second.spelled;
+        auto m = std::find_if(out_.mapped.rbegin(), out_.mapped.rend(),
+                              [&](const MappedSetting& ms) { return ms.setting == spelled; });
+        if (m != out_.mapped.rend())
+            out_.mapped.erase(std::next(m).base());
+        out_.ignored.push_back({spelled, shown(it->second), why});
+    }
+    std::string spelled(const std::string& key) const {
+        auto it = s_.byKey.find(key);
+        return it != s_.byKey.end() ? it->second.spelled : s_.spell(key);
+    }
+    void problem(const std::string& path, const std::string& message) {
+        out_.problems.push_back({file_, path, message});
+    }
+    void refuse(const std::string& key, const std::string& message) {
+        problem(spelled(key), message);
+    }
+    bool failed() const { return !out_.problems.empty(); }
+
+private:
+    static std::string shown(const RawSetting& r) { return r.shown.empty() ? r.value : r.shown; }
+    Settings& s_;
+    Imported& out_;
+    std::string file_;
+};
+
+// Megatron's --moe-layer-freq list patterns ("([0]*3+[1]*29)", "[0,1,1]"):
+// sums of lists, each list possibly repeated.
+class PatternParser {
+public:
+    explicit PatternParser(const std::string& s)
+        : s_(s) {}
+    std::optional<std::vector<int>> parse() {
+        auto v = sum();
+        skip();
+        if (!v || pos_ != s_.size())
+            return std::nullopt;
+        return v;
+    }
+
+private:
+    void skip() {
+        while (pos_ < s_.size() && s_[pos_] == ' ')
+            ++pos_;
+    }
+    bool eat(char c) {
+        skip();
+        if (pos_ < s_.size() && s_[pos_] == c) {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    std::optional<long> count() {
+        skip();
+        std::size_t start = pos_;
+        while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
+            ++pos_;
+        if (start == pos_ || pos_ - start > 6)
+            return std::nullopt;
+        return std::stol(s_.substr(start, pos_ - start));
+    }
+    std::optional<std::vector<int>> sum() {
+        auto v = product();
+        if (!v)
+            return std::nullopt;
+        while (eat('+')) {
+            auto w = product();
+            if (!w)
+                return std::nullopt;
+            v->insert(v->end(), w->begin(), w->end());
+        }
+        return v;
+    }
+    std::optional<std::vector<int>> product() {
+        std::optional<std::vector<int>> v;
+        if (eat('(')) {
+            v = sum();
+            if (!v || !eat(')'))
+                return std::nullopt;
+        } else if (eat('[')) {
+            v.emplace();
+            if (!eat(']')) {
+                do {
+                    auto n = count();
+                    if (!n || *n > 1)
+                        return std::nullopt;
+                    v->push_back(int(*n));
+                } while (eat(','));
+                if (!eat(']'))
+                    return std::nullopt;
+            }
+        } else {
+            return std::nullopt;
+        }
+        while (eat('*')) {
+            auto n = count();
+            if (!n || std::int64_t(v->size()) * *n > 1000000)
+                return std::nullopt;
+            std::vector<int> r;
+            for (long i = 0; i < *n; ++i)
+                r.insert(r.end(), v->begin(), v->end());
+            v = std::move(r);
+        }
+        return v;
+    }
+    const std::string& s_;
+    std::size_t pos_ = 0;
+};
+
+void applyCarried(const json& overlay, json& doc) {
+    for (auto it = overlay.begin(); it != overlay.end(); ++it) {
+        if (it.value().is_null())
+            doc.erase(it.key());
+        else
+            doc[it.key()] = it.value();
+    }
+}
+
+} // namespace
+
+void Settings::set(const std::string& key, RawSetting s) {
+    auto it = byKey.find(key);
+    if (it != byKey.end()) {
+        const RawSetting& old = it->second;
+        ignored.push_back({old.spelled, old.shown.empty() ? old.value : old.shown,
+                           "given again later: the last one counts"});
+        it->second = std::move(s);
+        return;
+    }
+    byKey.emplace(key, std::move(s));
+}
+
+std::string Settings::spell(const std::string& key) const {
+    return dialect == Dialect::Megatron ? "--" + kebab(key) : "model." + key;
+}
+
+std::string documentName(const ImportOptions& opt, const std::string& fallback) {
+    if (!opt.name.empty())
+        return opt.name;
+    if (opt.file.empty())
+        return fallback;
+    std::string base = opt.file.substr(opt.file.find_last_of("/\\") + 1);
+    const std::size_t dot = base.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+std::string integerText(std::int64_t v) {
+    return std::to_string(v);
+}
+
+std::string numberText(double v) {
+    json j = v;
+    if (v == std::floor(v) && std::abs(v) < 1e15)
+        return std::to_string(std::int64_t(v));
+    return j.dump();
+}
+
+std::int64_t paddedVocab(std::int64_t vocab, std::int64_t divisibleBy, int tp) {
+    const std::int64_t multiple = divisibleBy * tp;
+    return (vocab + multiple - 1) / multiple * multiple;
+}
+
+std::int64_t identityDivisor(std::int64_t vocab, int tp) {
+    if (tp <= 0 || vocab % tp != 0)
+        return 0;
+    return std::gcd(vocab / tp, std::int64_t(128));
+}
+
+std::int64_t knownTokenizerVocab(const std::string& name) {
+    // Sizes before padding, from the tokenizers' own files.
+    if (name == "GPT2BPETokenizer" || name == "gpt2")
+        return 50257; // GPT-2 BPE (encoder.json)
+    auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+    if (has("Llama-3") || has("Meta-Llama-3") || has("llama3") || has("Llama3"))
+        return 128256; // tiktoken-based, 128,000 + 256 special tokens
+    if (has("Llama-2") || has("llama2") || has("Llama2"))
+        return 32000; // sentencepiece
+    return 0;
+}
+
+double defaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {
+    const std::int64_t params = std::max<std::int64_t>(40000000, 1000000 * dpTimesCp);
+    return double(params) * gradBytes / (1024.0 * 1024.0);
+}
+
+std::vector<Dim> megatronRankOrder(bool tpPpDp) {
+    // parallel_state.initialize_model_parallel order "tp-cp-ep-dp-pp" (ep lives
+    // inside dp in the documents); --use-tp-pp-dp-mapping: "tp-cp-ep-pp-dp".
+    if (tpPpDp)
+        return {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+    return {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+}
+
+std::optional<Carried> parseCarried(const std::string& text, const std::string& file,
+                                    std::vector<Diagnostic>& problems) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        problems.push_back({file, kCarriedPrefix, "is not a JSON object"});
+        return std::nullopt;
+    }
+    Carried c;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const json& v = it.value();
+        if ((k == "world_size" || k == "vocab") && v.is_number_integer() &&
+            v.get<std::int64_t>() > 0) {
+            (k == "world_size" ? c.world_size : c.vocab) = v.get<std::int64_t>();
+        } else if ((k == "plan" || k == "model") && v.is_object()) {
+            (k == "plan" ? c.plan : c.model) = v;
+        } else {
+            problems.push_back(
+                {file, std::string(kCarriedPrefix) + " /" + k, "unknown key or wrong type"});
+        }
+    }
+    return c;
+}
+
+std::string carriedLine(const Carried& c) {
+    json j = json::object();
+    if (c.world_size > 0)
+        j["world_size"] = c.world_size;
+    if (c.vocab > 0)
+        j["vocab"] = c.vocab;
+    if (!c.model.empty())
+        j["model"] = c.model;
+    if (!c.plan.empty())
+        j["plan"] = c.plan;
+    return std::string(kCarriedPrefix) + " " + j.dump();
+}
+
+void carryDifferences(const Model& want, const Plan& wantPlan, const Imported& got,
+                      Carried& carried) {
+    auto diff = [](json a, json b, json& out) {
+        for (const char* k : {"format", "version", "name", "description"}) {
+            a.erase(k);
+            b.erase(k);
+        }
+        for (auto it = a.begin(); it != a.end(); ++it)
+            if (!b.contains(it.key()) || b[it.key()] != it.value())
+                out[it.key()] = it.value();
+        for (auto it = b.begin(); it != b.end(); ++it)
+            if (!a.contains(it.key()))
+                out[it.key()] = nullptr;
+    };
+    // Without documents the whole of each is carried.
+    diff(toJson(want), got.model ? toJson(*got.model) : json::object(), carried.model);
+    diff(toJson(wantPlan), got.plan ? toJson(*got.plan) : json::object(), carried.plan);
+}
+
+namespace {
+// A value for a note: its JSON, cut short (the carried line has it whole).
+std::string shortened(const json& v) {
+    std::string s = v.dump();
+    return s.size() <= 120 ? s : s.substr(0, 117) + "...";
+}
+} // namespace
+
+std::vector<std::string> carriedNotes(const Carried& c, const char* framework) {
+    std::vector<std::string> notes;
+    for (auto it = c.plan.begin(); it != c.plan.end(); ++it)
+        notes.push_back("plan key '" + it.key() + "' " +
+                        (it.value().is_null() ? std::string("absent") : shortened(it.value())) +
+                        ": " + framework + " cannot express it; kept in the # scaleacross line");
+    for (auto it = c.model.begin(); it != c.model.end(); ++it)
+        notes.push_back("model key '" + it.key() + "' " + shortened(it.value()) + ": " + framework +
+                        " cannot express it; kept in the # scaleacross line");
+    return notes;
+}
+
+Imported resolve(Settings& s, const ResolveInput& in) {
+    Imported out;
+    out.mapped = s.mapped;
+    out.ignored = s.ignored;
+    out.problems = s.problems;
+    Reader r(s, out, in.opt.file);
+    const bool nemo = s.dialect == Dialect::Nemo;
+
+    // ---- parallelism
+    // The documents' limit on each degree (docs/FORMATS.md).
+    constexpr std::int64_t kDegreeMax = 10000000;
+    auto degree = [&](const char* key, const char* target) {
+        return int(r.integer(key, target, 1, kDegreeMax).value_or(1));
+    };
+    const int tp = degree("tensor_model_parallel_size", "plan:/parallelism/tp");
+    const int pp = degree("pipeline_model_parallel_size", "plan:/parallelism/pp");
+    const int cp = degree("context_parallel_size", "plan:/parallelism/cp");
+    const int ep = degree("expert_model_parallel_size", "plan:/parallelism/ep");
+    std::int64_t modelParallel = 0; // tp x cp x pp, 0 when it overflows
+    if (__builtin_mul_overflow(std::int64_t(tp) * cp, std::int64_t(pp), &modelParallel))
+        modelParallel = 0;
+    int dp = 0;
+    if (in.world <= 0) {
+        r.problem(nemo ? "trainer.num_nodes" : "world size",
+                  nemo ? "the world size is unknown: give trainer.num_nodes and trainer.devices "
+                         "or the import options' world size"
+                       : "the world size is unknown: give torchrun --nnodes and --nproc-per-node "
+                         "in the script or the import options' world size");
+    } else if (in.world > 100000000000) {
+        r.problem(in.worldSetting.empty() ? "world size" : in.worldSetting,
+                  "a world of " + integerText(in.world) +
+                      " GPUs is beyond the documents' limit of 100,000,000,000");
+    } else if (modelParallel == 0 || in.world % modelParallel != 0) {
+        r.refuse("tensor_model_parallel_size",
+                 "the world size " + integerText(in.world) + " (" + in.worldSetting +
+                     ") is not a multiple of tp x cp x pp = " + std::to_string(tp) + " x " +
+                     std::to_string(cp) + " x " + std::to_string(pp));
+    } else if (in.world / modelParallel > kDegreeMax) {
+        r.refuse("tensor_model_parallel_size", "dp = " + integerText(in.world / modelParallel) +
+                                                   " is beyond the documents' limit of 10,000,000");
+    } else {
+        dp = int(in.world / modelParallel);
+    }
+
+    // ---- batch and sequence
+    auto mbs = r.integer("micro_batch_size", "plan:/micro_batch_sequences");
+    if (!mbs && !r.has("micro_batch_size"))
+        r.refuse("micro_batch_size", "missing: Megatron needs the micro batch size");
+    auto gbs = r.integer("global_batch_size", "plan:/global_batch_sequences");
+    auto seq = r.integer("seq_length", "plan:/sequence_length");
+    if (!seq && r.has("encoder_seq_length"))
+        seq = r.integer("encoder_seq_length", "plan:/sequence_length");
+    if (!seq && !r.has("seq_length"))
+        r.refuse("seq_length", "missing: the sequence length is required");
+    std::int64_t global = 0;
+    if (mbs && dp > 0) {
+        global = gbs.value_or(*mbs * dp);
+        if (global % (*mbs * dp) != 0)
+            r.refuse("global_batch_size", "global batch " + integerText(global) +
+                                              " is not a multiple of micro batch x dp = " +
+                                              integerText(*mbs) + " x " + std::to_string(dp));
+    }
+
+    // ---- model shape
+    Model m;
+    m.name = in.name;
+    m.description = in.description;
+    auto layers = r.integer("num_layers", "model:/layers");
+    if (!layers && !r.has("num_layers"))
+        r.refuse("num_layers", "missing: the number of layers is required");
+    auto hidden = r.integer("hidden_size", "model:/hidden");
+    if (!hidden && !r.has("hidden_size"))
+        r.refuse("hidden_size", "missing: the hidden size is required");
+    auto heads = r.integer("num_attention_heads", "model:/heads");
+    if (!heads && !r.has("num_attention_heads"))
+        r.refuse("num_attention_heads", "missing: the number of attention heads is required");
+    const bool swiglu = r.flag("swiglu", "model:/mlp (swiglu)");
+    const bool squaredRelu = r.flag("squared_relu", "model:/mlp (non-gated: gelu)");
+    m.mlp = swiglu ? MlpKind::SwiGlu : MlpKind::Gelu;
+    (void)squaredRelu;
+    m.layers = int(layers.value_or(0));
+    m.hidden = hidden.value_or(0);
+    m.heads = int(heads.value_or(0));
+    if (auto f = r.integer("ffn_hidden_size", "model:/ffn_hidden")) {
+        m.ffn_hidden = *f;
+    } else if (nemo && !r.has("ffn_hidden_size")) {
+        r.refuse("ffn_hidden_size", "missing: NeMo needs the FFN size");
+    } else if (swiglu) {
+        // megatron/training/arguments.py validate_args: 2/3 of 4h, down to a multiple of 64.
+        m.ffn_hidden = std::int64_t(double(4 * m.hidden * 2) / 3.0 / 64.0) * 64;
+    } else {
+        m.ffn_hidden = 4 * m.hidden;
+    }
+    {
+        bool gqa =
+            nemo ? r.has("num_query_groups") : r.flag("group_query_attention", "model:/kv_heads");
+        if (gqa) {
+            m.kv_heads = int(r.integer("num_query_groups", "model:/kv_heads").value_or(1));
+        } else {
+            m.kv_heads = m.heads;
+            if (r.has("num_query_groups"))
+                r.unuse("num_query_groups",
+                        "without --group-query-attention Megatron uses one group per head");
+            else if (nemo)
+                r.get("num_query_groups", "model:/kv_heads (null: one group per head)");
+        }
+    }
+    if (auto kv = r.integer("kv_channels", "model:/hidden / model:/heads");
+        kv && m.heads > 0 && *kv != m.hidden / m.heads)
+        r.refuse("kv_channels",
+                 "head size " + integerText(*kv) +
+                     " differs from hidden / heads = " + integerText(m.hidden / m.heads) +
+                     ": the documents tie the head size to hidden / heads");
+    if (nemo) {
+        m.tied_embeddings = true; // share_embeddings_and_output_weights defaults to true
+        if (r.has("share_embeddings_and_output_weights"))
+            m.tied_embeddings =
+                r.flag("share_embeddings_and_output_weights", "model:/tied_embeddings");
+    } else {
+        m.tied_embeddings =
+            !r.flag("untie_embeddings_and_output_weights", "model:/tied_embeddings");
+    }
+
+    // ---- vocabulary, padded as Megatron pads (vocab_size_with_padding)
+    {
+        const std::int64_t divisor =
+            r.integer("make_vocab_size_divisible_by", "model:/vocab (padding)").value_or(128);
+        std::int64_t orig = in.vocab;
+        auto vs = r.integer("vocab_size", "model:/vocab");
+        auto type = r.text("tokenizer_type", "model:/vocab (tokenizer)");
+        auto tmodel = r.text("tokenizer_model", "model:/vocab (tokenizer)");
+        if (orig <= 0 && vs)
+            orig = *vs;
+        if (orig <= 0 && type)
+            orig = knownTokenizerVocab(*type);
+        if (orig <= 0 && tmodel)
+            orig = knownTokenizerVocab(*tmodel);
+        if (orig <= 0) {
+            if (!r.failed() || !vs)
+                r.refuse("vocab_size",
+                         "the vocabulary size is unknown: give it (--vocab-size, or the import "
+                         "options' vocab) for this tokenizer");
+        } else {
+            m.vocab = paddedVocab(orig, divisor, tp);
+        }
+    }
+
+    // ---- precision
+    {
+        const bool bf16 = r.flag("bf16", "model:/dtype");
+        const bool fp16 = r.flag("fp16", "model:/dtype (fp16 as 16-bit: same GEMM rate)");
+        auto fp8 = r.text("fp8_format", "model:/dtype");
+        if (fp8 && *fp8 != "e4m3" && *fp8 != "hybrid")
+            r.refuse("fp8_format", "must be e4m3 or hybrid, got '" + *fp8 + "'");
+        m.dtype = fp8 ? DType::FP8 : DType::BF16;
+        if (!bf16 && !fp16) {
+            const std::string why =
+                "fp32 training: the documents model 16-bit (bf16 / fp16) or FP8 GEMMs";
+            if (nemo)
+                r.problem("trainer.precision", why);
+            else
+                r.refuse("bf16", why);
+        }
+        if (bf16 && fp16)
+            r.refuse("fp16", "--bf16 and --fp16 together");
+    }
+
+    Plan p;
+    p.name = in.name;
+    p.description = in.description;
+    p.sequence_length = seq.value_or(0);
+    p.micro_batch_sequences = mbs.value_or(1);
+    p.global_batch_sequences = global;
+    p.parallelism = {tp, cp, pp, dp, ep};
+    p.rank_order = megatronRankOrder(r.flag("use_tp_pp_dp_mapping", "plan:/rank_order"));
+
+    // ---- gradients (arguments.py validate_args: bf16 reduces in fp32 unless
+    // --grad-reduce-in-bf16; fp16 reduces in fp16 unless
+    // --accumulate-allreduce-grads-in-fp32)
+    {
+        const bool fp16 = r.has("fp16") && !r.has("bf16");
+        const bool inBf16 = r.flag("grad_reduce_in_bf16", "plan:/grad_reduce_bytes");
+        const bool inFp32 = r.flag("accumulate_allreduce_grads_in_fp32", "plan:/grad_reduce_bytes");
+        auto mainGrads = r.text("main_grads_dtype", "plan:/grad_reduce_bytes");
+        if (mainGrads && *mainGrads != "fp32" && *mainGrads != "bf16")
+            r.refuse("main_grads_dtype", "must be fp32 or bf16, got '" + *mainGrads + "'");
+        if (fp16)
+            p.grad_reduce_bytes = inFp32 ? 4 : 2;
+        else
+            p.grad_reduce_bytes = inBf16 || (!inFp32 && mainGrads == "bf16") ? 2 : 4;
+    }
+
+    // ---- optimizer sharding
+    {
+        const bool distOpt = r.flag("use_distributed_optimizer", "plan:/zero_stage (1)");
+        const bool megatronFsdp = r.flag("use_megatron_fsdp", "plan:/zero_stage") ||
+                                  r.flag("use_custom_fsdp", "plan:/zero_stage");
+        const bool torchFsdp = r.flag("use_torch_fsdp2", "plan:/zero_stage (3)");
+        if (torchFsdp) {
+            p.zero_stage = 3;
+            p.fsdp_reshard_after_forward = FsdpReshard::Always;
+            if (r.flag("torch_fsdp2_no_reshard_after_forward",
+                       "plan:/fsdp_reshard_after_forward (never)"))
+                p.fsdp_reshard_after_forward = FsdpReshard::Never;
+            if (pp > 1)
+                r.refuse("use_torch_fsdp2", "is not supported with pipeline parallelism "
+                                            "(Megatron asserts)");
+            if (megatronFsdp)
+                r.refuse("use_torch_fsdp2", "together with Megatron FSDP");
+            if (m.tied_embeddings)
+                r.refuse("use_torch_fsdp2", "needs --untie-embeddings-and-output-weights "
+                                            "(Megatron asserts)");
+        } else if (megatronFsdp) {
+            // NeMo's fsdp is torch FSDP, which NeMo refuses with FP8
+            // (megatron_base_model.py _validate_and_override_config).
+            if (nemo && m.dtype == DType::FP8)
+                r.refuse("use_megatron_fsdp", "torch FSDP does not support FP8 in NeMo");
+            // megatron/training/arguments.py: --data-parallel-sharding-strategy,
+            // default optim_grads_params.
+            const std::string strategy =
+                r.text("data_parallel_sharding_strategy", "plan:/zero_stage")
+                    .value_or("optim_grads_params");
+            if (strategy == "no_shard")
+                p.zero_stage = 0;
+            else if (strategy == "optim")
+                p.zero_stage = 1;
+            else if (strategy == "optim_grads")
+                p.zero_stage = 2;
+            else if (strategy == "optim_grads_params")
+                p.zero_stage = 3;
+            else
+                r.refuse("data_parallel_sharding_strategy",
+                         "must be no_shard, optim, optim_grads or optim_grads_params, got '" +
+                             strategy + "'");
+            if (auto comm = r.text("megatron_fsdp_grad_comm_dtype", "plan:/grad_reduce_bytes")) {
+                if (*comm == "bf16" || *comm == "fp16")
+                    p.grad_reduce_bytes = 2;
+                else if (*comm == "fp32")
+                    p.grad_reduce_bytes = 4;
+                else if (*comm != "auto")
+                    r.refuse("megatron_fsdp_grad_comm_dtype",
+                             "must be fp32, bf16, fp16 or auto, got '" + *comm + "'");
+            }
+        } else {
+            p.zero_stage = distOpt ? 1 : 0;
+        }
+    }
+
+    // ---- data-parallel overlap and buckets
+    p.dp_overlap = r.flag("overlap_grad_reduce", "plan:/dp_overlap");
+    if (r.has("ddp_num_buckets"))
+        r.refuse("ddp_num_buckets", "a bucket count: the documents give a bucket size");
+    if (p.dp_overlap) {
+        auto elems = r.integer("ddp_bucket_size", "plan:/dp_bucket_mib");
+        p.dp_bucket_mib = elems ? double(*elems) * p.grad_reduce_bytes / (1024.0 * 1024.0)
+                                : defaultBucketMib(std::int64_t(dp) * cp, p.grad_reduce_bytes);
+    }
+
+    // ---- sequence parallel: Megatron turns it off at tp 1 (validate_args)
+    p.sequence_parallel =
+        r.flag("sequence_parallel",
+               tp > 1 ? "plan:/sequence_parallel" : "plan:/sequence_parallel (off at tp 1)") &&
+        tp > 1;
+
+    // ---- attention kernels
+    {
+        const std::string impl = r.text("transformer_impl", "plan:/flash_attention")
+                                     .value_or(nemo ? "local" : "transformer_engine");
+        const std::string backend =
+            r.text("attention_backend", "plan:/flash_attention").value_or("auto");
+        const bool useFlash = r.flag("use_flash_attn", "plan:/flash_attention");
+        if (impl != "transformer_engine" && impl != "local")
+            r.refuse("transformer_impl", "must be transformer_engine or local, got '" + impl + "'");
+        if (backend == "flash" || backend == "fused")
+            p.flash_attention = true;
+        else if (backend == "unfused" || backend == "local")
+            p.flash_attention = false;
+        else if (backend == "auto")
+            p.flash_attention = impl == "transformer_engine" || useFlash;
+        else
+            r.refuse("attention_backend",
+                     "must be flash, fused, unfused, local or auto, got '" + backend + "'");
+    }
+
+    // ---- context parallelism: the documents model the P2P ring of K/V
+    // (--cp-comm-type, default p2p)
+    if (cp > 1)
+        if (auto comm = r.text("cp_comm_type", "plan:/parallelism/cp (p2p ring)")) {
+            std::istringstream words(*comm);
+            std::string w;
+            while (words >> w)
+                if (w != "p2p") {
+                    r.refuse("cp_comm_type", "'" + w +
+                                                 "' context-parallel communication is not the "
+                                                 "P2P ring the documents model");
+                    break;
+                }
+        }
+
+    // ---- pipeline split and interleaving
+    const int L = m.layers;
+    std::vector<int> lps;
+    int vp = 1;
+    if (L > 0 && pp > 0) {
+        auto first =
+            r.integer("decoder_first_pipeline_num_layers", "plan:/placement/layers_per_stage");
+        auto last =
+            r.integer("decoder_last_pipeline_num_layers", "plan:/placement/layers_per_stage");
+        const bool embed =
+            r.flag("account_for_embedding_in_pipeline_split", "plan:/placement/layers_per_stage");
+        const bool loss =
+            r.flag("account_for_loss_in_pipeline_split", "plan:/placement/layers_per_stage");
+        auto vpLayers =
+            r.integer("num_layers_per_virtual_pipeline_stage", "plan:/schedule/virtual_stages");
+        auto vpStages =
+            r.integer("num_virtual_stages_per_pipeline_rank", "plan:/schedule/virtual_stages");
+        if (vpLayers && vpStages)
+            r.refuse("num_layers_per_virtual_pipeline_stage",
+                     "give either this or --num-virtual-stages-per-pipeline-rank");
+        if ((first || last) && (embed || loss))
+            r.refuse(embed ? "account_for_embedding_in_pipeline_split"
+                           : "account_for_loss_in_pipeline_split",
+                     "cannot be combined with uneven first/last pipeline stages");
+        std::int64_t perStage = 0;
+        if (first || last) {
+            if (vpLayers)
+                r.refuse("num_layers_per_virtual_pipeline_stage",
+                         "uneven pipeline stages need --num-virtual-stages-per-pipeline-rank");
+            if (pp < 2) {
+                r.refuse(first ? "decoder_first_pipeline_num_layers"
+                               : "decoder_last_pipeline_num_layers",
+                         "needs a pipeline of at least 2 stages");
+            } else {
+                std::int64_t rest = L - first.value_or(0) - last.value_or(0);
+                int left = pp - (first ? 1 : 0) - (last ? 1 : 0);
+                if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && rest % left != 0) ||
+                    (left > 0 && rest / left < 1)) {
+                    r.refuse(first ? "decoder_first_pipeline_num_layers"
+                                   : "decoder_last_pipeline_num_layers",
+                             "the other " + std::to_string(left) + " stages cannot share the " +
+                                 integerText(rest) + " layers left evenly");
+                } else {
+                    const int mid = left > 0 ? int(rest / left) : 0;
+                    lps.assign(std::size_t(pp), mid);
+                    if (first)
+                        lps.front() = int(*first);
+                    if (last)
+                        lps.back() = int(*last);
+                }
+            }
+        } else {
+            const std::int64_t total = L + (embed ? 1 : 0) + (loss ? 1 : 0);
+            if (total % pp != 0) {
+                r.refuse("num_layers", integerText(total) + " layers" +
+                                           (embed || loss ? " (with embedding/loss)" : "") +
+                                           " are not divisible by the pipeline size " +
+                                           std::to_string(pp));
+            } else {
+                perStage = total / pp;
+                if ((embed || loss) && pp > 1) {
+                    lps.assign(std::size_t(pp), int(perStage));
+                    lps.front() -= embed ? 1 : 0;
+                    lps.back() -= loss ? 1 : 0;
+                    if (lps.front() < 1 || lps.back() < 1)
+                        r.refuse("num_layers", "a pipeline stage would hold no layer");
+                }
+            }
+        }
+        if (vpLayers && perStage > 0) {
+            if (perStage % *vpLayers != 0)
+                r.refuse("num_layers_per_virtual_pipeline_stage",
+                         integerText(perStage) +
+                             " layers per pipeline stage are not divisible by " +
+                             integerText(*vpLayers));
+            else
+                vp = int(perStage / *vpLayers);
+        } else if (vpStages) {
+            vp = int(*vpStages);
+        }
+        if (vp > 1 && pp == 2 && r.has("no_overlap_p2p_communication"))
+            r.refuse("no_overlap_p2p_communication",
+                     "interleaving without P2P overlap needs a pipeline of more than 2 stages "
+                     "(validate_args)");
+        if (vp > 1 && pp < 2) {
+            r.refuse(vpLayers ? "num_layers_per_virtual_pipeline_stage"
+                              : "num_virtual_stages_per_pipeline_rank",
+                     "interleaving needs a pipeline of at least 2 stages");
+            vp = 1;
+        }
+        if (vp > 1) {
+            const std::vector<int> counts =
+                lps.empty() ? std::vector<int>(std::size_t(pp), int(L / pp)) : lps;
+            // The first and last chunks hold the embedding and loss when those count.
+            std::vector<int> slots = counts;
+            if (!lps.empty() && (embed || loss)) {
+                slots.front() += embed ? 1 : 0;
+                slots.back() += loss ? 1 : 0;
+            }
+            for (int c : slots)
+                if (c % vp != 0) {
+                    r.refuse(vpLayers ? "num_layers_per_virtual_pipeline_stage"
+                                      : "num_virtual_stages_per_pipeline_rank",
+                             "a stage of " + std::to_string(c) + " layers does not split into " +
+                                 std::to_string(vp) + " virtual stages");
+                    break;
+                }
+        }
+    }
+    if (!lps.empty())
+        p.placement = Placement{{}, lps};
+    p.schedule.kind = vp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    p.schedule.virtual_stages = vp;
+
+    // ---- recompute (TransformerConfig.__post_init__ rules)
+    {
+        const bool legacyFull = r.flag("checkpoint_activations", "plan:/recompute (full)");
+        const bool selectiveFlag = r.flag("recompute_activations", "plan:/recompute (selective)");
+        auto gran = r.text("recompute_granularity", "plan:/recompute");
+        if (r.has("activations_checkpoint_layers_per_pipeline"))
+            r.refuse("activations_checkpoint_layers_per_pipeline",
+                     "a different recompute depth per pipeline stage is not expressible");
+        if (r.has("num_micro_batches_with_partial_activation_checkpoints"))
+            r.refuse("num_micro_batches_with_partial_activation_checkpoints",
+                     "recompute for some microbatches only is not expressible");
+        if (selectiveFlag)
+            gran = "selective";
+        if (legacyFull && !gran) {
+            // 2021 Megatron-LM: --checkpoint-activations with --checkpoint-num-layers
+            // (default 1) layers per checkpoint.
+            auto n = r.integer("checkpoint_num_layers", "plan:/recompute").value_or(1);
+            if (n != 1)
+                r.refuse("checkpoint_num_layers",
+                         "checkpoints every " + integerText(n) +
+                             " layers; the documents' full recompute keeps every layer's input");
+            p.recompute = Recompute::Full;
+        } else if (!gran) {
+            p.recompute = Recompute::None;
+            if (r.has("recompute_method"))
+                r.unuse("recompute_method",
+                        "without a recompute granularity nothing is recomputed");
+            if (r.has("recompute_num_layers"))
+                r.unuse("recompute_num_layers",
+                        "without a recompute granularity nothing is recomputed");
+        } else if (*gran == "selective") {
+            p.recompute = Recompute::Selective;
+            if (r.has("recompute_method"))
+                r.refuse("recompute_method", "is not supported with selective recompute");
+            if (r.has("recompute_num_layers"))
+                r.refuse("recompute_num_layers", "must not be given with selective recompute");
+        } else if (*gran == "full") {
+            p.recompute = Recompute::Full;
+            auto method = r.text("recompute_method", "plan:/recompute (full)");
+            auto n = r.integer("recompute_num_layers", "plan:/recompute (full)", 0);
+            if (!method) {
+                r.refuse("recompute_granularity", "full recompute needs a recompute method "
+                                                  "(uniform or block)");
+            } else if (!n) {
+                if (!r.has("recompute_num_layers"))
+                    r.refuse("recompute_num_layers",
+                             "missing: full recompute needs the number of layers");
+            } else if (*method == "uniform") {
+                if (*n != 1)
+                    r.refuse("recompute_num_layers",
+                             "uniform recompute checkpoints every " + integerText(*n) +
+                                 " layers; the documents' full recompute keeps every layer's "
+                                 "input (1)");
+            } else if (*method == "block") {
+                int chunk = 0;
+                const std::vector<int> counts =
+                    lps.empty() && pp > 0 ? std::vector<int>(std::size_t(pp), (L + pp - 1) / pp)
+                                          : lps;
+                for (int c : counts)
+                    chunk = std::max(chunk, (c + vp - 1) / vp);
+                if (*n < chunk)
+                    r.refuse("recompute_num_layers",
+                             "block recompute of " + integerText(*n) + " of the " +
+                                 std::to_string(chunk) +
+                                 " layers of each (virtual) stage: partial recompute is not "
+                                 "expressible");
+            } else {
+                r.refuse("recompute_method", "must be uniform or block, got '" + *method + "'");
+            }
+        } else {
+            r.refuse("recompute_granularity", "must be full or selective, got '" + *gran + "'");
+        }
+    }
+
+    // ---- mixture of experts
+    {
+        auto experts = r.integer("num_experts", "model:/moe/experts", 0);
+        if (experts && *experts > 0) {
+            MoeConfig moe;
+            moe.experts = int(*experts);
+            moe.top_k = int(r.integer("moe_router_topk", "model:/moe/top_k").value_or(2));
+            if (moe.top_k > moe.experts)
+                r.refuse("moe_router_topk", "routes to " + std::to_string(moe.top_k) + " of only " +
+                                                std::to_string(moe.experts) + " experts");
+            moe.expert_ffn_hidden = r.integer("moe_ffn_hidden_size", "model:/moe/expert_ffn_hidden")
+                                        .value_or(m.ffn_hidden);
+            if (auto shared =
+                    r.integer("moe_shared_expert_intermediate_size", "model:/moe/shared_experts")) {
+                if (moe.expert_ffn_hidden <= 0 || *shared % moe.expert_ffn_hidden != 0)
+                    r.refuse("moe_shared_expert_intermediate_size",
+                             integerText(*shared) + " is not a whole number of experts of " +
+                                 integerText(moe.expert_ffn_hidden));
+                else
+                    moe.shared_experts = int(*shared / moe.expert_ffn_hidden);
+            }
+            if (auto freq = r.text("moe_layer_freq", "model:/moe/dense_layers")) {
+                if (auto n = parseInteger(*freq)) {
+                    if (*n != 1)
+                        r.refuse("moe_layer_freq",
+                                 "one expert layer in " + *freq +
+                                     " is not expressible: the documents have leading dense "
+                                     "layers, then expert layers");
+                } else if (auto pattern = PatternParser(*freq).parse()) {
+                    int dense = 0;
+                    while (dense < int(pattern->size()) && (*pattern)[std::size_t(dense)] == 0)
+                        ++dense;
+                    const bool tailMoe = std::all_of(pattern->begin() + dense, pattern->end(),
+                                                     [](int x) { return x == 1; });
+                    if (int(pattern->size()) != L)
+                        r.refuse("moe_layer_freq",
+                                 "the pattern has " + std::to_string(pattern->size()) +
+                                     " entries for " + std::to_string(L) + " layers");
+                    else if (!tailMoe)
+                        r.refuse("moe_layer_freq",
+                                 "dense layers after expert layers are not expressible");
+                    else
+                        moe.dense_layers = dense;
+                } else {
+                    r.refuse("moe_layer_freq", "must be an integer or a list pattern such as "
+                                               "([0]*3+[1]*29), got '" +
+                                                   *freq + "'");
+                }
+            }
+            if (auto cap = r.number("moe_expert_capacity_factor", "model:/moe/capacity_factor")) {
+                if (*cap < 1)
+                    r.refuse("moe_expert_capacity_factor",
+                             "below 1 drops tokens: the documents need at least 1");
+                else
+                    moe.capacity_factor = *cap;
+            }
+            if (auto etp = r.integer("expert_tensor_parallel_size", "plan:/parallelism/tp");
+                etp && *etp != tp)
+                r.refuse("expert_tensor_parallel_size",
+                         "differs from tp: the documents split experts with tp");
+            if (ep > 1) {
+                // TransformerConfig's default dispatcher is allgather; the cost
+                // model's expert parallelism is an all-to-all (core/cost/compute.cpp).
+                const std::string dispatcher =
+                    r.text("moe_token_dispatcher_type", "plan:/parallelism/ep (all-to-all)")
+                        .value_or("allgather");
+                if (dispatcher != "alltoall" && dispatcher != "flex")
+                    r.refuse("moe_token_dispatcher_type",
+                             "the " + dispatcher +
+                                 " dispatcher (Megatron's default is allgather) is not the "
+                                 "all-to-all the documents model: give alltoall");
+            }
+            if (moe.experts % ep != 0)
+                r.refuse("expert_model_parallel_size",
+                         std::to_string(ep) + " does not divide the " +
+                             std::to_string(moe.experts) + " experts");
+            m.moe = moe;
+        } else if (ep > 1) {
+            r.refuse("expert_model_parallel_size",
+                     "expert parallelism needs experts (" + r.spelled("num_experts") + ")");
+        }
+        if (ep > 1 && dp > 0 && dp % ep != 0)
+            r.refuse("expert_model_parallel_size",
+                     std::to_string(ep) + " does not divide dp = " + std::to_string(dp) +
+                         " (the documents carve expert parallelism out of data parallelism)");
+    }
+
+    // ---- everything else read is ignored, with the reason
+    for (auto& [key, raw] : s.byKey) {
+        if (raw.used)
+            continue;
+        out.ignored.push_back(
+            {raw.spelled, raw.null ? "null" : (raw.shown.empty() ? raw.value : raw.shown),
+             raw.null ? "null: the default applies" : ignoreReason(key, s.dialect)});
+    }
+    if (!out.problems.empty())
+        return out;
+
+    // ---- the carried line, then the documents' own checks
+    json mj = toJson(m);
+    json pj = toJson(p);
+    const std::string where = in.opt.file.empty() ? std::string("<input>") : in.opt.file;
+    if (in.carried) {
+        applyCarried(in.carried->model, mj);
+        applyCarried(in.carried->plan, pj);
+        for (auto it = in.carried->model.begin(); it != in.carried->model.end(); ++it)
+            out.mapped.push_back({std::string(kCarriedPrefix) + " model." + it.key(),
+                                  it.value().dump(), "model:/" + it.key()});
+        for (auto it = in.carried->plan.begin(); it != in.carried->plan.end(); ++it)
+            out.mapped.push_back({std::string(kCarriedPrefix) + " plan." + it.key(),
+                                  it.value().dump(), "plan:/" + it.key()});
+    }
+    Loaded<Model> lm = parseModel(mj.dump(), where + " (model)");
+    Loaded<Plan> lp = parsePlan(pj.dump(), where + " (plan)");
+    for (const auto& d : lm.problems)
+        out.problems.push_back({in.opt.file, "model:" + d.path, d.message});
+    for (const auto& d : lp.problems)
+        out.problems.push_back({in.opt.file, "plan:" + d.path, d.message});
+    if (out.problems.empty()) {
+        out.model = std::move(*lm.value);
+        out.plan = std::move(*lp.value);
+    }
+    return out;
+}
+
+} // namespace sa::frameworks::detail

@@ -1,0 +1,566 @@
+// NeMo (1.x) launcher training YAML (conf/training/<family>/<size>.yaml) in and
+// out. model.* keys are Megatron's in snake_case: they are collected under
+// Megatron's argument names and resolved by the shared mapping (mapping.cpp).
+
+#include "frameworks/framework.h"
+#include "frameworks/mapping.h"
+
+#include "formats/documents.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace sa::frameworks {
+
+using namespace detail;
+
+namespace {
+
+struct Leaf {
+    std::string path;
+    std::string value;
+    bool null = false;
+};
+
+// Nesting deeper than this is refused (an alias can make a node its own child).
+constexpr int kMaxDepth = 64;
+
+bool flatten(const YAML::Node& node, const std::string& path, std::vector<Leaf>& out,
+             int depth = 0) {
+    if (depth > kMaxDepth)
+        return false;
+    if (node.IsMap()) {
+        for (const auto& kv : node) {
+            if (!kv.first.IsScalar())
+                return false;
+            const std::string key = kv.first.Scalar();
+            if (!flatten(kv.second, path.empty() ? key : path + "." + key, out, depth + 1))
+                return false;
+        }
+    } else if (node.IsSequence()) {
+        std::string s = "[";
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            if (i)
+                s += ", ";
+            s += node[i].IsScalar() ? node[i].Scalar() : std::string("...");
+        }
+        out.push_back({path, s + "]", false});
+    } else if (node.IsNull()) {
+        out.push_back({path, "null", true});
+    } else if (node.IsScalar()) {
+        out.push_back({path, node.Scalar(), false});
+    }
+    return true;
+}
+
+std::string numberString(double v) {
+    if (v == std::floor(v) && std::abs(v) < 1e15)
+        return std::to_string(static_cast<long long>(v));
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+// OmegaConf interpolations the launcher files use: ${.sibling},
+// ${training.model.key} / ${model.key}, ${multiply:a, b}, ${divide_ceil:a, b},
+// ${divide_floor:a, b}. Anything else stays as written.
+std::string interpolate(std::string value, const std::string& parent,
+                        const std::map<std::string, std::string>& all) {
+    for (int round = 0; round < 32; ++round) {
+        const std::size_t open = value.rfind("${");
+        if (open == std::string::npos)
+            break;
+        const std::size_t close = value.find('}', open);
+        if (close == std::string::npos)
+            break;
+        std::string inner = value.substr(open + 2, close - open - 2);
+        std::optional<std::string> got;
+        auto lookup = [&](std::string key) -> std::optional<std::string> {
+            if (!key.empty() && key[0] == '.') {
+                std::string base = parent;
+                std::size_t k = 1;
+                while (k < key.size() && key[k] == '.') {
+                    base =
+                        base.substr(0, base.rfind('.') == std::string::npos ? 0 : base.rfind('.'));
+                    ++k;
+                }
+                key = (base.empty() ? "" : base + ".") + key.substr(k);
+            }
+            if (key.rfind("training.", 0) == 0)
+                key = key.substr(9);
+            auto it = all.find(key);
+            return it == all.end() ? std::nullopt : std::optional<std::string>(it->second);
+        };
+        const std::size_t colon = inner.find(':');
+        if (colon != std::string::npos) {
+            const std::string fn = inner.substr(0, colon);
+            std::string args = inner.substr(colon + 1);
+            const std::size_t comma = args.find(',');
+            if (comma != std::string::npos) {
+                auto num = [](std::string t) -> std::optional<double> {
+                    t.erase(0, t.find_first_not_of(' '));
+                    t.erase(t.find_last_not_of(' ') + 1);
+                    char* end = nullptr;
+                    const double v = std::strtod(t.c_str(), &end);
+                    return end && *end == '\0' && !t.empty() ? std::optional<double>(v)
+                                                             : std::nullopt;
+                };
+                auto a = num(args.substr(0, comma));
+                auto b = num(args.substr(comma + 1));
+                if (a && b) {
+                    if (fn == "multiply")
+                        got = numberString(*a * *b);
+                    else if (fn == "divide_ceil" && *b != 0)
+                        got = numberString(std::ceil(*a / *b));
+                    else if (fn == "divide_floor" && *b != 0)
+                        got = numberString(std::floor(*a / *b));
+                }
+            }
+        } else {
+            got = lookup(inner);
+        }
+        if (!got)
+            break;
+        value = value.substr(0, open) + *got + value.substr(close + 1);
+    }
+    return value;
+}
+
+// model.* keys NeMo spells differently from Megatron's argument names.
+const std::map<std::string, std::string>& renamed() {
+    static const std::map<std::string, std::string> m = {
+        {"virtual_pipeline_model_parallel_size", "num_virtual_stages_per_pipeline_rank"},
+        {"encoder_seq_length", "seq_length"},
+        {"num_moe_experts", "num_experts"},
+        {"activations_checkpoint_granularity", "recompute_granularity"},
+        {"activations_checkpoint_method", "recompute_method"},
+        {"activations_checkpoint_num_layers", "recompute_num_layers"},
+        {"num_layers_in_first_pipeline_stage", "decoder_first_pipeline_num_layers"},
+        {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"},
+        {"use_flash_attention", "use_flash_attn"},
+        {"optim.overlap_grad_sync", "overlap_grad_reduce"},
+        {"optim.ddp_bucket_size", "ddp_bucket_size"},
+    };
+    return m;
+}
+
+std::string topLevelReason(const std::string& path) {
+    if (path.rfind("trainer.", 0) == 0)
+        return "trainer loop setting (steps, logging, validation)";
+    if (path.rfind("exp_manager.", 0) == 0)
+        return "logging and checkpoint manager";
+    if (path.rfind("run.", 0) == 0)
+        return "launcher job setting";
+    if (path.rfind("hydra", 0) == 0 || path.rfind("defaults", 0) == 0)
+        return "launcher configuration";
+    return "not modelled";
+}
+
+} // namespace
+
+Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
+    Settings s;
+    s.dialect = Dialect::Nemo;
+    std::optional<Carried> carried;
+    YAML::Node root;
+    try {
+        root = YAML::Load(yamlText);
+    } catch (const YAML::Exception& e) {
+        Imported bad;
+        bad.problems.push_back(
+            {opt.file, "line " + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg});
+        return bad;
+    }
+    {
+        std::istringstream in(yamlText);
+        std::string line;
+        while (std::getline(in, line)) {
+            const std::size_t a = line.find_first_not_of(" \t");
+            if (a != std::string::npos &&
+                line.compare(a, std::char_traits<char>::length(kCarriedPrefix), kCarriedPrefix) ==
+                    0)
+                carried =
+                    parseCarried(line.substr(a + std::char_traits<char>::length(kCarriedPrefix)),
+                                 opt.file, s.problems);
+        }
+    }
+    if (!root.IsMap() && !root.IsNull()) {
+        Imported bad;
+        bad.problems.push_back({opt.file, "", "not a YAML mapping"});
+        return bad;
+    }
+    std::vector<Leaf> leaves;
+    if (!flatten(root, "", leaves)) {
+        Imported bad;
+        bad.problems.push_back(
+            {opt.file, "", "keys must be plain names, nested at most 64 levels deep"});
+        return bad;
+    }
+    std::map<std::string, std::string> all;
+    for (const auto& l : leaves)
+        all[l.path] = l.value;
+    for (auto& l : leaves)
+        if (!l.null && l.value.find("${") != std::string::npos)
+            l.value = interpolate(l.value, l.path.substr(0, l.path.rfind('.')), all);
+
+    std::optional<std::int64_t> nodes, devices;
+    std::string nodesText, devicesText;
+    std::string runName;
+    bool fsdp = false;
+    std::string encoderSeq;
+    for (const auto& l : leaves)
+        if (l.path == "model.fsdp")
+            fsdp = l.value == "true" || l.value == "True";
+    for (const auto& l : leaves)
+        if (l.path == "model.encoder_seq_length")
+            encoderSeq = l.value;
+
+    auto put = [&](const std::string& key, const Leaf& l, std::string value = {},
+                   std::string shown = {}) {
+        RawSetting r;
+        r.spelled = l.path;
+        r.null = l.null;
+        r.value = value.empty() ? l.value : value;
+        r.shown = shown;
+        s.set(key, std::move(r));
+    };
+    auto mapped = [&](const Leaf& l, const std::string& target) {
+        s.mapped.push_back({l.path, l.value, target});
+    };
+    auto ignored = [&](const Leaf& l, const std::string& why) {
+        s.ignored.push_back({l.path, l.value, why});
+    };
+    auto positive = [&](const Leaf& l, std::optional<std::int64_t>& v, std::string& text) {
+        std::int64_t n = 0;
+        std::istringstream in(l.value);
+        if (!(in >> n) || !in.eof() || n < 1) {
+            s.problems.push_back(
+                {opt.file, l.path, "must be a positive integer, got '" + l.value + "'"});
+            return;
+        }
+        v = n;
+        text = l.value;
+        mapped(l, "plan:/parallelism/dp (world size)");
+    };
+
+    for (const auto& l : leaves) {
+        const std::string& path = l.path;
+        if (path == "trainer.num_nodes") {
+            positive(l, nodes, nodesText);
+        } else if (path == "trainer.devices") {
+            positive(l, devices, devicesText);
+        } else if (path == "trainer.precision") {
+            const std::string& v = l.value;
+            if (v == "bf16" || v == "bf16-mixed" || v == "bf16-true")
+                put("bf16", l, "true", v);
+            else if (v == "16" || v == "16-mixed" || v == "fp16")
+                put("fp16", l, "true", v);
+            else
+                mapped(l, "model:/dtype (fp32: refused)");
+        } else if (path == "run.name") {
+            runName = l.value;
+            ignored(l, "launcher job setting (the documents' name when no other is given)");
+        } else if (path.rfind("model.", 0) != 0) {
+            ignored(l, topLevelReason(path));
+        } else {
+            const std::string key = path.substr(6);
+            auto ren = renamed().find(key);
+            if (ren != renamed().end()) {
+                put(ren->second, l);
+            } else if (key == "activation") {
+                // megatron_base_model.py build_transformer_config: gated when the name
+                // ends in "glu"; the documents' mlp says gated (swiglu) or not (gelu).
+                const std::string& v = l.value;
+                if (v.size() >= 3 && v.compare(v.size() - 3, 3, "glu") == 0)
+                    put("swiglu", l, "true", v);
+                else if (v == "gelu")
+                    mapped(l, "model:/mlp (gelu)");
+                else
+                    put("squared_relu", l, "true", v);
+            } else if (key == "fp8") {
+                if (l.value == "true" || l.value == "True") {
+                    std::string format = "hybrid";
+                    if (all.count("model.fp8_e4m3") &&
+                        (all["model.fp8_e4m3"] == "true" || all["model.fp8_e4m3"] == "True"))
+                        format = "e4m3";
+                    put("fp8_format", l, format, l.value);
+                } else {
+                    mapped(l, "model:/dtype");
+                }
+            } else if (key == "transformer_engine") {
+                const bool te = l.value == "true" || l.value == "True";
+                put("transformer_impl", l, te ? "transformer_engine" : "local", l.value);
+            } else if (key == "optim.name") {
+                const std::string& v = l.value;
+                const bool dist = v == "distributed_fused_adam" || v == "mcore_distributed_optim";
+                put("use_distributed_optimizer", l, dist ? "true" : "false", v);
+            } else if (key == "optim.grad_sync_dtype") {
+                const std::string& v = l.value;
+                if (v == "bf16" || v == "fp16" || v == "16")
+                    put("grad_reduce_in_bf16", l, "true", v);
+                else if (v == "fp32" || v == "32")
+                    put("accumulate_allreduce_grads_in_fp32", l, "true", v);
+                else
+                    s.problems.push_back({opt.file, path, "must be fp32 or bf16, got '" + v + "'"});
+            } else if (key == "fsdp") {
+                if (fsdp)
+                    put("use_megatron_fsdp", l, "true", l.value);
+                else
+                    mapped(l, "plan:/zero_stage");
+            } else if (key == "fsdp_sharding_strategy") {
+                if (!fsdp)
+                    ignored(l, "only read with model.fsdp");
+                else if (l.value == "full")
+                    put("data_parallel_sharding_strategy", l, "optim_grads_params", l.value);
+                else if (l.value == "grad")
+                    put("data_parallel_sharding_strategy", l, "optim_grads", l.value);
+                else
+                    s.problems.push_back({opt.file, path,
+                                          "'" + l.value +
+                                              "' sharding is not expressible (full "
+                                              "or grad: ZeRO-3 or ZeRO-2)"});
+            } else if (key == "fsdp_grad_reduce_dtype") {
+                if (!fsdp)
+                    ignored(l, "only read with model.fsdp");
+                else if (l.value == "32" || l.value == "fp32")
+                    put("megatron_fsdp_grad_comm_dtype", l, "fp32", l.value);
+                else if (l.value == "bf16" || l.value == "16")
+                    put("megatron_fsdp_grad_comm_dtype", l, "bf16", l.value);
+                else
+                    s.problems.push_back(
+                        {opt.file, path, "must be 32 or bf16, got '" + l.value + "'"});
+            } else if (key == "tokenizer.library") {
+                mapped(l, "model:/vocab (tokenizer)");
+            } else if (key == "tokenizer.type") {
+                const std::string lib = all.count("model.tokenizer.library")
+                                            ? all["model.tokenizer.library"]
+                                            : std::string("megatron");
+                if (l.null)
+                    ignored(l, "null: the tokenizer is named by model.tokenizer.model");
+                else if (lib == "megatron")
+                    put("tokenizer_type", l);
+                else if (lib == "huggingface")
+                    put("tokenizer_model", l);
+                else
+                    ignored(l, "a " + lib + " tokenizer is named by model.tokenizer.model");
+            } else if (key == "tokenizer.model") {
+                put("tokenizer_model", l);
+            } else if (key == "data.seq_length") {
+                if (encoderSeq.empty())
+                    put("seq_length", l);
+                else if (encoderSeq == l.value)
+                    ignored(l, "the data loader's copy of model.encoder_seq_length");
+                else
+                    s.problems.push_back(
+                        {opt.file, path,
+                         l.value + " differs from model.encoder_seq_length " + encoderSeq});
+            } else if (key.find('.') != std::string::npos) {
+                // Nested groups (optim, data, nsys_profile, tokenizer ...).
+                const std::string group = key.substr(0, key.find('.'));
+                const std::string last = key.substr(key.rfind('.') + 1);
+                std::string why = group == "data"           ? "data pipeline"
+                                  : group == "optim"        ? (key.rfind("optim.sched", 0) == 0
+                                                                   ? "learning-rate schedule"
+                                                                   : "optimizer hyper-parameter")
+                                  : group == "tokenizer"    ? "tokenizer file or option"
+                                  : group == "nsys_profile" ? "profiling"
+                                                            : "not modelled";
+                if (last == "bucket_cap_mb" || last == "overlap_param_sync" ||
+                    last == "contiguous_grad_buffer" || last == "contiguous_param_buffer")
+                    why = last == "bucket_cap_mb"
+                              ? "Apex distributed Adam bucket; Megatron Core DDP buckets come "
+                                "from optim.ddp_bucket_size"
+                          : last == "overlap_param_sync"
+                              ? "parameter all-gather overlap: the plan's dp_overlap is the "
+                                "gradient reduce"
+                              : "buffer layout";
+                ignored(l, why);
+            } else {
+                put(key, l);
+            }
+        }
+    }
+
+    ResolveInput in;
+    in.opt = opt;
+    if (opt.world_size > 0) {
+        in.world = opt.world_size;
+        in.worldSetting = "from the import options";
+    } else if (nodes || devices) {
+        in.world = nodes.value_or(1) * devices.value_or(1);
+        in.worldSetting = "trainer.num_nodes " + (nodes ? nodesText : "1") + " x trainer.devices " +
+                          (devices ? devicesText : "1");
+    } else if (carried && carried->world_size > 0) {
+        in.world = carried->world_size;
+        in.worldSetting = "from the # scaleacross line";
+    }
+    in.vocab = opt.vocab > 0 ? opt.vocab : (carried ? carried->vocab : 0);
+    in.carried = carried;
+    in.name = documentName(opt, runName.empty() ? "nemo" : runName);
+    in.description =
+        "Imported from a NeMo launcher config" + (opt.file.empty() ? "" : " (" + opt.file + ")");
+    return resolve(s, in);
+}
+
+namespace {
+
+std::string yamlBool(bool b) {
+    return b ? "true" : "false";
+}
+
+} // namespace
+
+Exported exportNemo(const Model& m, const Plan& p) {
+    Exported out;
+    const Parallelism& par = p.parallelism;
+    const std::int64_t world = par.gpus();
+    const std::int64_t perNode = world % 8 == 0 ? 8 : world;
+    std::vector<std::pair<std::string, std::string>> model; // key (dotted under model), value
+    auto add = [&](const std::string& k, const std::string& v) { model.emplace_back(k, v); };
+    auto num = [](std::int64_t v) { return std::to_string(v); };
+    add("mcore_gpt", "true");
+    add("micro_batch_size", num(p.micro_batch_sequences));
+    add("global_batch_size", num(p.global_batch_sequences));
+    add("tensor_model_parallel_size", num(par.tp));
+    add("pipeline_model_parallel_size", num(par.pp));
+    add("virtual_pipeline_model_parallel_size",
+        p.schedule.kind == ScheduleKind::Interleaved && p.schedule.virtual_stages > 1
+            ? num(p.schedule.virtual_stages)
+            : "null");
+    add("context_parallel_size", num(par.cp));
+    add("expert_model_parallel_size", num(par.ep));
+    add("sequence_parallel", yamlBool(p.sequence_parallel && par.tp > 1));
+    if (p.rank_order == megatronRankOrder(true))
+        add("use_tp_pp_dp_mapping", "true");
+    add("encoder_seq_length", num(p.sequence_length));
+    add("max_position_embeddings", num(p.sequence_length));
+    add("num_layers", num(m.layers));
+    add("hidden_size", num(m.hidden));
+    add("ffn_hidden_size", num(m.ffn_hidden));
+    add("num_attention_heads", num(m.heads));
+    add("num_query_groups", m.kv_heads != m.heads ? num(m.kv_heads) : "null");
+    add("activation", m.mlp == MlpKind::SwiGlu ? "fast-swiglu" : "gelu");
+    add("share_embeddings_and_output_weights", yamlBool(m.tied_embeddings));
+    if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)
+        add("make_vocab_size_divisible_by", num(d));
+    // Layers per stage, as Megatron Core splits them (the same rules as --decoder-first-...).
+    std::vector<int> lps = p.placement ? p.placement->layers_per_stage : std::vector<int>{};
+    if (lps.empty() && par.pp > 1 && m.layers % par.pp != 0)
+        for (int s = 0; s < par.pp; ++s)
+            lps.push_back(m.layers / par.pp + (s < m.layers % par.pp ? 1 : 0));
+    if (int(lps.size()) == par.pp && par.pp > 1 &&
+        !std::all_of(lps.begin(), lps.end(), [&](int x) { return x == lps.front(); })) {
+        const int per = par.pp > 2 ? lps[1] : std::max(lps.front(), lps.back());
+        const bool midEven =
+            std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == per; });
+        const int e = per - lps.front(), l = per - lps.back();
+        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1)) {
+            if (e)
+                add("account_for_embedding_in_pipeline_split", "true");
+            if (l)
+                add("account_for_loss_in_pipeline_split", "true");
+        } else if (midEven) {
+            if (lps.front() != per)
+                add("num_layers_in_first_pipeline_stage", num(lps.front()));
+            if (lps.back() != per)
+                add("num_layers_in_last_pipeline_stage", num(lps.back()));
+        } else if (!p.placement || p.placement->layers_per_stage.empty()) {
+            out.problems.push_back({"", "plan:/placement/layers_per_stage",
+                                    "NeMo needs the layers divisible by the pipeline size, or "
+                                    "only the first and last stages different"});
+            return out;
+        }
+    }
+    add("activations_checkpoint_granularity",
+        p.recompute == Recompute::None ? "null" : toString(p.recompute));
+    add("activations_checkpoint_method", p.recompute == Recompute::Full ? "uniform" : "null");
+    add("activations_checkpoint_num_layers", p.recompute == Recompute::Full ? "1" : "null");
+    add("transformer_engine", yamlBool(p.flash_attention));
+    add("use_flash_attention", yamlBool(p.flash_attention));
+    add("fp8", yamlBool(m.dtype == DType::FP8));
+    if (m.dtype == DType::FP8)
+        add("fp8_hybrid", "true");
+    if (m.moe) {
+        add("num_moe_experts", num(m.moe->experts));
+        add("moe_router_topk", num(m.moe->top_k));
+        add("moe_ffn_hidden_size", num(m.moe->expert_ffn_hidden));
+        if (par.ep > 1)
+            add("moe_token_dispatcher_type", "alltoall");
+        if (m.moe->shared_experts > 0)
+            add("moe_shared_expert_intermediate_size",
+                num(std::int64_t(m.moe->shared_experts) * m.moe->expert_ffn_hidden));
+        if (m.moe->dense_layers > 0)
+            add("moe_layer_freq", "'([0]*" + num(m.moe->dense_layers) + "+[1]*" +
+                                      num(m.layers - m.moe->dense_layers) + ")'");
+        if (m.moe->capacity_factor != 1.0)
+            add("moe_expert_capacity_factor", numberText(m.moe->capacity_factor));
+    }
+    const bool fsdp = p.zero_stage >= 2;
+    add("fsdp", yamlBool(fsdp));
+    if (fsdp) {
+        add("fsdp_sharding_strategy", p.zero_stage == 3 ? "full" : "grad");
+        add("fsdp_grad_reduce_dtype", p.grad_reduce_bytes == 2 ? "bf16" : "32");
+    }
+    add("optim.name", p.zero_stage == 1 ? "mcore_distributed_optim" : "fused_adam");
+    add("optim.overlap_grad_sync", yamlBool(p.dp_overlap));
+    if (!fsdp)
+        add("optim.grad_sync_dtype", p.grad_reduce_bytes == 2 ? "bf16" : "fp32");
+    if (p.dp_overlap) {
+        const double def = defaultBucketMib(std::int64_t(par.dp) * par.cp, p.grad_reduce_bytes);
+        if (p.dp_bucket_mib != def)
+            add("optim.ddp_bucket_size",
+                num(std::llround(p.dp_bucket_mib * 1024.0 * 1024.0 / p.grad_reduce_bytes)));
+    }
+    out.notes.push_back("add model.tokenizer (and model.data) for a real run; the vocabulary "
+                        "size is kept in the # scaleacross line");
+
+    // What the YAML does not reproduce goes into the carried line.
+    std::ostringstream body;
+    body << "trainer:\n  num_nodes: " << world / perNode << "\n  devices: " << perNode
+         << "\n  precision: bf16\nmodel:\n";
+    bool inOptim = false;
+    for (const auto& [k, v] : model) {
+        if (k.rfind("optim.", 0) == 0) {
+            if (!inOptim)
+                body << "  optim:\n";
+            inOptim = true;
+            body << "    " << k.substr(6) << ": " << v << "\n";
+        } else {
+            body << "  " << k << ": " << v << "\n";
+        }
+    }
+    Carried carried;
+    carried.vocab = m.vocab;
+    {
+        ImportOptions opt;
+        opt.vocab = m.vocab;
+        Imported again = importNemo(body.str(), opt);
+        if (!again.ok()) {
+            for (const auto& d : again.problems)
+                out.problems.push_back({"", d.path, "NeMo cannot run this plan: " + d.message});
+            return out;
+        }
+        // The vocabulary was padded again on import: carry the size as the
+        // tokenizer's when that padding is the identity, else the model key.
+        carryDifferences(m, p, again, carried);
+    }
+    for (auto& n : carriedNotes(carried, "NeMo"))
+        out.notes.push_back(std::move(n));
+    std::ostringstream t;
+    t << "# NeMo launcher training config (conf/training/...): model '" << m.name << "', plan '"
+      << p.name << "'\n";
+    for (const auto& n : out.notes)
+        t << "# note: " << n << "\n";
+    t << "run:\n  name: "
+      << nlohmann::json(p.name.empty() ? std::string("scaleacross") : p.name).dump() << "\n";
+    t << body.str();
+    t << carriedLine(carried) << "\n";
+    out.text = t.str();
+    return out;
+}
+
+} // namespace sa::frameworks

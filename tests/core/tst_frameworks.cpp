@@ -1,0 +1,804 @@
+// Megatron-LM and NeMo configurations in and out (core/frameworks): the
+// published runs' launch configurations import to their documents, every
+// sample and published plan survives export then import, and what the
+// documents cannot express is refused naming the setting.
+
+#include "formats/documents.h"
+#include "frameworks/framework.h"
+
+#include "../common/files.h"
+#include "../common/samples.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QDir>
+#include <QtTest>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+using namespace sa::frameworks;
+
+namespace {
+
+QString dataPath(const QString& rel) {
+    return sa::testing::sourcePath(QStringLiteral("tests/data/frameworks/") + rel);
+}
+
+std::string readText(const QString& path) {
+    return sa::testing::readAll(path).toStdString();
+}
+
+QByteArray problems(const std::vector<sa::Diagnostic>& ds) {
+    QByteArray out;
+    for (const auto& d : ds)
+        out += QByteArray::fromStdString(d.str()) + '\n';
+    return out;
+}
+
+Imported importFile(Framework f, const QString& rel, const ImportOptions& base = {}) {
+    ImportOptions opt = base;
+    opt.file = rel.toStdString();
+    const std::string text = readText(dataPath(rel));
+    return f == Framework::Nemo ? importNemo(text, opt) : importMegatronScript(text, opt);
+}
+
+// A document's values by "/key", or "/key/sub" one level into objects (whole
+// arrays), without name and description.
+std::map<std::string, json> leaves(const json& doc) {
+    std::map<std::string, json> out;
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (it.key() == "name" || it.key() == "description")
+            continue;
+        if (it.value().is_object() && !it.value().empty()) {
+            for (auto sub = it.value().begin(); sub != it.value().end(); ++sub)
+                out["/" + it.key() + "/" + sub.key()] = sub.value();
+        } else {
+            out["/" + it.key()] = it.value();
+        }
+    }
+    return out;
+}
+
+// "plan:/x" or "model:/x" of every value that differs.
+std::set<std::string> differing(const char* doc, const json& got, const json& want) {
+    std::set<std::string> out;
+    auto g = leaves(got), w = leaves(want);
+    for (const auto& [k, v] : w)
+        if (!g.count(k) || g[k] != v)
+            out.insert(std::string(doc) + ":" + k);
+    for (const auto& [k, v] : g)
+        if (!w.count(k))
+            out.insert(std::string(doc) + ":" + k);
+    return out;
+}
+
+// Where the faithful import of a run's launch configuration differs from how
+// the published row was encoded, and why. The importer follows the framework;
+// these are the encodings' simplifications.
+struct Difference {
+    const char* pointer;
+    const char* why;
+};
+const Difference kRankOrder{
+    "plan:/rank_order",
+    "Megatron (and NeMo through it) orders ranks tp-cp-ep-dp-pp (parallel_state.py "
+    "initialize_model_parallel): pipeline stages outermost, [tp, cp, dp, pp]; the encoding kept "
+    "the documents' default [tp, cp, pp, dp]"};
+const Difference kBucket{
+    "plan:/dp_bucket_mib",
+    "Megatron's default gradient bucket is max(40M, 1M x dp x cp) parameters "
+    "(distributed_data_parallel.py), in fp32 152.6 MiB or more; the encoding kept the documents' "
+    "default 256 MiB"};
+const Difference kSpAtTp1{
+    "plan:/sequence_parallel",
+    "at tp 1 Megatron turns sequence parallelism off (arguments.py validate_args; NeMo likewise); "
+    "the encoding kept it on"};
+const Difference kVocabPadding{
+    "model:/vocab",
+    "Megatron pads the tokenizer's vocabulary to a multiple of 128 x tp (vocab_size_with_padding); "
+    "the encoding used the unpadded size, or GPT-2's 51,200 padded at tp 8"};
+const Difference kNemotronRecompute{
+    "plan:/recompute",
+    "the launcher's nemotron_340b.yaml recomputes selectively; the encoding assumed the "
+    "no-recompute default of the Llama files"};
+const Difference kGpt175Recompute{
+    "plan:/recompute",
+    "the launcher's gpt3/175b.yaml (26e42fa) sets no recompute; the encoding assumed selective, "
+    "after older launcher files"};
+
+struct PublishedRow {
+    std::string fixture;   // under tests/data/frameworks/
+    std::string documents; // folder of the plan and model, under tests/validation/
+    std::string plan;      // file names
+    std::string model;
+    std::int64_t vocab; // the tokenizer's size when the configuration names only a file
+    std::vector<Difference> differences;
+    const char* refused = nullptr; // the setting a faithful import refuses
+};
+
+std::vector<PublishedRow> publishedRows() {
+    const auto R = kRankOrder, B = kBucket, S = kSpAtTp1, V = kVocabPadding;
+    const char* pub = "published/";
+    std::vector<PublishedRow> rows;
+    // Megatron-LM SC'21 (Narayanan et al., Table 1).
+    for (const char* size : {"1.7b", "3.6b", "7.5b", "18.4b", "39.1b", "76.1b", "145.6b", "310.1b",
+                             "529.6b", "1008.0b"}) {
+        const std::string s = size;
+        PublishedRow row{
+            "megatron/megatron-gpt-" + s + ".sh", "", "plan-megatron-gpt-" + s + ".json",
+            "model-megatron-gpt-" + s + ".json",  0,  {R}};
+        if (s == "1.7b" || s == "3.6b" || s == "7.5b")
+            row.differences.push_back(V); // tp 1, 2, 4: GPT-2's 50,257 pads to less than 51,200
+        rows.push_back(row);
+    }
+    auto add = [&](const std::string& fixture, const std::string& plan, const std::string& model,
+                   std::int64_t vocab, std::vector<Difference> d, const char* refused = nullptr) {
+        rows.push_back({fixture, pub, plan, model, vocab, std::move(d), refused});
+    };
+    // Korthikanti et al. 2022 (DP = 1: no gradient reduce, so no bucket).
+    for (const char* size : {"22b", "175b", "530b", "1t"})
+        for (const char* variant : {"present", "fullrecompute"}) {
+            const std::string name = std::string("korthikanti-gpt-") + size + "-" + variant;
+            add("megatron/" + name + ".sh", "plans/" + name + ".json",
+                std::string("models/korthikanti-gpt-") + size + ".json", 0, {R});
+        }
+    // Megatron-Core r0.8.0 weak scaling.
+    for (const char* size : {"1.7b", "7.1b", "16b", "32b", "70b", "119b", "177b", "314b", "462b"}) {
+        const std::string name = std::string("mcore08-gpt-") + size;
+        std::vector<Difference> d{R, B};
+        if (std::string(size) == "1.7b")
+            d.push_back(S);
+        add("megatron/" + name + ".sh", "plans/" + name + ".json", "models/" + name + ".json", 0,
+            d);
+    }
+    // Megatron-Bridge 25.11, as Megatron-LM arguments.
+    add("megatron/mbridge2511-llama3-8b-fsdp8.sh", "plans/mbridge2511-llama3-8b-fsdp8.json",
+        "models/llama3-8b-fp8.json", 0, {R, B, S});
+    add("megatron/mbridge2511-llama3-70b-64.sh", "plans/mbridge2511-llama3-70b-64.json",
+        "models/llama3-70b-fp8.json", 0, {R, B, V});
+    add("megatron/mbridge2511-llama31-405b-1024.sh", "plans/mbridge2511-llama31-405b-1024.json",
+        "models/llama31-405b-fp8.json", 0, {R, B, V});
+    // Qwen3's heads are 128 wide, twice hidden / heads: the documents cannot say so (the
+    // encoding's model description notes the undercount), so a faithful import refuses.
+    add("megatron/mbridge2511-qwen3-30b-a3b-16.sh", "plans/mbridge2511-qwen3-30b-a3b-16.json",
+        "models/qwen3-30b-a3b-fp8.json", 0, {}, "--kv-channels");
+    // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
+    // vocabulary size comes with the import options.
+    add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",
+        "models/gpt3-5b-fp8.json", 0, {R, B, S, V});
+    add("nemo/nemo2407-gpt3-20b-64.yaml", "plans/nemo2407-gpt3-20b-64.json",
+        "models/gpt3-20b-fp8.json", 0, {R, B, V});
+    add("nemo/nemo2407-gpt3-175b-128.yaml", "plans/nemo2407-gpt3-175b-128.json",
+        "models/gpt3-175b-fp8.json", 0, {R, B, V, kGpt175Recompute});
+    add("nemo/nemo2407-gpt3-175b-512.yaml", "plans/nemo2407-gpt3-175b-512.json",
+        "models/gpt3-175b-fp8.json", 0, {R, B, V, kGpt175Recompute});
+    add("nemo/nemo2407-llama2-7b-8.yaml", "plans/nemo2407-llama2-7b-8.json",
+        "models/llama2-7b-fp8.json", 32000, {R, B, S});
+    add("nemo/nemo2407-llama2-13b-16.yaml", "plans/nemo2407-llama2-13b-16.json",
+        "models/llama2-13b-fp8.json", 32000, {R, B, S});
+    add("nemo/nemo2407-llama2-70b-64.yaml", "plans/nemo2407-llama2-70b-64.json",
+        "models/llama2-70b-fp8.json", 32000, {R, B, V});
+    add("nemo/nemo2407-llama3-8b-8.yaml", "plans/nemo2407-llama3-8b-8.json",
+        "models/llama3-8b-fp8.json", 0, {R, B, S});
+    add("nemo/nemo2407-llama3-70b-64.yaml", "plans/nemo2407-llama3-70b-64.json",
+        "models/llama3-70b-fp8.json", 0, {R, B, V});
+    add("nemo/nemo2407-nemotron4-340b-128.yaml", "plans/nemo2407-nemotron4-340b-128.json",
+        "models/nemotron4-340b-fp8.json", 256000, {R, B, kNemotronRecompute});
+    // NeMo long-sequence table (LLAMA2-7B FP8 with CP).
+    add("nemo/nemo-longctx-llama2-7b-32k.yaml", "plans/nemo-longctx-llama2-7b-32k.json",
+        "models/llama2-7b-fp8.json", 32000, {R, B});
+    for (const char* k : {"64k", "128k", "256k", "512k"}) {
+        const std::string name = std::string("nemo-longctx-llama2-7b-") + k;
+        add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
+            {R, B, V});
+    }
+    return rows;
+}
+
+json documentJson(const QString& path) {
+    return json::parse(readText(path));
+}
+
+// Every plan of the published runs with its model, and the sample scenarios.
+struct PlanCase {
+    std::string label;
+    sa::Model model;
+    sa::Plan plan;
+};
+
+// Everything the frameworks cannot say at once: placement runs, link
+// technologies, collectives, zero-bubble with latency hiding, a custom rank
+// order, FSDP that never reshards under PP, uneven stages, an odd bucket; an
+// MoE model with dense and shared experts.
+PlanCase everythingCase() {
+    sa::Model m;
+    m.name = "moe";
+    m.layers = 24;
+    m.hidden = 2048;
+    m.ffn_hidden = 8192;
+    m.heads = 16;
+    m.kv_heads = 4;
+    m.vocab = 50000;
+    m.mlp = sa::MlpKind::Gelu;
+    m.tied_embeddings = true;
+    m.moe = sa::MoeConfig{16, 2, 1408, 1, 1, 1.25};
+    sa::Plan p = sa::testing::makePlan(4, 4, 16, 256, sa::Recompute::Selective, "everything");
+    p.parallelism.cp = 2;
+    p.parallelism.ep = 8;
+    p.zero_stage = 3;
+    p.fsdp_reshard_after_forward = sa::FsdpReshard::Never;
+    p.sequence_parallel = false;
+    p.schedule.kind = sa::ScheduleKind::ZeroBubble;
+    p.schedule.latency_hiding = true;
+    p.rank_order = {sa::Dim::TP, sa::Dim::PP, sa::Dim::CP, sa::Dim::DP};
+    p.placement = sa::Placement{{{0, 1, 0, 15, "B1"}, {2, 3, 0, 15, "B2"}}, {5, 7, 6, 6}};
+    p.collectives = {{sa::Dim::DP, sa::CollectiveAlgo::Hierarchical},
+                     {sa::Dim::TP, sa::CollectiveAlgo::Ring}};
+    p.link_technologies = {{"B1-B2", {"tcp", 64}}};
+    p.dp_bucket_mib = 12.5;
+    p.grad_reduce_bytes = 2;
+    p.flash_attention = false;
+    return {"everything", m, p};
+}
+
+// GPipe, a vocabulary tp does not divide, the embedding and loss counted as
+// layers, FP8, no overlap.
+PlanCase gpipeCase() {
+    sa::Model m;
+    m.name = "odd";
+    m.layers = 26;
+    m.hidden = 1024;
+    m.ffn_hidden = 2816;
+    m.heads = 8;
+    m.kv_heads = 8;
+    m.vocab = 50257;
+    m.dtype = sa::DType::FP8;
+    m.tied_embeddings = false;
+    sa::Plan p = sa::testing::makePlan(2, 4, 2, 64, sa::Recompute::Full, "gpipe");
+    p.schedule.kind = sa::ScheduleKind::GPipe;
+    p.placement = sa::Placement{{}, {6, 7, 7, 6}};
+    p.dp_overlap = false;
+    return {"gpipe", m, p};
+}
+
+PlanCase torchFsdpCase() {
+    sa::Model m = gpipeCase().model;
+    sa::Plan p = sa::testing::makePlan(2, 1, 8, 64, sa::Recompute::None, "fsdp2");
+    p.zero_stage = 3;
+    p.fsdp_reshard_after_forward = sa::FsdpReshard::Always;
+    p.rank_order = {sa::Dim::TP, sa::Dim::CP, sa::Dim::DP, sa::Dim::PP};
+    return {"torch-fsdp2", m, p};
+}
+
+std::vector<PlanCase> allPlans() {
+    std::vector<PlanCase> out{everythingCase(), gpipeCase(), torchFsdpCase()};
+    QDir samples(sa::testing::sourcePath(QStringLiteral("sample_clusters/scenarios")));
+    for (const QString& name :
+         samples.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        sa::Scenario s = sa::testing::loadSampleScenario(name.toStdString());
+        out.push_back({"sample " + name.toStdString(), s.model, s.plan});
+    }
+    for (const char* index :
+         {"tests/validation/runs.json", "tests/validation/published/runs.json"}) {
+        const QString indexPath = sa::testing::sourcePath(QLatin1String(index));
+        const QString dir = QFileInfo(indexPath).path();
+        const json runs = documentJson(indexPath);
+        for (const auto& run : runs.at("runs")) {
+            auto m = sa::loadModelFile(
+                (dir + '/' + QString::fromStdString(run.at("model").get<std::string>()))
+                    .toStdString());
+            auto p = sa::loadPlanFile(
+                (dir + '/' + QString::fromStdString(run.at("plan").get<std::string>()))
+                    .toStdString());
+            if (!m.ok() || !p.ok()) {
+                qWarning("cannot load the documents of %s", run.at("id").dump().c_str());
+                std::abort();
+            }
+            out.push_back({"run " + run.at("id").get<std::string>(), *m.value, *p.value});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+class TestFrameworks : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void names();
+    void publishedRuns_data();
+    void publishedRuns();
+    void roundTrip_data();
+    void roundTrip();
+    void refusals_data();
+    void refusals();
+    void scriptExpansion();
+    void everySettingReported();
+    void megatronDefaults();
+    void exportText();
+    void malformedInputs_data();
+    void malformedInputs();
+};
+
+void TestFrameworks::names() {
+    for (Framework f : {Framework::Megatron, Framework::Nemo, Framework::Torchtitan})
+        QCOMPARE(frameworkFromString(toString(f)), std::optional<Framework>(f));
+    QCOMPARE(QString(toString(Framework::Megatron)), QString("megatron"));
+    QCOMPARE(QString(toString(Framework::Nemo)), QString("nemo"));
+    QCOMPARE(QString(toString(Framework::Torchtitan)), QString("torchtitan"));
+    QVERIFY(!frameworkFromString("Megatron"));
+}
+
+void TestFrameworks::publishedRuns_data() {
+    QTest::addColumn<int>("row");
+    const auto rows = publishedRows();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        QTest::newRow(rows[i].fixture.c_str()) << int(i);
+}
+
+void TestFrameworks::publishedRuns() {
+    QFETCH(int, row);
+    const PublishedRow r = publishedRows()[std::size_t(row)];
+    const QString fixture = QString::fromStdString(r.fixture);
+    const Framework f = fixture.startsWith("nemo/") ? Framework::Nemo : Framework::Megatron;
+    ImportOptions opt;
+    opt.vocab = r.vocab;
+    const Imported got = importFile(f, fixture, opt);
+    if (r.refused) {
+        QVERIFY2(!got.ok(), "a faithful import refuses this run");
+        bool named = false;
+        for (const auto& d : got.problems)
+            named = named || d.path == r.refused;
+        QVERIFY2(named, problems(got.problems).constData());
+        return;
+    }
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    const QString docs = sa::testing::sourcePath(QStringLiteral("tests/validation/") +
+                                                 QString::fromStdString(r.documents));
+    // The published documents in canonical form (defaults written out).
+    const auto planDoc = sa::loadPlanFile((docs + QString::fromStdString(r.plan)).toStdString());
+    const auto modelDoc = sa::loadModelFile((docs + QString::fromStdString(r.model)).toStdString());
+    QVERIFY(planDoc.ok() && modelDoc.ok());
+    const json wantPlan = sa::toJson(*planDoc.value);
+    const json wantModel = sa::toJson(*modelDoc.value);
+    std::set<std::string> diff = differing("plan", sa::toJson(*got.plan), wantPlan);
+    for (const auto& d : differing("model", sa::toJson(*got.model), wantModel))
+        diff.insert(d);
+    std::set<std::string> listed;
+    for (const auto& d : r.differences)
+        listed.insert(d.pointer);
+    for (const auto& d : diff) {
+        const std::string k = d.substr(0, d.find(':'));
+        const json& g = k == "plan" ? sa::toJson(*got.plan) : sa::toJson(*got.model);
+        QVERIFY2(listed.count(d),
+                 ("unexpected difference " + d + "; imported:\n" + g.dump(1)).c_str());
+    }
+    for (const auto& d : r.differences)
+        QVERIFY2(diff.count(d.pointer),
+                 (std::string("listed difference not seen: ") + d.pointer).c_str());
+}
+
+void TestFrameworks::roundTrip_data() {
+    QTest::addColumn<int>("index");
+    QTest::addColumn<int>("framework");
+    const auto plans = allPlans();
+    for (std::size_t i = 0; i < plans.size(); ++i)
+        for (Framework f : {Framework::Megatron, Framework::Nemo})
+            QTest::newRow((std::string(toString(f)) + " " + plans[i].label).c_str())
+                << int(i) << int(f);
+}
+
+void TestFrameworks::roundTrip() {
+    QFETCH(int, index);
+    QFETCH(int, framework);
+    const PlanCase c = allPlans()[std::size_t(index)];
+    const Framework f = Framework(framework);
+    const Exported ex = exportPlan(f, c.model, c.plan);
+    // NeMo 1.x's FSDP is torch FSDP, which it refuses with FP8
+    // (megatron_base_model.py _validate_and_override_config).
+    if (f == Framework::Nemo && c.plan.zero_stage >= 2 && c.model.dtype == sa::DType::FP8) {
+        QVERIFY(!ex.ok());
+        QVERIFY2(QString::fromStdString(ex.problems.front().message).contains("FP8"),
+                 problems(ex.problems).constData());
+        return;
+    }
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    ImportOptions opt;
+    opt.file = "exported";
+    const Imported back =
+        f == Framework::Nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    QVERIFY2(back.ok(), (problems(back.problems) + QByteArray::fromStdString(ex.text)).constData());
+    sa::Model m = *back.model;
+    sa::Plan p = *back.plan;
+    m.name = c.model.name;
+    m.description = c.model.description;
+    p.name = c.plan.name;
+    p.description = c.plan.description;
+    QVERIFY2(m == c.model, (sa::toJson(m).dump() + "\n" + sa::toJson(c.model).dump()).c_str());
+    QVERIFY2(p == c.plan,
+             (sa::toJson(p).dump() + "\n" + sa::toJson(c.plan).dump() + "\n" + ex.text).c_str());
+}
+
+void TestFrameworks::refusals_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("setting");
+    QTest::addColumn<QString>("message");
+    const QString base = QStringLiteral(
+        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
+        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
+        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size "
+        "2 ");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    QTest::newRow("partial recompute (block)")
+        << M
+        << base + "--recompute-granularity full --recompute-method block --recompute-num-layers 3"
+        << "--recompute-num-layers"
+        << "partial recompute";
+    QTest::newRow("uniform recompute of 2 layers")
+        << M
+        << base + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2"
+        << "--recompute-num-layers"
+        << "every 2 layers";
+    QTest::newRow("full recompute without a method")
+        << M << base + "--recompute-granularity full --recompute-num-layers 1"
+        << "--recompute-granularity"
+        << "recompute method";
+    QTest::newRow("degrees do not divide the world") << M << base + "--context-parallel-size 3"
+                                                     << "--tensor-model-parallel-size"
+                                                     << "not a multiple";
+    QTest::newRow("layers do not divide the pipeline")
+        << M << QString(base).replace("--num-layers 16", "--num-layers 15") << "--num-layers"
+        << "not divisible";
+    QTest::newRow("malformed degree") << M << base + "--tensor-model-parallel-size two"
+                                      << "--tensor-model-parallel-size"
+                                      << "must be an integer";
+    QTest::newRow("non-integer batch") << M << base + "--micro-batch-size 1.5"
+                                       << "--micro-batch-size"
+                                       << "must be an integer";
+    QTest::newRow("flag with a value") << M << base + "--sequence-parallel yes"
+                                       << "--sequence-parallel"
+                                       << "takes no value";
+    QTest::newRow("head size") << M << base + "--kv-channels 128"
+                               << "--kv-channels"
+                               << "head size";
+    QTest::newRow("moe every other layer") << M << base + "--num-experts 8 --moe-layer-freq 2"
+                                           << "--moe-layer-freq"
+                                           << "not expressible";
+    QTest::newRow("allgather dispatcher")
+        << M << base + "--num-experts 8 --expert-model-parallel-size 2"
+        << "--moe-token-dispatcher-type"
+        << "allgather";
+    QTest::newRow("all-gather context parallelism")
+        << M
+        << QString(base).replace("--nnodes 2", "--nnodes 4") +
+               "--context-parallel-size 2 --cp-comm-type a2a"
+        << "--cp-comm-type"
+        << "P2P ring";
+    QTest::newRow("fp32") << M << QString(base).replace("--bf16", "") << "--bf16"
+                          << "fp32";
+    QTest::newRow("no world size") << M
+                                   << QString(base).replace("torchrun --nnodes 2 "
+                                                            "--nproc-per-node 8 pretrain_gpt.py",
+                                                            "")
+                                   << "world size"
+                                   << "unknown";
+    const QString yaml =
+        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
+                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
+                       "  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n"
+                       "  encoder_seq_length: 2048\n  num_layers: 8\n  hidden_size: 1024\n"
+                       "  ffn_hidden_size: 4096\n  num_attention_heads: 16\n"
+                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
+                       "  optim: {name: distributed_fused_adam}\n");
+    QTest::newRow("nemo partial recompute")
+        << N
+        << yaml + "  activations_checkpoint_granularity: full\n"
+                  "  activations_checkpoint_method: block\n  activations_checkpoint_num_layers: 1\n"
+        << "model.activations_checkpoint_num_layers"
+        << "partial recompute";
+    QTest::newRow("nemo recompute per pipeline stage")
+        << N << yaml + "  activations_checkpoint_layers_per_pipeline: 2\n"
+        << "model.activations_checkpoint_layers_per_pipeline"
+        << "not expressible";
+    QTest::newRow("nemo malformed batch")
+        << N << QString(yaml).replace("micro_batch_size: 1", "micro_batch_size: 1.5")
+        << "model.micro_batch_size"
+        << "must be an integer";
+    QTest::newRow("nemo degrees") << N << QString(yaml).replace("devices: 8", "devices: 6")
+                                  << "model.tensor_model_parallel_size"
+                                  << "not a multiple";
+    QTest::newRow("nemo hybrid fsdp")
+        << N << yaml + "  fsdp: true\n  fsdp_sharding_strategy: hybrid\n"
+        << "model.fsdp_sharding_strategy"
+        << "not expressible";
+    QTest::newRow("nemo fsdp with fp8")
+        << N << yaml + "  fsdp: true\n  fsdp_sharding_strategy: full\n  fp8: true\n"
+        << "model.fsdp"
+        << "FP8";
+    QTest::newRow("nemo fp32") << N << QString(yaml).replace("precision: bf16", "precision: 32")
+                               << "trainer.precision"
+                               << "fp32";
+}
+
+void TestFrameworks::refusals() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(QString, setting);
+    QFETCH(QString, message);
+    ImportOptions opt;
+    opt.file = "input";
+    const Imported got = Framework(framework) == Framework::Nemo
+                             ? importNemo(text.toStdString(), opt)
+                             : importMegatronScript(text.toStdString(), opt);
+    QVERIFY(!got.ok());
+    bool found = false;
+    for (const auto& d : got.problems)
+        found = found || (d.file == "input" && d.path == setting.toStdString() &&
+                          QString::fromStdString(d.message).contains(message));
+    QVERIFY2(found, problems(got.problems).constData());
+}
+
+void TestFrameworks::scriptExpansion() {
+    const std::string script = R"(#!/bin/bash
+# A comment --tensor-model-parallel-size 99
+export NODES=2
+GPUS=${GPUS_PER_NODE:-8}
+TP=4 PP=2
+WORLD=$((NODES * GPUS))
+MODEL_ARGS=(
+    --num-layers 16   # inline comment
+    --hidden-size "1024"
+    --num-attention-heads '16'
+)
+OPTS="--micro-batch-size 2 --global-batch-size 32"
+echo "starting on $WORLD GPUs"
+torchrun --nnodes=$NODES --nproc_per_node ${GPUS} pretrain_gpt.py \
+    ${MODEL_ARGS[@]} $OPTS \
+    --tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP} \
+    --seq-length $((1024 * 2)) \
+    --vocab-size 32000 --bf16 \
+    --sequence-parallel   # trailing comment
+)";
+    const Imported got = importMegatronScript(script, {});
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->parallelism.tp, 4);
+    QCOMPARE(got.plan->parallelism.pp, 2);
+    QCOMPARE(got.plan->parallelism.dp, 2); // 16 GPUs / (4 x 2)
+    QCOMPARE(got.plan->micro_batch_sequences, std::int64_t(2));
+    QCOMPARE(got.plan->global_batch_sequences, std::int64_t(32));
+    QCOMPARE(got.plan->sequence_length, std::int64_t(2048));
+    QCOMPARE(got.model->layers, 16);
+    QCOMPARE(got.model->hidden, std::int64_t(1024));
+    QCOMPARE(got.model->heads, 16);
+    QVERIFY(got.plan->sequence_parallel);
+    // The world size given by the caller wins over the launcher.
+    ImportOptions opt;
+    opt.world_size = 64;
+    QCOMPARE(importMegatronScript(script, opt).plan->parallelism.dp, 8);
+}
+
+void TestFrameworks::everySettingReported() {
+    const std::vector<std::string> args = {"--num-layers",
+                                           "8",
+                                           "--hidden-size",
+                                           "512",
+                                           "--num-attention-heads",
+                                           "8",
+                                           "--seq-length",
+                                           "1024",
+                                           "--micro-batch-size",
+                                           "1",
+                                           "--vocab-size",
+                                           "1000",
+                                           "--bf16",
+                                           "--lr",
+                                           "1e-4",
+                                           "--data-path",
+                                           "a",
+                                           "0.5",
+                                           "b",
+                                           "--log-interval",
+                                           "10",
+                                           "--some-future-flag",
+                                           "--tensor-model-parallel-size",
+                                           "2",
+                                           "--tensor-model-parallel-size",
+                                           "4",
+                                           "--num-query-groups",
+                                           "2"};
+    ImportOptions opt;
+    opt.world_size = 8;
+    const Imported got = importMegatronArgs(args, opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    std::multiset<std::string> seen;
+    std::map<std::string, std::string> why;
+    for (const auto& m : got.mapped)
+        seen.insert(m.setting);
+    for (const auto& i : got.ignored) {
+        seen.insert(i.setting);
+        why[i.setting] = i.why;
+    }
+    for (const auto& a : args)
+        if (a.rfind("--", 0) == 0)
+            QVERIFY2(seen.count(a), a.c_str());
+    QCOMPARE(int(seen.count("--tensor-model-parallel-size")), 2); // the first one ignored
+    QCOMPARE(got.plan->parallelism.tp, 4);
+    QCOMPARE(QString::fromStdString(why["--lr"]), QString("optimizer hyper-parameter"));
+    QCOMPARE(QString::fromStdString(why["--some-future-flag"]), QString("not modelled"));
+    QVERIFY(QString::fromStdString(why["--num-query-groups"]).contains("group-query-attention"));
+    QCOMPARE(got.model->kv_heads, 8);
+    // NeMo: launcher keys outside model.* are reported too.
+    const Imported nemo = importFile(Framework::Nemo, "nemo/nemo2407-llama3-8b-8.yaml");
+    QVERIFY2(nemo.ok(), problems(nemo.problems).constData());
+    std::map<std::string, std::string> nemoWhy;
+    for (const auto& i : nemo.ignored)
+        nemoWhy[i.setting] = i.why;
+    QVERIFY(nemoWhy.count("exp_manager.name"));
+    QCOMPARE(QString::fromStdString(nemoWhy["model.optim.lr"]),
+             QString("optimizer hyper-parameter"));
+    bool ffn = false;
+    for (const auto& m : nemo.mapped)
+        ffn = ffn || (m.setting == "model.ffn_hidden_size" && m.target == "model:/ffn_hidden");
+    QVERIFY(ffn);
+}
+
+void TestFrameworks::megatronDefaults() {
+    // Megatron's own defaults when the arguments leave things out.
+    ImportOptions opt;
+    opt.world_size = 16;
+    auto imp = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = {"--num-layers",
+                                      "24",
+                                      "--hidden-size",
+                                      "4096",
+                                      "--num-attention-heads",
+                                      "32",
+                                      "--seq-length",
+                                      "4096",
+                                      "--micro-batch-size",
+                                      "1",
+                                      "--tokenizer-type",
+                                      "GPT2BPETokenizer",
+                                      "--bf16"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return importMegatronArgs(a, opt);
+    };
+    Imported d = imp({});
+    QVERIFY2(d.ok(), problems(d.problems).constData());
+    QCOMPARE(d.model->ffn_hidden, std::int64_t(4 * 4096));
+    QCOMPARE(d.model->mlp, sa::MlpKind::Gelu);
+    QVERIFY(d.model->tied_embeddings);
+    QCOMPARE(d.model->vocab, std::int64_t(50304));              // 50,257 up to a multiple of 128
+    QCOMPARE(d.plan->global_batch_sequences, std::int64_t(16)); // micro batch x dp
+    QCOMPARE(d.plan->zero_stage, 0);
+    QVERIFY(!d.plan->dp_overlap);
+    QCOMPARE(d.plan->grad_reduce_bytes, 4);
+    QVERIFY(d.plan->flash_attention); // Transformer Engine, attention backend auto
+    QCOMPARE(d.plan->recompute, sa::Recompute::None);
+    Imported s = imp({"--swiglu", "--tensor-model-parallel-size", "8", "--grad-reduce-in-bf16",
+                      "--overlap-grad-reduce", "--use-distributed-optimizer"});
+    QVERIFY2(s.ok(), problems(s.problems).constData());
+    // int((4 * 4096 * 2 / 3) / 64) * 64 = 10880
+    QCOMPARE(s.model->ffn_hidden, std::int64_t(10880));
+    QCOMPARE(s.model->vocab, std::int64_t(51200)); // a multiple of 128 x 8
+    QCOMPARE(s.plan->grad_reduce_bytes, 2);
+    QCOMPARE(s.plan->zero_stage, 1);
+    QCOMPARE(s.plan->dp_bucket_mib, 40000000.0 * 2 / (1024 * 1024));
+    Imported v = imp({"--pipeline-model-parallel-size", "2", "--global-batch-size", "32",
+                      "--num-layers-per-virtual-pipeline-stage", "3", "--recompute-granularity",
+                      "full", "--recompute-method", "block", "--recompute-num-layers", "3"});
+    QVERIFY2(v.ok(), problems(v.problems).constData());
+    QCOMPARE(v.plan->schedule.kind, sa::ScheduleKind::Interleaved);
+    QCOMPARE(v.plan->schedule.virtual_stages, 4);     // 12 layers per stage / 3
+    QCOMPARE(v.plan->recompute, sa::Recompute::Full); // every layer of each 3-layer chunk
+    Imported u =
+        imp({"--pipeline-model-parallel-size", "4", "--decoder-first-pipeline-num-layers", "4",
+             "--decoder-last-pipeline-num-layers", "6", "--torch-fsdp2-no-reshard-after-forward"});
+    QVERIFY2(u.ok(), problems(u.problems).constData());
+    QCOMPARE(u.plan->placement->layers_per_stage, (std::vector<int>{4, 7, 7, 6}));
+    bool ignoredFsdp = false;
+    for (const auto& i : u.ignored)
+        ignoredFsdp = ignoredFsdp || i.setting == "--torch-fsdp2-no-reshard-after-forward";
+    QVERIFY(ignoredFsdp);
+    Imported moe =
+        imp({"--num-experts", "8", "--moe-layer-freq", "([0]*2+[1]*22)",
+             "--moe-shared-expert-intermediate-size", "32768", "--moe-ffn-hidden-size", "16384",
+             "--expert-model-parallel-size", "2", "--moe-token-dispatcher-type", "alltoall"});
+    QVERIFY2(moe.ok(), problems(moe.problems).constData());
+    QCOMPARE(moe.model->moe->dense_layers, 2);
+    QCOMPARE(moe.model->moe->shared_experts, 2);
+    QCOMPARE(moe.model->moe->top_k, 2); // moe_router_topk defaults to 2
+    QCOMPARE(moe.plan->parallelism.ep, 2);
+}
+
+void TestFrameworks::exportText() {
+    const sa::Scenario s = sa::testing::loadSampleScenario("two-buildings-405b.json");
+    const Exported mg = exportMegatron(s.model, s.plan);
+    QVERIFY2(mg.ok(), problems(mg.problems).constData());
+    const QString text = QString::fromStdString(mg.text);
+    QVERIFY(text.contains("# torchrun --nnodes"));
+    QVERIFY(text.contains("--tensor-model-parallel-size 8 \\\n"));
+    const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
+    QVERIFY(lines.last().startsWith("# scaleacross: {"));
+    // Placement runs, link technologies and zero-bubble are not Megatron's or
+    // NeMo's: notes, comments and the carried line.
+    const PlanCase all = everythingCase();
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported e = exportPlan(f, all.model, all.plan);
+        QVERIFY2(e.ok(), problems(e.problems).constData());
+        const QString t = QString::fromStdString(e.text);
+        for (const char* key : {"placement", "link_technologies", "collectives", "schedule",
+                                "rank_order", "fsdp_reshard_after_forward"}) {
+            bool noted = false;
+            for (const auto& n : e.notes)
+                noted = noted || QString::fromStdString(n).contains(QLatin1String(key));
+            QVERIFY2(noted, key);
+            QVERIFY2(t.contains(QStringLiteral("# note: plan key '") + key), key);
+            QVERIFY2(t.split('\n', Qt::SkipEmptyParts)
+                         .last()
+                         .contains(QStringLiteral("\"") + key + "\""),
+                     key);
+        }
+    }
+    const Exported nm = exportNemo(s.model, s.plan);
+    QVERIFY2(nm.ok(), problems(nm.problems).constData());
+    QVERIFY(QString::fromStdString(nm.text).contains("  tensor_model_parallel_size: 8\n"));
+    // A plan Megatron cannot run: layers that split neither evenly nor by the first and last.
+    sa::Plan odd = s.plan;
+    odd.placement.reset();
+    sa::Model m = s.model;
+    m.layers = 125;
+    QVERIFY(!exportMegatron(m, odd).ok());
+    // Interleaving without a pipeline: the documents allow it, Megatron asserts pp > 1.
+    sa::Plan flat = sa::testing::makePlan(8, 1, 4, 64);
+    flat.schedule = {sa::ScheduleKind::Interleaved, 2, false};
+    const Exported e = exportMegatron(s.model, flat);
+    QVERIFY(!e.ok());
+    QVERIFY2(QString::fromStdString(e.problems.front().message).contains("pipeline"),
+             problems(e.problems).constData());
+}
+
+void TestFrameworks::malformedInputs_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    QTest::newRow("empty script") << M << QString();
+    QTest::newRow("open quote") << M << "torchrun x.py --num-layers '12";
+    QTest::newRow("open arithmetic") << M << "N=$((2*\ntorchrun --nnodes $N x.py";
+    QTest::newRow("open brace") << M << "torchrun --nnodes ${N x.py --num-layers ${";
+    QTest::newRow("division by zero") << M << "torchrun --nnodes $((1/0)) x.py";
+    QTest::newRow("open array") << M << "A=( --num-layers 2\n# no end";
+    QTest::newRow("huge degree")
+        << M
+        << "torchrun --nnodes 999999999 --nproc-per-node 999999999 x.py "
+           "--tensor-model-parallel-size 99999999999999999999 --pipeline-model-parallel-size "
+           "10000000 --context-parallel-size 10000000 --num-layers 2";
+    QTest::newRow("bad carried line") << M << "--num-layers 2\n# scaleacross: {\"plan\": 3}";
+    QTest::newRow("empty yaml") << N << QString();
+    QTest::newRow("yaml scalar") << N << "just text";
+    QTest::newRow("yaml syntax") << N << "model: {a: [1, 2}";
+    QTest::newRow("yaml complex key") << N << "? [a, b]\n: 1\n";
+    QTest::newRow("yaml self alias") << N << "model: &a\n  x: *a\n";
+    QTest::newRow("yaml interpolation loop")
+        << N << "model:\n  num_layers: ${.hidden_size}\n  hidden_size: ${.num_layers}\n";
+}
+
+void TestFrameworks::malformedInputs() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    const std::string t = text.toStdString();
+    const Imported got =
+        Framework(framework) == Framework::Nemo ? importNemo(t, {}) : importMegatronScript(t, {});
+    QVERIFY(!got.ok());
+    QVERIFY(!got.problems.empty());
+    for (const auto& d : got.problems)
+        QVERIFY(!d.message.empty());
+}
+
+QTEST_GUILESS_MAIN(TestFrameworks)
+#include "tst_frameworks.moc"

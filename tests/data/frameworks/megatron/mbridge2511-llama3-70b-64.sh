@@ -1,0 +1,25 @@
+#!/bin/bash
+# Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
+# row LLAMA3_70B: 64 GPUs, TP4 PP8 VP5 DP2, MBS 1, GBS 128, seq 8192,
+# written as Megatron-LM arguments.
+
+export NNODES=8
+export GPUS_PER_NODE=8
+
+MODEL="--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64"
+ATTN="--group-query-attention --num-query-groups 8"
+
+torchrun --nnodes $NNODES --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \
+    $MODEL $ATTN \
+    --swiglu --untie-embeddings-and-output-weights \
+    --normalization RMSNorm --position-embedding-type rope \
+    --disable-bias-linear \
+    --seq-length 8192 --max-position-embeddings 8192 \
+    --micro-batch-size 1 --global-batch-size 128 \
+    --tensor-model-parallel-size 4 --sequence-parallel \
+    --pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 2 \
+    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
+    --tp-comm-overlap \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
+    --lr 1.5e-4 --train-iters 50

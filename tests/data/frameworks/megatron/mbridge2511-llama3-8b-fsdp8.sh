@@ -1,0 +1,26 @@
+#!/bin/bash
+# Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
+# row LLAMA3_8B: 8 GPUs, Megatron FSDP over 8 ranks, MBS 1, GBS 128, seq 8192,
+# written as Megatron-LM arguments.
+
+NNODES=1
+GPUS=8
+SEQ=8192
+
+torchrun --nnodes=$NNODES --nproc-per-node=$GPUS pretrain_gpt.py \
+    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \
+    --num-attention-heads 32 --group-query-attention --num-query-groups 8 \
+    --swiglu --untie-embeddings-and-output-weights \
+    --normalization RMSNorm --position-embedding-type rope --rotary-base 500000 \
+    --disable-bias-linear \
+    --seq-length ${SEQ} --max-position-embeddings ${SEQ} \
+    --micro-batch-size 1 --global-batch-size 128 \
+    --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 \
+    --context-parallel-size 1 \
+    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params \
+    --ckpt-format fsdp_dtensor \
+    --overlap-grad-reduce --overlap-param-gather \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
+    --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip-grad 1.0 \
+    --train-iters 50 --log-interval 1

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
+# row LLAMA3.1_405B: 1024 GPUs, TP8 PP8 CP2 VP8 DP8, MBS 1, GBS 512, seq 8192,
+# written as Megatron-LM arguments. The embedding and the loss count as a
+# layer each in the pipeline split (126 + 2 = 128 = 8 stages x 8 chunks x 2).
+
+GPUS_PER_NODE=8
+NODES=128
+
+torchrun --nnodes ${NODES} --nproc-per-node ${GPUS_PER_NODE} pretrain_gpt.py \
+    --num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 \
+    --num-attention-heads 128 --group-query-attention --num-query-groups 8 \
+    --swiglu --untie-embeddings-and-output-weights \
+    --normalization RMSNorm --position-embedding-type rope \
+    --seq-length 8192 --max-position-embeddings 8192 \
+    --micro-batch-size 1 --global-batch-size 512 \
+    --tensor-model-parallel-size 8 --sequence-parallel \
+    --context-parallel-size 2 \
+    --pipeline-model-parallel-size 8 --num-virtual-stages-per-pipeline-rank 8 \
+    --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split \
+    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
+    --train-iters 50

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
+# row Qwen3_30B_a3B: 16 GPUs, TP1 PP2 VP24 EP8 DP8, MBS 2, GBS 512, seq 4096,
+# token-dropless with force-balanced routing, written as Megatron-LM
+# arguments. Qwen3's attention heads are 128 wide (--kv-channels 128), twice
+# hidden / heads.
+
+torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
+    --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
+    --num-attention-heads 32 --group-query-attention --num-query-groups 4 \
+    --kv-channels 128 --qk-layernorm \
+    --swiglu --untie-embeddings-and-output-weights \
+    --normalization RMSNorm --position-embedding-type rope --disable-bias-linear \
+    --num-experts 128 --moe-router-topk 8 --moe-ffn-hidden-size 768 \
+    --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-3 \
+    --moe-router-force-load-balancing --moe-token-dispatcher-type alltoall \
+    --moe-grouped-gemm \
+    --seq-length 4096 --max-position-embeddings 4096 \
+    --micro-batch-size 2 --global-batch-size 512 \
+    --tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 \
+    --num-virtual-stages-per-pipeline-rank 24 \
+    --expert-model-parallel-size 8 \
+    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --tokenizer-type NullTokenizer --vocab-size 151936 --mock-data \
+    --train-iters 50
