@@ -341,6 +341,18 @@ const FrameworkFile kFrameworkFiles[] = {
      "torchtitan job TOML (*.toml);;All files (*)"},
 };
 
+QString frameworkTitle(frameworks::Framework f) {
+    switch (f) {
+    case frameworks::Framework::Megatron:
+        return QStringLiteral("Megatron-LM");
+    case frameworks::Framework::Nemo:
+        return QStringLiteral("NeMo");
+    case frameworks::Framework::Torchtitan:
+        return QStringLiteral("torchtitan");
+    }
+    return {};
+}
+
 QString problemText(const std::vector<Diagnostic>& problems) {
     QStringList lines;
     for (const Diagnostic& d : problems)
@@ -464,11 +476,10 @@ void MainWindow::createMenus() {
             QStringLiteral("From ") + QString::fromUtf8(f.title), this, [this, f] {
                 if (document_->isEmpty())
                     return;
-                const QString path =
-                    QFileDialog::getOpenFileName(this,
-                                                 QStringLiteral("Import a %1 configuration")
-                                                     .arg(frameworks::toString(f.framework)),
-                                                 QDir::homePath(), QString::fromUtf8(f.filter));
+                const QString path = QFileDialog::getOpenFileName(
+                    this,
+                    QStringLiteral("Import a %1 configuration").arg(frameworkTitle(f.framework)),
+                    QDir::homePath(), QString::fromUtf8(f.filter));
                 if (path.isEmpty())
                     return;
                 QString error;
@@ -524,7 +535,7 @@ void MainWindow::createMenus() {
                     return;
                 QStringList notes;
                 exportWithDialog(
-                    QStringLiteral("Export the plan for %1").arg(frameworks::toString(f.framework)),
+                    QStringLiteral("Export the plan for %1").arg(frameworkTitle(f.framework)),
                     QString::fromStdString(document_->scenario().plan.name) +
                         QLatin1String(f.suffix),
                     QString::fromUtf8(f.filter), [this, f, &notes](const QString& p, QString* e) {
@@ -535,8 +546,7 @@ void MainWindow::createMenus() {
                         QStringLiteral(
                             "Exported; %1 not expressible in %2, written as comments: %3")
                             .arg(notes.size())
-                            .arg(frameworks::toString(f.framework),
-                                 notes.join(QStringLiteral("; "))),
+                            .arg(frameworkTitle(f.framework), notes.join(QStringLiteral("; "))),
                         12000);
             });
     }

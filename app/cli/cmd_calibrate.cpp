@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -113,7 +115,8 @@ void addCalibrateCommand(CLI::App& app, CommandRun& chosen) {
     cmd->add_option("--gpu-model", a->gpuModel,
                     "the GPU model the GEMMs ran on (default: the\nfile's line, else the only one)")
         ->type_name("NAME");
-    addOutputOption(*cmd, a->out, "write the calibrated cluster to FILE\n(atomically) instead of stdout");
+    addOutputOption(*cmd, a->out,
+                    "write the calibrated cluster to FILE\n(atomically) instead of stdout");
     runWhenChosen(*cmd, chosen, [a] { return runCalibrate(*a); });
 }
 

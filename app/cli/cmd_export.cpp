@@ -92,10 +92,10 @@ void addExportCommand(CLI::App& app, CommandRun& chosen) {
              "Exit codes: 0 written, 1 the output could not be written, 2 bad input or a plan\n"
              "the framework cannot run.");
     cmd->add_option("--to", a->to, "the framework")
-        ->transform(oneOf<frameworks::Framework>({{"megatron", frameworks::Framework::Megatron},
-                                                  {"nemo", frameworks::Framework::Nemo},
-                                                  {"torchtitan",
-                                                   frameworks::Framework::Torchtitan}}))
+        ->transform(
+            oneOf<frameworks::Framework>({{"megatron", frameworks::Framework::Megatron},
+                                          {"nemo", frameworks::Framework::Nemo},
+                                          {"torchtitan", frameworks::Framework::Torchtitan}}))
         ->type_name("FRAMEWORK")
         ->required();
     cmd->add_option("SCENARIO", a->files, "a scenario document")->type_name("");

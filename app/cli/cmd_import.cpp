@@ -27,8 +27,8 @@ namespace {
 
 struct ImportArgs {
     frameworks::Framework framework = frameworks::Framework::Megatron;
-    std::optional<std::string> file;  // the YAML, TOML or launch script
-    std::vector<std::string> words;   // Megatron-LM arguments after --
+    std::optional<std::string> file; // the YAML, TOML or launch script
+    std::vector<std::string> words;  // Megatron-LM arguments after --
     std::optional<std::string> cluster;
     std::string outDir = ".";
     std::optional<std::string> name;
@@ -78,7 +78,7 @@ int runImport(const ImportArgs& a) {
     if (a.framework == frameworks::Framework::Megatron && !a.file) {
         if (a.words.empty())
             return fail("give the Megatron-LM arguments after --, or --script FILE (see --help)");
-        opt.file = "arguments";
+        opt.file = ""; // messages say <input>; the documents are named "megatron"
         in = frameworks::importMegatronArgs(a.words, opt);
     } else {
         if (!a.file)
@@ -90,8 +90,6 @@ int runImport(const ImportArgs& a) {
         if (!text)
             return fail(error);
         opt.file = *a.file;
-        if (opt.name.empty())
-            opt.name = std::filesystem::path(*a.file).stem().string();
         switch (a.framework) {
         case frameworks::Framework::Megatron:
             in = frameworks::importMegatronScript(*text, opt);
@@ -144,7 +142,8 @@ int runImport(const ImportArgs& a) {
     }
     for (const auto& p : problems)
         std::fprintf(stderr, "%s\n", p.str().c_str());
-    const std::string report = a.json ? reportJson(in, wrote).dump(2) + "\n" : reportText(in, wrote);
+    const std::string report =
+        a.json ? reportJson(in, wrote).dump(2) + "\n" : reportText(in, wrote);
     std::fputs(report.c_str(), stdout);
     std::fflush(stdout);
     return problems.empty() && in.ok() ? kExitOk : kExitBadInput;
@@ -191,11 +190,11 @@ void addImportCommand(CLI::App& app, CommandRun& chosen) {
         frameworks::Framework framework;
         const char* summary;
     };
-    for (const Sub& s : {Sub{"megatron", frameworks::Framework::Megatron,
-                             "Megatron-LM arguments (pretrain_gpt.py) or a launch script"},
-                         Sub{"nemo", frameworks::Framework::Nemo, "a NeMo launcher training YAML"},
-                         Sub{"torchtitan", frameworks::Framework::Torchtitan,
-                             "a torchtitan job TOML"}}) {
+    for (const Sub& s :
+         {Sub{"megatron", frameworks::Framework::Megatron,
+              "Megatron-LM arguments (pretrain_gpt.py) or a launch script"},
+          Sub{"nemo", frameworks::Framework::Nemo, "a NeMo launcher training YAML"},
+          Sub{"torchtitan", frameworks::Framework::Torchtitan, "a torchtitan job TOML"}}) {
         auto a = std::make_shared<ImportArgs>();
         a->framework = s.framework;
         CLI::App* sub = cmd->add_subcommand(s.name, s.summary);

@@ -723,15 +723,22 @@ Exported exportMegatron(const Model& model, const Plan& plan) {
 
     const std::int64_t world = plan.parallelism.gpus();
     const std::int64_t perNode = world % 8 == 0 ? 8 : world;
+    // A launch script: run on every node with NODE_RANK, MASTER_ADDR and
+    // MASTER_PORT set, as Megatron-LM's examples/ scripts are.
     std::ostringstream t;
-    t << "# Megatron-LM pretrain_gpt.py arguments: model '" << model.name << "', plan '"
-      << plan.name << "'\n";
-    t << "# torchrun --nnodes " << world / perNode << " --nproc-per-node " << perNode
-      << " pretrain_gpt.py <these arguments>   (world size " << world << " GPUs)\n";
+    t << "#!/usr/bin/env bash\n";
+    t << "# Megatron-LM launch: model '" << model.name << "', plan '" << plan.name << "', " << world
+      << " GPUs (" << world / perNode << " nodes x " << perNode << ").\n";
+    t << "# Run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set; add the data\n"
+         "# arguments. The # scaleacross line keeps what Megatron-LM has no argument for.\n";
     for (const auto& n : out.notes)
         t << "# note: " << n << "\n";
+    t << "torchrun --nnodes " << world / perNode << " --nproc-per-node " << perNode
+      << " --node-rank \"${NODE_RANK:-0}\" \\\n"
+         "  --master-addr \"${MASTER_ADDR:-localhost}\" --master-port \"${MASTER_PORT:-6000}\" \\\n"
+         "  pretrain_gpt.py \\\n";
     for (std::size_t i = 0; i < args.size(); ++i) {
-        t << args[i].flag;
+        t << "  " << args[i].flag;
         if (!args[i].value.empty())
             t << ' ' << args[i].value;
         t << (i + 1 < args.size() ? " \\\n" : "\n");

@@ -1250,6 +1250,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                      "not a plan field the comment may carry (the TOML sets it)"});
                 continue;
             }
+            if (it.key() == "name" && !opt.name.empty())
+                continue; // a name the caller gives wins over the carried one
             if (it.key() == "placement" && it.value().is_null())
                 j.erase("placement");
             else

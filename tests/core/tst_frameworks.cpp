@@ -721,7 +721,11 @@ void TestFrameworks::exportText() {
     const Exported mg = exportMegatron(s.model, s.plan);
     QVERIFY2(mg.ok(), problems(mg.problems).constData());
     const QString text = QString::fromStdString(mg.text);
-    QVERIFY(text.contains("# torchrun --nnodes"));
+    // A launch script: torchrun with the world size, then pretrain_gpt.py's arguments.
+    QVERIFY(text.startsWith("#!/usr/bin/env bash\n"));
+    QVERIFY(text.contains(QStringLiteral("\ntorchrun --nnodes %1 --nproc-per-node 8 ")
+                              .arg(s.plan.parallelism.gpus() / 8)));
+    QVERIFY(text.contains("  pretrain_gpt.py \\\n"));
     QVERIFY(text.contains("--tensor-model-parallel-size 8 \\\n"));
     const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
     QVERIFY(lines.last().startsWith("# scaleacross: {"));
