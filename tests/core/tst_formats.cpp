@@ -1062,7 +1062,7 @@ void TestFormats::cliCheck_data() {
     QTest::newRow("separate files alone") << QStringList{"check", dataPath("bad/plan-too-big.json")}
                                           << 0 << "ok (plan 'needs-4096-gpus')" << QString();
     QTest::newRow("no files") << QStringList{"check"} << 2 << QString()
-                              << "Usage: scaleacross check FILE|DIR...";
+                              << "scaleacross check: no documents given (see --help)\n";
     QTest::newRow("help") << QStringList{"check", "--help"} << 0
                           << "Usage: scaleacross check FILE|DIR..." << QString();
     QTest::newRow("unknown option")
