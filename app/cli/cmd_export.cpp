@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -27,6 +29,8 @@ struct ExportArgs {
     std::vector<std::string> files; // SCENARIO.json
     std::optional<std::string> model;
     std::optional<std::string> plan;
+    std::optional<std::string> result; // an optimizer result: its plan of rank `rank`
+    int rank = 1;
     std::optional<std::string> out;
 };
 
@@ -54,9 +58,47 @@ int runExport(const ExportArgs& a) {
             return kExitBadInput;
         model = s.value->model;
         plan = s.value->plan;
+    } else if (a.result) {
+        if (a.plan || !a.model)
+            return bad("--result takes --model (the result names its model only), not --plan");
+        const auto m = loadModelFile(*a.model);
+        if (!printed(m))
+            return kExitBadInput;
+        std::string error;
+        const auto text = readTextFile(*a.result, &error);
+        if (!text) {
+            std::fprintf(stderr, "%s\n", error.c_str());
+            return kExitBadInput;
+        }
+        const auto j = nlohmann::json::parse(*text, nullptr, false);
+        if (!j.is_object() || j.value("format", "") != "scaleacross.optimizer-result") {
+            std::fprintf(stderr,
+                         "%s: not an optimizer result (\"format\": "
+                         "\"scaleacross.optimizer-result\")\n",
+                         a.result->c_str());
+            return kExitBadInput;
+        }
+        const auto top = j.find("top");
+        if (top == j.end() || !top->is_array() || std::size_t(a.rank) > top->size()) {
+            std::fprintf(stderr, "%s: /top: has %zu plans, --rank %d asked for\n",
+                         a.result->c_str(), top == j.end() || !top->is_array() ? 0 : top->size(),
+                         a.rank);
+            return kExitBadInput;
+        }
+        const std::string at = "/top/" + std::to_string(a.rank - 1) + "/plan";
+        const nlohmann::json& pj = (*top)[std::size_t(a.rank - 1)].value("plan", nlohmann::json());
+        const auto p = parsePlan(pj.dump(), *a.result + " " + at);
+        if (!printed(p))
+            return kExitBadInput;
+        if (const std::string searched = j.value("model", ""); searched != m.value->name)
+            std::fprintf(stderr, "note: the result was searched for model '%s', not '%s'\n",
+                         searched.c_str(), m.value->name.c_str());
+        model = *m.value;
+        plan = *p.value;
     } else {
         if (!a.model || !a.plan)
-            return bad("missing input: give SCENARIO.json or --model and --plan");
+            return bad("missing input: give SCENARIO.json, --model and --plan, or --result and "
+                       "--model");
         const auto m = loadModelFile(*a.model);
         const auto p = loadPlanFile(*a.plan);
         const bool ok = printed(m) & printed(p);
@@ -83,7 +125,9 @@ void addExportCommand(CLI::App& app, CommandRun& chosen) {
         "export", "write a plan as Megatron-LM arguments, NeMo YAML or torchtitan TOML");
     describe(*cmd,
              "scaleacross export --to megatron|nemo|torchtitan SCENARIO.json [-o FILE]\n"
-             "       scaleacross export --to FRAMEWORK --model FILE --plan FILE [-o FILE]",
+             "       scaleacross export --to FRAMEWORK --model FILE --plan FILE [-o FILE]\n"
+             "       scaleacross export --to FRAMEWORK --model FILE --result OPTIMIZE.json "
+             "[--rank N]",
              "Writes the plan (and its model) as the framework launches it: Megatron-LM's\n"
              "arguments as a torchrun script, a NeMo launcher YAML, a torchtitan job TOML.\n"
              "What the framework cannot express (building placement, link transports, ...)\n"
@@ -101,6 +145,12 @@ void addExportCommand(CLI::App& app, CommandRun& chosen) {
     cmd->add_option("SCENARIO", a->files, "a scenario document")->type_name("");
     cmd->add_option("--model", a->model, "a model document (with --plan)")->type_name("FILE");
     cmd->add_option("--plan", a->plan, "a plan document (with --model)")->type_name("FILE");
+    cmd->add_option("--result", a->result,
+                    "an optimize --json result: export its plan\nof --rank (with --model)")
+        ->type_name("FILE");
+    cmd->add_option("--rank", a->rank, "which plan of --result (default 1, the best)")
+        ->transform(integerIn(1, 1000000))
+        ->type_name("N");
     addOutputOption(*cmd, a->out);
     runWhenChosen(*cmd, chosen, [a] { return runExport(*a); });
 }

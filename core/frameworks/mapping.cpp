@@ -3,9 +3,11 @@
 #include "formats/documents.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -888,7 +890,98 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                            : "account_for_loss_in_pipeline_split",
                      "cannot be combined with uneven first/last pipeline stages");
         std::int64_t perStage = 0;
-        if (first || last) {
+        auto layout = r.text("pipeline_model_parallel_layout", "plan:/placement/layers_per_stage");
+        if (layout) {
+            // Megatron-Core's PipelineParallelLayerLayout: '|' ends a (virtual)
+            // stage, 't' is a decoder layer, 'E' the embedding, 'L' the loss,
+            // X*N repeats an item, (...) groups; stages run virtual chunk by
+            // chunk over the pp ranks.
+            std::vector<int> stages = {0};
+            std::string why;
+            const std::string& text = *layout;
+            std::size_t i = 0;
+            std::function<std::vector<int>(bool)> sequence = [&](bool nested) {
+                // Returns stage deltas: counts per '|'-separated part.
+                std::vector<int> parts = {0};
+                while (i < text.size() && why.empty()) {
+                    const char c = text[i];
+                    std::vector<int> item;
+                    if (c == ')') {
+                        if (!nested)
+                            why = "unbalanced ')'";
+                        break;
+                    }
+                    ++i;
+                    if (c == 't') {
+                        item = {1};
+                    } else if (c == 'E' || c == 'L' || c == ',' || c == ' ') {
+                        item = {0};
+                    } else if (c == '|') {
+                        item = {0, 0};
+                    } else if (c == '(') {
+                        item = sequence(true);
+                        if (i >= text.size() || text[i] != ')')
+                            why = "unbalanced '('";
+                        ++i;
+                    } else {
+                        why = std::string("'") + c +
+                              "' (only decoder layers t, E, L, | and repetition are modelled)";
+                        break;
+                    }
+                    int times = 1;
+                    if (i < text.size() && text[i] == '*') {
+                        std::size_t j = ++i;
+                        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+                            ++j;
+                        if (j == i || j - i > 6) {
+                            why = "'*' needs a repeat count";
+                            break;
+                        }
+                        times = std::stoi(text.substr(i, j - i));
+                        i = j;
+                    }
+                    for (int k = 0; k < times && why.empty(); ++k) {
+                        parts.back() += item.front();
+                        for (std::size_t q = 1; q < item.size(); ++q)
+                            parts.push_back(item[q]);
+                        if (parts.size() > 1000000)
+                            why = "too many stages";
+                    }
+                }
+                return parts;
+            };
+            stages = sequence(false);
+            if (why.empty() && i != text.size())
+                why = "unbalanced ')'";
+            const std::size_t n = stages.size();
+            if (!why.empty()) {
+                r.refuse("pipeline_model_parallel_layout", why);
+            } else if (first || last || embed || loss || vpLayers || vpStages) {
+                r.refuse("pipeline_model_parallel_layout",
+                         "the layout replaces the first/last, embedding/loss and virtual-stage "
+                         "settings; give it alone");
+            } else if (pp < 1 || n % std::size_t(pp) != 0) {
+                r.refuse("pipeline_model_parallel_layout",
+                         std::to_string(n) + " stages are not a multiple of the pipeline size " +
+                             std::to_string(pp));
+            } else {
+                std::int64_t sum = 0;
+                lps.assign(std::size_t(pp), 0);
+                for (std::size_t k = 0; k < n; ++k) {
+                    lps[k % std::size_t(pp)] += stages[k];
+                    sum += stages[k];
+                }
+                if (sum != L)
+                    r.refuse("pipeline_model_parallel_layout", "holds " + integerText(sum) +
+                                                                   " decoder layers, the model " +
+                                                                   std::to_string(L));
+                else if (std::any_of(lps.begin(), lps.end(), [](int x) { return x < 1; }))
+                    r.refuse("pipeline_model_parallel_layout", "a pipeline rank holds no layer");
+                vp = int(n / std::size_t(pp));
+                if (std::all_of(lps.begin(), lps.end(), [&](int x) { return x == lps.front(); }))
+                    lps.clear();
+            }
+        } else if (first || last) {
             if (vpLayers)
                 r.refuse("num_layers_per_virtual_pipeline_stage",
                          "uneven pipeline stages need --num-virtual-stages-per-pipeline-rank");
@@ -953,7 +1046,7 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                      "interleaving needs a pipeline of at least 2 stages");
             vp = 1;
         }
-        if (vp > 1) {
+        if (vp > 1 && !layout) {
             const std::vector<int> counts =
                 lps.empty() ? std::vector<int>(std::size_t(pp), int(L / pp)) : lps;
             // The first and last chunks hold the embedding and loss when those count.

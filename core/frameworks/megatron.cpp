@@ -544,8 +544,7 @@ struct Arg {
     std::string value; // empty: a bare flag
 };
 
-std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::string>& notes,
-                              std::vector<Diagnostic>& problems) {
+std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::string>& notes) {
     const Parallelism& par = p.parallelism;
     std::vector<Arg> a;
     auto add = [&](const char* flag, std::string value = {}) {
@@ -657,10 +656,30 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
                 add("--decoder-first-pipeline-num-layers", num(lps.front()));
             if (lps.back() != per)
                 add("--decoder-last-pipeline-num-layers", num(lps.back()));
-        } else if (!p.placement || p.placement->layers_per_stage.empty()) {
-            problems.push_back({"", "plan:/placement/layers_per_stage",
-                                "Megatron-LM needs the layers divisible by the pipeline size, "
-                                "or only the first and last stages different"});
+        } else {
+            // Any other split: Megatron-Core's --pipeline-model-parallel-layout,
+            // one '|'-separated stage per (virtual chunk, rank), chunk by chunk;
+            // a rank's layers go to its chunks evenly, the first chunks taking
+            // the remainder. Written out layer by layer ('t'), no repetition.
+            const int v = p.schedule.kind == ScheduleKind::Interleaved
+                              ? std::max(1, p.schedule.virtual_stages)
+                              : 1;
+            std::string layout;
+            for (int c = 0; c < v; ++c)
+                for (int r = 0; r < pp; ++r) {
+                    const int n = lps[std::size_t(r)] / v + (c < lps[std::size_t(r)] % v ? 1 : 0);
+                    if (!layout.empty())
+                        layout += '|';
+                    if (c == 0 && r == 0)
+                        layout += 'E';
+                    layout += std::string(std::size_t(n), 't');
+                    if (c == v - 1 && r == pp - 1)
+                        layout += 'L';
+                }
+            add("--pipeline-model-parallel-layout", layout);
+            // The layout sets the virtual stages itself.
+            std::erase_if(
+                a, [](const Arg& x) { return x.flag == "--num-virtual-stages-per-pipeline-rank"; });
         }
     }
 
@@ -704,7 +723,7 @@ std::vector<std::string> argWords(const std::vector<Arg>& args) {
 
 Exported exportMegatron(const Model& model, const Plan& plan) {
     Exported out;
-    std::vector<Arg> args = megatronArgs(model, plan, out.notes, out.problems);
+    std::vector<Arg> args = megatronArgs(model, plan, out.notes);
     if (!out.problems.empty())
         return out;
     ImportOptions opt;
@@ -739,8 +758,12 @@ Exported exportMegatron(const Model& model, const Plan& plan) {
          "  pretrain_gpt.py \\\n";
     for (std::size_t i = 0; i < args.size(); ++i) {
         t << "  " << args[i].flag;
-        if (!args[i].value.empty())
-            t << ' ' << args[i].value;
+        if (!args[i].value.empty()) {
+            // Quoted where the shell would read a character itself (a layout's '|').
+            const bool quote =
+                args[i].value.find_first_of("|&;<>()$`\\\"' *?[#~") != std::string::npos;
+            t << ' ' << (quote ? "'" + args[i].value + "'" : args[i].value);
+        }
         t << (i + 1 < args.size() ? " \\\n" : "\n");
     }
     t << carriedLine(carried) << "\n";

@@ -1,4 +1,4 @@
-// torchtitan job TOML in and out (framework.h). docs/FRAMEWORKS-torchtitan.md
+// torchtitan job TOML in and out (framework.h). docs/FRAMEWORKS-TORCHTITAN.md
 // lists every key, where it goes and torchtitan's source for each default.
 //
 // Two layouts are read: the one of the published runs (torchtitan 9dec370,

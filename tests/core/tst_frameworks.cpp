@@ -752,12 +752,46 @@ void TestFrameworks::exportText() {
     const Exported nm = exportNemo(s.model, s.plan);
     QVERIFY2(nm.ok(), problems(nm.problems).constData());
     QVERIFY(QString::fromStdString(nm.text).contains("  tensor_model_parallel_size: 8\n"));
-    // A plan Megatron cannot run: layers that split neither evenly nor by the first and last.
-    sa::Plan odd = s.plan;
-    odd.placement.reset();
-    sa::Model m = s.model;
-    m.layers = 125;
-    QVERIFY(!exportMegatron(m, odd).ok());
+    // Layers that split neither evenly nor by the first and last stage: Megatron-Core's
+    // --pipeline-model-parallel-layout, one stage per (chunk, rank), read back the same.
+    for (const int v : {1, 2}) {
+        sa::Plan odd = s.plan;
+        odd.placement = sa::Placement{{}, {}};
+        odd.parallelism.pp = 4;
+        odd.parallelism.dp = 96;
+        odd.global_batch_sequences = 96 * 8;
+        odd.schedule = {v > 1 ? sa::ScheduleKind::Interleaved : sa::ScheduleKind::OneFOneB, v,
+                        false};
+        sa::Model m = s.model;
+        m.layers = 26;
+        odd.placement->layers_per_stage = {5, 8, 7, 6};
+        const Exported lay = exportMegatron(m, odd);
+        QVERIFY2(lay.ok(), problems(lay.problems).constData());
+        const QString layText = QString::fromStdString(lay.text);
+        QVERIFY2(layText.contains(v == 1 ? "--pipeline-model-parallel-layout "
+                                           "'Ettttt|tttttttt|ttttttt|ttttttL'"
+                                         : "--pipeline-model-parallel-layout "
+                                           "'Ettt|tttt|tttt|ttt|tt|tttt|ttt|tttL'"),
+                 qPrintable(layText));
+        QVERIFY(!layText.contains("--num-virtual-stages-per-pipeline-rank"));
+        ImportOptions o;
+        const Imported back = importMegatronScript(lay.text, o);
+        QVERIFY2(back.ok(), problems(back.problems).constData());
+        QCOMPARE(back.plan->placement->layers_per_stage, odd.placement->layers_per_stage);
+        QCOMPARE(back.plan->schedule.virtual_stages, v);
+    }
+    // A layout with a layer kind the documents do not model is refused, naming it.
+    ImportOptions o;
+    o.world_size = 8;
+    const Imported mtp = importMegatronArgs(
+        {"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "8", "--seq-length",
+         "128", "--micro-batch-size", "1", "--global-batch-size", "4", "--vocab-size", "1000",
+         "--bf16", "--pipeline-model-parallel-size", "2", "--pipeline-model-parallel-layout",
+         "Ett|t,m|tL"},
+        o);
+    QVERIFY(!mtp.ok());
+    QCOMPARE(QString::fromStdString(mtp.problems.front().path),
+             QStringLiteral("--pipeline-model-parallel-layout"));
     // Interleaving without a pipeline: the documents allow it, Megatron asserts pp > 1.
     sa::Plan flat = sa::testing::makePlan(8, 1, 4, 64);
     flat.schedule = {sa::ScheduleKind::Interleaved, 2, false};

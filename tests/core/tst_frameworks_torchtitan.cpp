@@ -1,5 +1,5 @@
 // torchtitan job TOML in and out (core/frameworks/torchtitan.cpp,
-// docs/FRAMEWORKS-torchtitan.md): the published torchtitan runs written in
+// docs/FRAMEWORKS-TORCHTITAN.md): the published torchtitan runs written in
 // the TOML layout of their era read back as their published plans and
 // models (the differences listed with their reason), every sample and
 // published plan survives export -> import, and what the documents cannot
@@ -208,7 +208,7 @@ void TestFrameworksTorchtitan::flavors() {
 void TestFrameworksTorchtitan::publishedRuns_data() {
     QTest::addColumn<QString>("id");
     // Keys where the faithful import differs from the published encoding,
-    // each with its reason (docs/FRAMEWORKS-torchtitan.md).
+    // each with its reason (docs/FRAMEWORKS-TORCHTITAN.md).
     QTest::addColumn<QStringList>("differences");
     int rows = 0;
     for (const PublishedRun& r : loadPublishedRuns()) {
@@ -361,7 +361,7 @@ components = ["model", "loss"]
     QCOMPARE(im.model->dtype, sa::DType::FP8);
     QVERIFY(hasIgnored(im, "compile.enable"));
 
-    // The example of docs/FRAMEWORKS-torchtitan.md: layers_per_stage 11 gives
+    // The example of docs/FRAMEWORKS-TORCHTITAN.md: layers_per_stage 11 gives
     // ceil((80 + 1 + 1) / 11) = 8 stages; generate_llm_fqn_per_model_part
     // spreads 82 effective layers as 11 11 10 10 10 10 10 10, less one for
     // the embedding (stage 0) and one for norm + output (stage 7).
