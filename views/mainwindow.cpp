@@ -36,6 +36,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImage>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLocale>
 #include <QMenuBar>
@@ -384,7 +385,7 @@ bool MainWindow::exportFrameworkConfig(frameworks::Framework framework, const QS
 }
 
 bool MainWindow::importFrameworkConfig(frameworks::Framework framework, const QString& path,
-                                       QString* error) {
+                                       QString* error, bool interactive) {
     const auto fail = [&](const QString& message) {
         if (error)
             *error = message;
@@ -396,17 +397,32 @@ bool MainWindow::importFrameworkConfig(frameworks::Framework framework, const QS
         return fail(QString::fromStdString(readError));
     frameworks::ImportOptions opt;
     opt.file = path.toStdString();
-    frameworks::Imported in;
-    switch (framework) {
-    case frameworks::Framework::Megatron:
-        in = frameworks::importMegatronScript(*text, opt);
-        break;
-    case frameworks::Framework::Nemo:
-        in = frameworks::importNemo(*text, opt);
-        break;
-    case frameworks::Framework::Torchtitan:
-        in = frameworks::importTorchtitan(*text, opt);
-        break;
+    const auto importWith = [&] {
+        switch (framework) {
+        case frameworks::Framework::Megatron:
+            return frameworks::importMegatronScript(*text, opt);
+        case frameworks::Framework::Nemo:
+            return frameworks::importNemo(*text, opt);
+        case frameworks::Framework::Torchtitan:
+            break;
+        }
+        return frameworks::importTorchtitan(*text, opt);
+    };
+    frameworks::Imported in = importWith();
+    if (in.needs_world_size && interactive) {
+        // The launcher, not the file, says how many GPUs: ask, offering the
+        // open plan's count.
+        bool ok = false;
+        const int gpus = QInputDialog::getInt(
+            this, QStringLiteral("World size"),
+            QStringLiteral("%1 leaves the number of GPUs to the launcher.\nGPUs the job runs on:")
+                .arg(QFileInfo(path).fileName()),
+            int(std::min<std::int64_t>(document_->scenario().plan.parallelism.gpus(), 1 << 30)), 1,
+            1 << 30, 1, &ok);
+        if (!ok)
+            return fail(problemText(in.problems));
+        opt.world_size = gpus;
+        in = importWith();
     }
     if (!in.ok())
         return fail(problemText(in.problems));
@@ -483,7 +499,7 @@ void MainWindow::createMenus() {
                 if (path.isEmpty())
                     return;
                 QString error;
-                if (!importFrameworkConfig(f.framework, path, &error))
+                if (!importFrameworkConfig(f.framework, path, &error, true))
                     showError(error);
             });
     }
@@ -534,20 +550,32 @@ void MainWindow::createMenus() {
                 if (document_->isEmpty())
                     return;
                 QStringList notes;
+                QString written;
                 exportWithDialog(
                     QStringLiteral("Export the plan for %1").arg(frameworkTitle(f.framework)),
                     QString::fromStdString(document_->scenario().plan.name) +
                         QLatin1String(f.suffix),
-                    QString::fromUtf8(f.filter), [this, f, &notes](const QString& p, QString* e) {
-                        return exportFrameworkConfig(f.framework, p, e, &notes);
+                    QString::fromUtf8(f.filter),
+                    [this, f, &notes, &written](const QString& p, QString* e) {
+                        const bool ok = exportFrameworkConfig(f.framework, p, e, &notes);
+                        if (ok)
+                            written = p;
+                        return ok;
                     });
-                if (!notes.isEmpty())
-                    statusBar()->showMessage(
-                        QStringLiteral(
-                            "Exported; %1 not expressible in %2, written as comments: %3")
-                            .arg(notes.size())
-                            .arg(frameworkTitle(f.framework), notes.join(QStringLiteral("; "))),
-                        12000);
+                if (written.isEmpty() || notes.isEmpty())
+                    return;
+                // What the framework has no setting for is worth reading before
+                // launching: say so where it cannot be missed.
+                QMessageBox box(QMessageBox::Information,
+                                QStringLiteral("Exported for %1").arg(frameworkTitle(f.framework)),
+                                QStringLiteral("Wrote %1.").arg(QDir::toNativeSeparators(written)),
+                                QMessageBox::Ok, this);
+                box.setInformativeText(
+                    QStringLiteral("Read before launching (also written as comments; what %1 "
+                                   "has no setting for is kept in the last \"# scaleacross:\" "
+                                   "line, which File > Import reads back):\n\n• %2")
+                        .arg(frameworkTitle(f.framework), notes.join(QStringLiteral("\n• "))));
+                box.exec();
             });
     }
     exportMenu->addSeparator();

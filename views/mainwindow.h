@@ -87,8 +87,9 @@ public:
                                QString* error, QStringList* notes = nullptr) const;
     // Reads a framework's configuration as the open scenario's model and plan
     // (one undo step). On any problem the document stays as it was.
+    // `interactive`: ask for the world size when the file leaves it to the launcher.
     bool importFrameworkConfig(sa::frameworks::Framework framework, const QString& path,
-                               QString* error);
+                               QString* error, bool interactive = false);
 
     // Compare: keeps the shown plan and its evaluation beside the current one.
     void pinCurrentPlan();

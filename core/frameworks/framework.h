@@ -54,6 +54,9 @@ struct Imported {
     // Settings the documents cannot express, and missing or malformed
     // values: file = ImportOptions::file, path = the setting, message = why.
     std::vector<Diagnostic> problems;
+    // The configuration leaves the GPU count to the launcher: give
+    // ImportOptions::world_size (--world-size) and import again.
+    bool needs_world_size = false;
     bool ok() const { return model && plan && problems.empty(); }
 };
 

@@ -589,11 +589,12 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         modelParallel = 0;
     int dp = 0;
     if (in.world <= 0) {
+        out.needs_world_size = true;
         r.problem(nemo ? "trainer.num_nodes" : "world size",
                   nemo ? "the world size is unknown: give trainer.num_nodes and trainer.devices "
-                         "or the import options' world size"
+                         "or the world size to import with (--world-size)"
                        : "the world size is unknown: give torchrun --nnodes and --nproc-per-node "
-                         "in the script or the import options' world size");
+                         "in the script or the world size to import with (--world-size)");
     } else if (in.world > 100000000000) {
         r.problem(in.worldSetting.empty() ? "world size" : in.worldSetting,
                   "a world of " + integerText(in.world) +

@@ -708,9 +708,9 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     if (degreesOk) {
         if (shard == -1) {
             if (opt.world_size <= 0) {
-                r.refuse(shardKey, "-1 (the rest of the GPUs) needs the world size "
-                                   "(ImportOptions::world_size, e.g. torchrun's nnodes x "
-                                   "nproc_per_node)");
+                out.needs_world_size = true;
+                r.refuse(shardKey, "-1 (the rest of the GPUs) needs the world size to import "
+                                   "with (--world-size; torchrun's nnodes x nproc_per_node)");
                 degreesOk = false;
             } else if (opt.world_size % others != 0) {
                 r.refuse(shardKey, "-1: the world size " + std::to_string(opt.world_size) +

@@ -541,6 +541,8 @@ void TestFrameworks::refusals() {
         found = found || (d.file == "input" && d.path == setting.toStdString() &&
                           QString::fromStdString(d.message).contains(message));
     QVERIFY2(found, problems(got.problems).constData());
+    // Only a missing world size asks the caller for one (the explorer then does).
+    QCOMPARE(got.needs_world_size, setting == QLatin1String("world size"));
 }
 
 void TestFrameworks::scriptExpansion() {

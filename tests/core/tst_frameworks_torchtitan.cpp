@@ -426,8 +426,10 @@ void TestFrameworksTorchtitan::worldSize() {
     QVERIFY(!im.ok());
     QCOMPARE(im.problems.front().path, std::string("parallelism.data_parallel_shard_degree"));
     QCOMPARE(im.problems.front().file, std::string("w.toml"));
+    QVERIFY(im.needs_world_size);
     im = importTorchtitan(toml, {"w.toml", "", 64, 0});
     QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QVERIFY(!im.needs_world_size);
     QCOMPARE(im.plan->parallelism.dp, 8);
     QVERIFY(findMapped(im, "parallelism.data_parallel_shard_degree") == nullptr ||
             findMapped(im, "parallelism.data_parallel_shard_degree")->value.find("-1") == 0);
