@@ -1,4 +1,5 @@
 #include "calibrate/gemm.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,13 +12,7 @@ namespace sa {
 
 namespace {
 
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t\r");
-    if (b == std::string::npos)
-        return {};
-    const auto e = s.find_last_not_of(" \t\r");
-    return s.substr(b, e - b + 1);
-}
+using text::trim;
 
 std::vector<std::string> cells(const std::string& line) {
     std::vector<std::string> out;
@@ -31,14 +26,7 @@ std::vector<std::string> cells(const std::string& line) {
 }
 
 std::optional<double> number(const std::string& s) {
-    if (s.empty())
-        return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v))
-        return std::nullopt;
-    return v;
+    return text::finiteNumber(s);
 }
 
 // Relative residuals of the model at efficiency e over the rows.

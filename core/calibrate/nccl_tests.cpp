@@ -1,4 +1,5 @@
 #include "calibrate/nccl_tests.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,13 +11,7 @@ namespace sa {
 
 namespace {
 
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t\r");
-    if (b == std::string::npos)
-        return {};
-    const auto e = s.find_last_not_of(" \t\r");
-    return s.substr(b, e - b + 1);
-}
+using text::trim;
 
 std::vector<std::string> tokens(const std::string& s) {
     std::istringstream in(s);
@@ -31,14 +26,7 @@ bool startsWith(const std::string& s, const std::string& prefix) {
 }
 
 std::optional<double> number(const std::string& s) {
-    if (s.empty())
-        return std::nullopt;
-    errno = 0;
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (errno != 0 || end != s.c_str() + s.size() || !(v == v))
-        return std::nullopt;
-    return v;
+    return text::finiteNumber(s);
 }
 
 std::optional<std::int64_t> integer(const std::string& s) {
