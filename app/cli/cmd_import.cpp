@@ -158,7 +158,8 @@ void addShared(CLI::App& cmd, ImportArgs& a) {
     cmd.add_option("--vocab", a.vocab, "vocabulary size, when the configuration\ndoes not give it")
         ->transform(integerIn(1, 10000000))
         ->type_name("N");
-    cmd.add_option("--name", a.name, "the documents' name (default: the file's\nstem)")
+    cmd.add_option("--name", a.name,
+                   "the documents' name (default: the name the\nfile carries, else its stem)")
         ->type_name("NAME");
     cmd.add_option("--cluster", a.cluster,
                    "check the plan against this cluster and\nwrite NAME-scenario.json too")
@@ -184,7 +185,13 @@ void addImportCommand(CLI::App& app, CommandRun& chosen) {
              "documents cannot express is refused with a message naming it. The settings and\n"
              "their defaults are listed in docs/FRAMEWORKS.md.",
              "Exit codes: 0 imported, 1 a file could not be written, 2 bad input.");
-    cmd->require_subcommand(1);
+    cmd->require_subcommand(0, 1);
+    cmd->callback([cmd, &chosen] {
+        if (cmd->get_subcommands().empty())
+            chosen = [] {
+                return fail("name the framework: megatron, nemo or torchtitan (see --help)");
+            };
+    });
     struct Sub {
         const char* name;
         frameworks::Framework framework;
