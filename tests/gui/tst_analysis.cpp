@@ -279,8 +279,8 @@ void TestAnalysis::frameworkExportImportRoundTrips() {
         Plan plan = after.plan;
         plan.name = before.plan.name;
         plan.description = before.plan.description;
-        QVERIFY2(plan == before.plan, qPrintable(QString::fromStdString(
-                                          dumpCanonical(toJson(after.plan)))));
+        QVERIFY2(plan == before.plan,
+                 qPrintable(QString::fromStdString(dumpCanonical(toJson(after.plan)))));
         window_->document()->undoStack()->undo();
         QCOMPARE(window_->document()->scenario().plan.micro_batch_sequences, 2);
         window_->document()->setScenario(before, QStringLiteral("restore"));
