@@ -430,6 +430,15 @@ Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
             c.technologies[key] = t;
         }
     }
+    ObjectReader routing = r.object("routing", kOptional);
+    routing.choice<RoutingPolicy>("policy", c.routing.policy, kOptional,
+                                  {{"shortest-hops", RoutingPolicy::ShortestHops},
+                                   {"lowest-latency", RoutingPolicy::LowestLatency},
+                                   {"ecmp", RoutingPolicy::Ecmp}});
+    routing.choice<EcmpMetric>("ecmp_metric", c.routing.ecmp_metric, kOptional,
+                               {{"hops", EcmpMetric::Hops}, {"latency", EcmpMetric::Latency}});
+    routing.number("ecmp_tolerance", c.routing.ecmp_tolerance, kOptional, formats::kNonNegative);
+    routing.finish();
     r.finish();
     formats::checkCluster(c, d);
     return c;

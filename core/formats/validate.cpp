@@ -191,6 +191,7 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
             !d.touched("/technologies") && !knownTechnology(c, l.technology))
             d.error(at + "/technology", unknownTechnology(c, l.technology));
     }
+    checkNumber(d, "/routing/ecmp_tolerance", c.routing.ecmp_tolerance, kNonNegative);
 }
 
 void checkModel(const Model& m, Diagnostics& d) {

@@ -49,7 +49,7 @@ const std::map<std::string, int>& keyRank() {
             "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
             "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
             "efficiency", "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes",
-            "per_message_us",
+            "per_message_us", "routing", "policy", "ecmp_metric", "ecmp_tolerance",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -186,6 +186,11 @@ nlohmann::json toJson(const Cluster& c) {
                       {"per_message_us", number(t.per_message_us)}};
     }
     j["technologies"] = techs;
+    // Only when not the default, so a cluster without it saves as before.
+    if (c.routing != Routing{})
+        j["routing"] = {{"policy", toString(c.routing.policy)},
+                        {"ecmp_metric", toString(c.routing.ecmp_metric)},
+                        {"ecmp_tolerance", number(c.routing.ecmp_tolerance)}};
     return j;
 }
 

@@ -212,6 +212,13 @@ void TestFormats::goodDocuments_data() {
         << QString::fromStdString(edited(kCluster, {"/gpu_models/H100/gemm_efficiency_fp8=0.65",
                                                     "/gpu_models/H100/tdp_w=700",
                                                     "/gpu_models/H100/power_limit_w=500"}));
+    QTest::newRow("ecmp routing") << "cluster"
+                                  << QString::fromStdString(
+                                         edited(kCluster, {R"(/routing={"policy": "ecmp",
+            "ecmp_metric": "latency", "ecmp_tolerance": 0.05})"}));
+    QTest::newRow("lowest-latency routing")
+        << "cluster"
+        << QString::fromStdString(edited(kCluster, {R"(/routing={"policy": "lowest-latency"})"}));
     QTest::newRow("kv heads replicated")
         << "model" << QString::fromStdString(edited(kModel, {"/kv_heads=1"}));
     QTest::newRow("gpu model with slash")
@@ -241,6 +248,11 @@ void TestFormats::defaults() {
     QCOMPARE(c.gpu_models.at("G").gemm_efficiency_fp8, 0.7);
     QCOMPARE(c.gpu_models.at("G").tdp_w, 0.0);
     QCOMPARE(c.gpu_models.at("G").power_limit_w, 0.0);
+    QCOMPARE(c.routing.policy, sa::RoutingPolicy::ShortestHops);
+    QCOMPARE(c.routing.ecmp_metric, sa::EcmpMetric::Hops);
+    QCOMPARE(c.routing.ecmp_tolerance, 0.0);
+    // The default is not written: a cluster without routing saves as before.
+    QVERIFY(!sa::toJson(c).contains("routing"));
     QVERIFY(c.links.empty());
 
     const sa::Cluster two = parsed(sa::parseCluster(kCluster, "c.json"));
@@ -377,6 +389,19 @@ void TestFormats::badDocuments_data() {
 
     // keys
     bad("unknown key", "cluster", {"/colour=\"red\""}, {"cluster.json: unknown key 'colour'"});
+    // routing
+    bad("unknown routing policy", "cluster", {R"(/routing={"policy": "fastest"})"},
+        {"cluster.json: /routing/policy: must be one of shortest-hops, lowest-latency, ecmp, got "
+         "'fastest'"});
+    bad("unknown ecmp metric", "cluster", {R"(/routing={"policy": "ecmp", "ecmp_metric": 1})"},
+        {"cluster.json: /routing/ecmp_metric: must be one of hops, latency, got 1"});
+    bad("negative ecmp tolerance", "cluster",
+        {R"(/routing={"policy": "ecmp", "ecmp_tolerance": -0.1})"},
+        {"cluster.json: /routing/ecmp_tolerance: must be a number >= 0, got -0.1"});
+    bad("routing not an object", "cluster", {R"(/routing="ecmp")"},
+        {"cluster.json: /routing: must be an object, got 'ecmp'"});
+    bad("unknown routing key", "cluster", {R"(/routing={"policy": "ecmp", "paths": 4})"},
+        {"cluster.json: /routing: unknown key 'paths'"});
     bad("misspelt key", "cluster", {"-/buildings/0/gpus_per_host", "/buildings/0/gpus_per_hots=8"},
         {"cluster.json: /buildings/0: missing required key 'gpus_per_host'",
          "cluster.json: /buildings/0: unknown key 'gpus_per_hots' (did you mean "
@@ -691,8 +716,10 @@ void TestFormats::crossChecksOnValuesBuiltInCode() {
     s.plan.rank_order = {sa::Dim::TP, sa::Dim::EP, sa::Dim::PP, sa::Dim::DP};
     s.cluster.buildings[1].gpus_per_host = 0;
     s.model.kv_heads = 0;
+    s.cluster.routing.ecmp_tolerance = -1;
     QCOMPARE(strings(sa::validateScenario(s)),
              (QStringList{"cluster: /buildings/1/gpus_per_host: must be a positive integer, got 0",
+                          "cluster: /routing/ecmp_tolerance: must be a number >= 0, got -1",
                           "model: /kv_heads: must be a positive integer, got 0",
                           "plan: /parallelism/tp: must be a positive integer, got 0",
                           "plan: /rank_order: must be a permutation of tp, cp, pp, dp, got [tp, "
@@ -747,6 +774,7 @@ void TestFormats::roundTripBuiltInCode() {
     s.plan.parallelism.ep = 8;
     s.plan.collectives[sa::Dim::PP] = sa::CollectiveAlgo::Tree;
     s.plan.link_technologies["B1-B2"] = {"x", 0};
+    s.cluster.routing = {sa::RoutingPolicy::Ecmp, sa::EcmpMetric::Latency, 1.0 / 3.0};
     QCOMPARE(strings(sa::validateScenario(s)), QStringList());
     const auto back = sa::parseScenario(sa::dumpCanonical(sa::toJson(s)), "s.json", "");
     QCOMPARE(strings(back.problems), QStringList());
