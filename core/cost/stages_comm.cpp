@@ -125,15 +125,18 @@ double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const Traffic
         prev = &r;
         double t = bytes / nic;
         if (!(r.a == r.b)) {
-            // A single transfer is also bounded by its own flows' window.
+            // A single transfer is also bounded by its own flows' window; a
+            // transfer split over ECMP paths sends each path its share.
             double perTransfer = bytes / nic;
             if (r.a.building != r.b.building) {
-                for (int id : ctx.topology->buildingRoute(r.a.building, r.b.building).edges) {
-                    const EdgeTransport& et = transport[std::size_t(id)];
-                    perTransfer =
-                        std::max(perTransfer,
-                                 bytes / std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
-                }
+                for (const Route& path : ctx.topology->buildingPaths(r.a.building, r.b.building))
+                    for (int id : path.edges) {
+                        const EdgeTransport& et = transport[std::size_t(id)];
+                        perTransfer =
+                            std::max(perTransfer,
+                                     bytes * path.fraction /
+                                         std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                    }
             }
             t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
         }

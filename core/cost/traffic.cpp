@@ -58,37 +58,43 @@ TrafficPhase::TrafficPhase(const Topology& topo, const std::vector<EdgeTransport
 
 template <class F> void TrafficPhase::forEachEdge(Location src, Location dst, F&& f) const {
     // Directed edges from src to dst: up the source zone (and building), the
-    // inter-building path walked from the source side, down at the other end.
+    // inter-building paths walked from the source side, down at the other
+    // end. f(edge, dir, share): share is the fraction of the transfer on the
+    // edge (1 but on the paths of an ECMP split).
     if (src.building == dst.building) {
         if (src.zone == dst.zone)
             return;
-        f(topo_.zoneUplink(src.building, src.zone), 0);
-        f(topo_.zoneUplink(dst.building, dst.zone), 1);
+        f(topo_.zoneUplink(src.building, src.zone), 0, 1.0);
+        f(topo_.zoneUplink(dst.building, dst.zone), 1, 1.0);
         return;
     }
-    f(topo_.zoneUplink(src.building, src.zone), 0);
-    f(topo_.buildingUplink(src.building), 0);
-    int cur = src.building;
-    for (int id : topo_.buildingRoute(src.building, dst.building).edges) {
-        const EdgeTransport& t = transport_[std::size_t(id)];
-        const int dir = t.from == cur ? 0 : 1;
-        cur = dir == 0 ? t.to : t.from;
-        f(id, dir);
+    f(topo_.zoneUplink(src.building, src.zone), 0, 1.0);
+    f(topo_.buildingUplink(src.building), 0, 1.0);
+    for (const Route& path : topo_.buildingPaths(src.building, dst.building)) {
+        int cur = src.building;
+        for (int id : path.edges) {
+            const EdgeTransport& t = transport_[std::size_t(id)];
+            const int dir = t.from == cur ? 0 : 1;
+            cur = dir == 0 ? t.to : t.from;
+            f(id, dir, path.fraction);
+        }
     }
-    f(topo_.buildingUplink(dst.building), 1);
-    f(topo_.zoneUplink(dst.building, dst.zone), 1);
+    f(topo_.buildingUplink(dst.building), 1, 1.0);
+    f(topo_.zoneUplink(dst.building, dst.zone), 1, 1.0);
 }
 
 void TrafficPhase::add(Location src, Location dst, double bytes, double connections) {
     if (bytes <= 0)
         return;
     dirty_ = true;
-    forEachEdge(src, dst, [&](int edge, int dir) {
+    // An ECMP split puts each path's share of the bytes and of the
+    // connections on its links (a flow hashes onto one path).
+    forEachEdge(src, dst, [&](int edge, int dir, double share) {
         const std::size_t i = std::size_t(edge) * 2 + std::size_t(dir);
         if (load_[i] == 0 && conns_[i] == 0)
             touched_.push_back(int(i));
-        load_[i] += bytes;
-        conns_[i] += connections;
+        load_[i] += bytes * share;
+        conns_[i] += connections * share;
     });
 }
 
@@ -128,8 +134,9 @@ double TrafficPhase::drainTime() const {
 
 double TrafficPhase::routeDrainTime(Location src, Location dst) const {
     double worst = 0;
+    // Split over paths: the slowest part (every used edge of every path).
     forEachEdge(src, dst,
-                [&](int edge, int dir) { worst = std::max(worst, edgeDrain(edge, dir)); });
+                [&](int edge, int dir, double) { worst = std::max(worst, edgeDrain(edge, dir)); });
     return worst;
 }
 
@@ -159,7 +166,7 @@ double TrafficPhase::drainTimeWith(const TrafficPhase& background, double scale)
 double TrafficPhase::routeDrainTimeWith(const TrafficPhase& background, double scale, Location src,
                                         Location dst) const {
     double worst = 0;
-    forEachEdge(src, dst, [&](int edge, int dir) {
+    forEachEdge(src, dst, [&](int edge, int dir, double) {
         worst = std::max(worst, drainWith(*this, background, scale, edge, dir));
     });
     return worst;
@@ -170,8 +177,12 @@ double TrafficPhase::routeLatency(Location src, Location dst) const {
     // zone: + building spine; other building: + aggregation).
     if (src.building == dst.building)
         return src.zone == dst.zone ? 2e-6 : 4e-6;
-    const Route& r = topo_.buildingRoute(src.building, dst.building);
-    return r.latency_ms * 1e-3 + 6e-6;
+    // Split over paths: the transfer ends with its slowest part, so the
+    // latency of the slowest path it uses.
+    double latencyMs = 0;
+    for (const Route& r : topo_.buildingPaths(src.building, dst.building))
+        latencyMs = std::max(latencyMs, r.latency_ms);
+    return latencyMs * 1e-3 + 6e-6;
 }
 
 } // namespace sa

@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <queue>
 
 namespace sa {
 
@@ -40,23 +41,35 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 using GraphEdge = boost::graph_traits<Graph>::edge_descriptor;
 
-// Path cost for Dijkstra: latency first, hop count breaks ties (a direct link
-// beats a two-hop path of the same total latency: fewer switches, fewer
-// links to share).
+// Path cost for Dijkstra and the ECMP search: the policy's metric first,
+// the other one breaks ties. Latency first (lowest-latency): a direct link
+// beats a two-hop path of the same total latency (fewer switches, fewer
+// links to share). Hops first (shortest-hops, the default): a routed
+// interconnect with unit link costs; of the paths with the fewest links the
+// lowest-latency one.
 struct PathCost {
     double latency_ms = 0;
     int hops = 0;
 };
 
+// Latencies summed in a different order may differ in the last bits; they
+// count as equal.
+bool sameLatency(double a, double b) {
+    if (std::isinf(a) || std::isinf(b))
+        return a == b;
+    return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(a) + std::abs(b));
+}
+
 struct PathCostLess {
+    bool hopsFirst = false;
     bool operator()(const PathCost& a, const PathCost& b) const {
-        // Latencies summed in a different order may differ in the last bits;
-        // treat them as equal so that the hop count decides.
-        const double tol = 1e-12 * std::max(1.0, std::abs(a.latency_ms) + std::abs(b.latency_ms));
-        if (std::abs(a.latency_ms - b.latency_ms) > tol || std::isinf(a.latency_ms) ||
-            std::isinf(b.latency_ms)) {
-            return a.latency_ms < b.latency_ms;
+        if (hopsFirst) {
+            if (a.hops != b.hops)
+                return a.hops < b.hops;
+            return !sameLatency(a.latency_ms, b.latency_ms) && a.latency_ms < b.latency_ms;
         }
+        if (!sameLatency(a.latency_ms, b.latency_ms))
+            return a.latency_ms < b.latency_ms;
         return a.hops < b.hops;
     }
 };
@@ -172,7 +185,7 @@ struct ShortestPathTree {
 };
 
 template <class LinkGraph>
-void shortestPathsFrom(const LinkGraph& links, const Graph& g, Vertex source,
+void shortestPathsFrom(const LinkGraph& links, const Graph& g, Vertex source, PathCostLess less,
                        ShortestPathTree& tree) {
     std::fill(tree.predEdge.begin(), tree.predEdge.end(), -1);
     PredecessorEdgeRecorder recorder;
@@ -184,7 +197,7 @@ void shortestPathsFrom(const LinkGraph& links, const Graph& g, Vertex source,
         boost::predecessor_map(boost::make_iterator_property_map(tree.pred.begin(), index))
             .distance_map(boost::make_iterator_property_map(tree.dist.begin(), index))
             .weight_map(weight)
-            .distance_compare(PathCostLess{})
+            .distance_compare(less)
             .distance_combine(PathCostPlus{})
             .distance_inf(PathCost{kInfinity, std::numeric_limits<int>::max()})
             .distance_zero(PathCost{0.0, 0})
@@ -220,18 +233,37 @@ Route routeTo(Vertex source, Vertex dst, const ShortestPathTree& tree,
     return r;
 }
 
+bool hopsFirst(const Routing& routing) {
+    switch (routing.policy) {
+    case RoutingPolicy::ShortestHops:
+        return true;
+    case RoutingPolicy::LowestLatency:
+        return false;
+    case RoutingPolicy::Ecmp:
+        return routing.ecmp_metric == EcmpMetric::Hops;
+    }
+    return true;
+}
+
 // All-pairs inter-building routes (n x n, row = source): one Dijkstra per
-// building over the aggregation vertices and the links between them.
-std::vector<Route> interBuildingRoutes(FabricGraph& fabric, const std::vector<TopoEdge>& edges) {
+// building over the aggregation vertices and the links between them, under
+// the routing policy's path order. `dist` (n x n) gets the path costs.
+std::vector<Route> interBuildingRoutes(FabricGraph& fabric, const std::vector<TopoEdge>& edges,
+                                       PathCostLess less, std::vector<PathCost>* dist) {
     const std::size_t n = fabric.aggregation.size();
     std::vector<Route> routes(n * n);
+    if (dist)
+        dist->assign(n * n, PathCost{});
     InterBuildingOnly onlyLinks{&fabric.graph, &edges};
     boost::filtered_graph<Graph, InterBuildingOnly> links(fabric.graph, onlyLinks);
     ShortestPathTree tree(boost::num_vertices(fabric.graph));
     for (std::size_t src = 0; src < n; ++src) {
-        shortestPathsFrom(links, fabric.graph, fabric.aggregation[src], tree);
+        shortestPathsFrom(links, fabric.graph, fabric.aggregation[src], less, tree);
         for (std::size_t dst = 0; dst < n; ++dst) {
             Route& r = routes[src * n + dst];
+            if (dist)
+                (*dist)[src * n + dst] =
+                    dst == src ? PathCost{} : tree.dist[fabric.aggregation[dst]];
             if (dst == src) {
                 // Nothing between a building and itself constrains traffic.
                 r.hops = 0;
@@ -244,6 +276,178 @@ std::vector<Route> interBuildingRoutes(FabricGraph& fabric, const std::vector<To
         }
     }
     return routes;
+}
+
+// The inter-building links seen from each building, in edge id order.
+struct LinkArc {
+    int edge = 0;
+    int to = 0;
+    double latency_ms = 0;
+};
+
+std::vector<std::vector<LinkArc>> linkArcs(const Cluster& cluster,
+                                           const std::vector<TopoEdge>& edges) {
+    std::vector<std::vector<LinkArc>> arcs(cluster.buildings.size());
+    for (const TopoEdge& e : edges) {
+        if (e.kind != EdgeKind::InterBuilding)
+            continue;
+        const Link& l = cluster.links[std::size_t(e.link)];
+        const int a = cluster.buildingIndex(l.a), b = cluster.buildingIndex(l.b);
+        arcs[std::size_t(a)].push_back({e.id, b, e.latency_ms});
+        arcs[std::size_t(b)].push_back({e.id, a, e.latency_ms});
+    }
+    return arcs;
+}
+
+// Work bound of one pair's search (partial paths taken off the queue): far
+// above what 16 paths need on any real interconnect, it keeps a hostile
+// mesh of 1,000 buildings from taking hours.
+constexpr int kMaxEcmpExpansions = 1 << 14;
+
+// The equal-cost paths between two buildings, cheapest first: an A* search
+// over partial loop-free paths, keyed by cost so far plus the exact
+// remaining cost (`dist`, from the Dijkstra runs; links are undirected, so
+// dist[dst][v] is v's cost to dst). Goals leave the queue in order of cost,
+// so the first kMaxEcmpPaths within the bound are the cheapest ones.
+class EcmpSearch {
+public:
+    EcmpSearch(const std::vector<std::vector<LinkArc>>& arcs, const std::vector<PathCost>& dist,
+               const Routing& routing, PathCostLess less)
+        : arcs_(arcs)
+        , dist_(dist)
+        , routing_(routing)
+        , less_(less)
+        , n_(arcs.size()) {}
+
+    std::vector<Route> paths(int src, int dst, const std::vector<TopoEdge>& edges) {
+        std::vector<Route> found;
+        const PathCost best = dist_[std::size_t(src) * n_ + std::size_t(dst)];
+        if (src == dst || std::isinf(best.latency_ms))
+            return found;
+        pool_.clear();
+        queue_ = {};
+        push({src, -1, -1, PathCost{}}, dst, best);
+        int expansions = 0;
+        while (!queue_.empty() && int(found.size()) < kMaxEcmpPaths &&
+               expansions++ < kMaxEcmpExpansions) {
+            const int at = queue_.top().state;
+            queue_.pop();
+            const Partial p = pool_[std::size_t(at)];
+            if (p.node == dst) {
+                found.push_back(routeOf(at, edges));
+                continue;
+            }
+            for (const LinkArc& arc : arcs_[std::size_t(p.node)])
+                if (!onPath(at, arc.to))
+                    push({arc.to, at, arc.edge,
+                          PathCost{p.cost.latency_ms + arc.latency_ms, p.cost.hops + 1}},
+                         dst, best);
+        }
+        // Weighted ECMP: each path carries traffic in proportion to its
+        // capacity (its narrowest link).
+        double capacity = 0;
+        for (const Route& r : found)
+            capacity += r.bottleneck_gbps;
+        for (Route& r : found)
+            r.fraction = capacity > 0 ? r.bottleneck_gbps / capacity : 1.0 / double(found.size());
+        return found;
+    }
+
+private:
+    struct Partial {
+        int node = 0;
+        int parent = -1; // index into pool_
+        int edge = -1;   // the link from the parent
+        PathCost cost;
+    };
+    struct Queued {
+        PathCost key;
+        int seq = 0; // first pushed first among equal keys: the order is deterministic
+        int state = 0;
+    };
+    struct QueuedAfter {
+        PathCostLess less;
+        bool operator()(const Queued& a, const Queued& b) const {
+            if (less(a.key, b.key))
+                return false;
+            if (less(b.key, a.key))
+                return true;
+            return a.seq > b.seq;
+        }
+    };
+
+    // Within the ECMP bound: the same hop count as the best path, or a
+    // latency at most (1 + ecmp_tolerance) x the best.
+    bool withinBound(const PathCost& key, const PathCost& best) const {
+        if (routing_.ecmp_metric == EcmpMetric::Hops)
+            return key.hops <= best.hops;
+        const double bound = (1 + routing_.ecmp_tolerance) * best.latency_ms;
+        return key.latency_ms <= bound || sameLatency(key.latency_ms, bound);
+    }
+
+    void push(const Partial& p, int dst, const PathCost& best) {
+        const PathCost rest = dist_[std::size_t(dst) * n_ + std::size_t(p.node)];
+        if (std::isinf(rest.latency_ms))
+            return;
+        const PathCost key{p.cost.latency_ms + rest.latency_ms, p.cost.hops + rest.hops};
+        if (!withinBound(key, best))
+            return;
+        pool_.push_back(p);
+        queue_.push({key, int(pool_.size()) - 1, int(pool_.size()) - 1});
+    }
+
+    bool onPath(int at, int node) const {
+        for (int i = at; i >= 0; i = pool_[std::size_t(i)].parent)
+            if (pool_[std::size_t(i)].node == node)
+                return true;
+        return false;
+    }
+
+    Route routeOf(int at, const std::vector<TopoEdge>& edges) const {
+        Route r;
+        double bottleneck = kInfinity;
+        for (int i = at; pool_[std::size_t(i)].parent >= 0; i = pool_[std::size_t(i)].parent) {
+            const int id = pool_[std::size_t(i)].edge;
+            r.edges.push_back(id);
+            bottleneck = std::min(bottleneck, edges[std::size_t(id)].bandwidth_gbps);
+        }
+        std::reverse(r.edges.begin(), r.edges.end());
+        r.hops = int(r.edges.size());
+        r.bottleneck_gbps = bottleneck;
+        r.latency_ms = pool_[std::size_t(at)].cost.latency_ms;
+        r.reachable = true;
+        return r;
+    }
+
+    const std::vector<std::vector<LinkArc>>& arcs_;
+    const std::vector<PathCost>& dist_;
+    const Routing& routing_;
+    PathCostLess less_;
+    std::size_t n_;
+    std::vector<Partial> pool_;
+    std::priority_queue<Queued, std::vector<Queued>, QueuedAfter> queue_{QueuedAfter{less_}};
+};
+
+// ECMP: every pair's equal-cost paths; the cheapest becomes the pair's
+// primary route. Pairs with one path keep an empty range in `paths`.
+void ecmpPaths(const Cluster& cluster, const std::vector<TopoEdge>& edges,
+               const std::vector<PathCost>& dist, std::vector<Route>& primary,
+               std::vector<Route>& paths, std::vector<std::uint32_t>& begin) {
+    const std::size_t n = cluster.buildings.size();
+    const auto arcs = linkArcs(cluster, edges);
+    EcmpSearch search(arcs, dist, cluster.routing, PathCostLess{hopsFirst(cluster.routing)});
+    begin.assign(n * n + 1, 0);
+    for (std::size_t a = 0; a < n; ++a)
+        for (std::size_t b = 0; b < n; ++b) {
+            const std::size_t i = a * n + b;
+            std::vector<Route> found = search.paths(int(a), int(b), edges);
+            if (!found.empty())
+                primary[i] = found.front();
+            if (found.size() > 1)
+                for (Route& r : found)
+                    paths.push_back(std::move(r));
+            begin[i + 1] = std::uint32_t(paths.size());
+        }
 }
 
 } // namespace
@@ -266,7 +470,14 @@ Topology::Topology(const Cluster& cluster) {
     addInterBuildingLinks(cluster);
 
     FabricGraph fabric(cluster, zoneCounts_, edges_);
-    buildingRoutes_ = interBuildingRoutes(fabric, edges_);
+    const PathCostLess less{hopsFirst(cluster.routing)};
+    if (cluster.routing.policy != RoutingPolicy::Ecmp) {
+        buildingRoutes_ = interBuildingRoutes(fabric, edges_, less, nullptr);
+    } else {
+        std::vector<PathCost> dist;
+        buildingRoutes_ = interBuildingRoutes(fabric, edges_, less, &dist);
+        ecmpPaths(cluster, edges_, dist, buildingRoutes_, paths_, pathBegin_);
+    }
     addSameZoneRoutes(cluster);
 }
 

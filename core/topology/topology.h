@@ -7,6 +7,8 @@
 #include "model/cluster.h"
 
 #include <cassert>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,7 +44,12 @@ struct Route {
     double latency_ms = 0;      // sum of edge latencies plus intra-fabric latency
     std::vector<int> edges;     // edge ids, in order from source to destination
     bool reachable = true;
+    double fraction = 1; // share of the pair's traffic on this path (ECMP splits)
 };
+
+// Bound on the equal-cost paths kept per building pair under ECMP routing
+// (the cheapest ones; routers' ECMP groups hold 16-64 next hops).
+inline constexpr int kMaxEcmpPaths = 16;
 
 class Topology {
 public:
@@ -56,11 +63,17 @@ public:
     // non-blocking); same building: two zone uplinks; otherwise zone uplink,
     // building uplink, the cheapest path of inter-building links, and back down.
     Route route(Location a, Location b) const;
-    // Inter-building part only (shortest latency path over the links).
-    const Route& buildingRoute(int a, int b) const {
-        const int n = buildingCount();
-        assert(a >= 0 && a < n && b >= 0 && b < n);
-        return buildingRoutes_[static_cast<std::size_t>(a) * n + b];
+    // Inter-building part only: the primary (cheapest) path under the
+    // cluster's routing policy (Cluster::routing).
+    const Route& buildingRoute(int a, int b) const { return buildingRoutes_[pairIndex(a, b)]; }
+    // Every path the pair's traffic takes, with the fraction each carries
+    // (summing to 1); the primary path first. One path unless the policy is
+    // ECMP and the pair has several equal-cost paths.
+    std::span<const Route> buildingPaths(int a, int b) const {
+        const std::size_t i = pairIndex(a, b);
+        if (pathBegin_.empty() || pathBegin_[i] == pathBegin_[i + 1])
+            return {&buildingRoutes_[i], 1};
+        return {paths_.data() + pathBegin_[i], std::size_t(pathBegin_[i + 1] - pathBegin_[i])};
     }
 
     // Edge ids for convenience.
@@ -77,6 +90,11 @@ public:
     }
 
 private:
+    std::size_t pairIndex(int a, int b) const {
+        const int n = buildingCount();
+        assert(a >= 0 && a < n && b >= 0 && b < n);
+        return static_cast<std::size_t>(a) * std::size_t(n) + std::size_t(b);
+    }
     // The constructor's steps; the three that add edges run in id order.
     int countZones(const Cluster& cluster); // returns the zones of all buildings
     void addZoneUplinks(const Cluster& cluster);
@@ -88,7 +106,11 @@ private:
     std::vector<int> zoneCounts_;
     std::vector<int> zoneEdgeBase_; // first zone-uplink edge id per building
     std::vector<int> buildingUplinkEdge_;
-    std::vector<Route> buildingRoutes_;   // n x n
+    std::vector<Route> buildingRoutes_; // n x n primary paths, then same-zone routes
+    // ECMP only: the pair a * n + b's paths are paths_[pathBegin_[i], pathBegin_[i + 1]);
+    // an empty range means the primary path alone. Empty without ECMP.
+    std::vector<Route> paths_;
+    std::vector<std::uint32_t> pathBegin_;
     std::vector<double> fabricLatencyMs_; // per building, a few switch hops
 };
 

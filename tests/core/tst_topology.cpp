@@ -40,7 +40,9 @@ Building zoned(const std::string& name, std::int64_t gpus, std::int64_t zoneGpus
 //       building uplink 5000*400/(2*4.5) = 222222.22
 //   campus: B1-B2 25600 Gbit/s, 0.3 ms; campus-fat: the same link at 1,000,000 Gbit/s.
 // chain:   B1, B2, B3 (1024 GPUs each, one zone, 1:1): B1-B2 1 ms 10000,
-//          B2-B3 2 ms 8000, B1-B3 5 ms 50000 -> B1 to B3 goes through B2 (3 ms).
+//          B2-B3 2 ms 8000, B1-B3 5 ms 50000 -> B1 to B3 takes the direct link
+//          (one hop: the default shortest-hops routing).
+// chain-latency: chain routed lowest-latency -> B1 to B3 goes through B2 (3 ms).
 // line:    as chain without the B1-B3 link.
 // tie:     B1-B2 0.7 ms, B2-B3 0.1 ms, B1-B3 0.8 ms direct: equal latency (0.7 + 0.1
 //          is 0.7999999999999999 in binary), the direct link wins on hops.
@@ -54,7 +56,7 @@ Cluster makeCluster(const QString& name) {
         return c;
     }
     c.buildings = {zoned("B1", 1024, 1024), zoned("B2", 1024, 1024), zoned("B3", 1024, 1024)};
-    if (name == QLatin1String("chain"))
+    if (name == QLatin1String("chain") || name == QLatin1String("chain-latency"))
         c.links = {link("B1", "B2", 10000, 1), link("B2", "B3", 8000, 2),
                    link("B1", "B3", 50000, 5)};
     else if (name == QLatin1String("line"))
@@ -69,6 +71,8 @@ Cluster makeCluster(const QString& name) {
         c.links = {link("B1", "B2", 10000, 1)};
     else
         qFatal("unknown test cluster %s", qPrintable(name));
+    if (name == QLatin1String("chain-latency"))
+        c.routing.policy = RoutingPolicy::LowestLatency;
     return c;
 }
 
@@ -191,11 +195,15 @@ void TestTopology::route_data() {
     QTest::newRow("reverse direction")
         << "campus" << 1 << 1 << 0 << 2 << true << 5 << 25600.0 << 0.308
         << QStringList{"B2/zone1", "B2/uplink", "B1-B2", "B1/uplink", "B1/zone2"};
-    // Two links of 1 + 2 ms beat the direct 5 ms one; one aggregation switch
-    // more in B2 (1 µs).
+    // Routed lowest-latency, two links of 1 + 2 ms beat the direct 5 ms one;
+    // one aggregation switch more in B2 (1 µs).
     QTest::newRow("lower latency through a middle building")
-        << "chain" << 0 << 0 << 2 << 0 << true << 6 << 8000.0 << 3.0 + 0.008 + 0.001
+        << "chain-latency" << 0 << 0 << 2 << 0 << true << 6 << 8000.0 << 3.0 + 0.008 + 0.001
         << QStringList{"B1/zone0", "B1/uplink", "B1-B2", "B2-B3", "B3/uplink", "B3/zone0"};
+    // The default, fewest hops: the direct link, 5 ms.
+    QTest::newRow("fewest hops, the direct link")
+        << "chain" << 0 << 0 << 2 << 0 << true << 5 << 50000.0 << 5.0 + 0.008
+        << QStringList{"B1/zone0", "B1/uplink", "B1-B3", "B3/uplink", "B3/zone0"};
     QTest::newRow("no direct link")
         << "line" << 2 << 0 << 0 << 0 << true << 6 << 8000.0 << 3.009
         << QStringList{"B3/zone0", "B3/uplink", "B2-B3", "B1-B2", "B1/uplink", "B1/zone0"};
@@ -236,7 +244,8 @@ void TestTopology::route() {
 
 void TestTopology::routeIsSymmetric_data() {
     QTest::addColumn<QString>("cluster");
-    for (const char* name : {"campus", "chain", "line", "tie", "parallel", "islands"})
+    for (const char* name :
+         {"campus", "chain", "chain-latency", "line", "tie", "parallel", "islands"})
         QTest::newRow(name) << QString::fromLatin1(name);
 }
 
@@ -271,10 +280,12 @@ void TestTopology::buildingRoute_data() {
     // Only the inter-building links: no uplinks, no fabric latency.
     QTest::newRow("itself") << "chain" << 1 << 1 << true << kInf << 0.0 << QStringList{};
     QTest::newRow("direct") << "chain" << 0 << 1 << true << 10000.0 << 1.0 << QStringList{"B1-B2"};
-    QTest::newRow("via B2") << "chain" << 0 << 2 << true << 8000.0 << 3.0
+    QTest::newRow("direct, fewest hops")
+        << "chain" << 0 << 2 << true << 50000.0 << 5.0 << QStringList{"B1-B3"};
+    QTest::newRow("via B2") << "chain-latency" << 0 << 2 << true << 8000.0 << 3.0
                             << QStringList{"B1-B2", "B2-B3"};
     QTest::newRow("via B2 backwards")
-        << "chain" << 2 << 0 << true << 8000.0 << 3.0 << QStringList{"B2-B3", "B1-B2"};
+        << "chain-latency" << 2 << 0 << true << 8000.0 << 3.0 << QStringList{"B2-B3", "B1-B2"};
     QTest::newRow("fast parallel link")
         << "parallel" << 1 << 0 << true << 5000.0 << 1.0 << QStringList{"fast"};
     QTest::newRow("unreachable") << "islands" << 2 << 1 << false << 0.0 << 0.0 << QStringList{};
@@ -344,7 +355,7 @@ void TestTopology::largeClusterIsQuick() {
         sink += t.route({0, 3}, {2, 10}).hops;
     }
     const qint64 ms = timer.elapsed();
-    QCOMPARE(sink, std::int64_t(kRepeats) * (11 + 6));
+    QCOMPARE(sink, std::int64_t(kRepeats) * (11 + 5)); // B1-B3 direct: 5 edges
     qInfo("%d topologies of 98,304 GPUs (33 zones) in %lld ms", kRepeats, ms);
     QVERIFY2(ms < 5000, "building a topology has become slow");
 }
