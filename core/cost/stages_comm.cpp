@@ -130,9 +130,9 @@ double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const Traffic
             if (r.a.building != r.b.building) {
                 for (int id : ctx.topology->buildingRoute(r.a.building, r.b.building).edges) {
                     const EdgeTransport& et = transport[std::size_t(id)];
-                    perTransfer =
-                        std::max(perTransfer,
-                                 bytes / std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                    perTransfer = std::max(
+                        perTransfer, bytes / std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s,
+                                                                           et.gpus_per_host)));
                 }
             }
             t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
