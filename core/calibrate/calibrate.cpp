@@ -281,11 +281,14 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
         } else if (m.line_bytes_per_s < nic) {
             tech.efficiency = std::min(1.0, m.efficiency);
             tech.window_mib = 0;
+            clearNcclKnobs(tech); // no staging limit either: the link bounds it
             what = "link-bound: efficiency = " + fmt("%.4g", tech.efficiency) + " of " +
                    fmt("%.4g", link.bandwidth_gbps) + " Gbit/s";
         } else {
             // The line and the NICs are faster than what was measured: one
-            // connection's flows are window-limited (rate = flows x window / RTT).
+            // connection's flows are window-limited (rate = flows x window / RTT);
+            // the measured window replaces NCCL's staging bound.
+            clearNcclKnobs(tech);
             tech.window_mib = B * rtt / std::max(1, tech.flows) / (1024.0 * 1024.0);
             what = "window-bound: window_mib = " + fmt("%.4g", tech.window_mib) + " (" +
                    std::to_string(std::max(1, tech.flows)) + " flows, RTT " +

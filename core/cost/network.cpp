@@ -8,6 +8,8 @@ namespace sa {
 
 namespace {
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 Technology make(const char* name, double eff, double windowMib, int flows, double loss,
                 bool lossless, double mtu, double perMsgUs) {
     Technology t;
@@ -22,25 +24,43 @@ Technology make(const char* name, double eff, double windowMib, int flows, doubl
     return t;
 }
 
+// A profile in NCCL's terms: channels x (QPs or sockets) flows, `buffsize`
+// MiB staged per channel.
+Technology nccl(Technology t, int channels, int qps, int sockets, double buffsizeMib) {
+    t.nccl_channels = channels;
+    t.qps_per_connection = qps;
+    t.sockets_per_connection = sockets;
+    t.buffsize_mib = buffsizeMib;
+    completeNcclKnobs(t);
+    return t;
+}
+
 } // namespace
 
 std::optional<Technology> builtinTechnology(const std::string& name) {
-    // Figures and their sources are listed in docs/COST_MODEL.md ("Network technologies").
-    // roce: lossless RoCEv2 inside a datacenter; a QP keeps a bounded amount
-    // of data in flight (NIC outstanding-request limits), which only bites
-    // on long links.
+    // Figures and their sources are listed in docs/COST_MODEL.md ("Network
+    // technologies", "NCCL transport knobs"). Each keeps the bytes in flight
+    // per transfer it had as a window_mib x flows profile: a flow's share of
+    // its channel's staging buffer (buffsize / QPs or sockets) is the old
+    // per-flow window.
+    // roce: lossless RoCEv2 inside a datacenter; 2 channels x 2 QPs, NCCL's
+    // 4 MiB buffers: 8 MiB in flight per transfer, which only bites on long
+    // links.
     if (name == "roce")
-        return make("roce", 0.92, 2.0, 4, 0.0, true, 4096, 2.0);
-    // roce-long-haul: deep-buffer long-haul RoCE with many QPs and large
-    // in-flight limits (PFC headroom sized for the distance).
+        return nccl(make("roce", 0.92, 0.0, 4, 0.0, true, 4096, 2.0), 2, 2, 0, 4.0);
+    // roce-long-haul: deep-buffer long-haul RoCE, 16 channels x 1 QP with
+    // 64 MiB buffers (1 GiB in flight; PFC headroom sized for the distance).
     if (name == "roce-long-haul")
-        return make("roce-long-haul", 0.9, 64.0, 16, 0.0, true, 4096, 4.0);
-    // tcp: one Linux TCP connection, 16 MiB max window, lossy WAN.
+        return nccl(make("roce-long-haul", 0.9, 0.0, 16, 0.0, true, 4096, 4.0), 16, 1, 0, 64.0);
+    // tcp: one Linux TCP connection (one channel, one socket), 16 MiB max
+    // window, lossy WAN.
     if (name == "tcp")
-        return make("tcp", 0.85, 16.0, 1, 1e-6, false, 9000, 20.0);
-    // tcp-multiflow: the same with 64 parallel connections (Atlas-style).
+        return nccl(make("tcp", 0.85, 16.0, 1, 1e-6, false, 9000, 20.0), 1, 0, 1, 16.0);
+    // tcp-multiflow: the same with 64 parallel connections (Atlas-style):
+    // 2 channels x 32 sockets, 16 MiB staged per socket.
     if (name == "tcp-multiflow")
-        return make("tcp-multiflow", 0.85, 16.0, 64, 1e-6, false, 9000, 20.0);
+        return nccl(make("tcp-multiflow", 0.85, 16.0, 64, 1e-6, false, 9000, 20.0), 2, 0, 32,
+                    512.0);
     // nvlink: the scale-up domain (NCCL bus bandwidth ~80% of NVLink peak).
     if (name == "nvlink")
         return make("nvlink", 0.8, 0.0, 1, 0.0, true, 4096, 1.0);
@@ -56,26 +76,115 @@ std::optional<Technology> resolveTechnology(const Cluster& cluster, const std::s
     return builtinTechnology(name);
 }
 
+bool usesNcclKnobs(const Technology& tech) {
+    return tech.nccl_channels > 0 || tech.qps_per_connection > 0 ||
+           tech.sockets_per_connection > 0 || tech.buffsize_mib > 0;
+}
+
+bool isSocketTransport(const Technology& tech) {
+    return tech.sockets_per_connection > 0;
+}
+
+bool isRdmaTransport(const Technology& tech) {
+    return tech.qps_per_connection > 0 || tech.pfc_headroom_mib > 0;
+}
+
+int flowsPerConnection(const Technology& tech) {
+    return tech.sockets_per_connection > 0 ? tech.sockets_per_connection
+                                           : std::max(1, tech.qps_per_connection);
+}
+
+int ncclFlows(const Technology& tech) {
+    return std::max(1, tech.nccl_channels) * flowsPerConnection(tech);
+}
+
+void completeNcclKnobs(Technology& tech) {
+    if (!usesNcclKnobs(tech))
+        return;
+    if (tech.nccl_channels <= 0)
+        tech.nccl_channels = kNcclDefaultChannels;
+    if (tech.buffsize_mib <= 0)
+        tech.buffsize_mib = kNcclDefaultBuffsizeMib;
+    if (tech.sockets_per_connection <= 0 && tech.qps_per_connection <= 0)
+        tech.qps_per_connection = kNcclDefaultQpsPerConnection;
+    tech.flows = ncclFlows(tech);
+}
+
+void clearNcclKnobs(Technology& tech) {
+    tech.nccl_channels = 0;
+    tech.qps_per_connection = 0;
+    tech.sockets_per_connection = 0;
+    tech.buffsize_mib = 0;
+}
+
+double stagingBytes(const Technology& tech) {
+    if (!usesNcclKnobs(tech) || tech.buffsize_mib <= 0)
+        return std::numeric_limits<double>::infinity();
+    const double channels = double(std::max(1, tech.flows)) / flowsPerConnection(tech);
+    return channels * tech.buffsize_mib * kMiB;
+}
+
 double perFlowRateBps(const Technology& tech, double rtt_s) {
     double rate = std::numeric_limits<double>::infinity();
     if (rtt_s <= 0)
         return rate;
     if (tech.window_mib > 0)
-        rate = std::min(rate, tech.window_mib * 1024.0 * 1024.0 / rtt_s);
-    if (!tech.lossless && tech.loss_rate > 0)
+        rate = std::min(rate, tech.window_mib * kMiB / rtt_s);
+    if (!tech.lossless && tech.loss_rate > 0 && !isRdmaTransport(tech))
         rate = std::min(rate, tech.mtu_bytes / rtt_s * std::sqrt(1.5) / std::sqrt(tech.loss_rate));
     return rate;
 }
 
-double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s,
-                        double connections) {
+double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, double connections,
+                        int gpus_per_host) {
     const double line = gbpsToBytesPerS(line_gbps) * tech.efficiency;
-    const double flows = std::max(1.0, connections) * std::max(1, tech.flows);
-    return std::min(line, flows * perFlowRateBps(tech, rtt_s));
+    const double conns = std::max(1.0, connections);
+    const double hostGpus = std::max(1, gpus_per_host);
+    // Flows past the host's limit add nothing: each of its GPUs' transfers
+    // gets its share of max_flows_per_host.
+    double flowsPerTransfer = std::max(1, tech.flows);
+    if (tech.max_flows_per_host > 0)
+        flowsPerTransfer = std::min(flowsPerTransfer, tech.max_flows_per_host / hostGpus);
+    double rate = std::min(line, conns * flowsPerTransfer * perFlowRateBps(tech, rtt_s));
+    // NCCL's staging buffers: bytes in flight per transfer / RTT.
+    if (rtt_s > 0 && usesNcclKnobs(tech))
+        rate = std::min(rate, conns * (stagingBytes(tech) / rtt_s));
+    // Host copies: the host's network cores, shared by its GPUs' transfers.
+    if (tech.host_net_cores > 0 && tech.host_gbps_per_core > 0)
+        rate =
+            std::min(rate, conns * (gbpsToBytesPerS(tech.host_net_cores * tech.host_gbps_per_core) /
+                                    hostGpus));
+    // RDMA over a lossy link: go-back-N resends what a flow has in flight
+    // after each loss, so each delivered packet costs 1 + p x (packets in
+    // flight) sent (Mittal et al., SIGCOMM 2018).
+    if (isRdmaTransport(tech) && !tech.lossless && tech.loss_rate > 0 && rtt_s > 0 &&
+        tech.mtu_bytes > 0) {
+        const double packetsInFlight = rate / (conns * flowsPerTransfer) * rtt_s / tech.mtu_bytes;
+        rate /= 1.0 + tech.loss_rate * packetsInFlight;
+    }
+    return rate;
 }
 
-double transferRateBps(const Technology& tech, double share_gbps, double rtt_s) {
-    return aggregateRateBps(tech, share_gbps, rtt_s, 1.0);
+double transferRateBps(const Technology& tech, double share_gbps, double rtt_s, int gpus_per_host) {
+    return aggregateRateBps(tech, share_gbps, rtt_s, 1.0, gpus_per_host);
+}
+
+double pfcHeadroomNeededBytes(const Technology& tech, double link_gbps, double one_way_s) {
+    const double port = tech.port_gbps > 0 ? tech.port_gbps : link_gbps;
+    return 2.0 * gbpsToBytesPerS(port) * std::max(0.0, one_way_s) + 2.0 * tech.mtu_bytes;
+}
+
+bool pfcHeadroomShort(const Technology& tech, double link_gbps, double one_way_s) {
+    return tech.pfc_headroom_mib > 0 && tech.lossless &&
+           tech.pfc_headroom_mib * kMiB < pfcHeadroomNeededBytes(tech, link_gbps, one_way_s);
+}
+
+bool applyPfcHeadroom(Technology& tech, double link_gbps, double one_way_s) {
+    if (!pfcHeadroomShort(tech, link_gbps, one_way_s))
+        return false;
+    tech.lossless = false;
+    tech.loss_rate = tech.lossy_loss_rate;
+    return true;
 }
 
 } // namespace sa

@@ -132,10 +132,11 @@ double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const Traffic
                 for (const Route& path : ctx.topology->buildingPaths(r.a.building, r.b.building))
                     for (int id : path.edges) {
                         const EdgeTransport& et = transport[std::size_t(id)];
-                        perTransfer =
-                            std::max(perTransfer,
-                                     bytes * path.fraction /
-                                         std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s)));
+                        perTransfer = std::max(
+                            perTransfer,
+                            bytes * path.fraction /
+                                std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s,
+                                                              et.gpus_per_host)));
                     }
             }
             t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));

@@ -227,6 +227,30 @@ void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
         const double line = gbpsToBytesPerS(e.bandwidth_gbps) * t.tech.efficiency;
         const std::pair<const TrafficPhase*, const char*> phases[] = {
             {in.p2p, "P2P"}, {in.dpReduce, "DP"}, {in.ep, "EP"}};
+        // A RoCE link whose PFC headroom cannot hold its round trip drops
+        // packets (core/cost/network.h applyPfcHeadroom).
+        if (t.pfc_short) {
+            for (const auto& [phase, what] : phases) {
+                const int dir = phase->load(e.id, 0) >= phase->load(e.id, 1) ? 0 : 1;
+                if (phase->load(e.id, dir) <= 0)
+                    continue;
+                char buf[480];
+                std::snprintf(
+                    buf, sizeof buf,
+                    "link %s: %s PFC headroom of %.4g MiB per port is short of the %.4g MiB a "
+                    "%.0f Gbit/s port needs at %.3g ms one way: the link is lossy (loss rate "
+                    "%.3g) and RDMA's go-back-N resends what is in flight; %s traffic reaches "
+                    "%.0f of %.0f Gbit/s",
+                    e.name.c_str(), t.tech.name.c_str(), t.tech.pfc_headroom_mib,
+                    pfcHeadroomNeededBytes(t.tech, e.bandwidth_gbps, e.latency_ms * 1e-3) /
+                        (1024.0 * 1024.0),
+                    t.tech.port_gbps > 0 ? t.tech.port_gbps : e.bandwidth_gbps, e.latency_ms,
+                    t.tech.loss_rate, what, phase->rateBps(e.id, dir) * 8 / 1e9, e.bandwidth_gbps);
+                warnings.push_back(buf);
+                break;
+            }
+            continue; // its rate is loss-bound, not window-bound
+        }
         for (const auto& [phase, what] : phases) {
             int dir = phase->load(e.id, 0) >= phase->load(e.id, 1) ? 0 : 1;
             if (phase->load(e.id, dir) <= 0)

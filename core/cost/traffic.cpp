@@ -26,26 +26,54 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
         // A building's zone and building uplinks: its own fabric, with the
         // efficiency measured on it when the cluster has one.
         if (e.kind != EdgeKind::InterBuilding && e.building >= 0 &&
-            std::size_t(e.building) < cluster.buildings.size())
-            if (const auto& eff = cluster.buildings[std::size_t(e.building)].scale_out_efficiency)
+            std::size_t(e.building) < cluster.buildings.size()) {
+            const Building& b = cluster.buildings[std::size_t(e.building)];
+            t.gpus_per_host = std::max(1, b.gpus_per_host);
+            if (const auto& eff = b.scale_out_efficiency)
                 t.tech.efficiency = *eff;
+        }
         if (e.kind != EdgeKind::InterBuilding || e.link < 0)
             continue;
         const Link& link = cluster.links[std::size_t(e.link)];
         t.from = cluster.buildingIndex(link.a);
         t.to = cluster.buildingIndex(link.b);
+        for (int bi : {t.from, t.to})
+            if (bi >= 0)
+                t.gpus_per_host =
+                    std::max(t.gpus_per_host, cluster.buildings[std::size_t(bi)].gpus_per_host);
         std::string techName = link.technology;
-        int flows = 0;
+        const LinkOverride* o = nullptr;
         if (auto it = overrides.find(e.name); it != overrides.end()) {
-            if (!it->second.technology.empty())
-                techName = it->second.technology;
-            flows = it->second.flows;
+            o = &it->second;
+            if (!o->technology.empty())
+                techName = o->technology;
         }
         if (auto tech = resolveTechnology(cluster, techName))
             t.tech = *tech;
         t.tech.name = techName;
-        if (flows > 0)
-            t.tech.flows = flows;
+        if (o) {
+            // NCCL knobs first (they re-derive the flows), then the flows.
+            Technology& tk = t.tech;
+            if (o->nccl_channels > 0 || o->qps_per_connection > 0 ||
+                o->sockets_per_connection > 0 || o->buffsize_mib > 0) {
+                if (o->nccl_channels > 0)
+                    tk.nccl_channels = o->nccl_channels;
+                if (o->qps_per_connection > 0) {
+                    tk.qps_per_connection = o->qps_per_connection;
+                    tk.sockets_per_connection = 0;
+                }
+                if (o->sockets_per_connection > 0) {
+                    tk.sockets_per_connection = o->sockets_per_connection;
+                    tk.qps_per_connection = 0;
+                }
+                if (o->buffsize_mib > 0)
+                    tk.buffsize_mib = o->buffsize_mib;
+                completeNcclKnobs(tk);
+            }
+            if (o->flows > 0)
+                tk.flows = o->flows;
+        }
+        t.pfc_short = applyPfcHeadroom(t.tech, e.bandwidth_gbps, e.latency_ms * 1e-3);
     }
     return out;
 }
@@ -122,7 +150,7 @@ double TrafficPhase::rateBps(int edge, int dir) const {
     const TopoEdge& e = topo_.edges()[std::size_t(edge)];
     const EdgeTransport& t = transport_[std::size_t(edge)];
     return aggregateRateBps(t.tech, e.bandwidth_gbps, t.rtt_s,
-                            std::max(1.0, conns_[std::size_t(edge) * 2 + dir]));
+                            std::max(1.0, conns_[std::size_t(edge) * 2 + dir]), t.gpus_per_host);
 }
 
 double TrafficPhase::drainTime() const {
@@ -150,8 +178,9 @@ double drainWith(const TrafficPhase& phase, const TrafficPhase& bg, double scale
     const TopoEdge& e = phase.topology().edges()[std::size_t(edge)];
     const EdgeTransport& t = phase.transport()[std::size_t(edge)];
     const double conns = phase.connections(edge, dir) + scale * bg.connections(edge, dir);
-    return (bytes + scale * bg.load(edge, dir)) /
-           aggregateRateBps(t.tech, e.bandwidth_gbps, t.rtt_s, std::max(1.0, conns));
+    return (bytes + scale * bg.load(edge, dir)) / aggregateRateBps(t.tech, e.bandwidth_gbps,
+                                                                   t.rtt_s, std::max(1.0, conns),
+                                                                   t.gpus_per_host);
 }
 
 } // namespace

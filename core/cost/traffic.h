@@ -20,6 +20,12 @@ struct EdgeTransport {
     double rtt_s = 0;
     int from = -1; // building indices of the link's endpoints (direction 0 = from -> to)
     int to = -1;
+    // GPUs per host at the edge's ends (the more crowded end of a link):
+    // a socket profile's host limits are shared by that many transfers.
+    int gpus_per_host = 1;
+    // The profile's PFC headroom cannot cover the link's RTT: the link runs
+    // lossy (Technology::lossy_loss_rate; core/cost/network.h).
+    bool pfc_short = false;
 };
 
 class TrafficPhase {

@@ -127,6 +127,13 @@ inline constexpr IntRange kGpusRange{1, kMaxGpusPerBuilding};
 inline constexpr IntRange kGpusPerHostRange{1, kMaxGpusPerHost};
 inline constexpr IntRange kSmsRange{1, kMaxSms};
 inline constexpr IntRange kFlowsRange{1, kMaxFlows};
+// NCCL's knobs (core/cost/network.h): channels up to MAXCHANNELS (32 in
+// older NCCL, 64 in newer), the socket transport's MAX_SOCKETS = 64 and
+// net_ib's NCCL_IB_MAX_QPS = 128 per connection.
+inline constexpr IntRange kNcclChannelsRange{1, 64, true};
+inline constexpr IntRange kQpsPerConnectionRange{1, 128, true};
+inline constexpr IntRange kSocketsPerConnectionRange{1, 64, true};
+inline constexpr IntRange kHostNetCoresRange{1, 4096, true};
 inline constexpr IntRange kLayersRange{1, kMaxLayers};
 inline constexpr IntRange kWidthRange{1, kMaxWidth};
 inline constexpr IntRange kHeadsRange{1, kMaxHeads};

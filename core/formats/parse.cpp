@@ -2,6 +2,7 @@
 // as it can, reports every problem it finds, and marks the paths that
 // failed so the semantic checks that follow skip what they depend on.
 
+#include "cost/network.h"
 #include "formats/checks.h"
 #include "formats/documents.h"
 #include "formats/json_check.h"
@@ -361,6 +362,30 @@ void readTechnology(const json& v, const std::string& at, Diagnostics& d, Techno
     o.boolean("lossless", t.lossless, kOptional);
     o.number("mtu_bytes", t.mtu_bytes, kOptional, formats::kPositive);
     o.number("per_message_us", t.per_message_us, kOptional, formats::kNonNegative);
+    // NCCL's knobs (docs/FORMATS.md): the flows follow channels x QPs (or
+    // sockets) unless `flows` is given too.
+    const bool flowsGiven = o.find("flows", kOptional) != nullptr;
+    o.integer("nccl_channels", t.nccl_channels, kOptional, formats::kNcclChannelsRange);
+    o.integer("qps_per_connection", t.qps_per_connection, kOptional,
+              formats::kQpsPerConnectionRange);
+    o.integer("sockets_per_connection", t.sockets_per_connection, kOptional,
+              formats::kSocketsPerConnectionRange);
+    o.number("buffsize_mib", t.buffsize_mib, kOptional, formats::kPositive);
+    if (usesNcclKnobs(t)) {
+        const int flows = t.flows;
+        completeNcclKnobs(t);
+        if (flowsGiven)
+            t.flows = flows;
+    }
+    o.number("host_gbps_per_core", t.host_gbps_per_core, kOptional, formats::kPositive);
+    const bool coresGiven =
+        o.integer("host_net_cores", t.host_net_cores, kOptional, formats::kHostNetCoresRange);
+    if (coresGiven && !o.find("host_gbps_per_core", kOptional))
+        t.host_gbps_per_core = kDefaultHostGbpsPerCore;
+    o.integer("max_flows_per_host", t.max_flows_per_host, kOptional, formats::kFlowsRange);
+    o.number("pfc_headroom_mib", t.pfc_headroom_mib, kOptional, formats::kPositive);
+    o.number("port_gbps", t.port_gbps, kOptional, formats::kPositive);
+    o.number("lossy_loss_rate", t.lossy_loss_rate, kOptional, formats::kProbability);
     o.finish();
 }
 
@@ -629,6 +654,13 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                 ObjectReader lo(d, &value, at);
                 lo.string("technology", o.technology, kOptional, true);
                 lo.integer("flows", o.flows, kOptional, formats::kFlowsRange);
+                lo.integer("nccl_channels", o.nccl_channels, kOptional,
+                           formats::kNcclChannelsRange);
+                lo.integer("qps_per_connection", o.qps_per_connection, kOptional,
+                           formats::kQpsPerConnectionRange);
+                lo.integer("sockets_per_connection", o.sockets_per_connection, kOptional,
+                           formats::kSocketsPerConnectionRange);
+                lo.number("buffsize_mib", o.buffsize_mib, kOptional, formats::kPositive);
                 lo.finish();
             }
             p.link_technologies[key] = o;

@@ -157,6 +157,52 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkNumber(d, at + "/loss_rate", t.loss_rate, kProbability);
         checkNumber(d, at + "/mtu_bytes", t.mtu_bytes, kPositive);
         checkNumber(d, at + "/per_message_us", t.per_message_us, kNonNegative);
+        if (t.nccl_channels != 0)
+            checkInt(d, at + "/nccl_channels", t.nccl_channels, kNcclChannelsRange);
+        if (t.qps_per_connection != 0)
+            checkInt(d, at + "/qps_per_connection", t.qps_per_connection, kQpsPerConnectionRange);
+        if (t.sockets_per_connection != 0)
+            checkInt(d, at + "/sockets_per_connection", t.sockets_per_connection,
+                     kSocketsPerConnectionRange);
+        if (t.buffsize_mib != 0)
+            checkNumber(d, at + "/buffsize_mib", t.buffsize_mib, kPositive);
+        if (t.qps_per_connection > 0 && t.sockets_per_connection > 0 &&
+            !d.isBad(at + "/sockets_per_connection"))
+            d.error(at + "/sockets_per_connection",
+                    "a profile uses either RDMA QPs (qps_per_connection = " +
+                        str(t.qps_per_connection) +
+                        ") or sockets (sockets_per_connection), not both");
+        if (t.host_gbps_per_core != 0)
+            checkNumber(d, at + "/host_gbps_per_core", t.host_gbps_per_core, kPositive);
+        if (t.host_net_cores != 0)
+            checkInt(d, at + "/host_net_cores", t.host_net_cores, kHostNetCoresRange);
+        if (t.max_flows_per_host != 0)
+            checkInt(d, at + "/max_flows_per_host", t.max_flows_per_host, kFlowsRange);
+        if (t.qps_per_connection > 0 && !d.isBad(at + "/qps_per_connection")) {
+            const std::pair<const char*, bool> hostKeys[] = {
+                {"/host_net_cores", t.host_net_cores > 0},
+                {"/max_flows_per_host", t.max_flows_per_host > 0}};
+            for (const auto& [hostKey, set] : hostKeys)
+                if (set && !d.isBad(at + hostKey))
+                    d.error(at + hostKey, "host copy limits describe a socket transport; this "
+                                          "profile is RDMA (qps_per_connection), which moves "
+                                          "data without the host's copies");
+        }
+        if (t.pfc_headroom_mib != 0)
+            checkNumber(d, at + "/pfc_headroom_mib", t.pfc_headroom_mib, kPositive);
+        if (t.port_gbps != 0)
+            checkNumber(d, at + "/port_gbps", t.port_gbps, kPositive);
+        checkNumber(d, at + "/lossy_loss_rate", t.lossy_loss_rate, kProbability);
+        if (t.pfc_headroom_mib > 0 && !d.isBad(at + "/pfc_headroom_mib")) {
+            if (t.sockets_per_connection > 0 && !d.isBad(at + "/sockets_per_connection"))
+                d.error(at + "/pfc_headroom_mib",
+                        "PFC headroom describes a lossless RoCE profile; this one uses sockets "
+                        "(sockets_per_connection)");
+            else if (t.lossy_loss_rate <= 0 && !d.isBad(at + "/lossy_loss_rate"))
+                d.error(at + "/pfc_headroom_mib",
+                        "needs 'lossy_loss_rate' (a probability above 0): the loss rate the "
+                        "link has once its headroom cannot hold the round trip");
+        }
     }
 
     if (c.links.size() > static_cast<std::size_t>(kMaxLinks) && !d.isBad("/links"))
@@ -361,6 +407,20 @@ void checkPlan(const Plan& p, Diagnostics& d) {
             d.error(at, "a link override needs a non-empty link name");
         if (o.flows != 0)
             checkInt(d, at + "/flows", o.flows, kFlowsRange);
+        if (o.nccl_channels != 0)
+            checkInt(d, at + "/nccl_channels", o.nccl_channels, kNcclChannelsRange);
+        if (o.qps_per_connection != 0)
+            checkInt(d, at + "/qps_per_connection", o.qps_per_connection, kQpsPerConnectionRange);
+        if (o.sockets_per_connection != 0)
+            checkInt(d, at + "/sockets_per_connection", o.sockets_per_connection,
+                     kSocketsPerConnectionRange);
+        if (o.buffsize_mib != 0)
+            checkNumber(d, at + "/buffsize_mib", o.buffsize_mib, kPositive);
+        if (o.qps_per_connection > 0 && o.sockets_per_connection > 0 &&
+            !d.isBad(at + "/sockets_per_connection"))
+            d.error(at + "/sockets_per_connection",
+                    "an override sets either RDMA QPs (qps_per_connection) or sockets "
+                    "(sockets_per_connection), not both");
     }
     checkNumber(d, "/dp_bucket_mib", p.dp_bucket_mib, kPositive);
     if (p.grad_reduce_bytes != 2 && p.grad_reduce_bytes != 4 && !d.isBad("/grad_reduce_bytes"))

@@ -2,6 +2,7 @@
 // order a person can read (format, version and name first, then the keys in
 // the order docs/FORMATS.md lists them).
 
+#include "cost/network.h"
 #include "formats/documents.h"
 #include "formats/json_check.h"
 
@@ -49,7 +50,10 @@ const std::map<std::string, int>& keyRank() {
             "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
             "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
             "efficiency", "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes",
-            "per_message_us", "routing", "policy", "ecmp_metric", "ecmp_tolerance",
+            "per_message_us", "nccl_channels", "qps_per_connection", "sockets_per_connection",
+            "buffsize_mib", "host_gbps_per_core", "host_net_cores", "max_flows_per_host",
+            "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing", "policy", "ecmp_metric",
+            "ecmp_tolerance",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -177,13 +181,36 @@ nlohmann::json toJson(const Cluster& c) {
     j["links"] = links;
     json techs = json::object();
     for (const auto& [key, t] : c.technologies) {
-        techs[key] = {{"efficiency", number(t.efficiency)},
-                      {"window_mib", number(t.window_mib)},
-                      {"flows", t.flows},
-                      {"loss_rate", number(t.loss_rate)},
-                      {"lossless", t.lossless},
-                      {"mtu_bytes", number(t.mtu_bytes)},
-                      {"per_message_us", number(t.per_message_us)}};
+        json e = {{"efficiency", number(t.efficiency)},
+                  {"window_mib", number(t.window_mib)},
+                  {"flows", t.flows},
+                  {"loss_rate", number(t.loss_rate)},
+                  {"lossless", t.lossless},
+                  {"mtu_bytes", number(t.mtu_bytes)},
+                  {"per_message_us", number(t.per_message_us)}};
+        // The NCCL knobs and the rest only when given; `flows` then only
+        // where it differs from channels x QPs (or sockets).
+        const auto positive = [&](const char* k, double v) {
+            if (v > 0)
+                e[k] = number(v);
+        };
+        const auto count = [&](const char* k, int v) {
+            if (v > 0)
+                e[k] = v;
+        };
+        count("nccl_channels", t.nccl_channels);
+        count("qps_per_connection", t.qps_per_connection);
+        count("sockets_per_connection", t.sockets_per_connection);
+        positive("buffsize_mib", t.buffsize_mib);
+        if (t.nccl_channels > 0 && t.flows == ncclFlows(t))
+            e.erase("flows");
+        positive("host_gbps_per_core", t.host_gbps_per_core);
+        count("host_net_cores", t.host_net_cores);
+        count("max_flows_per_host", t.max_flows_per_host);
+        positive("pfc_headroom_mib", t.pfc_headroom_mib);
+        positive("port_gbps", t.port_gbps);
+        positive("lossy_loss_rate", t.lossy_loss_rate);
+        techs[key] = e;
     }
     j["technologies"] = techs;
     // Only when not the default, so a cluster without it saves as before.
@@ -264,6 +291,14 @@ nlohmann::json toJson(const Plan& p) {
             e["technology"] = o.technology;
         if (o.flows > 0)
             e["flows"] = o.flows;
+        if (o.nccl_channels > 0)
+            e["nccl_channels"] = o.nccl_channels;
+        if (o.qps_per_connection > 0)
+            e["qps_per_connection"] = o.qps_per_connection;
+        if (o.sockets_per_connection > 0)
+            e["sockets_per_connection"] = o.sockets_per_connection;
+        if (o.buffsize_mib > 0)
+            e["buffsize_mib"] = number(o.buffsize_mib);
         overrides[link] = e;
     }
     j["link_technologies"] = overrides;

@@ -47,6 +47,32 @@ struct Technology {
     double mtu_bytes = 4096;     // packet size, for loss recovery and Mathis' bound
     double per_message_us = 2.0; // software + NIC overhead per message
 
+    // NCCL's net transport (docs/COST_MODEL.md "NCCL transport knobs").
+    // All 0: the plain window_mib x flows profile above. Any given: one
+    // transfer between two ranks uses nccl_channels connections (one per
+    // channel), each with qps_per_connection QPs (RDMA) or
+    // sockets_per_connection sockets (TCP); `flows` is then channels x QPs
+    // (or sockets) unless given, and the transfer keeps at most
+    // flows / (QPs or sockets) x buffsize_mib in flight (the staging
+    // buffers, simple protocol). core/cost/network.h completes the rest
+    // with NCCL's defaults.
+    int nccl_channels = 0;          // NCCL_NCHANNELS_PER_NET_PEER (NCCL: 2)
+    int qps_per_connection = 0;     // NCCL_IB_QPS_PER_CONNECTION (NCCL: 1)
+    int sockets_per_connection = 0; // NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS (<= 64)
+    double buffsize_mib = 0;        // NCCL_BUFFSIZE per channel (NCCL: 4 MiB)
+    // Host copies of a socket (non-RDMA) transport: what one core drives,
+    // the cores given to the network per host, the flows past which a host
+    // gains nothing (0 = no such limit).
+    double host_gbps_per_core = 0;
+    int host_net_cores = 0;
+    int max_flows_per_host = 0;
+    // PFC on a RoCE link: switch buffer per port reserved as headroom (0 =
+    // not modelled: lossless as declared), the port's rate (0 = the
+    // link's), and the loss rate once the headroom cannot hold the RTT.
+    double pfc_headroom_mib = 0;
+    double port_gbps = 0;
+    double lossy_loss_rate = 0;
+
     bool operator==(const Technology&) const = default;
 };
 

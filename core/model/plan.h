@@ -87,6 +87,12 @@ struct Placement {
 struct LinkOverride {
     std::string technology; // empty = keep the cluster's
     int flows = 0;          // 0 = keep the technology's
+    // NCCL knobs over the technology's (0 = keep; Technology in
+    // core/model/cluster.h; a given knob re-derives the flows).
+    int nccl_channels = 0;
+    int qps_per_connection = 0;
+    int sockets_per_connection = 0;
+    double buffsize_mib = 0;
     bool operator==(const LinkOverride&) const = default;
 };
 

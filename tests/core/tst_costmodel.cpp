@@ -173,6 +173,16 @@ private Q_SLOTS:
     void perFlowRate();
     void moreFlowsLiftAggregate_data();
     void moreFlowsLiftAggregate();
+    void builtinsKeepTheirRates_data();
+    void builtinsKeepTheirRates();
+    void ncclStagingWindow_data();
+    void ncclStagingWindow();
+    void socketsTimesKernelWindow();
+    void hostFlowLimit();
+    void hostCpuCap();
+    void pfcHeadroom();
+    void goBackNGoodput();
+    void edgeTransportsApplyKnobs();
 
     // Knob directions and identities through sa::evaluate.
     void moreTpLowersComputeRaisesTp_data();
@@ -1052,8 +1062,11 @@ void TestCostModel::perFlowRate_data() {
     QTest::addColumn<double>("expected");
     const double inf = std::numeric_limits<double>::infinity();
     // A 10 ms link: RTT 20 ms. Window-limited: window / RTT.
-    QTest::newRow("roce 2 MiB window, 10 ms link")
-        << *builtinTechnology("roce") << 0.020 << 2.0 * 1048576 / 0.020;
+    QTest::newRow("2 MiB window, 10 ms link")
+        << tech(2, 4, 0, true) << 0.020 << 2.0 * 1048576 / 0.020;
+    // roce is a NCCL profile: no per-QP window, its bound is the staging
+    // (ncclStagingWindow).
+    QTest::newRow("roce: no per-flow window") << *builtinTechnology("roce") << 0.020 << inf;
     QTest::newRow("64 MiB window, 10 ms link")
         << tech(64, 1, 0, true) << 0.020 << 64.0 * 1048576 / 0.020;
     // Lossy TCP, Mathis et al. 1997: MSS / RTT * sqrt(3/2) / sqrt(p) =
@@ -1110,7 +1123,9 @@ void TestCostModel::moreFlowsLiftAggregate() {
     bool saturated = false;
     for (double n = 1; n <= 1 << 16; n *= 2) {
         const double got = aggregateRateBps(technology, lineGbps, rtt, n);
-        QVERIFY_CLOSE(got, std::min(line, n * technology.flows * one), 1e-12);
+        // NCCL profiles: also n transfers x staging / RTT.
+        const double staged = n * stagingBytes(technology) / rtt;
+        QVERIFY_CLOSE(got, std::min({line, n * technology.flows * one, staged}), 1e-12);
         QVERIFY(got >= previous);
         QVERIFY(got <= line * (1 + 1e-12));
         saturated = saturated || closeRelative(got, line, 1e-12);
@@ -1118,7 +1133,260 @@ void TestCostModel::moreFlowsLiftAggregate() {
     }
     QVERIFY2(saturated, "enough flows fill the line");
     QVERIFY_CLOSE(transferRateBps(technology, lineGbps, rtt),
-                  std::min(line, technology.flows * one), 1e-12);
+                  std::min({line, technology.flows * one, stagingBytes(technology) / rtt}), 1e-12);
+}
+
+// The built-ins, now in NCCL's knobs, give exactly the rates of the
+// window_mib x flows profiles they were (docs/COST_MODEL.md), also under a
+// plan's flows override (the channels follow the flows).
+void TestCostModel::builtinsKeepTheirRates_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<Technology>("legacy");
+    QTest::newRow("roce") << "roce" << tech(2, 4, 0, true, 4096, 0.92);
+    QTest::newRow("roce-long-haul") << "roce-long-haul" << tech(64, 16, 0, true, 4096, 0.9);
+    QTest::newRow("tcp") << "tcp" << tech(16, 1, 1e-6, false, 9000, 0.85);
+    QTest::newRow("tcp-multiflow") << "tcp-multiflow" << tech(16, 64, 1e-6, false, 9000, 0.85);
+}
+
+void TestCostModel::builtinsKeepTheirRates() {
+    QFETCH(QString, name);
+    QFETCH(Technology, legacy);
+    Technology t = *builtinTechnology(name.toStdString());
+    QVERIFY(usesNcclKnobs(t));
+    QCOMPARE(t.flows, legacy.flows);
+    for (int flows : {0, 8, 16, 64, 256}) {
+        Technology a = t, b = legacy;
+        if (flows > 0)
+            a.flows = b.flows = flows;
+        for (double rtt : {0.0, 1e-5, 0.00201, 0.02, 0.1})
+            for (double conns : {1.0, 3.0, 0.5 * 7, 64.0, 4096.0})
+                for (double gbps : {100.0, 400.0, 25600.0})
+                    QCOMPARE(aggregateRateBps(a, gbps, rtt, conns),
+                             aggregateRateBps(b, gbps, rtt, conns));
+    }
+}
+
+// One transfer keeps channels x buffsize in flight: its rate is that / RTT,
+// so doubling buffsize or channels doubles it until the line caps it.
+void TestCostModel::ncclStagingWindow_data() {
+    QTest::addColumn<bool>("channels"); // double channels (else buffsize)
+    QTest::newRow("buffsize") << false;
+    QTest::newRow("channels") << true;
+}
+
+void TestCostModel::ncclStagingWindow() {
+    QFETCH(bool, channels);
+    Technology t;
+    t.efficiency = 0.92;
+    t.nccl_channels = 1;
+    t.buffsize_mib = 4;
+    completeNcclKnobs(t); // 1 channel x 1 QP (NCCL's default), 4 MiB
+    QCOMPARE(t.qps_per_connection, 1);
+    QCOMPARE(t.flows, 1);
+    // 400 Gbit/s line: 46 GB/s at 0.92; RTT 20 ms: 4 MiB / 20 ms = 209.7 MB/s.
+    const double rtt = 0.020, line = 400e9 / 8 * 0.92;
+    double want = 4.0 * 1048576 / rtt;
+    QCOMPARE(transferRateBps(t, 400, rtt), want);
+    int capped = 0;
+    for (int k = 1; k <= 10; ++k) {
+        if (channels) {
+            t.nccl_channels *= 2;
+            completeNcclKnobs(t);
+            QCOMPARE(t.flows, t.nccl_channels);
+        } else {
+            t.buffsize_mib *= 2;
+        }
+        want = std::min(2 * want, line);
+        QCOMPARE(transferRateBps(t, 400, rtt), want);
+        capped += want == line;
+    }
+    // 4 MiB x 2^k / 20 ms >= 46 GB/s from k = 8 (2^8 x 209.7 MB/s = 53.7 GB/s).
+    QCOMPARE(capped, 3);
+}
+
+// A socket profile: channels x sockets flows, each bounded by the kernel
+// window and Mathis; the staging bounds the transfer too.
+void TestCostModel::socketsTimesKernelWindow() {
+    Technology t;
+    t.efficiency = 0.85;
+    t.lossless = false;
+    t.loss_rate = 0;
+    t.mtu_bytes = 9000;
+    t.window_mib = 16;
+    t.nccl_channels = 2;
+    t.sockets_per_connection = 4;
+    t.buffsize_mib = 256;
+    completeNcclKnobs(t);
+    QCOMPARE(t.qps_per_connection, 0);
+    QCOMPARE(t.flows, 8);
+    QVERIFY(isSocketTransport(t) && !isRdmaTransport(t));
+    const double rtt = 0.020;
+    // 8 sockets x 16 MiB / 20 ms = 6.711 GB/s (staging 512 MiB / 20 ms is above).
+    QCOMPARE(transferRateBps(t, 400, rtt), 8 * 16.0 * 1048576 / rtt);
+    // A 32 MiB buffer per channel: staging 64 MiB / 20 ms = 3.355 GB/s binds.
+    t.buffsize_mib = 32;
+    QCOMPARE(transferRateBps(t, 400, rtt), 2 * 32.0 * 1048576 / rtt);
+    // Loss 1e-6: Mathis 9000 / 0.02 x sqrt(1.5) / 1e-3 = 551.1 MB/s a socket,
+    // x 8 = 4.409 GB/s, above the staging's 3.355.
+    t.loss_rate = 1e-6;
+    t.buffsize_mib = 256;
+    QVERIFY_CLOSE(transferRateBps(t, 400, rtt), 8 * 9000.0 / rtt * std::sqrt(1.5) / 1e-3, 1e-12);
+}
+
+// Flows beyond max_flows_per_host add nothing: 64 flows per host over 8
+// GPUs leave 8 flows to each GPU's transfer.
+void TestCostModel::hostFlowLimit() {
+    Technology t;
+    t.efficiency = 1.0;
+    t.lossless = false;
+    t.window_mib = 16;
+    t.nccl_channels = 1;
+    t.sockets_per_connection = 16;
+    t.buffsize_mib = 4096;
+    completeNcclKnobs(t);
+    t.max_flows_per_host = 64;
+    const double rtt = 0.020, perFlow = 16.0 * 1048576 / rtt; // 838.9 MB/s
+    QCOMPARE(transferRateBps(t, 1000, rtt, 8), 8 * perFlow);  // 6.711 GB/s
+    QCOMPARE(transferRateBps(t, 1000, rtt, 1), 16 * perFlow); // one GPU a host: its 16
+    double previous = 0;
+    for (int flows : {16, 32, 64, 128}) {
+        t.flows = flows;
+        const double r = transferRateBps(t, 1000, rtt, 8);
+        QCOMPARE(r, 8 * perFlow);
+        QVERIFY(r >= previous);
+        previous = r;
+    }
+    // Two hosts' worth of transfers on one link: twice.
+    QCOMPARE(aggregateRateBps(t, 1000, rtt, 2, 8), 16 * perFlow);
+}
+
+// The host's network cores cap its socket traffic, shared by its GPUs.
+void TestCostModel::hostCpuCap() {
+    Technology t;
+    t.efficiency = 1.0;
+    t.lossless = false;
+    t.nccl_channels = 2;
+    t.sockets_per_connection = 32;
+    t.buffsize_mib = 4096;
+    completeNcclKnobs(t);
+    const double rtt = 0.001;
+    const double uncapped = transferRateBps(t, 400, rtt, 8);
+    QCOMPARE(uncapped, 400e9 / 8); // the line: 64 flows without window
+    t.host_net_cores = 4;
+    t.host_gbps_per_core = kDefaultHostGbpsPerCore;
+    // 4 cores x 42 Gbit/s = 168 Gbit/s = 21 GB/s a host; / 8 GPUs = 2.625 GB/s.
+    QCOMPARE(transferRateBps(t, 400, rtt, 8), 21e9 / 8);
+    QCOMPARE(aggregateRateBps(t, 400, rtt, 4, 8), 4 * 21e9 / 8);
+    // More flows do not help a CPU-bound host.
+    t.flows = 256;
+    QCOMPARE(transferRateBps(t, 400, rtt, 8), 21e9 / 8);
+    // Twice the cores, twice the rate.
+    t.host_net_cores = 8;
+    QCOMPARE(transferRateBps(t, 400, rtt, 8), 42e9 / 8);
+}
+
+// Headroom needed = 2 x port rate x one-way delay + 2 x MTU.
+void TestCostModel::pfcHeadroom() {
+    Technology t = *builtinTechnology("roce");
+    t.pfc_headroom_mib = 64;
+    t.lossy_loss_rate = 1e-5;
+    // 400 Gbit/s = 50e9 B/s, 1 ms one way: 2 x 50e9 x 1e-3 + 2 x 4096
+    // = 100,008,192 B = 95.38 MiB.
+    QCOMPARE(pfcHeadroomNeededBytes(t, 400, 1e-3), 100008192.0);
+    QVERIFY(pfcHeadroomShort(t, 400, 1e-3));
+    // 0.5 ms: 50,008,192 B = 47.69 MiB fits 64 MiB.
+    QVERIFY(!pfcHeadroomShort(t, 400, 0.5e-3));
+    // The port's own rate, not the link's: 100 Gbit/s ports at 1 ms need
+    // 25,008,192 B.
+    t.port_gbps = 100;
+    QCOMPARE(pfcHeadroomNeededBytes(t, 25600, 1e-3), 25008192.0);
+    QVERIFY(!pfcHeadroomShort(t, 25600, 1e-3));
+    t.port_gbps = 0;
+    Technology lossy = t;
+    QVERIFY(applyPfcHeadroom(lossy, 400, 1e-3));
+    QVERIFY(!lossy.lossless);
+    QCOMPARE(lossy.loss_rate, 1e-5);
+    Technology fine = t;
+    QVERIFY(!applyPfcHeadroom(fine, 400, 0.5e-3));
+    QVERIFY(fine == t);
+}
+
+// go-back-N: goodput = rate / (1 + p x packets in flight per flow).
+void TestCostModel::goBackNGoodput() {
+    Technology t;
+    t.efficiency = 1.0;
+    t.mtu_bytes = 4096;
+    t.nccl_channels = 1;
+    t.qps_per_connection = 1;
+    t.buffsize_mib = 64;
+    completeNcclKnobs(t);
+    t.lossless = false;
+    t.loss_rate = 1e-5;
+    // 64 MiB / 10 ms = 6.7108864 GB/s below the 12.5 GB/s line; in flight
+    // 64 MiB = 16,384 packets; 1 + 1e-5 x 16384 = 1.16384.
+    const double raw = 64.0 * 1048576 / 0.01;
+    QVERIFY_CLOSE(transferRateBps(t, 100, 0.01), raw / 1.16384, 1e-12);
+    // Line-bound: 4 transfers would push 26.8 GB/s, the line takes 12.5;
+    // each of the 4 flows has 3.125 GB/s x 10 ms / 4096 = 7,629.4 packets
+    // in flight.
+    const double line = 12.5e9;
+    QVERIFY_CLOSE(aggregateRateBps(t, 100, 0.01, 4), line / (1 + 1e-5 * (line / 4 * 0.01 / 4096)),
+                  1e-12);
+    // Lossless: no loss term; a socket profile keeps Mathis instead.
+    t.lossless = true;
+    QCOMPARE(transferRateBps(t, 100, 0.01), raw);
+}
+
+// edgeTransports: the plan's knobs over the link's profile, the GPUs per
+// host of the link's ends, the PFC headroom against the link's delay.
+void TestCostModel::edgeTransportsApplyKnobs() {
+    Building b2 = building("B2", 64);
+    b2.gpus_per_host = 4;
+    Cluster c =
+        clusterOf("pair", {building("B1", 64), b2}, {link("B1", "B2", 400, 1.0, "roce", "B1-B2")});
+    const Topology topo(c);
+    int id = -1;
+    for (const TopoEdge& e : topo.edges())
+        if (e.kind == EdgeKind::InterBuilding)
+            id = e.id;
+    QVERIFY(id >= 0);
+    const auto at = [&](const std::map<std::string, LinkOverride>& o) {
+        return edgeTransports(c, topo, o)[std::size_t(id)];
+    };
+    EdgeTransport t = at({});
+    QCOMPARE(t.gpus_per_host, 8);
+    QCOMPARE(t.tech.flows, 4);
+    QVERIFY(!t.pfc_short);
+    // 4 channels over roce's 2 QPs: 8 flows, 16 MiB in flight.
+    t = at({{"B1-B2", LinkOverride{"", 0, 4, 0, 0, 0}}});
+    QCOMPARE(t.tech.flows, 8);
+    QCOMPARE(stagingBytes(t.tech), 16.0 * 1048576);
+    // An 8 MiB buffer: 2 channels x 8 = 16 MiB too; flows given win: 16
+    // flows = 8 channels x 8 MiB.
+    t = at({{"B1-B2", LinkOverride{"", 0, 0, 0, 0, 8}}});
+    QCOMPARE(t.tech.flows, 4);
+    QCOMPARE(stagingBytes(t.tech), 16.0 * 1048576);
+    t = at({{"B1-B2", LinkOverride{"", 16, 0, 0, 0, 8}}});
+    QCOMPARE(t.tech.flows, 16);
+    QCOMPARE(stagingBytes(t.tech), 64.0 * 1048576);
+    // Sockets on tcp: 2 channels x 8 sockets.
+    t = at({{"B1-B2", LinkOverride{"tcp", 0, 2, 0, 8, 0}}});
+    QCOMPARE(t.tech.flows, 16);
+    QVERIFY(isSocketTransport(t.tech));
+    // A profile with 64 MiB headroom on a 1 ms, 400 Gbit/s link (needs
+    // 95.4 MiB): lossy.
+    Technology pfc = *builtinTechnology("roce");
+    pfc.pfc_headroom_mib = 64;
+    pfc.lossy_loss_rate = 1e-5;
+    c.technologies["roce-pfc"] = pfc;
+    t = at({{"B1-B2", LinkOverride{"roce-pfc", 0}}});
+    QVERIFY(t.pfc_short);
+    QVERIFY(!t.tech.lossless);
+    QCOMPARE(t.tech.loss_rate, 1e-5);
+    c.technologies["roce-pfc"].pfc_headroom_mib = 128;
+    t = at({{"B1-B2", LinkOverride{"roce-pfc", 0}}});
+    QVERIFY(!t.pfc_short);
+    QVERIFY(t.tech.lossless);
 }
 
 // ============================================================================

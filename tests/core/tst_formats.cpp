@@ -173,6 +173,7 @@ private Q_SLOTS:
     void goodDocuments_data();
     void goodDocuments();
     void defaults();
+    void ncclKnobDefaults();
     void optionalKeys();
     void badDocuments_data();
     void badDocuments();
@@ -219,6 +220,25 @@ void TestFormats::goodDocuments_data() {
     QTest::newRow("lowest-latency routing")
         << "cluster"
         << QString::fromStdString(edited(kCluster, {R"(/routing={"policy": "lowest-latency"})"}));
+    // NCCL knobs, host limits and PFC headroom (docs/FORMATS.md).
+    QTest::newRow("nccl knobs")
+        << "cluster"
+        << QString::fromStdString(edited(
+               kCluster, {R"(/technologies/roce-wan={"nccl_channels": 4, "qps_per_connection": 2,
+                   "buffsize_mib": 16, "pfc_headroom_mib": 64, "port_gbps": 400,
+                   "lossy_loss_rate": 1e-5})",
+                          R"(/technologies/tcp-host={"lossless": false, "window_mib": 16,
+                   "sockets_per_connection": 8, "host_net_cores": 16, "host_gbps_per_core": 30,
+                   "max_flows_per_host": 128})",
+                          R"(/technologies/tcp-flows={"sockets_per_connection": 8, "flows": 12,
+                   "host_net_cores": 4})"}));
+    QTest::newRow("nccl knobs on a link override")
+        << "plan"
+        << QString::fromStdString(
+               edited(kPlan, {R"(/link_technologies/B1-B2={"nccl_channels": 8, "buffsize_mib": 0.5,
+                          "qps_per_connection": 4, "flows": 16})",
+                              R"(/link_technologies/B2-B3={"technology": "tcp",
+                          "sockets_per_connection": 64})"}));
     QTest::newRow("kv heads replicated")
         << "model" << QString::fromStdString(edited(kModel, {"/kv_heads=1"}));
     QTest::newRow("gpu model with slash")
@@ -288,6 +308,42 @@ void TestFormats::defaults() {
 // Keys with a default may be left out: a name comes from the file, a
 // building's region is its own, the only GPU model is everyone's, kv_heads is
 // heads, tp and pp are 1, the micro batch one sequence.
+// A NCCL profile's knobs left out take NCCL's defaults; flows follow them
+// unless given (docs/FORMATS.md).
+void TestFormats::ncclKnobDefaults() {
+    const sa::Cluster c = parsed(sa::parseCluster(
+        edited(kCluster, {R"(/technologies/a={"buffsize_mib": 8})",
+                          R"(/technologies/b={"nccl_channels": 4, "qps_per_connection": 2})",
+                          R"(/technologies/c={"sockets_per_connection": 16, "host_net_cores": 8})",
+                          R"(/technologies/d={"nccl_channels": 4, "flows": 3})"}),
+        "c.json"));
+    const sa::Technology& a = c.technologies.at("a");
+    QCOMPARE(a.nccl_channels, 2);
+    QCOMPARE(a.qps_per_connection, 1);
+    QCOMPARE(a.sockets_per_connection, 0);
+    QCOMPARE(a.buffsize_mib, 8.0);
+    QCOMPARE(a.flows, 2);
+    const sa::Technology& b = c.technologies.at("b");
+    QCOMPARE(b.flows, 8);
+    QCOMPARE(b.buffsize_mib, 4.0);
+    const sa::Technology& t = c.technologies.at("c");
+    QCOMPARE(t.qps_per_connection, 0);
+    QCOMPARE(t.flows, 32);
+    QCOMPARE(t.host_net_cores, 8);
+    QCOMPARE(t.host_gbps_per_core, 42.0);
+    QCOMPARE(c.technologies.at("d").flows, 3);
+    // The legacy profile is untouched.
+    const sa::Technology& legacy = c.technologies.at("tcp-64");
+    QCOMPARE(legacy.nccl_channels, 0);
+    QCOMPARE(legacy.flows, 64);
+    // The writer leaves out a derived flow count and keeps a given one.
+    const json j = sa::toJson(c);
+    QVERIFY(!j["technologies"]["b"].contains("flows"));
+    QCOMPARE(j["technologies"]["d"]["flows"].get<int>(), 3);
+    QCOMPARE(j["technologies"]["tcp-64"]["flows"].get<int>(), 64);
+    QVERIFY(!j["technologies"]["tcp-64"].contains("nccl_channels"));
+}
+
 void TestFormats::optionalKeys() {
     const sa::Plan p =
         parsed(sa::parsePlan(edited(kPlan, {"-/name", "-/parallelism/tp", "-/parallelism/pp",
@@ -494,6 +550,39 @@ void TestFormats::badDocuments_data() {
         {"cluster.json: /technologies/tcp-64/loss_rate: must be a number in [0, 1), got 1"});
     bad("zero flows", "cluster", {"/technologies/tcp-64/flows=0"},
         {"cluster.json: /technologies/tcp-64/flows: must be a positive integer, got 0"});
+    bad("zero nccl channels", "cluster", {"/technologies/tcp-64/nccl_channels=0"},
+        {"cluster.json: /technologies/tcp-64/nccl_channels: must be an integer from 1 to 64, "
+         "got 0"});
+    bad("65 sockets", "cluster", {"/technologies/tcp-64/sockets_per_connection=65"},
+        {"cluster.json: /technologies/tcp-64/sockets_per_connection: must be an integer from 1 "
+         "to 64, got 65"});
+    bad("qps and sockets", "cluster",
+        {"/technologies/tcp-64/sockets_per_connection=4",
+         "/technologies/tcp-64/qps_per_connection=2"},
+        {"cluster.json: /technologies/tcp-64/sockets_per_connection: a profile uses either RDMA "
+         "QPs (qps_per_connection = 2) or sockets (sockets_per_connection), not both"});
+    bad("negative buffsize", "cluster", {"/technologies/tcp-64/buffsize_mib=-4"},
+        {"cluster.json: /technologies/tcp-64/buffsize_mib: must be a number > 0, got -4"});
+    bad("host limits on rdma", "cluster",
+        {"/technologies/tcp-64/qps_per_connection=1", "/technologies/tcp-64/host_net_cores=8"},
+        {"cluster.json: /technologies/tcp-64/host_net_cores: host copy limits describe a socket "
+         "transport; this profile is RDMA (qps_per_connection), which moves data without the "
+         "host's copies"});
+    bad("pfc headroom without a loss rate", "cluster",
+        {"/technologies/tcp-64/qps_per_connection=1", "/technologies/tcp-64/pfc_headroom_mib=32"},
+        {"cluster.json: /technologies/tcp-64/pfc_headroom_mib: needs 'lossy_loss_rate' (a "
+         "probability above 0): the loss rate the link has once its headroom cannot hold the "
+         "round trip"});
+    bad("pfc headroom on sockets", "cluster",
+        {"/technologies/tcp-64/sockets_per_connection=8",
+         "/technologies/tcp-64/pfc_headroom_mib=32", "/technologies/tcp-64/lossy_loss_rate=1e-4"},
+        {"cluster.json: /technologies/tcp-64/pfc_headroom_mib: PFC headroom describes a lossless "
+         "RoCE profile; this one uses sockets (sockets_per_connection)"});
+    bad("lossy loss rate of one", "cluster", {"/technologies/tcp-64/lossy_loss_rate=1"},
+        {"cluster.json: /technologies/tcp-64/lossy_loss_rate: must be a number in [0, 1), got 1"});
+    bad("host cores not an integer", "cluster", {"/technologies/tcp-64/host_net_cores=2.5"},
+        {"cluster.json: /technologies/tcp-64/host_net_cores: must be an integer from 1 to 4096, "
+         "got 2.5"});
     bad("lossless not a bool", "cluster", {"/technologies/tcp-64/lossless=\"no\""},
         {"cluster.json: /technologies/tcp-64/lossless: must be true or false, got 'no'"});
     bad("all problems at once", "cluster",
@@ -592,6 +681,16 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /dp_bucket_mib: must be a number > 0, got 0"});
     bad("zero flows override", "plan", {"/link_technologies/B1-B2/flows=0"},
         {"plan.json: /link_technologies/B1-B2/flows: must be a positive integer, got 0"});
+    bad("override channels out of range", "plan", {"/link_technologies/B1-B2/nccl_channels=65"},
+        {"plan.json: /link_technologies/B1-B2/nccl_channels: must be an integer from 1 to 64, "
+         "got 65"});
+    bad("override buffsize a string", "plan", {"/link_technologies/B1-B2/buffsize_mib=\"4M\""},
+        {"plan.json: /link_technologies/B1-B2/buffsize_mib: must be a number > 0, got '4M'"});
+    bad("override qps and sockets", "plan",
+        {"/link_technologies/B1-B2/qps_per_connection=2",
+         "/link_technologies/B1-B2/sockets_per_connection=2"},
+        {"plan.json: /link_technologies/B1-B2/sockets_per_connection: an override sets either "
+         "RDMA QPs (qps_per_connection) or sockets (sockets_per_connection), not both"});
     bad("job larger than any cluster", "plan",
         {"/parallelism/tp=10000000", "/parallelism/pp=10000000", "/parallelism/dp=10000000",
          "-/placement"},
@@ -775,6 +874,24 @@ void TestFormats::roundTripBuiltInCode() {
     s.plan.collectives[sa::Dim::PP] = sa::CollectiveAlgo::Tree;
     s.plan.link_technologies["B1-B2"] = {"x", 0};
     s.cluster.routing = {sa::RoutingPolicy::Ecmp, sa::EcmpMetric::Latency, 1.0 / 3.0};
+    sa::Technology knobs{"k", 0.8, 0, 1, 0, true, 4096, 2};
+    knobs.nccl_channels = 3;
+    knobs.qps_per_connection = 5;
+    knobs.buffsize_mib = 1.0 / 3.0;
+    knobs.flows = 15;
+    knobs.pfc_headroom_mib = 0.1 + 0.2;
+    knobs.port_gbps = 800;
+    knobs.lossy_loss_rate = 1e-5;
+    s.cluster.technologies["k"] = knobs;
+    sa::Technology sockets{"s", 0.8, 16, 7, 1e-6, false, 9000, 20};
+    sockets.nccl_channels = 1;
+    sockets.sockets_per_connection = 64;
+    sockets.buffsize_mib = 64;
+    sockets.host_net_cores = 12;
+    sockets.host_gbps_per_core = 1.0 / 7.0;
+    sockets.max_flows_per_host = 100;
+    s.cluster.technologies["s"] = sockets;
+    s.plan.link_technologies["B1-B2"] = {"k", 9, 2, 0, 0, 0.1 + 0.2};
     QCOMPARE(strings(sa::validateScenario(s)), QStringList());
     const auto back = sa::parseScenario(sa::dumpCanonical(sa::toJson(s)), "s.json", "");
     QCOMPARE(strings(back.problems), QStringList());

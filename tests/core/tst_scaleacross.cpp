@@ -88,6 +88,9 @@ private Q_SLOTS:
     void windowLimitedSingleFlow();
     void moreFlowsLiftLongLinkToLineRate();
     void flowOverrideSpeedsUpPpAcrossLongLink();
+    void ncclBuffsizeOverrideSpeedsUpPpAcrossLongLink();
+    void shortPfcHeadroomWarnsAndSlows();
+    void hostCpuCapSlowsTcpLink();
     void balancedLayersFollowGpuSpeed();
     void placementOverCapacityNamesBuilding();
     void sweepPathsAndRanges();
@@ -286,6 +289,61 @@ void TestScaleAcross::flowOverrideSpeedsUpPpAcrossLongLink() {
     const Evaluation a = eval(one), b = eval(many);
     QVERIFY(b.breakdown.pp_exposed_s < a.breakdown.pp_exposed_s);
     QVERIFY(b.step_time_s < a.step_time_s);
+}
+
+// Bigger NCCL buffers on a window-limited roce link: more in flight, faster
+// P2P (roce: 8 MiB per transfer over a 10 ms link).
+void TestScaleAcross::ncclBuffsizeOverrideSpeedsUpPpAcrossLongLink() {
+    auto base = ppAcross(twoBuildings(20000, 10, "roce"));
+    auto big = base;
+    big.plan.link_technologies["B1-B2"] = LinkOverride{"", 0, 0, 0, 0, 64};
+    const Evaluation a = eval(base), b = eval(big);
+    QVERIFY(b.breakdown.pp_exposed_s < a.breakdown.pp_exposed_s);
+    QVERIFY(b.step_time_s < a.step_time_s);
+}
+
+bool hasWarning(const Evaluation& ev, const char* part) {
+    return std::any_of(ev.warnings.begin(), ev.warnings.end(),
+                       [&](const std::string& w) { return w.find(part) != std::string::npos; });
+}
+
+// A RoCE link whose PFC headroom is short of its RTT runs lossy: the
+// evaluation says so, and go-back-N makes the crossing slower.
+void TestScaleAcross::shortPfcHeadroomWarnsAndSlows() {
+    auto lossless = ppAcross(twoBuildings(3200, 5, "roce-pfc"));
+    Technology pfc = *builtinTechnology("roce-long-haul");
+    pfc.lossy_loss_rate = 1e-4;
+    // 3.2 Tbit/s (one port), 5 ms one way: 2 x 400e9 B/s x 5e-3 + 2 x 4096 B
+    // = 4.0e9 B = 3,815 MiB of headroom needed.
+    pfc.pfc_headroom_mib = 4096;
+    lossless.cluster.technologies["roce-pfc"] = pfc;
+    auto lossy = lossless;
+    lossy.cluster.technologies["roce-pfc"].pfc_headroom_mib = 3800;
+    const Evaluation a = eval(lossless), b = eval(lossy);
+    QVERIFY(!hasWarning(a, "PFC headroom"));
+    QVERIFY2(hasWarning(b, "PFC headroom of 3800 MiB per port is short of the 3815 MiB"),
+             qPrintable(QString::fromStdString(b.warnings.empty() ? "" : b.warnings.back())));
+    QVERIFY(b.breakdown.pp_exposed_s > a.breakdown.pp_exposed_s);
+    // The port's rate, not the link's: 400 Gbit/s ports need 477 MiB.
+    lossy.cluster.technologies["roce-pfc"].port_gbps = 400;
+    QVERIFY(!hasWarning(eval(lossy), "PFC headroom"));
+}
+
+// A socket profile on a host with few network cores: the CPU caps the link.
+void TestScaleAcross::hostCpuCapSlowsTcpLink() {
+    auto free = ppAcross(twoBuildings(20000, 1, "tcp-host"));
+    Technology t = *builtinTechnology("tcp-multiflow");
+    t.loss_rate = 0;
+    free.cluster.technologies["tcp-host"] = t;
+    auto capped = free;
+    capped.cluster.technologies["tcp-host"].host_net_cores = 1;
+    capped.cluster.technologies["tcp-host"].host_gbps_per_core = 42;
+    const Evaluation a = eval(free), b = eval(capped);
+    QVERIFY(b.breakdown.pp_exposed_s > a.breakdown.pp_exposed_s);
+    // More flows do not lift a CPU-bound host.
+    auto more = capped;
+    more.plan.link_technologies["B1-B2"] = LinkOverride{"", 1024};
+    QCOMPARE(eval(more).step_time_s, b.step_time_s);
 }
 
 void TestScaleAcross::balancedLayersFollowGpuSpeed() {
