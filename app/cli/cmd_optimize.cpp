@@ -34,6 +34,7 @@ struct OptimizeArgs {
     OptimizerOptions opt;
     std::optional<std::string> shard;
     std::vector<std::string> set;
+    std::vector<RoutingPolicy> routings;
     bool no_baselines = false;
     bool json = false;
     std::optional<std::string> out;
@@ -55,6 +56,11 @@ int runOptimize(OptimizeArgs args) {
         opt.shard_count = shard.count;
     }
     opt.baselines = !args.no_baselines;
+    for (RoutingPolicy p : args.routings) {
+        Routing r;
+        r.policy = p;
+        opt.space.routings.push_back(r);
+    }
 
     auto scenario = loadScenarioArgs(args.input, /*requirePlan=*/false);
     if (!scenario)
@@ -140,11 +146,14 @@ void addOptimizeCommand(CLI::App& app, CommandRun& chosen) {
              "scaleacross optimize (SCENARIO.json | --cluster C --model M [--plan BASE])\n"
              "                            [--top K] [--threads N] [--objective OBJ] [--shard I/N]\n"
              "                            [--gpus N] [--space default|full] [--max-evaluations N]\n"
-             "                            [--seeds N] [--set PATH=VALUE]... [--no-baselines]\n"
+             "                            [--seeds N] [--set PATH=VALUE]... [--routing P,...]\n"
+             "                            [--nccl-buffsize MIB,...] [--nccl-channels N,...]\n"
+             "                            [--no-baselines]\n"
              "                            [--json] [-o FILE]",
              "Searches parallel degrees, micro batch, pipeline schedule, ZeRO stage, recompute,\n"
              "placement (which dimension crosses each building boundary, stages per building),\n"
-             "layer split, DP collective algorithm and link technologies for the best plans.\n"
+             "layer split, DP collective algorithm, link technologies and, where allowed, NCCL\n"
+             "buffers, channels and routing for the best plans.\n"
              "The base plan fixes the global batch, sequence length and GPU budget; without one\n"
              "the search uses 2,048 sequences of 8,192 tokens and the whole cluster.",
              "See docs/OPTIMIZER.md. Exit codes: 0 ok, 1 cancelled or I/O failure, 2 bad input.");
@@ -199,6 +208,29 @@ void addOptimizeCommand(CLI::App& app, CommandRun& chosen) {
         ->type_name("PATH=VALUE")
         ->allow_extra_args(false)
         ->check(assignment());
+    cmd->add_option("--routing", args->routings,
+                    "routing policies the plans may ask for\n"
+                    "(shortest-hops, lowest-latency, ecmp;\n"
+                    "comma-separated): a search axis beside\n"
+                    "the cluster's own routing")
+        ->type_name("POLICY,...")
+        ->delimiter(',')
+        ->transform(oneOf<RoutingPolicy>({{"shortest-hops", RoutingPolicy::ShortestHops},
+                                          {"lowest-latency", RoutingPolicy::LowestLatency},
+                                          {"ecmp", RoutingPolicy::Ecmp}}));
+    cmd->add_option("--nccl-buffsize", opt.space.nccl_buffsize_mib,
+                    "NCCL_BUFFSIZE values (MiB) the link axes may\n"
+                    "set where a transfer is window-limited")
+        ->type_name("MIB,...")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--nccl-channels", opt.space.nccl_channels,
+                    "NCCL_NCHANNELS_PER_NET_PEER values the link\n"
+                    "axes may set where a transfer is window-\n"
+                    "limited")
+        ->type_name("N,...")
+        ->delimiter(',')
+        ->transform(integerIn(1, 64));
     cmd->add_flag("--no-baselines", args->no_baselines,
                   "skip the baselines (as given, production,\n"
                   "CrossPipe, Atlas, Megatron multi-DC), which\n"

@@ -53,12 +53,47 @@ std::string EvaluationError::str() const {
     return s;
 }
 
+namespace {
+
+// Not the address: a new Evaluator may be made where an old one was.
+std::uint64_t nextEvaluatorId() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::unique_ptr<Topology> topologyWith(const Cluster& cluster, const Routing& routing) {
+    Cluster routed = cluster;
+    routed.routing = routing;
+    return std::make_unique<Topology>(routed);
+}
+
+} // namespace
+
 Evaluator::Evaluator(const Cluster& cluster)
     : cluster_(cluster)
-    , topology_(std::make_unique<Topology>(cluster_)) {
-    // Not the address: a new Evaluator may be made where an old one was.
-    static std::atomic<std::uint64_t> next{1};
-    id_ = next.fetch_add(1, std::memory_order_relaxed);
+    , topology_(std::make_unique<Topology>(cluster_))
+    , id_(nextEvaluatorId()) {}
+
+const Topology& Evaluator::topologyFor(const Plan& plan, std::unique_ptr<Topology>& scratch,
+                                       std::uint64_t& id) const {
+    id = id_;
+    if (!plan.routing || *plan.routing == cluster_.routing)
+        return *topology_;
+    const Routing& want = *plan.routing;
+    Routing preset;
+    preset.policy = want.policy;
+    if (want == preset) {
+        RoutingVariant& v = variants_[std::size_t(want.policy)];
+        std::call_once(v.built, [&] {
+            v.topology = topologyWith(cluster_, want);
+            v.id = nextEvaluatorId();
+        });
+        id = v.id;
+        return *v.topology;
+    }
+    scratch = topologyWith(cluster_, want);
+    id = nextEvaluatorId();
+    return *scratch;
 }
 
 Evaluator::~Evaluator() = default;
@@ -258,7 +293,10 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
     std::unique_ptr<State> fresh = cache ? nullptr : std::make_unique<State>();
     State& st = cache ? *cache->state_ : *fresh;
-    const ClusterContext ctx{&cluster_, topology_.get(), id_};
+    std::unique_ptr<Topology> scratchTopology;
+    std::uint64_t contextId = 0;
+    const Topology& topology = topologyFor(plan, scratchTopology, contextId);
+    const ClusterContext ctx{&cluster_, &topology, contextId};
     const int pp = plan.parallelism.pp;
     const int mb = int(std::max<std::int64_t>(1, plan.microbatches()));
 

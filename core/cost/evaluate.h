@@ -11,8 +11,10 @@
 #include "cost/evaluation.h"
 #include "model/scenario.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -77,6 +79,8 @@ public:
     Evaluator& operator=(const Evaluator&) = delete;
 
     const Cluster& cluster() const { return cluster_; }
+    // The cluster's topology under its own routing. Edge ids are the same
+    // under every routing; only the paths between buildings differ.
     const Topology& topology() const { return *topology_; }
 
     EvaluationResult evaluate(const Model& model, const Plan& plan,
@@ -86,9 +90,23 @@ public:
                               EvaluationCache* cache) const;
 
 private:
+    // The topology a plan runs on: the cluster's, or the one for the
+    // routing the plan asks for (Plan::routing). The policies' defaults are
+    // built once, on first use; any other routing into `scratch`, with a
+    // new id (no cached result is reused for it).
+    const Topology& topologyFor(const Plan& plan, std::unique_ptr<Topology>& scratch,
+                                std::uint64_t& id) const;
+
+    struct RoutingVariant {
+        std::once_flag built;
+        std::unique_ptr<Topology> topology;
+        std::uint64_t id = 0;
+    };
+
     Cluster cluster_;
     std::unique_ptr<Topology> topology_;
     std::uint64_t id_; // unique per Evaluator ever made: what a cache was filled by
+    mutable std::array<RoutingVariant, 3> variants_; // by RoutingPolicy, default settings
 };
 
 EvaluationResult evaluate(const Scenario& scenario, const EvaluateOptions& options = {});

@@ -187,4 +187,26 @@ bool applyPfcHeadroom(Technology& tech, double link_gbps, double one_way_s) {
     return true;
 }
 
+void applyLinkOverride(Technology& tk, const LinkOverride& o) {
+    // NCCL knobs first (they re-derive the flows), then the flows.
+    if (o.nccl_channels > 0 || o.qps_per_connection > 0 || o.sockets_per_connection > 0 ||
+        o.buffsize_mib > 0) {
+        if (o.nccl_channels > 0)
+            tk.nccl_channels = o.nccl_channels;
+        if (o.qps_per_connection > 0) {
+            tk.qps_per_connection = o.qps_per_connection;
+            tk.sockets_per_connection = 0;
+        }
+        if (o.sockets_per_connection > 0) {
+            tk.sockets_per_connection = o.sockets_per_connection;
+            tk.qps_per_connection = 0;
+        }
+        if (o.buffsize_mib > 0)
+            tk.buffsize_mib = o.buffsize_mib;
+        completeNcclKnobs(tk);
+    }
+    if (o.flows > 0)
+        tk.flows = o.flows;
+}
+
 } // namespace sa

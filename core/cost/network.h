@@ -18,6 +18,7 @@
 // for RDMA", SIGCOMM 2018). Sources and formulas: docs/COST_MODEL.md.
 
 #include "model/cluster.h"
+#include "model/plan.h"
 
 #include <optional>
 #include <string>
@@ -93,6 +94,11 @@ bool pfcHeadroomShort(const Technology& tech, double link_gbps, double one_way_s
 // The profile as the link runs it: lossy at lossy_loss_rate when its PFC
 // headroom is short; true when it is.
 bool applyPfcHeadroom(Technology& tech, double link_gbps, double one_way_s);
+
+// A plan's override of a link (Plan::link_technologies) applied to the
+// link's profile: NCCL knobs first (they re-derive the flows), then flows.
+// The technology name is the caller's to set.
+void applyLinkOverride(Technology& tech, const LinkOverride& o);
 
 inline double gbpsToBytesPerS(double gbps) {
     return gbps * 1e9 / 8.0;

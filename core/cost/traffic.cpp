@@ -51,28 +51,8 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
         if (auto tech = resolveTechnology(cluster, techName))
             t.tech = *tech;
         t.tech.name = techName;
-        if (o) {
-            // NCCL knobs first (they re-derive the flows), then the flows.
-            Technology& tk = t.tech;
-            if (o->nccl_channels > 0 || o->qps_per_connection > 0 ||
-                o->sockets_per_connection > 0 || o->buffsize_mib > 0) {
-                if (o->nccl_channels > 0)
-                    tk.nccl_channels = o->nccl_channels;
-                if (o->qps_per_connection > 0) {
-                    tk.qps_per_connection = o->qps_per_connection;
-                    tk.sockets_per_connection = 0;
-                }
-                if (o->sockets_per_connection > 0) {
-                    tk.sockets_per_connection = o->sockets_per_connection;
-                    tk.qps_per_connection = 0;
-                }
-                if (o->buffsize_mib > 0)
-                    tk.buffsize_mib = o->buffsize_mib;
-                completeNcclKnobs(tk);
-            }
-            if (o->flows > 0)
-                tk.flows = o->flows;
-        }
+        if (o)
+            applyLinkOverride(t.tech, *o);
         t.pfc_short = applyPfcHeadroom(t.tech, e.bandwidth_gbps, e.latency_ms * 1e-3);
     }
     return out;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <numeric>
 #include <set>
@@ -424,6 +425,7 @@ DesignSpace::DesignSpace(const Cluster& cluster, const Model& model, const Plan&
         logitsLayers_ = perLayer > 0 ? 2.0 * double(model.vocab) * h / perLayer : 0.0;
     }
     buildLinks(options);
+    buildRoutings(options);
     buildStructures(options);
 }
 
@@ -435,6 +437,15 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
         techs.push_back(name);
     for (const char* b : {"roce", "roce-long-haul", "tcp-multiflow"})
         pushUnique(techs, std::string(b));
+    // The NCCL knob values to try (0: the technology's own).
+    std::vector<double> buffsizes{0};
+    for (double b : o.nccl_buffsize_mib)
+        if (b > 0)
+            pushUnique(buffsizes, b);
+    std::vector<int> channels{0};
+    for (int c : o.nccl_channels)
+        if (c > 0)
+            pushUnique(channels, c);
     for (const Link& l : cluster_.links) {
         if (int(links_.size()) >= o.max_link_axes)
             break;
@@ -442,54 +453,92 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
         const double rtt = 2.0 * l.latency_ms * 1e-3;
         // Choice 0: the base plan's setting (an override or the link as built).
         LinkChoice first;
-        if (auto it = base_.link_technologies.find(name); it != base_.link_technologies.end()) {
-            first.technology = it->second.technology;
-            first.flows = it->second.flows;
-        }
-        auto effective = [&](const LinkChoice& c) {
-            const std::string tech = c.technology.empty() ? l.technology : c.technology;
-            const auto t = resolveTechnology(cluster_, tech);
-            return std::make_pair(tech, c.flows > 0 ? c.flows : (t ? t->flows : 1));
+        if (auto it = base_.link_technologies.find(name); it != base_.link_technologies.end())
+            first.setting = it->second;
+        // The profile a setting runs the link with, as the cost model applies it.
+        auto effective = [&](const LinkOverride& s) {
+            const std::string tech = s.technology.empty() ? l.technology : s.technology;
+            std::optional<Technology> t = resolveTechnology(cluster_, tech);
+            if (!t)
+                return std::optional<Technology>{};
+            applyLinkOverride(*t, s);
+            t->name = tech;
+            return t;
         };
-        auto labelOf = [&](const LinkChoice& c) {
-            const auto [tech, flows] = effective(c);
-            return tech + "x" + std::to_string(flows);
+        auto labelOf = [&](const LinkOverride& s) {
+            const auto t = effective(s);
+            std::string out = (t ? t->name : s.technology) + "x" + std::to_string(t ? t->flows : 1);
+            if (s.buffsize_mib > 0) {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, " buf%gMiB", s.buffsize_mib);
+                out += buf;
+            }
+            if (s.nccl_channels > 0)
+                out += " ch" + std::to_string(s.nccl_channels);
+            return out;
         };
         std::vector<LinkChoice> choices;
-        std::set<std::pair<std::string, int>> seen;
+        std::vector<Technology> seen;
         const auto& allowed = o.link_technologies;
-        auto add = [&](LinkChoice c) {
+        auto add = [&](const LinkOverride& s) {
             if (!allowed.empty() &&
-                std::find(allowed.begin(), allowed.end(), c.technology) == allowed.end())
+                std::find(allowed.begin(), allowed.end(), s.technology) == allowed.end())
                 return;
-            if (!seen.insert(effective(c)).second)
-                return;
-            c.label = labelOf(c);
-            choices.push_back(std::move(c));
+            const auto t = effective(s);
+            if (t && std::find(seen.begin(), seen.end(), *t) != seen.end())
+                return; // the same transport as an earlier choice
+            if (t)
+                seen.push_back(*t);
+            choices.push_back({s, labelOf(s)});
         };
-        add(first);
+        add(first.setting);
         for (const std::string& tech : techs) {
             const auto t = resolveTechnology(cluster_, tech);
             if (!t)
                 continue;
-            add({tech, 0, {}});
-            // More flows only matter where one transfer is window or loss
-            // limited on this link.
+            add({tech, 0});
+            // More flows, larger NCCL buffers or more channels only matter
+            // where one transfer is window or loss limited on this link.
             const double line = gbpsToBytesPerS(l.bandwidth_gbps) * t->efficiency;
             if (transferRateBps(*t, l.bandwidth_gbps, rtt) < 0.999 * line) {
                 const int more = std::min(1024, std::max(2, t->flows) * 4);
-                add({tech, more, {}});
+                add({tech, more});
+                for (double b : buffsizes)
+                    for (int c : channels) {
+                        if (b == 0 && c == 0)
+                            continue;
+                        LinkOverride knob{tech, 0};
+                        knob.buffsize_mib = b;
+                        knob.nccl_channels = c;
+                        add(knob);
+                    }
             }
         }
         // One choice is an axis too when it is not the base plan's setting
         // (a recipe that sets every link's technology).
-        const bool fixedOther = choices.size() == 1 && (choices[0].technology != first.technology ||
-                                                        choices[0].flows != first.flows);
+        const bool fixedOther = choices.size() == 1 && !(choices[0].setting == first.setting);
         if (choices.size() > 1 || fixedOther) {
             linkNames_.push_back(name);
             links_.push_back(std::move(choices));
         }
     }
+}
+
+void DesignSpace::buildRoutings(const DesignSpaceOptions& o) {
+    if (o.routings.empty())
+        return;
+    // Choice 0: the base plan's routing (absent: the cluster's).
+    routings_.push_back(base_.routing);
+    const Routing own = base_.routing ? *base_.routing : cluster_.routing;
+    std::vector<Routing> seen{own};
+    for (const Routing& r : o.routings) {
+        if (std::find(seen.begin(), seen.end(), r) != seen.end())
+            continue;
+        seen.push_back(r);
+        routings_.push_back(r == cluster_.routing ? std::nullopt : std::optional<Routing>(r));
+    }
+    if (routings_.size() < 2)
+        routings_.clear(); // nothing to choose
 }
 
 void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
@@ -789,6 +838,8 @@ std::string DesignSpace::axisName(int axis) const {
     case kDpAlgo:
         return "dp-collective";
     default:
+        if (axis == routingAxis())
+            return "routing";
         return "link:" + linkNames_[std::size_t(axis - kFirstLink)];
     }
 }
@@ -809,6 +860,8 @@ int DesignSpace::choices(std::size_t s, int axis) const {
     case kDpAlgo:
         return int(a.dp_algos.size());
     default:
+        if (axis == routingAxis())
+            return int(routings_.size());
         return int(links_[std::size_t(axis - kFirstLink)].size());
     }
 }
@@ -838,6 +891,18 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
         return a.dp_algos[i] == CollectiveAlgo::Auto ? std::string("dp nccl-choice")
                                                      : std::string("dp ") + toString(a.dp_algos[i]);
     default:
+        if (axis == routingAxis()) {
+            const Routing r = routings_[i] ? *routings_[i] : cluster_.routing;
+            std::string out = std::string("routing ") + toString(r.policy);
+            if (r.policy == RoutingPolicy::Ecmp &&
+                (r.ecmp_metric != EcmpMetric::Hops || r.ecmp_tolerance != 0)) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, " (%s, within %g%%)", toString(r.ecmp_metric),
+                              100 * r.ecmp_tolerance);
+                out += buf;
+            }
+            return out;
+        }
         return linkNames_[std::size_t(axis - kFirstLink)] + " " +
                links_[std::size_t(axis - kFirstLink)][i].label;
     }
@@ -1032,11 +1097,13 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.collectives[Dim::DP] = algo;
     for (std::size_t i = 0; i < links_.size(); ++i) {
         const LinkChoice& lc = links_[i][c.choice[kFirstLink + int(i)]];
-        if (lc.technology.empty() && lc.flows == 0)
+        if (lc.setting == LinkOverride{})
             p.link_technologies.erase(linkNames_[i]);
         else
-            p.link_technologies[linkNames_[i]] = LinkOverride{lc.technology, lc.flows};
+            p.link_technologies[linkNames_[i]] = lc.setting;
     }
+    if (const int axis = routingAxis(); axis >= 0)
+        p.routing = routings_[c.choice[std::size_t(axis)]];
 }
 
 std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
@@ -1078,13 +1145,21 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
                 want = it->second;
             int x = -1;
             for (std::size_t j = 0; j < links_[i].size() && x < 0; ++j)
-                if (links_[i][j].technology == want.technology && links_[i][j].flows == want.flows)
+                if (links_[i][j].setting == want)
                     x = int(j);
             linksFound = x >= 0;
             c.choice[std::size_t(kFirstLink) + i] = std::uint16_t(std::max(0, x));
         }
         if (!linksFound)
             continue;
+        if (const int axis = routingAxis(); axis >= 0) {
+            const auto it = std::find(routings_.begin(), routings_.end(), p.routing);
+            if (it == routings_.end())
+                continue;
+            c.choice[std::size_t(axis)] = std::uint16_t(it - routings_.begin());
+        } else if (p.routing != base_.routing) {
+            continue;
+        }
         // The layer split: whichever choice writes the same plan.
         for (std::size_t x = 0; x < a.layers.size(); ++x) {
             c.choice[kLayers] = std::uint16_t(x);
@@ -1120,7 +1195,7 @@ std::string DesignSpace::label(const Candidate& c) const {
     s += " mb" + std::to_string(st.micro_batch);
     for (int a = 0; a < axisCount(); ++a) {
         if (a >= kFirstLink && c.choice[std::size_t(a)] == 0)
-            continue; // links as built are not worth a word
+            continue; // links as built and the routing as given are not worth a word
         s += " | " + choiceLabel(c.structure, a, c.choice[std::size_t(a)]);
     }
     return s;

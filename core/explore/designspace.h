@@ -21,7 +21,9 @@
 //   layers        even split, or balanced (lighter first/last stages for the
 //                 embedding and logits, slower buildings get fewer layers)
 //   dp-collective NCCL's own choice (ring or tree), ring, tree, hierarchical
-//   link:NAME     per inter-building link: technology and flow count
+//   link:NAME     per inter-building link: technology and flow count, and
+//                 the NCCL buffer and channel values the user allows
+//   routing       the routing policies the user allows (Plan::routing)
 //
 // Choice 0 of every axis is the base plan's value where the axis offers it,
 // so a candidate with all zeros is the base plan's setting of that structure.
@@ -65,6 +67,14 @@ struct DesignSpaceOptions {
     std::vector<std::string> placement_kinds;
     // Technologies the link axes may set; "" is the link as built.
     std::vector<std::string> link_technologies;
+    // NCCL knobs the link axes may also set where one transfer is window-
+    // limited on the link (NCCL_BUFFSIZE in MiB, NCCL_NCHANNELS_PER_NET_PEER);
+    // empty = the technology's own.
+    std::vector<double> nccl_buffsize_mib;
+    std::vector<int> nccl_channels;
+    // Routings the plans may ask for (an axis when not empty; the base plan's
+    // own, or the cluster's, is always choice 0).
+    std::vector<Routing> routings;
     // Plans whose structures (degrees and micro batch) the space must hold,
     // so that locate() finds them: the baselines that seed the search.
     std::vector<Plan> seeds;
@@ -104,8 +114,8 @@ struct ZeroChoice {
 };
 
 struct LinkChoice {
-    std::string technology; // empty = the cluster's own
-    int flows = 0;          // 0 = the technology's
+    // The plan's override on the link (all empty / 0: the link as built).
+    LinkOverride setting;
     std::string label;
 };
 
@@ -121,7 +131,7 @@ public:
     const Plan& base() const { return base_; }
     std::int64_t gpuBudget() const { return budget_; }
 
-    int axisCount() const { return kFirstLink + int(links_.size()); }
+    int axisCount() const { return kFirstLink + int(links_.size()) + (routings_.empty() ? 0 : 1); }
     std::string axisName(int axis) const;
     std::size_t structureCount() const { return structures_.size(); }
     const Structure& structure(std::size_t s) const { return structures_[s].structure; }
@@ -160,7 +170,11 @@ public:
     // a lower bound: full recompute runs every layer's forward again.
     double hardwareFlopsFactor(const Candidate& c) const;
     // The link axes (one per inter-building link that has choices).
-    bool isLinkAxis(int axis) const { return axis >= kFirstLink; }
+    bool isLinkAxis(int axis) const {
+        return axis >= kFirstLink && axis < kFirstLink + int(links_.size());
+    }
+    // The routing axis (after the link axes), -1 without one.
+    int routingAxis() const { return routings_.empty() ? -1 : kFirstLink + int(links_.size()); }
     const std::string& linkOfAxis(int axis) const {
         return linkNames_[std::size_t(axis - kFirstLink)];
     }
@@ -209,6 +223,7 @@ private:
     void buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o) const;
     void buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const;
     void buildLinks(const DesignSpaceOptions& o);
+    void buildRoutings(const DesignSpaceOptions& o);
     void buildBalancedSplits(StructureAxes& axes) const;
     bool isBaseStructure(const Structure& st) const;
     // Empty for the cost model's even split.
@@ -223,6 +238,8 @@ private:
     std::vector<StructureAxes> structures_;
     std::vector<std::string> linkNames_;
     std::vector<std::vector<LinkChoice>> links_;
+    // Routing choices (nullopt: the cluster's); empty without the axis.
+    std::vector<std::optional<Routing>> routings_;
     std::map<std::string, std::int64_t> structurePruned_;
     double maxMemoryGiB_ = 0; // largest GPU memory of the cluster (a safe bound)
     double logitsLayers_ = 0; // logits cost in layer equivalents (balanced split)

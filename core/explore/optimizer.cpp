@@ -417,6 +417,18 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
             text += x + ",";
         text += ";";
     }
+    // The network knobs the search may set (nothing added without them).
+    if (!sp.nccl_buffsize_mib.empty() || !sp.nccl_channels.empty() || !sp.routings.empty()) {
+        text += "network;";
+        for (double b : sp.nccl_buffsize_mib)
+            text += std::to_string(b) + ",";
+        text += ";";
+        add(sp.nccl_channels);
+        for (const Routing& r : sp.routings)
+            text += std::string(toString(r.policy)) + "/" + toString(r.ecmp_metric) + "/" +
+                    std::to_string(r.ecmp_tolerance) + ",";
+        text += ";";
+    }
     std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : text) {
         h ^= c;

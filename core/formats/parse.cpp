@@ -404,6 +404,19 @@ void readArray(const json* a, const std::string& at, Diagnostics& d, std::int64_
         readOne((*a)[i], childPath(at, i));
 }
 
+// A cluster's or a plan's `routing` object (docs/FORMATS.md).
+void readRouting(ObjectReader& parent, Routing& out) {
+    ObjectReader routing = parent.object("routing", kOptional);
+    routing.choice<RoutingPolicy>("policy", out.policy, kOptional,
+                                  {{"shortest-hops", RoutingPolicy::ShortestHops},
+                                   {"lowest-latency", RoutingPolicy::LowestLatency},
+                                   {"ecmp", RoutingPolicy::Ecmp}});
+    routing.choice<EcmpMetric>("ecmp_metric", out.ecmp_metric, kOptional,
+                               {{"hops", EcmpMetric::Hops}, {"latency", EcmpMetric::Latency}});
+    routing.number("ecmp_tolerance", out.ecmp_tolerance, kOptional, formats::kNonNegative);
+    routing.finish();
+}
+
 Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
     Cluster c;
     if (!requireRootObject(j, d))
@@ -455,15 +468,7 @@ Cluster readCluster(const json& j, Diagnostics& d, bool inlinePart) {
             c.technologies[key] = t;
         }
     }
-    ObjectReader routing = r.object("routing", kOptional);
-    routing.choice<RoutingPolicy>("policy", c.routing.policy, kOptional,
-                                  {{"shortest-hops", RoutingPolicy::ShortestHops},
-                                   {"lowest-latency", RoutingPolicy::LowestLatency},
-                                   {"ecmp", RoutingPolicy::Ecmp}});
-    routing.choice<EcmpMetric>("ecmp_metric", c.routing.ecmp_metric, kOptional,
-                               {{"hops", EcmpMetric::Hops}, {"latency", EcmpMetric::Latency}});
-    routing.number("ecmp_tolerance", c.routing.ecmp_tolerance, kOptional, formats::kNonNegative);
-    routing.finish();
+    readRouting(r, c.routing);
     r.finish();
     formats::checkCluster(c, d);
     return c;
@@ -680,6 +685,10 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},
                            {"never", FsdpReshard::Never}});
+    if (r.find("routing", kOptional)) {
+        p.routing.emplace();
+        readRouting(r, *p.routing);
+    }
     r.finish();
     formats::checkPlan(p, d);
     return p;

@@ -272,6 +272,8 @@ void checkModel(const Model& m, Diagnostics& d) {
 
 void checkPlan(const Plan& p, Diagnostics& d) {
     checkName(d, "/name", p.name);
+    if (p.routing)
+        checkNumber(d, "/routing/ecmp_tolerance", p.routing->ecmp_tolerance, kNonNegative);
     const bool seqOk = checkInt(d, "/sequence_length", p.sequence_length, kSequenceRange) &&
                        !d.isBad("/sequence_length");
     const bool globalOk =

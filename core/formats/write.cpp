@@ -22,6 +22,12 @@ json number(double v) {
     return v;
 }
 
+json routingJson(const Routing& r) {
+    return {{"policy", toString(r.policy)},
+            {"ecmp_metric", toString(r.ecmp_metric)},
+            {"ecmp_tolerance", number(r.ecmp_tolerance)}};
+}
+
 json range(int first, int last) {
     return json::array({first, last});
 }
@@ -215,9 +221,7 @@ nlohmann::json toJson(const Cluster& c) {
     j["technologies"] = techs;
     // Only when not the default, so a cluster without it saves as before.
     if (c.routing != Routing{})
-        j["routing"] = {{"policy", toString(c.routing.policy)},
-                        {"ecmp_metric", toString(c.routing.ecmp_metric)},
-                        {"ecmp_tolerance", number(c.routing.ecmp_tolerance)}};
+        j["routing"] = routingJson(c.routing);
     return j;
 }
 
@@ -307,6 +311,8 @@ nlohmann::json toJson(const Plan& p) {
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
     j["flash_attention"] = p.flash_attention;
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
+    if (p.routing)
+        j["routing"] = routingJson(*p.routing);
     return j;
 }
 

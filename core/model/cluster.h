@@ -2,6 +2,8 @@
 // Plain value types of a cluster document ("format": "scaleacross.cluster").
 // Units live in the member names, as in the JSON keys.
 
+#include "model/routing.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -109,39 +111,6 @@ struct Link {
     std::string technology = "roce";
 
     bool operator==(const Link&) const = default;
-};
-
-// How traffic between two buildings picks its inter-building links
-// (docs/COST_MODEL.md, "Routing").
-enum class RoutingPolicy {
-    ShortestHops,  // fewest links, then lowest latency (routed DCIs: unit link costs)
-    LowestLatency, // lowest latency, then fewest links
-    Ecmp           // split over the equal-cost paths, by capacity (weighted ECMP)
-};
-enum class EcmpMetric { Hops, Latency };
-
-inline const char* toString(RoutingPolicy p) {
-    switch (p) {
-    case RoutingPolicy::ShortestHops:
-        return "shortest-hops";
-    case RoutingPolicy::LowestLatency:
-        return "lowest-latency";
-    case RoutingPolicy::Ecmp:
-        return "ecmp";
-    }
-    return "shortest-hops";
-}
-inline const char* toString(EcmpMetric m) {
-    return m == EcmpMetric::Latency ? "latency" : "hops";
-}
-
-struct Routing {
-    RoutingPolicy policy = RoutingPolicy::ShortestHops;
-    EcmpMetric ecmp_metric = EcmpMetric::Hops;
-    // Latency metric: paths within (1 + tolerance) x the best latency are equal.
-    double ecmp_tolerance = 0;
-
-    bool operator==(const Routing&) const = default;
 };
 
 struct Cluster {

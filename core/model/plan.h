@@ -1,6 +1,8 @@
 #pragma once
 // Plain value type of a plan document ("format": "scaleacross.plan").
 
+#include "model/routing.h"
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -119,6 +121,9 @@ struct Plan {
     // softmax and its output kept in memory).
     bool flash_attention = true;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
+    // The routing the job asks the network for (a traffic-engineering policy
+    // for its flows); absent: the cluster's `routing`.
+    std::optional<Routing> routing;
 
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
