@@ -330,6 +330,9 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
                 std::string("compression: dp ") + toString(c.method) + " changes nothing here: " +
                 (plan.effectiveZeroStage() == 3
                      ? "ZeRO-3's per-microbatch collectives run uncompressed"
+                 : c.method == CompressionMethod::TopK &&
+                         plan.algoFor(Dim::DP) != CollectiveAlgo::Hierarchical
+                     ? "top-k runs only with \"collectives\": {\"dp\": \"hierarchical\"}"
                  : c.method == CompressionMethod::Bf16 && plan.grad_reduce_bytes == 2
                      ? "the gradients are reduced in bf16 already"
                      : "no gradient traffic crosses a building"));

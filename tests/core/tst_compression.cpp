@@ -10,6 +10,7 @@
 #include "cost/evaluate.h"
 #include "cost/network.h"
 #include "cost/traffic.h"
+#include "explore/designspace.h"
 #include "formats/documents.h"
 #include "frameworks/framework.h"
 #include "topology/topology.h"
@@ -147,6 +148,7 @@ private Q_SLOTS:
     void badInputs();
     void frameworkRoundTrip_data();
     void frameworkRoundTrip();
+    void optimizerKeepsTopkHierarchical();
 };
 
 // ---- the collective ------------------------------------------------------------
@@ -556,6 +558,25 @@ void TestCompression::frameworkRoundTrip() {
     p.name = plan.name;
     p.description = plan.description;
     QVERIFY2(p == plan, (toJson(p).dump() + "\n" + toJson(plan).dump() + "\n" + ex.text).c_str());
+}
+
+void TestCompression::optimizerKeepsTopkHierarchical() {
+    // The optimizer varies the DP algorithm; with top-k only the
+    // hierarchical one is valid, with a cast all four are.
+    const Cluster c = twoBuildings(100, 5.0, 32);
+    for (CompressionMethod m : {CompressionMethod::TopK, CompressionMethod::Fp8}) {
+        const DesignSpace space(c, gptModel(),
+                                dpAcross(1, CollectiveAlgo::Hierarchical, method(m)));
+        QVERIFY(space.structureCount() > 0);
+        for (std::size_t s = 0; s < space.structureCount(); ++s) {
+            const int n = space.choices(s, DesignSpace::kDpAlgo);
+            if (space.structure(s).parallelism.dp > 1)
+                QCOMPARE(n, m == CompressionMethod::TopK ? 1 : 4);
+            if (m == CompressionMethod::TopK)
+                QCOMPARE(QString::fromStdString(space.choiceLabel(s, DesignSpace::kDpAlgo, 0)),
+                         QStringLiteral("dp hierarchical"));
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCompression)
