@@ -13,12 +13,38 @@ double kindFactor(CollectiveKind k) {
 
 struct Cost {
     double bandwidth = 0, latency = 0;
+    double codec = 0, residual = 0; // CollectiveCost::codec_hbm_bytes, residual_elements
+    bool compressed = false;
 };
+
+// What one collective does to the bytes it sends across buildings.
+struct Codec {
+    double e = 4;    // bytes per uncompressed element
+    double wire = 4; // bytes per element on building crossings (a cast), e if none
+    const Compression* topk = nullptr;
+    double factor() const { return wire / e; }
+    bool cast() const { return wire < e; }
+    // Encoding `sent` and decoding as many received elements: each pass
+    // reads one format and writes the other.
+    double castPasses(double sent) const { return 2 * sent * (e + wire); }
+};
+
+Codec codecOf(const CrossCompression& cx, CollectiveKind kind) {
+    Codec c;
+    c.e = c.wire = cx.element_bytes;
+    if (!cx.method || kind == CollectiveKind::AllGather)
+        return c;
+    if (cx.method->method == CompressionMethod::TopK)
+        c.topk = &*cx.method;
+    else
+        c.wire = std::min(c.e, castWireBytes(cx.method->method));
+    return c;
+}
 
 // Flat ring over all members in site order; crossings between consecutive
 // sites (and the wrap-around) carry the ring's bytes.
 Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double S, double groups,
-          const CollectiveEnv& env) {
+          const CollectiveEnv& env, const Codec& codec) {
     const int n = g.members;
     const double f = kindFactor(kind);
     const double ringBytes = f * (n - 1) / n * S;
@@ -36,11 +62,17 @@ Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
         for (std::size_t i = 0; i < k; ++i) {
             const Location a = g.sites[i].loc;
             const Location b = g.sites[(i + 1) % k].loc;
-            phase.add(a, b, groups * ringBytes, groups);
+            const bool cast = codec.cast() && a.building != b.building;
+            phase.add(a, b, groups * ringBytes * (cast ? codec.factor() : 1.0), groups);
             hopSum += env.routeStep(phase.routeLatency(a, b));
             ++crossings;
+            c.compressed = c.compressed || cast;
         }
     }
+    // A GPU at a building boundary encodes the ring's bytes it sends over
+    // it and decodes what it receives.
+    if (c.compressed)
+        c.codec = codec.castPasses(ringBytes / codec.e);
     hopSum += (n - crossings) * env.localStep();
     // Pipelined ring: a chunk travels around the ring f times (n-1)/n.
     c.latency = f * (n - 1) / n * hopSum;
@@ -50,7 +82,7 @@ Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
 // NCCL-style double binary tree: ~S per direction across every boundary
 // between consecutive sites, log-depth latency.
 Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double S, double groups,
-          const CollectiveEnv& env) {
+          const CollectiveEnv& env, const Codec& codec) {
     const int n = g.members;
     const double f = kindFactor(kind);
     Cost c;
@@ -65,10 +97,16 @@ Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
     for (std::size_t i = 0; i + 1 < g.sites.size(); ++i) {
         const Location a = g.sites[i].loc;
         const Location b = g.sites[i + 1].loc;
-        phase.add(a, b, groups * f / 2 * S, 2 * groups);
-        phase.add(b, a, groups * f / 2 * S, 2 * groups);
+        const bool cast = codec.cast() && a.building != b.building;
+        const double bytes = groups * f / 2 * S * (cast ? codec.factor() : 1.0);
+        phase.add(a, b, bytes, 2 * groups);
+        phase.add(b, a, bytes, 2 * groups);
         maxCross = std::max(maxCross, phase.routeLatency(a, b));
+        c.compressed = c.compressed || cast;
     }
+    // Each direction of a boundary carries f S / 2 of a GPU's buffer.
+    if (c.compressed)
+        c.codec = codec.castPasses(f / 2 * S / codec.e);
     const double bDepth = std::ceil(std::log2(std::max(1, g.buildings))) + (g.sites.size() > 1);
     c.latency = f * (depth * env.localStep() + bDepth * maxCross);
     return c;
@@ -77,9 +115,9 @@ Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
 // Hierarchical: inside each building a ring reduce-scatter, across
 // buildings a ring all-reduce of each shard, then an all-gather inside.
 Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double S,
-                  double groups, const CollectiveEnv& env) {
+                  double groups, const CollectiveEnv& env, const Codec& codec) {
     if (g.buildings < 2)
-        return ring(phase, g, kind, S, groups, env);
+        return ring(phase, g, kind, S, groups, env, codec);
     const double f = kindFactor(kind);
     // Sites grouped by building (sites are sorted by building).
     struct B {
@@ -116,7 +154,28 @@ Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind
     // Across buildings: n_min shard rings of k members, each S / n_min.
     const int k = int(bs.size());
     const double shard = S / nMin;
-    const double crossBytes = f * (k - 1) / k * shard * nMin;
+    // Per member of a shard ring: the bytes it sends across, and the ring's
+    // steps (a ring all-reduce 2(k-1), reduce-scatter or all-gather k-1).
+    double perMember = f * (k - 1) / k * shard;
+    double steps = f * (k - 1);
+    if (codec.topk) {
+        // Top-k: an all-gather of every building's (value, index) pairs of
+        // its shard, k-1 ring steps; a reduce-scatter sends each piece's
+        // pairs to its owner, (k-1)/k of them.
+        const double elements = shard / codec.e;
+        const double pairs = codec.topk->topk_ratio * elements * (codec.e + kTopkIndexBytes);
+        perMember = (kind == CollectiveKind::AllReduce ? (k - 1) : double(k - 1) / k) * pairs;
+        steps = k - 1;
+        c.codec = elements * topkCodecBytesPerElement(kind, k, codec.e, codec.topk->topk_ratio,
+                                                      codec.topk->error_feedback);
+        c.residual = codec.topk->error_feedback ? elements : 0;
+        c.compressed = true;
+    } else if (codec.cast()) {
+        c.codec = codec.castPasses(perMember / codec.e);
+        perMember *= codec.factor();
+        c.compressed = true;
+    }
+    const double crossBytes = perMember * nMin;
     double wan = 0;
     for (int i = 0; i < k; ++i) {
         const Location a = g.sites[bs[std::size_t(i)].first].loc;
@@ -124,24 +183,55 @@ Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind
         phase.add(a, b, groups * crossBytes, groups * nMin);
         wan = std::max(wan, env.routeStep(phase.routeLatency(a, b)));
     }
-    c.bandwidth += f * (k - 1) / k * shard / env.nic_bps;
-    c.latency += f * (k - 1) * wan;
+    c.bandwidth += perMember / env.nic_bps;
+    c.latency += steps * wan;
     return c;
 }
 
 Cost run(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, CollectiveAlgo algo,
-         double S, double groups, const CollectiveEnv& env) {
+         double S, double groups, const CollectiveEnv& env, const Codec& codec) {
     switch (algo) {
     case CollectiveAlgo::Tree:
-        return tree(phase, g, kind, S, groups, env);
+        return tree(phase, g, kind, S, groups, env, codec);
     case CollectiveAlgo::Hierarchical:
-        return hierarchical(phase, g, kind, S, groups, env);
+        return hierarchical(phase, g, kind, S, groups, env, codec);
     default:
-        return ring(phase, g, kind, S, groups, env);
+        return ring(phase, g, kind, S, groups, env, codec);
     }
 }
 
 } // namespace
+
+double castWireBytes(CompressionMethod m) {
+    switch (m) {
+    case CompressionMethod::Bf16:
+        return 2;
+    case CompressionMethod::Fp8:
+        return 1 + kFp8ScaleBytes / kFp8BlockValues;
+    case CompressionMethod::TopK:
+        break;
+    }
+    return 0;
+}
+
+double topkCodecBytesPerElement(CollectiveKind kind, int k, double e, double ratio,
+                                bool errorFeedback) {
+    const double pair = e + kTopkIndexBytes;
+    // Error feedback: acc = gradient + residual (read two, write one).
+    const double feedback = errorFeedback ? 3 * e : 0;
+    // Two passes over acc: one finds the k-th largest magnitude (a radix-
+    // select histogram, or DGC's sampled threshold refined once), one
+    // writes the pairs above it and, with error feedback, the residual
+    // (acc with the sent entries zeroed).
+    const double select = e + (e + ratio * pair + (errorFeedback ? e : 0));
+    // Decoding: the dense result is written once and every received pair
+    // (own included) is read and added into it (read-modify-write). An
+    // all-reduce decodes all k buildings' pairs into the whole shard; a
+    // reduce-scatter only its own piece (1/k of the shard, k of r/k pairs).
+    const bool all = kind == CollectiveKind::AllReduce;
+    const double decode = (all ? e : e / k) + (all ? k * ratio : ratio) * (pair + 2 * e);
+    return feedback + select + decode;
+}
 
 double collectiveBytesPerMember(CollectiveKind kind, int n, double bytes) {
     if (n <= 1)
@@ -151,8 +241,9 @@ double collectiveBytesPerMember(CollectiveKind kind, int n, double bytes) {
 
 CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind,
                               CollectiveAlgo algo, double S, double groups,
-                              const CollectiveEnv& env) {
+                              const CollectiveEnv& env, const CrossCompression& compression) {
     CollectiveCost out;
+    const Codec codec = codecOf(compression, kind);
     if (g.members <= 1 || S <= 0)
         return out;
     // NCCL runs its trees for all-reduce only; reduce-scatter and all-gather
@@ -171,7 +262,7 @@ CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, Collect
             if (a == CollectiveAlgo::Tree && kind != CollectiveKind::AllReduce)
                 continue;
             scratch.clear();
-            const Cost c = run(scratch, g, kind, a, S, groups, env);
+            const Cost c = run(scratch, g, kind, a, S, groups, env, codec);
             const double t = std::max(c.bandwidth, scratch.drainTime()) + c.latency;
             if (t < best) {
                 best = t;
@@ -179,10 +270,13 @@ CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& g, Collect
             }
         }
     }
-    const Cost c = run(phase, g, kind, algo, S, groups, env);
+    const Cost c = run(phase, g, kind, algo, S, groups, env, codec);
     out.bandwidth_s = c.bandwidth;
     out.latency_s = c.latency;
     out.algo = algo;
+    out.codec_hbm_bytes = c.codec;
+    out.residual_elements = c.residual;
+    out.compressed = c.compressed;
     return out;
 }
 

@@ -36,7 +36,40 @@ struct CollectiveCost {
     double bandwidth_s = 0; // per-GPU NIC term (the shared edges are added by the phase)
     double latency_s = 0;   // per call (per bucket)
     CollectiveAlgo algo = CollectiveAlgo::Ring;
+    // With CrossCompression: bytes the busiest GPU moves through HBM to
+    // encode what it sends across buildings and decode what it receives, and
+    // the elements of its error-feedback residual (top-k); 0 when nothing
+    // crossing a building was compressed.
+    double codec_hbm_bytes = 0;
+    double residual_elements = 0;
+    bool compressed = false;
 };
+
+// What a gradient collective sends across buildings (the plan's
+// "compression"; docs/COST_MODEL.md, "Compression across buildings"):
+// inside a building NCCL runs uncompressed. A cast (bf16, fp8) works for
+// any algorithm: the bytes on building-crossing ring or tree edges become
+// castWireBytes per element. Top-k needs the hierarchical algorithm: sparse
+// vectors do not add up in a ring, so across buildings each building's
+// top-k of its shard is all-gathered (reduce-scatter: sent to the owner of
+// each piece) as (value, 32-bit index) pairs.
+struct CrossCompression {
+    std::optional<Compression> method; // none: uncompressed
+    double element_bytes = 4;          // of the uncompressed gradients (Plan::grad_reduce_bytes)
+    bool operator==(const CrossCompression&) const = default;
+};
+// fp8 (E4M3) with one fp32 scale per block of 128 values (DeepSeek-V3
+// tech report Sec. 3.3, 1x128 tiles; MS-AMP's per-tensor scaling is coarser).
+inline constexpr double kFp8BlockValues = 128;
+inline constexpr double kFp8ScaleBytes = 4;
+inline constexpr double kTopkIndexBytes = 4; // int32 index per kept value
+// Bytes per element on the wire for a cast: bf16 2, fp8 1 + 4/128.
+double castWireBytes(CompressionMethod m);
+// HBM bytes per shard element of top-k with (or without) error feedback
+// across k buildings, of a shard whose elements are `e` bytes, keeping a
+// fraction `ratio`: the passes listed in docs/COST_MODEL.md.
+double topkCodecBytesPerElement(CollectiveKind kind, int k, double e, double ratio,
+                                bool errorFeedback);
 
 // Fabric latency of a hop between two GPUs of one zone (NIC to NIC through
 // the leaf), and of a hop inside the NVLink domain, seconds.
@@ -68,9 +101,10 @@ struct CollectiveEnv {
 
 // Loads `groups` identical concurrent groups' bytes onto `phase` and returns
 // the per-GPU and latency terms. `bytes` is the per-GPU buffer size S.
+// `compression` applies to all-reduce and reduce-scatter only.
 CollectiveCost loadCollective(TrafficPhase& phase, const GroupSpread& spread, CollectiveKind kind,
                               CollectiveAlgo algo, double bytes, double groups,
-                              const CollectiveEnv& env);
+                              const CollectiveEnv& env, const CrossCompression& compression = {});
 
 // Bytes each member sends for a collective of S bytes on n members, per the
 // algorithm's definition (for conservation checks): ring all-reduce

@@ -278,6 +278,9 @@ Ref<DpCollectives> dpCollectivesOf(const ClusterContext& ctx, const Plan& plan, 
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);
     in.stage_params = st.stageParams;
+    in.compression = {};
+    if (plan.dp_compression)
+        in.compression = CrossCompression{plan.dp_compression, double(plan.grad_reduce_bytes)};
     return st.dpCollectives.get(
         in, [&](const DpCollectivesInput& i, DpCollectives& out) { dpCollectives(ctx, i, out); });
 }
@@ -328,10 +331,22 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         for (int s = 0; s < pp; ++s)
             ev.stage_breakdown.push_back(breakdown(in, s));
     }
-    memory({&plan, &*layout, &st.costs, &st.chunks, &ev.layers_per_stage, &pr, &st.stageParams},
-           ev.memory, ev.warnings);
+    memory(
+        {&plan, &*layout, &st.costs, &st.chunks, &ev.layers_per_stage, &pr, &st.stageParams, &*dp},
+        ev.memory, ev.warnings);
+    if (plan.dp_compression) {
+        CompressionReport& c = ev.compression.emplace();
+        c.method = plan.dp_compression->method;
+        for (const CollectiveCost& rs : dp->rsCost)
+            c.applied = c.applied || rs.compressed;
+        // ZeRO-2 reduce-scatters (and so encodes) every microbatch.
+        const double syncs = plan.effectiveZeroStage() == 2 ? double(mb) : 1.0;
+        c.compute_s = st.dp.codec[std::size_t(st.dp.critical)] * syncs;
+        c.residual_gib = ev.memory.compression_gib;
+    }
     linkTraffic(ctx,
-                {&plan, &*transports, &*p2p->phase, p2p->slot, &*dp->reduce, &*dp->gather,
+                {&plan, &*transports, &*p2p->phase, p2p->slot, &*dp->reduce,
+                 dp->reduceUncompressed ? &*dp->reduceUncompressed : nullptr, &*dp->gather,
                  z3 ? &*z3->step : nullptr, &*st.ep.phase, &st.chunkLayers, &st.dp, mb,
                  options.detail},
                 ev);

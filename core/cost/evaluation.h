@@ -5,6 +5,7 @@
 #include "model/plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@ struct MemoryUsage {
     double capacity_gib = 0;     // of the GPU holding the worst stage
     bool fits = true;
     int worst_stage = 0;
+    double compression_gib = 0; // top-k's error-feedback residual (in the peak)
     std::vector<double> per_stage_peak_gib;
     std::vector<double> per_stage_capacity_gib;
 };
@@ -83,6 +85,16 @@ struct LinkUsage {
     std::vector<Dim> dims;       // parallel dimensions that use it
 };
 
+// The plan's "compression" of DP gradients across buildings, per step.
+struct CompressionReport {
+    CompressionMethod method = CompressionMethod::Bf16;
+    bool applied = false;            // some gradient traffic crossing buildings was compressed
+    double bytes_saved_per_step = 0; // over inter-building links, both directions (as
+                                     // cross_building_bytes counts them)
+    double compute_s = 0;            // encode/decode passes per step, critical stage
+    double residual_gib = 0;         // error-feedback buffer per GPU, worst stage
+};
+
 struct Evaluation {
     double step_time_s = 0;
     double tokens_per_s = 0;
@@ -102,6 +114,7 @@ struct Evaluation {
     std::vector<LinkUsage> links;
     std::vector<std::string> warnings;
     Timeline timeline;
+    std::optional<CompressionReport> compression; // plans with "compression" only
     // Per-stage facts for views.
     std::vector<int> stage_building; // building holding most of each stage
     std::vector<int> layers_per_stage;

@@ -27,7 +27,9 @@ StageMemory stageMemory(const StageMemoryInput& in) {
     m.gradients = z >= 2 ? dense * g / in.dp_shard + experts * g / in.ep_shard : in.params * g;
     m.optimizer = z >= 1 ? dense * o / in.dp_shard + experts * o / in.ep_shard : in.params * o;
     m.activations = in.activation_bytes;
-    m.total_gib = withRuntimeOverheadGiB(m.weights + m.gradients + m.optimizer + m.activations);
+    m.residual = in.residual_bytes;
+    m.total_gib =
+        withRuntimeOverheadGiB(m.weights + m.gradients + m.optimizer + m.activations + m.residual);
     return m;
 }
 

@@ -48,9 +48,11 @@ struct StageMemoryInput {
     double ep_shard = 1;      // ranks the expert parameters are sharded over (dp / ep)
     int layers = 1;           // of the stage (ZeRO-3 gathers two layers at once)
     double activation_bytes = 0;
+    double residual_bytes = 0; // top-k's error-feedback residual (fp32, of the DP shard)
 };
 struct StageMemory {
     double weights = 0, gradients = 0, optimizer = 0, activations = 0; // bytes
+    double residual = 0;                                               // bytes
     double total_gib = 0; // with fragmentation and the runtime's overhead
 };
 StageMemory stageMemory(const StageMemoryInput& in);

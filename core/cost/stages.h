@@ -221,10 +221,14 @@ struct DpCollectivesInput {
     CollectiveAlgo algo = CollectiveAlgo::Auto;
     double grad_bytes = 4;
     std::vector<double> stage_params; // [stage]
+    CrossCompression compression;     // of the gradients where they cross buildings
     bool operator==(const DpCollectivesInput&) const = default;
 };
 struct DpCollectives {
     std::optional<TrafficPhase> reduce, gather; // gradients; ZeRO's parameter all-gather
+    // With compression: the same gradient collectives uncompressed (same
+    // algorithms), for the bytes the compression saves.
+    std::optional<TrafficPhase> reduceUncompressed;
     std::vector<CollectiveCost> rsCost, agCost; // [stage]
     CollectiveAlgo used = CollectiveAlgo::Ring;
     std::vector<double> reduceShared, gatherShared; // [stage]: what ring neighbours wait for
@@ -244,6 +248,7 @@ struct DpTiming {
     std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward
     std::vector<double> gatherExposed;    // [stage]: ZeRO's all-gather before the next forward
     std::vector<double> optimizer;        // [stage]: the optimizer step
+    std::vector<double> codec;            // [stage]: compression's encode/decode, per sync
     int critical = 0;                     // the stage that ends last
     double step_s = 0;
 };
@@ -278,6 +283,7 @@ struct MemoryInput {
     const std::vector<int>* stage_layers = nullptr;
     const PipelineResult* simulated = nullptr;
     const std::vector<double>* stage_params = nullptr;
+    const DpCollectives* collectives = nullptr; // top-k's error-feedback residual
 };
 // Per stage; the warning when the worst stage does not fit.
 void memory(const MemoryInput& in, MemoryUsage& out, std::vector<std::string>& warnings);
@@ -290,6 +296,7 @@ struct LinkTrafficInput {
     const TrafficPhase* p2p = nullptr;
     double p2pSlot = 0;
     const TrafficPhase* dpReduce = nullptr;
+    const TrafficPhase* dpReduceUncompressed = nullptr; // null without compression
     const TrafficPhase* dpGather = nullptr;
     const TrafficPhase* zero3Step = nullptr; // null unless ZeRO-3 with dp > 1
     const TrafficPhase* ep = nullptr;

@@ -26,18 +26,18 @@ constexpr double kOptimizerLaunchS = 20e-6;
 class AlgoMemo {
 public:
     CollectiveCost load(TrafficPhase& phase, const Layout& layout, int s, CollectiveKind kind,
-                        CollectiveAlgo algo, double bytes) {
+                        CollectiveAlgo algo, double bytes, const CrossCompression& cx = {}) {
         const GroupSpread& g = layout.spreads[std::size_t(s)];
         const int spreadClass = layout.spreadClass[std::size_t(s)];
         const CollectiveEnv& env = layout.stageEnv[std::size_t(s)];
         const double groups = layout.dpGroups;
         if (algo != CollectiveAlgo::Auto)
-            return loadCollective(phase, g, kind, algo, bytes, groups, env);
+            return loadCollective(phase, g, kind, algo, bytes, groups, env, cx);
         for (const Choice& c : choices_)
             if (c.spreadClass == spreadClass && c.kind == kind && c.bytes == bytes &&
                 c.groups == groups && c.env == env)
-                return loadCollective(phase, g, kind, c.algo, bytes, groups, env);
-        const CollectiveCost cost = loadCollective(phase, g, kind, algo, bytes, groups, env);
+                return loadCollective(phase, g, kind, c.algo, bytes, groups, env, cx);
+        const CollectiveCost cost = loadCollective(phase, g, kind, algo, bytes, groups, env, cx);
         choices_.push_back({spreadClass, kind, bytes, groups, env, cost.algo});
         return cost;
     }
@@ -239,17 +239,22 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     if (layout.spreads.empty() || layout.spreads[0].members <= 1 || in.zero_class == 3)
         return;
     AlgoMemo algos;
+    const CrossCompression& cx = in.compression;
+    if (cx.method)
+        out.reduceUncompressed.emplace(*ctx.topology, *in.transports);
     for (int s = 0; s < pp; ++s) {
         const double P = in.stage_params[std::size_t(s)];
-        if (in.zero_class == 0) {
-            out.rsCost[std::size_t(s)] = algos.load(
-                *out.reduce, layout, s, CollectiveKind::AllReduce, in.algo, P * in.grad_bytes);
-        } else {
-            out.rsCost[std::size_t(s)] = algos.load(
-                *out.reduce, layout, s, CollectiveKind::ReduceScatter, in.algo, P * in.grad_bytes);
+        const CollectiveKind kind =
+            in.zero_class == 0 ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter;
+        const CollectiveCost rs =
+            algos.load(*out.reduce, layout, s, kind, in.algo, P * in.grad_bytes, cx);
+        out.rsCost[std::size_t(s)] = rs;
+        if (cx.method)
+            loadCollective(*out.reduceUncompressed, layout.spreads[std::size_t(s)], kind, rs.algo,
+                           P * in.grad_bytes, layout.dpGroups, layout.stageEnv[std::size_t(s)]);
+        if (in.zero_class != 0)
             out.agCost[std::size_t(s)] = algos.load(
                 *out.gather, layout, s, CollectiveKind::AllGather, in.algo, P * kWeightBytes);
-        }
         out.used = out.rsCost[std::size_t(s)].algo;
     }
     // What each group's ring neighbours wait for on the shared edges.
@@ -282,7 +287,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const int zero = plan.effectiveZeroStage();
     const int dpPeers = dp * plan.parallelism.cp; // the gradients' reduction group
     const double m = double(pin.microbatches);
-    for (auto* buffer : {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time})
+    for (auto* buffer :
+         {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time, &out.codec})
         buffer->assign(std::size_t(pp), 0.0);
     const double gradBytes = double(plan.grad_reduce_bytes);
     const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
@@ -295,8 +301,17 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         double t = 0, buckets = 1;
         if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
+            // Compression's encode and decode passes run in the DP stream,
+            // before each bucket is sent and after it arrives, at the HBM
+            // rate of the slowest GPU holding the stage (memory-bound).
+            if (d.rsCost[i].codec_hbm_bytes > 0) {
+                double hbm = 1e300;
+                for (int b : in.layout->stageBuildings[i])
+                    hbm = std::min(hbm, (*in.costs)[std::size_t(b)].gpu->hbm_tbps);
+                out.codec[i] = d.rsCost[i].codec_hbm_bytes / (hbm * 1e12 * hbmEfficiency);
+            }
             t = std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) +
-                d.rsCost[i].latency_s * buckets;
+                d.rsCost[i].latency_s * buckets + out.codec[i];
             if (zero >= 1) {
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
                 const double tAg = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]) +

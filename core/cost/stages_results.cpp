@@ -11,6 +11,14 @@
 
 namespace sa {
 
+namespace {
+std::string formatPercent(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g%%", fraction * 100);
+    return buf;
+}
+} // namespace
+
 void flops(const FlopsInput& in, Evaluation& ev) {
     const Model& model = *in.model;
     const Plan& plan = *in.plan;
@@ -89,6 +97,9 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
         for (const auto& c : cs)
             transient = std::max(transient, c.transient);
         si.activation_bytes = in.simulated->peak_activation_bytes[std::size_t(s)] + transient;
+        if (in.collectives && std::size_t(s) < in.collectives->rsCost.size())
+            si.residual_bytes =
+                in.collectives->rsCost[std::size_t(s)].residual_elements * kGradBytes;
         const StageMemory sm = stageMemory(si);
         double cap = 1e300;
         for (int b : in.layout->stageBuildings[std::size_t(s)])
@@ -102,8 +113,10 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
             mem.gradients_gib = sm.gradients / kGiB;
             mem.optimizer_gib = sm.optimizer / kGiB;
             mem.activations_gib = sm.activations / kGiB;
+            mem.compression_gib = sm.residual / kGiB;
             mem.other_gib =
-                sm.total_gib - (sm.weights + sm.gradients + sm.optimizer + sm.activations) / kGiB;
+                sm.total_gib -
+                (sm.weights + sm.gradients + sm.optimizer + sm.activations + sm.residual) / kGiB;
             mem.peak_gib_per_gpu = sm.total_gib;
             mem.capacity_gib = cap;
         }
@@ -276,6 +289,18 @@ void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
 
 void linkTraffic(const ClusterContext& ctx, const LinkTrafficInput& in, Evaluation& ev) {
     const StepTraffic traffic(in);
+    if (in.dpReduceUncompressed && ev.compression) {
+        // What the gradients would have put on the inter-building links
+        // uncompressed, less what they do.
+        const double mult = traffic.dpMult * traffic.reduceMult;
+        double saved = 0;
+        for (const TopoEdge& e : ctx.topology->edges())
+            if (e.kind == EdgeKind::InterBuilding)
+                for (int dir = 0; dir < 2; ++dir)
+                    saved += mult * (in.dpReduceUncompressed->load(e.id, dir) -
+                                     in.dpReduce->load(e.id, dir));
+        ev.compression->bytes_saved_per_step = saved;
+    }
     double maxDp = 0;
     for (double t : in.dp->time)
         maxDp = std::max(maxDp, t);
@@ -322,6 +347,28 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
         plan.algoFor(Dim::DP) == CollectiveAlgo::Tree)
         ev.warnings.push_back("collectives: NCCL runs trees for all-reduce only; ZeRO's gradient "
                               "reduce-scatter and parameter all-gather run as rings");
+    if (plan.dp_compression) {
+        const Compression& c = *plan.dp_compression;
+        if (!ev.compression || !ev.compression->applied)
+            ev.warnings.push_back(
+                std::string("compression: dp ") + toString(c.method) + " changes nothing here: " +
+                (plan.effectiveZeroStage() == 3
+                     ? "ZeRO-3's per-microbatch collectives run uncompressed"
+                 : c.method == CompressionMethod::TopK &&
+                         plan.algoFor(Dim::DP) != CollectiveAlgo::Hierarchical
+                     ? "top-k runs only with \"collectives\": {\"dp\": \"hierarchical\"}"
+                 : c.method == CompressionMethod::Bf16 && plan.grad_reduce_bytes == 2
+                     ? "the gradients are reduced in bf16 already"
+                     : "no gradient traffic crosses a building"));
+        else if (c.method == CompressionMethod::TopK)
+            ev.warnings.push_back(
+                "compression: top-k sends only the largest " + formatPercent(c.topk_ratio) +
+                " of each building's gradient shard" +
+                (c.error_feedback ? " (the rest is fed back into the next step)"
+                                  : " and drops the rest") +
+                ": this changes the optimizer's numerics; that the model still converges "
+                "is the user's responsibility");
+    }
     if (ev.gpus < ctx.cluster->totalGpus())
         ev.warnings.push_back("placement: the plan uses " + std::to_string(ev.gpus) + " of " +
                               std::to_string(ctx.cluster->totalGpus()) + " GPUs");

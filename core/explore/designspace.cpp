@@ -703,6 +703,10 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
         s.dp_algos = withBaseFirst(base_.algoFor(Dim::DP),
                                    {CollectiveAlgo::Hierarchical, CollectiveAlgo::Ring,
                                     CollectiveAlgo::Tree, CollectiveAlgo::Auto});
+    // Top-k compression runs only in the hierarchical scheme (the plan check
+    // refuses it with the others).
+    if (base_.dp_compression && base_.dp_compression->method == CompressionMethod::TopK)
+        s.dp_algos = {CollectiveAlgo::Hierarchical};
     structures_.push_back(std::move(s));
 }
 

@@ -93,6 +93,15 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
         {"links", links},
         {"warnings", ev.warnings},
     };
+    if (ev.compression) {
+        const CompressionReport& c = *ev.compression;
+        j["compression"] = {{"dp",
+                             {{"method", toString(c.method)},
+                              {"applied", c.applied},
+                              {"bytes_saved_per_step", c.bytes_saved_per_step},
+                              {"compute_s", c.compute_s},
+                              {"residual_gib_per_gpu", c.residual_gib}}}};
+    }
     if (timeline) {
         json ops = json::array();
         for (const TimelineOp& op : ev.timeline.ops)
@@ -148,6 +157,13 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
                  formatSeconds(x.ep_exposed_s).c_str(), formatSeconds(x.compute_s).c_str());
             break;
         }
+    }
+    if (ev.compression && ev.compression->applied) {
+        const CompressionReport& c = *ev.compression;
+        line("DP compression   %s: %s/step less across buildings, %s encode/decode per step, "
+             "%.2f GiB residual per GPU",
+             toString(c.method), formatBytes(c.bytes_saved_per_step).c_str(),
+             formatSeconds(c.compute_s).c_str(), c.residual_gib);
     }
     bool header = false;
     for (const LinkUsage& l : ev.links) {

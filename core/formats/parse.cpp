@@ -689,6 +689,31 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         p.routing.emplace();
         readRouting(r, *p.routing);
     }
+    ObjectReader comp = r.object("compression", kOptional);
+    if (comp.valid()) {
+        ObjectReader cd = comp.object("dp", kRequired);
+        if (cd.valid()) {
+            Compression c;
+            const bool known = cd.choice<CompressionMethod>("method", c.method, kRequired,
+                                                            {{"bf16", CompressionMethod::Bf16},
+                                                             {"fp8", CompressionMethod::Fp8},
+                                                             {"topk", CompressionMethod::TopK}});
+            // Top-k's own settings; a cast has none.
+            if (!known || c.method == CompressionMethod::TopK) {
+                cd.number("topk_ratio", c.topk_ratio, kOptional, formats::kFraction);
+                cd.boolean("error_feedback", c.error_feedback, kOptional);
+            } else {
+                for (const char* key : {"topk_ratio", "error_feedback"})
+                    if (cd.find(key, kOptional))
+                        d.error(cd.pathOf(key), std::string("applies to method topk only, not ") +
+                                                    toString(c.method) + "; leave it out");
+            }
+            cd.finish();
+            if (known)
+                p.dp_compression = c;
+        }
+        comp.finish();
+    }
     r.finish();
     formats::checkPlan(p, d);
     return p;

@@ -427,6 +427,32 @@ void checkPlan(const Plan& p, Diagnostics& d) {
     checkNumber(d, "/dp_bucket_mib", p.dp_bucket_mib, kPositive);
     if (p.grad_reduce_bytes != 2 && p.grad_reduce_bytes != 4 && !d.isBad("/grad_reduce_bytes"))
         d.error("/grad_reduce_bytes", "must be 2 or 4, got " + str(p.grad_reduce_bytes));
+    if (p.dp_compression && !d.isBad("/compression/dp")) {
+        const Compression& c = *p.dp_compression;
+        if (c.method == CompressionMethod::TopK) {
+            checkNumber(d, "/compression/dp/topk_ratio", c.topk_ratio, kFraction);
+            // Sparse vectors do not add up along a ring or tree: top-k is an
+            // all-gather of each building's pairs, after a reduce-scatter
+            // inside each building.
+            if (p.algoFor(Dim::DP) != CollectiveAlgo::Hierarchical &&
+                !d.isBad("/compression/dp/method"))
+                d.error("/compression/dp/method",
+                        std::string("topk needs the hierarchical DP algorithm (sparse gradients "
+                                    "do not add up along a ") +
+                            (p.algoFor(Dim::DP) == CollectiveAlgo::Tree ? "tree" : "ring") +
+                            "); use \"collectives\": {\"dp\": \"hierarchical\"}");
+        } else {
+            const Compression defaults;
+            const std::string m = toString(c.method);
+            if (c.topk_ratio != defaults.topk_ratio && !d.isBad("/compression/dp/topk_ratio"))
+                d.error("/compression/dp/topk_ratio",
+                        "applies to method topk only, not " + m + "; leave it out");
+            if (c.error_feedback != defaults.error_feedback &&
+                !d.isBad("/compression/dp/error_feedback"))
+                d.error("/compression/dp/error_feedback",
+                        "applies to method topk only, not " + m + "; leave it out");
+        }
+    }
 }
 
 void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostics& dp) {

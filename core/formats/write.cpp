@@ -70,7 +70,8 @@ const std::map<std::string, int>& keyRank() {
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
-            "flash_attention", "fsdp_reshard_after_forward",
+            "flash_attention", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
+            "error_feedback",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -313,6 +314,15 @@ nlohmann::json toJson(const Plan& p) {
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);
+    if (p.dp_compression) {
+        const Compression& c = *p.dp_compression;
+        json dp = {{"method", toString(c.method)}};
+        if (c.method == CompressionMethod::TopK) {
+            dp["topk_ratio"] = number(c.topk_ratio);
+            dp["error_feedback"] = c.error_feedback;
+        }
+        j["compression"] = {{"dp", dp}};
+    }
     return j;
 }
 

@@ -1242,7 +1242,9 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
-                                                      "fsdp_reshard_after_forward"};
+                                                      "fsdp_reshard_after_forward",
+                                                      "compression",
+                                                      "routing"};
         for (auto it = comment.plan->begin(); it != comment.plan->end(); ++it) {
             if (!allowed.count(it.key())) {
                 out.problems.push_back(

@@ -30,6 +30,18 @@ const char* toString(FsdpReshard r) {
     return "?";
 }
 
+const char* toString(CompressionMethod m) {
+    switch (m) {
+    case CompressionMethod::Bf16:
+        return "bf16";
+    case CompressionMethod::Fp8:
+        return "fp8";
+    case CompressionMethod::TopK:
+        return "topk";
+    }
+    return "?";
+}
+
 const char* toString(Recompute r) {
     switch (r) {
     case Recompute::None:

@@ -98,6 +98,20 @@ struct LinkOverride {
     bool operator==(const LinkOverride&) const = default;
 };
 
+// Compression of a dimension's gradient traffic where it crosses buildings
+// (plan "compression": {"dp": {...}}); inside a building NCCL runs
+// uncompressed. bf16 / fp8: the crossing bytes are cast to 2 or 1 byte per
+// element (fp8 with one fp32 scale per block of values); topk: each building
+// sends its largest-magnitude fraction `topk_ratio` of its shard as (value,
+// 32-bit index) pairs, the rest kept in a residual (error feedback).
+enum class CompressionMethod { Bf16, Fp8, TopK };
+struct Compression {
+    CompressionMethod method = CompressionMethod::Bf16;
+    double topk_ratio = 0.01;   // topk only: kept fraction, (0, 1]
+    bool error_feedback = true; // topk only: add the dropped part to the next step's gradient
+    bool operator==(const Compression&) const = default;
+};
+
 struct Plan {
     std::string name;
     std::string description;
@@ -124,6 +138,7 @@ struct Plan {
     // The routing the job asks the network for (a traffic-engineering policy
     // for its flows); absent: the cluster's `routing`.
     std::optional<Routing> routing;
+    std::optional<Compression> dp_compression; // "compression": {"dp": ...}; none: uncompressed
 
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
@@ -152,6 +167,7 @@ const char* toString(Recompute r);
 const char* toString(ScheduleKind k);
 const char* toString(CollectiveAlgo a);
 const char* toString(FsdpReshard r);
+const char* toString(CompressionMethod m);
 std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);
