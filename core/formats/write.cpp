@@ -48,8 +48,8 @@ const std::map<std::string, int>& keyRank() {
             "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
             "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
             "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
-            "efficiency", "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes",
-            "per_message_us",
+            "background_gbps", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
+            "mtu_bytes", "per_message_us",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -173,6 +173,8 @@ nlohmann::json toJson(const Cluster& c) {
                          {"bandwidth_gbps", number(l.bandwidth_gbps)},
                          {"latency_ms", number(l.latency_ms)},
                          {"technology", l.technology}});
+        if (l.background_gbps != 0)
+            links.back()["background_gbps"] = number(l.background_gbps);
     }
     j["links"] = links;
     json techs = json::object();
