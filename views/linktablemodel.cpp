@@ -68,6 +68,13 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
         return {};
     const LinkUsage& u = evaluation_->links[std::size_t(index.row())];
     const double step = evaluation_->step_time_s;
+    // With others' traffic on the link: "job X + background Y of Z".
+    const auto shared = [&] {
+        const double job = step > 0 ? u.bytes_per_step * 8 / step / 1e9 : 0.0;
+        return QStringLiteral("job %1 + background %2 of %3")
+            .arg(formatBandwidthGbps(job), formatBandwidthGbps(u.background_gbps),
+                 formatBandwidthGbps(u.capacity_gbps));
+    };
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Name:
@@ -75,7 +82,7 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
         case Tier:
             return tierName(u.tier);
         case Capacity:
-            return formatBandwidthGbps(u.capacity_gbps);
+            return u.background_gbps > 0 ? shared() : formatBandwidthGbps(u.capacity_gbps);
         case Latency:
             return formatLatencyMs(u.latency_ms);
         case Technology:
@@ -133,6 +140,13 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
     }
     if (role == Qt::DecorationRole && index.column() == PeakUtilization && u.bytes_per_step > 0)
         return HeatScale::colorFor(u.peak_utilization);
+    if (role == Qt::ToolTipRole && u.background_gbps > 0 &&
+        (index.column() == Capacity || index.column() == Utilization ||
+         index.column() == PeakUtilization))
+        return QStringLiteral("%1 (means over the step); job and background together: %2 "
+                              "of the link over the step, %3 at the peak")
+            .arg(shared(), formatPercent(u.total_utilization),
+                 formatPercent(u.total_peak_utilization));
     if (role == Qt::ToolTipRole && index.column() == Busy && step > 0)
         return QStringLiteral("%1 of the %2 step")
             .arg(formatPercent(u.busy_s / step), formatSeconds(step));

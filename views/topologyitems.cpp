@@ -13,6 +13,7 @@
 #include <QPainter>
 #include <QPainterPathStroker>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sa::views {
@@ -295,8 +296,11 @@ void BuildingItem::setUsedGpus(std::int64_t used) {
 
 // ---------------------------------------------------------------- links
 
-LinkItem::LinkItem(const TopologyLayout::LinkPath& path, const Link&)
-    : path_(path) {
+LinkItem::LinkItem(const TopologyLayout::LinkPath& path, const Link& link)
+    : path_(path)
+    , backgroundShare_(link.bandwidth_gbps > 0
+                           ? std::clamp(link.background_gbps / link.bandwidth_gbps, 0.0, 1.0)
+                           : 0.0) {
     QPainterPath p(path.from);
     p.quadTo(path.control, path.to);
     setPath(p);
@@ -310,6 +314,31 @@ QPainterPath LinkItem::shape() const {
     QPainterPathStroker stroker;
     stroker.setWidth(std::max(18.0, pen().widthF() + 8));
     return stroker.createStroke(path());
+}
+
+void LinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) {
+    QGraphicsPathItem::paint(painter, option, widget);
+    if (backgroundShare_ <= 0)
+        return;
+    // The line stands for the capacity: its first part, as long as the
+    // background's share, in grey; the rest is what the job gets.
+    const QPainterPath& p = path();
+    QPainterPath bg(p.pointAtPercent(0));
+    constexpr int kSteps = 24;
+    for (int i = 1; i <= kSteps; ++i)
+        bg.lineTo(p.pointAtPercent(p.percentAtLength(p.length() * backgroundShare_ * i / kSteps)));
+    QPen grey(QColor(0x86, 0x8e, 0x96), std::max(pen().widthF(), HeatScale::kMinWidth + 2.0));
+    grey.setCapStyle(Qt::FlatCap);
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(grey);
+    painter->setBrush(Qt::NoBrush);
+    painter->drawPath(bg);
+    // A light stripe down its middle: grey background, not an idle link.
+    QPen stripe(QColor(255, 255, 255, 200), std::max(1.0, grey.widthF() / 4));
+    stripe.setCapStyle(Qt::FlatCap);
+    stripe.setStyle(Qt::DashLine);
+    painter->setPen(stripe);
+    painter->drawPath(bg);
 }
 
 void LinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
@@ -336,6 +365,8 @@ LinkLabelItem::LinkLabelItem(QPointF anchor, const Link& link)
     setAcceptHoverEvents(true);
     line1_ = QStringLiteral("%1 · %2").arg(formatBandwidthGbps(link.bandwidth_gbps),
                                            formatLatencyMs(link.latency_ms));
+    if (link.background_gbps > 0)
+        line1_ += QStringLiteral(" · %1 background").arg(formatBandwidthGbps(link.background_gbps));
     relayout();
 }
 

@@ -23,6 +23,8 @@ struct LinkHeat {
     double utilization = 0;
     double peak_utilization = 0;
     std::vector<Dim> dims;
+    double background_gbps = 0; // others' traffic on the link (LinkUsage::background_gbps)
+    double capacity_gbps = 0;
     bool operator==(const LinkHeat&) const = default;
 };
 
@@ -93,11 +95,16 @@ class LinkItem : public QGraphicsPathItem {
 public:
     LinkItem(const TopologyLayout::LinkPath& path, const Link& link);
     QPainterPath shape() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     void setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip);
     const TopologyLayout::LinkPath& geometry() const { return path_; }
+    // The share of the line others' traffic takes (background_gbps /
+    // bandwidth_gbps): drawn grey over that part of the line's length.
+    double backgroundShare() const { return backgroundShare_; }
 
 private:
     TopologyLayout::LinkPath path_;
+    double backgroundShare_ = 0;
 };
 
 // The label at the middle of a link: capacity and latency, then traffic.

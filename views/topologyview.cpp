@@ -44,22 +44,38 @@ void addHeat(LinkHeat& into, const LinkUsage& u) {
     into.utilization = std::max(into.utilization, u.utilization);
     // Zones summed into one tile: the busiest decides the colour.
     into.peak_utilization = std::max(into.peak_utilization, u.peak_utilization);
+    into.background_gbps = std::max(into.background_gbps, u.background_gbps);
+    into.capacity_gbps = std::max(into.capacity_gbps, u.capacity_gbps);
     for (Dim d : u.dims)
         if (std::find(into.dims.begin(), into.dims.end(), d) == into.dims.end())
             into.dims.push_back(d);
     std::sort(into.dims.begin(), into.dims.end());
 }
 
+// "job X Gbit/s + background Y Gbit/s of Z": the job's mean rate over the
+// step next to the others' traffic (LinkUsage::background_gbps).
+QString sharedRow(const LinkHeat& h, double stepTime) {
+    if (h.background_gbps <= 0)
+        return {};
+    const double job = stepTime > 0 ? h.bytes_per_step * 8 / stepTime / 1e9 : 0.0;
+    return QStringLiteral("<tr><td>shared</td><td>job %1 + background %2 of %3</td></tr>")
+        .arg(formatBandwidthGbps(job), formatBandwidthGbps(h.background_gbps),
+             formatBandwidthGbps(h.capacity_gbps));
+}
+
 QString trafficRows(const LinkHeat& h, double stepTime) {
     if (h.bytes_per_step <= 0)
-        return QStringLiteral("<tr><td>traffic</td><td>none in this plan</td></tr>");
-    return QStringLiteral("<tr><td>traffic</td><td><b>%1 per step</b></td></tr>"
+        return QStringLiteral("<tr><td>traffic</td><td>none in this plan</td></tr>") +
+               sharedRow(h, stepTime);
+    return sharedRow(h, stepTime) +
+           QStringLiteral("<tr><td>traffic</td><td><b>%1 per step</b></td></tr>"
                           "<tr><td>busy</td><td>%2 of a %3 step</td></tr>"
                           "<tr><td>utilisation</td><td><b>%5</b> while busy, %4 over the "
                           "step</td></tr>"
                           "<tr><td>used by</td><td>%6</td></tr>")
-        .arg(formatBytes(h.bytes_per_step), formatSeconds(h.busy_s), formatSeconds(stepTime),
-             formatPercent(h.utilization), formatPercent(h.peak_utilization), dimsText(h.dims));
+               .arg(formatBytes(h.bytes_per_step), formatSeconds(h.busy_s), formatSeconds(stepTime),
+                    formatPercent(h.utilization), formatPercent(h.peak_utilization),
+                    dimsText(h.dims));
 }
 
 QString table(const QString& title, const QString& rows) {

@@ -165,9 +165,11 @@ Ref<Layout> layoutOf(const ClusterContext& ctx, const Plan& plan, const std::str
     return st.layouts.get(in, [&](const LayoutInput& i, Layout& out) { buildLayout(ctx, i, out); });
 }
 
-Ref<Transports> transportsOf(const ClusterContext& ctx, const Plan& plan, State& st) {
+Ref<Transports> transportsOf(const ClusterContext& ctx, const Plan& plan,
+                             const std::vector<double>& background, State& st) {
     st.transportIn.cluster = ctx.id;
     st.transportIn.overrides = plan.link_technologies;
+    st.transportIn.background_gbps = background;
     return st.transports.get(st.transportIn, [&](const TransportInput& i, Transports& out) {
         buildTransports(ctx, i, out);
     });
@@ -306,7 +308,7 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     const Ref<Layout> layout = layoutOf(ctx, plan, options.plan_file, st);
     if (!layout->placed.ok())
         return EvaluationError{layout->placed.problems};
-    const Ref<Transports> transports = transportsOf(ctx, plan, st);
+    const Ref<Transports> transports = transportsOf(ctx, plan, options.background_gbps, st);
     Evaluation ev;
     ev.gpus = plan.parallelism.gpus();
     ev.microbatches = plan.microbatches();

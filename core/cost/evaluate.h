@@ -40,6 +40,11 @@ struct EvaluateOptions {
     bool detail = true;
     // Names the plan in messages (e.g. the plan file's path).
     std::string plan_file = "plan";
+    // Other traffic on the cluster's edges, Gbit/s, [topology edge id * 2 +
+    // direction], on top of the links' background_gbps (several jobs on one
+    // cluster: core/cost/jobs.h). Empty: none. Must leave every edge some
+    // capacity.
+    std::vector<double> background_gbps = {};
 };
 
 class Evaluator;

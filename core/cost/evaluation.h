@@ -83,6 +83,15 @@ struct LinkUsage {
     double utilization = 0;      // mean over the step: bytes / (capacity * step)
     double peak_utilization = 0; // during its busiest phase
     std::vector<Dim> dims;       // parallel dimensions that use it
+    // Others' traffic on the link (the cluster link's background_gbps, other
+    // jobs' mean rates), Gbit/s, in the busier direction of this job's
+    // traffic (the larger one when the job sends nothing): utilization and
+    // peak_utilization are the job's share of capacity_gbps, the totals add
+    // the background.
+    double background_gbps = 0;
+    double total_utilization = 0;
+    double total_peak_utilization = 0;
+    double direction_bytes_per_step[2] = {0, 0}; // each direction (0: a -> b, or up)
 };
 
 // The plan's "compression" of DP gradients across buildings, per step.

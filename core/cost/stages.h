@@ -93,6 +93,7 @@ void buildLayout(const ClusterContext& ctx, const LayoutInput& in, Layout& out);
 struct TransportInput {
     std::uint64_t cluster = 0;
     std::map<std::string, LinkOverride> overrides; // the plan's link_technologies
+    std::vector<double> background_gbps = {};      // EvaluateOptions::background_gbps
     bool operator==(const TransportInput&) const = default;
 };
 using Transports = std::vector<EdgeTransport>;

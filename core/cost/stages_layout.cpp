@@ -188,6 +188,8 @@ void buildLayout(const ClusterContext& ctx, const LayoutInput& in, Layout& out) 
 
 void buildTransports(const ClusterContext& ctx, const TransportInput& in, Transports& out) {
     out = edgeTransports(*ctx.cluster, *ctx.topology, in.overrides);
+    if (!in.background_gbps.empty())
+        setBackground(*ctx.cluster, *ctx.topology, in.background_gbps, out);
 }
 
 void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, BuildingCosts& out) {

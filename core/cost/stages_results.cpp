@@ -170,7 +170,7 @@ struct StepTraffic {
 };
 
 LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp, double stepTime,
-                    const std::string& technology) {
+                    const EdgeTransport& transport) {
     const LinkTrafficInput& in = traffic.in;
     LinkUsage u;
     u.name = e.name;
@@ -180,7 +180,7 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
                                                   : LinkTier::ZoneUplink;
     u.capacity_gbps = e.bandwidth_gbps;
     u.latency_ms = e.latency_ms;
-    u.technology = technology;
+    u.technology = transport.tech.name;
     const double line = gbpsToBytesPerS(e.bandwidth_gbps);
     double dirBytes[2] = {0, 0}, dirBusy[2] = {0, 0}, peak = 0;
     bool usesPP = false, usesDP = false, usesEP = false;
@@ -216,9 +216,18 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
         }
     }
     u.bytes_per_step = std::max(dirBytes[0], dirBytes[1]);
+    u.direction_bytes_per_step[0] = dirBytes[0];
+    u.direction_bytes_per_step[1] = dirBytes[1];
     u.busy_s = std::max(dirBusy[0], dirBusy[1]);
     u.utilization = stepTime > 0 ? std::min(1.0, u.bytes_per_step / (line * stepTime)) : 0;
     u.peak_utilization = std::max(peak, u.utilization);
+    const double* bg = transport.background_gbps;
+    u.background_gbps = dirBytes[0] > dirBytes[1]   ? bg[0]
+                        : dirBytes[1] > dirBytes[0] ? bg[1]
+                                                    : std::max(bg[0], bg[1]);
+    const double bgShare = e.bandwidth_gbps > 0 ? u.background_gbps / e.bandwidth_gbps : 0.0;
+    u.total_utilization = std::min(1.0, u.utilization + bgShare);
+    u.total_peak_utilization = std::min(1.0, u.peak_utilization + bgShare);
     if (usesPP)
         u.dims.push_back(Dim::PP);
     if (usesDP)
@@ -237,7 +246,6 @@ void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
         if (e.kind != EdgeKind::InterBuilding)
             continue;
         const EdgeTransport& t = (*in.transports)[std::size_t(e.id)];
-        const double line = gbpsToBytesPerS(e.bandwidth_gbps) * t.tech.efficiency;
         const std::pair<const TrafficPhase*, const char*> phases[] = {
             {in.p2p, "P2P"}, {in.dpReduce, "DP"}, {in.ep, "EP"}};
         // A RoCE link whose PFC headroom cannot hold its round trip drops
@@ -268,6 +276,8 @@ void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
             int dir = phase->load(e.id, 0) >= phase->load(e.id, 1) ? 0 : 1;
             if (phase->load(e.id, dir) <= 0)
                 continue;
+            // Of what the background leaves: the line minus the others' traffic.
+            const double line = gbpsToBytesPerS(availableGbps(e, t, dir)) * t.tech.efficiency;
             const double rate = phase->rateBps(e.id, dir);
             if (rate >= 0.95 * line)
                 continue;
@@ -276,7 +286,7 @@ void windowWarnings(const ClusterContext& ctx, const LinkTrafficInput& in,
                           "link %s: %s traffic reaches %.0f of %.0f Gbit/s: %.0f concurrent "
                           "transfers x %d %s flows at %.1f ms RTT are window-limited; more "
                           "flows (plan link_technologies) or a long-haul profile fill it",
-                          e.name.c_str(), what, rate * 8 / 1e9, e.bandwidth_gbps,
+                          e.name.c_str(), what, rate * 8 / 1e9, availableGbps(e, t, dir),
                           phase->connections(e.id, dir), t.tech.flows, t.tech.name.c_str(),
                           t.rtt_s * 1e3);
             warnings.push_back(buf);
@@ -312,8 +322,8 @@ void linkTraffic(const ClusterContext& ctx, const LinkTrafficInput& in, Evaluati
                 traffic.bytes(e.id, 0).total() + traffic.bytes(e.id, 1).total();
             continue;
         }
-        LinkUsage u = linkUsage(e, traffic, maxDp, ev.step_time_s,
-                                (*in.transports)[std::size_t(e.id)].tech.name);
+        LinkUsage u =
+            linkUsage(e, traffic, maxDp, ev.step_time_s, (*in.transports)[std::size_t(e.id)]);
         if (e.kind == EdgeKind::InterBuilding) {
             const DirectedBytes b0 = traffic.bytes(e.id, 0), b1 = traffic.bytes(e.id, 1);
             ev.cross_building_bytes += b0.total() + b1.total();

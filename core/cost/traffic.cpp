@@ -55,7 +55,22 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
             applyLinkOverride(t.tech, *o);
         t.pfc_short = applyPfcHeadroom(t.tech, e.bandwidth_gbps, e.latency_ms * 1e-3);
     }
+    setBackground(cluster, topo, {}, out);
     return out;
+}
+
+void setBackground(const Cluster& cluster, const Topology& topo, const std::vector<double>& extra,
+                   std::vector<EdgeTransport>& transports) {
+    for (const TopoEdge& e : topo.edges()) {
+        EdgeTransport& t = transports[std::size_t(e.id)];
+        const double own = e.kind == EdgeKind::InterBuilding && e.link >= 0
+                               ? cluster.links[std::size_t(e.link)].background_gbps
+                               : 0.0;
+        for (int dir = 0; dir < 2; ++dir) {
+            const std::size_t i = std::size_t(e.id) * 2 + std::size_t(dir);
+            t.background_gbps[dir] = own + (i < extra.size() ? extra[i] : 0.0);
+        }
+    }
 }
 
 TrafficPhase::TrafficPhase(const Topology& topo, const std::vector<EdgeTransport>& transport)
@@ -129,7 +144,7 @@ double TrafficPhase::edgeDrain(int edge, int dir) const {
 double TrafficPhase::rateBps(int edge, int dir) const {
     const TopoEdge& e = topo_.edges()[std::size_t(edge)];
     const EdgeTransport& t = transport_[std::size_t(edge)];
-    return aggregateRateBps(t.tech, e.bandwidth_gbps, t.rtt_s,
+    return aggregateRateBps(t.tech, availableGbps(e, t, dir), t.rtt_s,
                             std::max(1.0, conns_[std::size_t(edge) * 2 + dir]), t.gpus_per_host);
 }
 
@@ -158,9 +173,9 @@ double drainWith(const TrafficPhase& phase, const TrafficPhase& bg, double scale
     const TopoEdge& e = phase.topology().edges()[std::size_t(edge)];
     const EdgeTransport& t = phase.transport()[std::size_t(edge)];
     const double conns = phase.connections(edge, dir) + scale * bg.connections(edge, dir);
-    return (bytes + scale * bg.load(edge, dir)) / aggregateRateBps(t.tech, e.bandwidth_gbps,
-                                                                   t.rtt_s, std::max(1.0, conns),
-                                                                   t.gpus_per_host);
+    return (bytes + scale * bg.load(edge, dir)) /
+           aggregateRateBps(t.tech, availableGbps(e, t, dir), t.rtt_s, std::max(1.0, conns),
+                            t.gpus_per_host);
 }
 
 } // namespace

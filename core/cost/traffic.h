@@ -26,7 +26,21 @@ struct EdgeTransport {
     // The profile's PFC headroom cannot cover the link's RTT: the link runs
     // lossy (Technology::lossy_loss_rate; core/cost/network.h).
     bool pfc_short = false;
+    // Inelastic cross traffic, Gbit/s per direction: the link's own
+    // background_gbps plus, for several jobs on one cluster, the other jobs'
+    // mean rates (core/cost/jobs.h). The job's transfers get the line minus
+    // this; efficiency and window limits apply to what is left.
+    double background_gbps[2] = {0, 0};
 };
+
+// The line rate left to the job on `edge` in direction `dir`, Gbit/s.
+inline double availableGbps(const TopoEdge& edge, const EdgeTransport& t, int dir) {
+    return edge.bandwidth_gbps - t.background_gbps[dir];
+}
+// Sets every edge's background: the cluster links' background_gbps plus
+// `extra` ([edge * 2 + dir], Gbit/s; empty: none).
+void setBackground(const Cluster& cluster, const Topology& topo, const std::vector<double>& extra,
+                   std::vector<EdgeTransport>& transports);
 
 class TrafficPhase {
 public:

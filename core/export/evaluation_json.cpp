@@ -52,6 +52,14 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
                          {"utilization", l.utilization},
                          {"peak_utilization", l.peak_utilization},
                          {"dims", dims}});
+        // Others' traffic on the link: only where there is some (without it
+        // the totals are utilization and peak_utilization).
+        if (l.background_gbps > 0) {
+            json& j = links.back();
+            j["background_gbps"] = l.background_gbps;
+            j["total_utilization"] = l.total_utilization;
+            j["total_peak_utilization"] = l.total_peak_utilization;
+        }
     }
     auto breakdownJson = [](const Breakdown& x) {
         return json{{"compute_s", x.compute_s},       {"tp_exposed_s", x.tp_exposed_s},
@@ -180,6 +188,10 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
              toString(l.tier), formatBytes(l.bytes_per_step).c_str(),
              formatSeconds(l.busy_s).c_str(), l.utilization * 100, l.peak_utilization * 100,
              dims.empty() ? "-" : dims.c_str());
+        if (l.background_gbps > 0)
+            line("  %-22s + background %.0f of %.0f Gbit/s: total util %5.1f%% (peak %5.1f%%)", "",
+                 l.background_gbps, l.capacity_gbps, l.total_utilization * 100,
+                 l.total_peak_utilization * 100);
     }
     (void)cluster;
     if (!ev.warnings.empty()) {

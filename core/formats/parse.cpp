@@ -348,6 +348,7 @@ void readLink(const json& v, const std::string& at, Diagnostics& d, Link& l) {
     o.number("bandwidth_gbps", l.bandwidth_gbps, kRequired, formats::kPositive);
     o.number("latency_ms", l.latency_ms, kRequired, formats::kNonNegative);
     o.string("technology", l.technology, kOptional, true);
+    o.number("background_gbps", l.background_gbps, kOptional, formats::kNonNegative);
     o.finish();
 }
 

@@ -233,6 +233,13 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         }
         checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kPositive);
         checkNumber(d, at + "/latency_ms", l.latency_ms, kNonNegative);
+        if (checkNumber(d, at + "/background_gbps", l.background_gbps, kNonNegative) &&
+            !d.isBad(at + "/background_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
+            l.bandwidth_gbps > 0 && l.background_gbps >= l.bandwidth_gbps)
+            d.error(at + "/background_gbps", "must be less than bandwidth_gbps (" +
+                                                 formatNumber(l.bandwidth_gbps) +
+                                                 "): the job needs some of the link, got " +
+                                                 formatNumber(l.background_gbps));
         if (checkName(d, at + "/technology", l.technology) && !d.isBad(at + "/technology") &&
             !d.touched("/technologies") && !knownTechnology(c, l.technology))
             d.error(at + "/technology", unknownTechnology(c, l.technology));

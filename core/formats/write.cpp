@@ -55,11 +55,11 @@ const std::map<std::string, int>& keyRank() {
             "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
             "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
             "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
-            "efficiency", "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes",
-            "per_message_us", "nccl_channels", "qps_per_connection", "sockets_per_connection",
-            "buffsize_mib", "host_gbps_per_core", "host_net_cores", "max_flows_per_host",
-            "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing", "policy", "ecmp_metric",
-            "ecmp_tolerance",
+            "background_gbps", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
+            "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
+            "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
+            "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
+            "policy", "ecmp_metric", "ecmp_tolerance",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -184,6 +184,8 @@ nlohmann::json toJson(const Cluster& c) {
                          {"bandwidth_gbps", number(l.bandwidth_gbps)},
                          {"latency_ms", number(l.latency_ms)},
                          {"technology", l.technology}});
+        if (l.background_gbps != 0)
+            links.back()["background_gbps"] = number(l.background_gbps);
     }
     j["links"] = links;
     json techs = json::object();

@@ -109,6 +109,9 @@ struct Link {
     double bandwidth_gbps = 0;
     double latency_ms = 0;
     std::string technology = "roce";
+    // Traffic of others on the link, Gbit/s in each direction (inelastic
+    // cross traffic: the job gets bandwidth_gbps - background_gbps).
+    double background_gbps = 0;
 
     bool operator==(const Link&) const = default;
 };

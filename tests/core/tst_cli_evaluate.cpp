@@ -86,6 +86,8 @@ private Q_SLOTS:
     void trace();
     void traceNeedsOutput();
     void version();
+    void alongside();
+    void alongsideOtherCluster();
     void badCommandLine_data();
     void badCommandLine();
 };
@@ -409,6 +411,112 @@ void TestCliEvaluate::version() {
     const CliRun r = runCli({"--version"});
     QVERIFY2(r.code == 0, describe(r));
     QCOMPARE(r.out, QByteArray("scaleacross " SCALEACROSS_VERSION "\n"));
+}
+
+namespace {
+
+// Four buildings of 32 H100 in a line, 100 Gbit/s links.
+const char* kLineCluster = R"({"format": "scaleacross.cluster", "version": 1, "name": "line",
+  "gpu_models": {"H100": {"peak_tflops": {"bf16": 989, "fp8": 1979}, "memory_gib": 80,
+                          "hbm_tbps": 3.35, "sms": 132}},
+  "buildings": [
+    {"name": "B1", "region": "r", "gpus": 32, "gpus_per_host": 8, "scale_up_gbps": 3600, "scale_out_gbps": 400},
+    {"name": "B2", "region": "r", "gpus": 32, "gpus_per_host": 8, "scale_up_gbps": 3600, "scale_out_gbps": 400},
+    {"name": "B3", "region": "r", "gpus": 32, "gpus_per_host": 8, "scale_up_gbps": 3600, "scale_out_gbps": 400},
+    {"name": "B4", "region": "r", "gpus": 32, "gpus_per_host": 8, "scale_up_gbps": 3600, "scale_out_gbps": 400}],
+  "links": [{"between": ["B1", "B2"], "bandwidth_gbps": 100, "latency_ms": 5},
+            {"between": ["B2", "B3"], "bandwidth_gbps": 100, "latency_ms": 5},
+            {"between": ["B3", "B4"], "bandwidth_gbps": 100, "latency_ms": 5}]})";
+
+// A scenario of Llama 3 8B, TP8 PP2 DP2, stage 0 in `first`, stage 1 in `second`.
+QString lineScenario(const QString& dir, const QString& name, const QString& cluster,
+                     const QString& first, const QString& second) {
+    const QString path = dir + "/" + name;
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        qFatal("cannot write %s", qPrintable(path));
+    const QString model = sourcePath(QStringLiteral("sample_clusters/models/llama3-8b.json"));
+    f.write(QStringLiteral(R"({"format": "scaleacross.scenario", "version": 1,
+  "cluster": %1, "model": "%2",
+  "plan": {"format": "scaleacross.plan", "version": 1, "name": "%3",
+           "sequence_length": 4096, "global_batch_sequences": 32, "micro_batch_sequences": 1,
+           "parallelism": {"tp": 8, "pp": 2, "dp": 2},
+           "placement": {"runs": [{"stages": [0, 0], "replicas": [0, 1], "building": "%4"},
+                                  {"stages": [1, 1], "replicas": [0, 1], "building": "%5"}]}}})")
+                .arg(cluster, model, name, first, second)
+                .toUtf8());
+    return path;
+}
+
+} // namespace
+
+// Two jobs over B1-B2 and one over B3-B4: the first two slow each other,
+// the third is as alone; text and JSON.
+void TestCliEvaluate::alongside() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString c = QString::fromLatin1(kLineCluster);
+    const QString a = lineScenario(dir.path(), "a.json", c, "B1", "B2");
+    const QString b = lineScenario(dir.path(), "b.json", c, "B1", "B2");
+    const QString far = lineScenario(dir.path(), "c.json", c, "B3", "B4");
+    const CliRun json = runCli({"evaluate", a, "--json", "--alongside", b, far});
+    QVERIFY2(json.code == 0, describe(json).constData());
+    const QJsonObject o = QJsonDocument::fromJson(json.out).object();
+    QCOMPARE(o["sharing"].toString(), QString("mean-rate"));
+    QVERIFY(o["converged"].toBool());
+    const QJsonArray jobs = o["jobs"].toArray();
+    QCOMPARE(jobs.size(), 3);
+    QCOMPARE(jobs[0].toObject()["name"].toString(), a);
+    QCOMPARE(jobs[2].toObject()["name"].toString(), far);
+    for (int j : {0, 1}) {
+        const QJsonObject x = jobs[j].toObject();
+        QVERIFY(x["step_time_s_shared"].toDouble() > x["step_time_s_alone"].toDouble());
+    }
+    const QJsonObject third = jobs[2].toObject();
+    QCOMPARE(third["step_time_s_shared"].toDouble(), third["step_time_s_alone"].toDouble());
+    QCOMPARE(third["gpus_per_building"].toArray(), QJsonArray({0, 0, 16, 16}));
+    bool sawB1B2 = false;
+    for (const auto& v : o["links"].toArray()) {
+        const QJsonObject l = v.toObject();
+        if (l["name"].toString() != "B1-B2")
+            continue;
+        sawB1B2 = true;
+        QCOMPARE(l["capacity_gbps"].toDouble(), 100.0);
+        const QJsonArray per = l["jobs"].toArray();
+        QCOMPARE(per.size(), 3);
+        QVERIFY(per[0].toObject()["gbps"].toArray()[0].toDouble() > 0);
+        QVERIFY(per[1].toObject()["gbps"].toArray()[0].toDouble() > 0);
+        QCOMPARE(per[2].toObject()["gbps"].toArray()[0].toDouble(), 0.0);
+    }
+    QVERIFY(sawB1B2);
+
+    const CliRun text = runCli({"evaluate", a, "--alongside", b});
+    QVERIFY2(text.code == 0, describe(text).constData());
+    QVERIFY2(text.out.contains("jobs on cluster 'line'") && text.out.contains("step shared") &&
+                 text.out.contains("B1-B2") && text.out.contains("Gbit/s"),
+             text.out.constData());
+}
+
+void TestCliEvaluate::alongsideOtherCluster() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString c = QString::fromLatin1(kLineCluster);
+    QString other = c;
+    other.replace(R"("name": "line")", R"("name": "other")");
+    const QString a = lineScenario(dir.path(), "a.json", c, "B1", "B2");
+    const QString b = lineScenario(dir.path(), "b.json", other, "B3", "B4");
+    const CliRun r = runCli({"evaluate", a, "--alongside", b});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.out.isEmpty());
+    QCOMPARE(QString::fromUtf8(r.err),
+             "scaleacross evaluate: " + b +
+                 ": --alongside needs the same cluster as the scenario evaluated (its cluster "
+                 "'other' differs from 'line')\n");
+    // Both on B1 and B2 with more GPUs than they have: exit 2 naming the building.
+    const QString big = lineScenario(dir.path(), "big.json", c, "B1", "B2");
+    const CliRun full = runCli({"evaluate", a, "--alongside", big, big});
+    QCOMPARE(full.code, 2);
+    QVERIFY2(full.err.contains("building 'B1' has 32 GPUs"), full.err.constData());
 }
 
 void TestCliEvaluate::badCommandLine_data() {

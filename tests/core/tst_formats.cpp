@@ -543,6 +543,17 @@ void TestFormats::badDocuments_data() {
         {"cluster.json: /links/1/name: duplicate link name 'B1-B2' (also /links/0)"});
     bad("negative latency", "cluster", {"/links/0/latency_ms=-1"},
         {"cluster.json: /links/0/latency_ms: must be a number >= 0, got -1"});
+    bad("negative background", "cluster", {"/links/0/background_gbps=-1"},
+        {"cluster.json: /links/0/background_gbps: must be a number >= 0, got -1"});
+    bad("background as text", "cluster", {"/links/0/background_gbps=\"10 Gbit/s\""},
+        {"cluster.json: /links/0/background_gbps: must be a number >= 0, got '10 Gbit/s'"});
+    bad("background fills the link", "cluster", {"/links/0/background_gbps=25600"},
+        {"cluster.json: /links/0/background_gbps: must be less than bandwidth_gbps (25600): the "
+         "job needs some of the link, got 25600"});
+    bad("background above the link", "cluster",
+        {"/links/0/bandwidth_gbps=100", "/links/0/background_gbps=150.5"},
+        {"cluster.json: /links/0/background_gbps: must be less than bandwidth_gbps (100): the "
+         "job needs some of the link, got 150.5"});
     bad("unknown technology", "cluster", {"/links/0/technology=\"quic\""},
         {"cluster.json: /links/0/technology: unknown technology 'quic' (built-in: roce, "
          "roce-long-haul, tcp, tcp-multiflow, nvlink; defined in technologies: tcp-64)"});
@@ -863,6 +874,7 @@ void TestFormats::roundTripBuiltInCode() {
     sa::Scenario s = baseScenario();
     s.cluster.buildings[0].scale_out_gbps = 0.1 + 0.2; // not a short decimal
     s.cluster.links[0].latency_ms = 1.0 / 3.0;
+    s.cluster.links[0].background_gbps = s.cluster.links[0].bandwidth_gbps / 3.0;
     for (auto& [key, g] : s.cluster.gpu_models) {
         g.gemm_efficiency_fp8 = 0.1 + 0.55; // not a short decimal
         g.tdp_w = 700;
