@@ -1032,10 +1032,19 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.collectives[Dim::DP] = algo;
     for (std::size_t i = 0; i < links_.size(); ++i) {
         const LinkChoice& lc = links_[i][c.choice[kFirstLink + int(i)]];
-        if (lc.technology.empty() && lc.flows == 0)
+        LinkOverride o{lc.technology, lc.flows};
+        // The base plan's NCCL knobs on this link stay with its technology.
+        if (auto it = base_.link_technologies.find(linkNames_[i]);
+            it != base_.link_technologies.end() && it->second.technology == lc.technology) {
+            o.nccl_channels = it->second.nccl_channels;
+            o.qps_per_connection = it->second.qps_per_connection;
+            o.sockets_per_connection = it->second.sockets_per_connection;
+            o.buffsize_mib = it->second.buffsize_mib;
+        }
+        if (o == LinkOverride{})
             p.link_technologies.erase(linkNames_[i]);
         else
-            p.link_technologies[linkNames_[i]] = LinkOverride{lc.technology, lc.flows};
+            p.link_technologies[linkNames_[i]] = o;
     }
 }
 
