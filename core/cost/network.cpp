@@ -76,24 +76,6 @@ std::optional<Technology> resolveTechnology(const Cluster& cluster, const std::s
     return builtinTechnology(name);
 }
 
-bool usesNcclKnobs(const Technology& tech) {
-    return tech.nccl_channels > 0 || tech.qps_per_connection > 0 ||
-           tech.sockets_per_connection > 0 || tech.buffsize_mib > 0;
-}
-
-bool isSocketTransport(const Technology& tech) {
-    return tech.sockets_per_connection > 0;
-}
-
-bool isRdmaTransport(const Technology& tech) {
-    return tech.qps_per_connection > 0 || tech.pfc_headroom_mib > 0;
-}
-
-int flowsPerConnection(const Technology& tech) {
-    return tech.sockets_per_connection > 0 ? tech.sockets_per_connection
-                                           : std::max(1, tech.qps_per_connection);
-}
-
 int ncclFlows(const Technology& tech) {
     return std::max(1, tech.nccl_channels) * flowsPerConnection(tech);
 }
@@ -146,9 +128,20 @@ double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, 
     if (tech.max_flows_per_host > 0)
         flowsPerTransfer = std::min(flowsPerTransfer, tech.max_flows_per_host / hostGpus);
     double rate = std::min(line, conns * flowsPerTransfer * perFlowRateBps(tech, rtt_s));
-    // NCCL's staging buffers: bytes in flight per transfer / RTT.
-    if (rtt_s > 0 && usesNcclKnobs(tech))
-        rate = std::min(rate, conns * (stagingBytes(tech) / rtt_s));
+    // NCCL's staging buffers: bytes in flight per transfer / RTT (the same
+    // figure as stagingBytes, without its division where the flows are the
+    // derived channels x QPs). Where a flow's share of its channel's buffer
+    // is at least its window, the window binds first.
+    if (rtt_s > 0 && tech.buffsize_mib > 0) {
+        const int perConn = flowsPerConnection(tech);
+        if (!(tech.window_mib > 0 && tech.buffsize_mib >= tech.window_mib * perConn)) {
+            const int flows = std::max(1, tech.flows);
+            const double channels = flows == tech.nccl_channels * perConn
+                                        ? double(tech.nccl_channels)
+                                        : double(flows) / perConn;
+            rate = std::min(rate, conns * (channels * tech.buffsize_mib * kMiB / rtt_s));
+        }
+    }
     // Host copies: the host's network cores, shared by its GPUs' transfers.
     if (tech.host_net_cores > 0 && tech.host_gbps_per_core > 0)
         rate =
@@ -157,8 +150,8 @@ double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, 
     // RDMA over a lossy link: go-back-N resends what a flow has in flight
     // after each loss, so each delivered packet costs 1 + p x (packets in
     // flight) sent (Mittal et al., SIGCOMM 2018).
-    if (isRdmaTransport(tech) && !tech.lossless && tech.loss_rate > 0 && rtt_s > 0 &&
-        tech.mtu_bytes > 0) {
+    if (!tech.lossless && tech.loss_rate > 0 && rtt_s > 0 && tech.mtu_bytes > 0 &&
+        isRdmaTransport(tech)) {
         const double packetsInFlight = rate / (conns * flowsPerTransfer) * rtt_s / tech.mtu_bytes;
         rate /= 1.0 + tech.loss_rate * packetsInFlight;
     }

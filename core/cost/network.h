@@ -45,14 +45,25 @@ std::optional<Technology> builtinTechnology(const std::string& name);
 std::optional<Technology> resolveTechnology(const Cluster& cluster, const std::string& name);
 
 // Whether the profile is given with NCCL's knobs (any of them non-zero).
-bool usesNcclKnobs(const Technology& tech);
+inline bool usesNcclKnobs(const Technology& tech) {
+    return tech.nccl_channels > 0 || tech.qps_per_connection > 0 ||
+           tech.sockets_per_connection > 0 || tech.buffsize_mib > 0;
+}
 // A socket (TCP) transport: sockets_per_connection given.
-bool isSocketTransport(const Technology& tech);
+inline bool isSocketTransport(const Technology& tech) {
+    return tech.sockets_per_connection > 0;
+}
 // An RDMA transport: QPs or a PFC headroom given (its losses are recovered
 // by go-back-N, not by TCP's congestion control).
-bool isRdmaTransport(const Technology& tech);
+inline bool isRdmaTransport(const Technology& tech) {
+    return tech.qps_per_connection > 0 || tech.pfc_headroom_mib > 0;
+}
 // Flows of one NCCL connection: its QPs or its sockets.
-int flowsPerConnection(const Technology& tech);
+inline int flowsPerConnection(const Technology& tech) {
+    return tech.sockets_per_connection > 0
+               ? tech.sockets_per_connection
+               : (tech.qps_per_connection > 1 ? tech.qps_per_connection : 1);
+}
 // NCCL channels' flows: nccl_channels x flowsPerConnection.
 int ncclFlows(const Technology& tech);
 // Fills the knobs a NCCL profile leaves out with NCCL's defaults and sets

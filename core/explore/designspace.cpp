@@ -480,7 +480,20 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
         std::vector<LinkChoice> choices;
         std::vector<Technology> seen;
         const auto& allowed = o.link_technologies;
-        auto add = [&](const LinkOverride& s) {
+        auto add = [&](LinkOverride s) {
+            // The base plan's NCCL knobs on this link stay with its
+            // technology where a choice does not set them itself.
+            if (s.technology == first.setting.technology) {
+                const LinkOverride& b = first.setting;
+                if (s.nccl_channels == 0)
+                    s.nccl_channels = b.nccl_channels;
+                if (s.qps_per_connection == 0 && s.sockets_per_connection == 0) {
+                    s.qps_per_connection = b.qps_per_connection;
+                    s.sockets_per_connection = b.sockets_per_connection;
+                }
+                if (s.buffsize_mib == 0)
+                    s.buffsize_mib = b.buffsize_mib;
+            }
             if (!allowed.empty() &&
                 std::find(allowed.begin(), allowed.end(), s.technology) == allowed.end())
                 return;

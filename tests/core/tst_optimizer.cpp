@@ -63,6 +63,7 @@ private Q_SLOTS:
     void returnedPlansReevaluate();
     void shardsMergeToTheUnshardedResult();
     void baselinesFollowTheirRecipes();
+    void designSpaceKeepsLinkKnobs();
     void designSpaceOfTheSample();
     void cliShardsAndMerge();
 };
@@ -307,6 +308,42 @@ void TestOptimizer::baselinesFollowTheirRecipes() {
             QVERIFY(std::find(r.seeded.begin(), r.seeded.end(), b.name) != r.seeded.end());
         }
     QVERIFY(r.seeds_not_in_space.empty());
+}
+
+// The base plan's NCCL knobs on a link stay with that link's technology in
+// every candidate (the link axes vary the technology and the flows).
+void TestOptimizer::designSpaceKeepsLinkKnobs() {
+    auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
+    QVERIFY(loaded.ok());
+    Scenario s = *loaded.value;
+    const std::string name = s.cluster.links[0].name.empty()
+                                 ? s.cluster.links[0].a + "-" + s.cluster.links[0].b
+                                 : s.cluster.links[0].name;
+    s.plan.link_technologies[name] = LinkOverride{"", 0, 0, 0, 0, 32};
+    const DesignSpace space(s.cluster, s.model, s.plan);
+    int axis = -1;
+    for (int a = 0; a < space.axisCount(); ++a)
+        if (space.isLinkAxis(a) && space.linkOfAxis(a) == name)
+            axis = a;
+    QVERIFY(axis >= 0);
+    Candidate c;
+    c.structure = 0;
+    c.choice.assign(std::size_t(space.axisCount()), 0);
+    int kept = 0, other = 0;
+    for (int k = 0; k < space.choices(0, axis); ++k) {
+        c.choice[std::size_t(axis)] = std::uint16_t(k);
+        const Plan p = space.plan(c);
+        const auto it = p.link_technologies.find(name);
+        if (it != p.link_technologies.end() && it->second.technology.empty()) {
+            QCOMPARE(it->second.buffsize_mib, 32.0);
+            ++kept;
+        } else {
+            QVERIFY(it == p.link_technologies.end() || it->second.buffsize_mib == 0);
+            ++other;
+        }
+    }
+    QVERIFY(kept >= 1);
+    QVERIFY(other >= 1);
 }
 
 void TestOptimizer::designSpaceOfTheSample() {
