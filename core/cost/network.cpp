@@ -117,17 +117,22 @@ double perFlowRateBps(const Technology& tech, double rtt_s) {
     return rate;
 }
 
-double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, double connections,
-                        int gpus_per_host) {
-    const double line = gbpsToBytesPerS(line_gbps) * tech.efficiency;
-    const double conns = std::max(1.0, connections);
-    const double hostGpus = std::max(1, gpus_per_host);
-    // Flows past the host's limit add nothing: each of its GPUs' transfers
-    // gets its share of max_flows_per_host.
-    double flowsPerTransfer = std::max(1, tech.flows);
+namespace {
+
+// Flows past the host's limit add nothing: each of its GPUs' transfers gets
+// its share of max_flows_per_host.
+double flowsPerTransfer(const Technology& tech, int gpus_per_host) {
+    double flows = std::max(1, tech.flows);
     if (tech.max_flows_per_host > 0)
-        flowsPerTransfer = std::min(flowsPerTransfer, tech.max_flows_per_host / hostGpus);
-    double rate = std::min(line, conns * flowsPerTransfer * perFlowRateBps(tech, rtt_s));
+        flows = std::min(flows, tech.max_flows_per_host / double(std::max(1, gpus_per_host)));
+    return flows;
+}
+
+} // namespace
+
+double transferBoundBps(const Technology& tech, double rtt_s, int gpus_per_host) {
+    const double hostGpus = std::max(1, gpus_per_host);
+    double rate = flowsPerTransfer(tech, gpus_per_host) * perFlowRateBps(tech, rtt_s);
     // NCCL's staging buffers: bytes in flight per transfer / RTT (the same
     // figure as stagingBytes, without its division where the flows are the
     // derived channels x QPs). Where a flow's share of its channel's buffer
@@ -139,23 +144,37 @@ double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, 
             const double channels = flows == tech.nccl_channels * perConn
                                         ? double(tech.nccl_channels)
                                         : double(flows) / perConn;
-            rate = std::min(rate, conns * (channels * tech.buffsize_mib * kMiB / rtt_s));
+            rate = std::min(rate, channels * tech.buffsize_mib * kMiB / rtt_s);
         }
     }
     // Host copies: the host's network cores, shared by its GPUs' transfers.
     if (tech.host_net_cores > 0 && tech.host_gbps_per_core > 0)
-        rate =
-            std::min(rate, conns * (gbpsToBytesPerS(tech.host_net_cores * tech.host_gbps_per_core) /
-                                    hostGpus));
+        rate = std::min(rate,
+                        gbpsToBytesPerS(tech.host_net_cores * tech.host_gbps_per_core) / hostGpus);
+    return rate;
+}
+
+double aggregateRateFromBoundBps(const Technology& tech, double line_gbps, double rtt_s,
+                                 double connections, int gpus_per_host, double transferBound) {
+    const double line = gbpsToBytesPerS(line_gbps) * tech.efficiency;
+    const double conns = std::max(1.0, connections);
+    double rate = std::min(line, conns * transferBound);
     // RDMA over a lossy link: go-back-N resends what a flow has in flight
     // after each loss, so each delivered packet costs 1 + p x (packets in
     // flight) sent (Mittal et al., SIGCOMM 2018).
     if (!tech.lossless && tech.loss_rate > 0 && rtt_s > 0 && tech.mtu_bytes > 0 &&
         isRdmaTransport(tech)) {
-        const double packetsInFlight = rate / (conns * flowsPerTransfer) * rtt_s / tech.mtu_bytes;
+        const double packetsInFlight =
+            rate / (conns * flowsPerTransfer(tech, gpus_per_host)) * rtt_s / tech.mtu_bytes;
         rate /= 1.0 + tech.loss_rate * packetsInFlight;
     }
     return rate;
+}
+
+double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, double connections,
+                        int gpus_per_host) {
+    return aggregateRateFromBoundBps(tech, line_gbps, rtt_s, connections, gpus_per_host,
+                                     transferBoundBps(tech, rtt_s, gpus_per_host));
 }
 
 double transferRateBps(const Technology& tech, double share_gbps, double rtt_s, int gpus_per_host) {

@@ -89,6 +89,14 @@ double perFlowRateBps(const Technology& tech, double rtt_s);
 double aggregateRateBps(const Technology& tech, double line_gbps, double rtt_s, double connections,
                         int gpus_per_host = 1);
 
+// What of aggregateRateBps scales with the number of transfers: one
+// transfer's bound (flows x per-flow rate, NCCL staging, host copies),
+// bytes/s (infinite when none binds).
+double transferBoundBps(const Technology& tech, double rtt_s, int gpus_per_host = 1);
+// aggregateRateBps with that bound computed beforehand (EdgeTransport keeps it).
+double aggregateRateFromBoundBps(const Technology& tech, double line_gbps, double rtt_s,
+                                 double connections, int gpus_per_host, double transferBound);
+
 // Goodput in bytes/s of ONE transfer (tech.flows flows) that gets at most
 // `share_gbps` of the line.
 double transferRateBps(const Technology& tech, double share_gbps, double rtt_s,

@@ -55,6 +55,8 @@ std::vector<EdgeTransport> edgeTransports(const Cluster& cluster, const Topology
             applyLinkOverride(t.tech, *o);
         t.pfc_short = applyPfcHeadroom(t.tech, e.bandwidth_gbps, e.latency_ms * 1e-3);
     }
+    for (EdgeTransport& t : out)
+        t.transfer_bound_bps = transferBoundBps(t.tech, t.rtt_s, t.gpus_per_host);
     setBackground(cluster, topo, {}, out);
     return out;
 }
@@ -144,8 +146,9 @@ double TrafficPhase::edgeDrain(int edge, int dir) const {
 double TrafficPhase::rateBps(int edge, int dir) const {
     const TopoEdge& e = topo_.edges()[std::size_t(edge)];
     const EdgeTransport& t = transport_[std::size_t(edge)];
-    return aggregateRateBps(t.tech, availableGbps(e, t, dir), t.rtt_s,
-                            std::max(1.0, conns_[std::size_t(edge) * 2 + dir]), t.gpus_per_host);
+    return aggregateRateFromBoundBps(t.tech, availableGbps(e, t, dir), t.rtt_s,
+                                     std::max(1.0, conns_[std::size_t(edge) * 2 + dir]),
+                                     t.gpus_per_host, t.transfer_bound_bps);
 }
 
 double TrafficPhase::drainTime() const {
@@ -174,8 +177,8 @@ double drainWith(const TrafficPhase& phase, const TrafficPhase& bg, double scale
     const EdgeTransport& t = phase.transport()[std::size_t(edge)];
     const double conns = phase.connections(edge, dir) + scale * bg.connections(edge, dir);
     return (bytes + scale * bg.load(edge, dir)) /
-           aggregateRateBps(t.tech, availableGbps(e, t, dir), t.rtt_s, std::max(1.0, conns),
-                            t.gpus_per_host);
+           aggregateRateFromBoundBps(t.tech, availableGbps(e, t, dir), t.rtt_s,
+                                     std::max(1.0, conns), t.gpus_per_host, t.transfer_bound_bps);
 }
 
 } // namespace

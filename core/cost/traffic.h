@@ -26,6 +26,10 @@ struct EdgeTransport {
     // The profile's PFC headroom cannot cover the link's RTT: the link runs
     // lossy (Technology::lossy_loss_rate; core/cost/network.h).
     bool pfc_short = false;
+    // One transfer's bound on this edge (transferBoundBps: flows x per-flow
+    // rate, NCCL staging, host copies), computed once by edgeTransports so
+    // the rate of a phase's edges is a min and a product.
+    double transfer_bound_bps = 0;
     // Inelastic cross traffic, Gbit/s per direction: the link's own
     // background_gbps plus, for several jobs on one cluster, the other jobs'
     // mean rates (core/cost/jobs.h). The job's transfers get the line minus
