@@ -520,7 +520,10 @@ void DesignSpace::buildLinks(const DesignSpaceOptions& o) {
                     for (int c : channels) {
                         if (b == 0 && c == 0)
                             continue;
-                        LinkOverride knob{tech, 0};
+                        // A profile without NCCL knobs keeps its flows
+                        // (a knob alone would re-derive them from NCCL's
+                        // defaults).
+                        LinkOverride knob{tech, usesNcclKnobs(*t) ? 0 : t->flows};
                         knob.buffsize_mib = b;
                         knob.nccl_channels = c;
                         add(knob);
