@@ -133,10 +133,9 @@ double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const Traffic
                     for (int id : path.edges) {
                         const EdgeTransport& et = transport[std::size_t(id)];
                         perTransfer = std::max(
-                            perTransfer,
-                            bytes * path.fraction /
-                                std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s,
-                                                              et.gpus_per_host)));
+                            perTransfer, bytes * path.fraction /
+                                             std::min(nic, transferRateBps(et.tech, 1e12, et.rtt_s,
+                                                                           et.gpus_per_host)));
                     }
             }
             t = std::max(perTransfer, p2p.routeDrainTime(r.a, r.b));
