@@ -54,6 +54,30 @@ std::string rankOrderText(const std::vector<Dim>& order) {
 
 } // namespace
 
+namespace {
+
+// The NCCL knobs of a technology profile or a plan's link override (the
+// same keys on both; 0 = not given).
+template <class Knobs>
+void checkNcclKnobs(Diagnostics& d, const std::string& at, const Knobs& k, const char* subject) {
+    if (k.nccl_channels != 0)
+        checkInt(d, at + "/nccl_channels", k.nccl_channels, kNcclChannelsRange);
+    if (k.qps_per_connection != 0)
+        checkInt(d, at + "/qps_per_connection", k.qps_per_connection, kQpsPerConnectionRange);
+    if (k.sockets_per_connection != 0)
+        checkInt(d, at + "/sockets_per_connection", k.sockets_per_connection,
+                 kSocketsPerConnectionRange);
+    if (k.buffsize_mib != 0)
+        checkNumber(d, at + "/buffsize_mib", k.buffsize_mib, kPositive);
+    if (k.qps_per_connection > 0 && k.sockets_per_connection > 0 &&
+        !d.isBad(at + "/sockets_per_connection"))
+        d.error(at + "/sockets_per_connection",
+                std::string(subject) + " either RDMA QPs (qps_per_connection = " +
+                    str(k.qps_per_connection) + ") or sockets (sockets_per_connection), not both");
+}
+
+} // namespace
+
 void checkCluster(const Cluster& c, Diagnostics& d) {
     checkName(d, "/name", c.name);
     if (c.gpu_models.empty() && !d.isBad("/gpu_models"))
@@ -157,21 +181,7 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkNumber(d, at + "/loss_rate", t.loss_rate, kProbability);
         checkNumber(d, at + "/mtu_bytes", t.mtu_bytes, kPositive);
         checkNumber(d, at + "/per_message_us", t.per_message_us, kNonNegative);
-        if (t.nccl_channels != 0)
-            checkInt(d, at + "/nccl_channels", t.nccl_channels, kNcclChannelsRange);
-        if (t.qps_per_connection != 0)
-            checkInt(d, at + "/qps_per_connection", t.qps_per_connection, kQpsPerConnectionRange);
-        if (t.sockets_per_connection != 0)
-            checkInt(d, at + "/sockets_per_connection", t.sockets_per_connection,
-                     kSocketsPerConnectionRange);
-        if (t.buffsize_mib != 0)
-            checkNumber(d, at + "/buffsize_mib", t.buffsize_mib, kPositive);
-        if (t.qps_per_connection > 0 && t.sockets_per_connection > 0 &&
-            !d.isBad(at + "/sockets_per_connection"))
-            d.error(at + "/sockets_per_connection",
-                    "a profile uses either RDMA QPs (qps_per_connection = " +
-                        str(t.qps_per_connection) +
-                        ") or sockets (sockets_per_connection), not both");
+        checkNcclKnobs(d, at, t, "a profile uses");
         if (t.host_gbps_per_core != 0)
             checkNumber(d, at + "/host_gbps_per_core", t.host_gbps_per_core, kPositive);
         if (t.host_net_cores != 0)
@@ -416,20 +426,7 @@ void checkPlan(const Plan& p, Diagnostics& d) {
             d.error(at, "a link override needs a non-empty link name");
         if (o.flows != 0)
             checkInt(d, at + "/flows", o.flows, kFlowsRange);
-        if (o.nccl_channels != 0)
-            checkInt(d, at + "/nccl_channels", o.nccl_channels, kNcclChannelsRange);
-        if (o.qps_per_connection != 0)
-            checkInt(d, at + "/qps_per_connection", o.qps_per_connection, kQpsPerConnectionRange);
-        if (o.sockets_per_connection != 0)
-            checkInt(d, at + "/sockets_per_connection", o.sockets_per_connection,
-                     kSocketsPerConnectionRange);
-        if (o.buffsize_mib != 0)
-            checkNumber(d, at + "/buffsize_mib", o.buffsize_mib, kPositive);
-        if (o.qps_per_connection > 0 && o.sockets_per_connection > 0 &&
-            !d.isBad(at + "/sockets_per_connection"))
-            d.error(at + "/sockets_per_connection",
-                    "an override sets either RDMA QPs (qps_per_connection) or sockets "
-                    "(sockets_per_connection), not both");
+        checkNcclKnobs(d, at, o, "an override sets");
     }
     checkNumber(d, "/dp_bucket_mib", p.dp_bucket_mib, kPositive);
     if (p.grad_reduce_bytes != 2 && p.grad_reduce_bytes != 4 && !d.isBad("/grad_reduce_bytes"))

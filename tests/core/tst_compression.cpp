@@ -15,6 +15,7 @@
 #include "frameworks/framework.h"
 #include "topology/topology.h"
 
+#include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
 
 #include <QTest>
@@ -30,23 +31,6 @@ Q_DECLARE_METATYPE(std::optional<sa::Compression>)
 
 namespace {
 
-QByteArray numbers(double got, double want) {
-    return QByteArray("got ") + QByteArray::number(got, 'g', 17) + ", want " +
-           QByteArray::number(want, 'g', 17);
-}
-
-#define QVERIFY_CLOSE(got, want, rel)                                                              \
-    QVERIFY2(closeRelative((got), (want), (rel)), numbers((got), (want)).constData())
-
-#define EVALUATE(ev, sc)                                                                           \
-    Evaluation ev;                                                                                 \
-    do {                                                                                           \
-        const EvaluationResult r_ = sa::evaluate(sc);                                              \
-        if (const auto* e_ = std::get_if<EvaluationError>(&r_))                                    \
-            QFAIL(("evaluate failed: " + e_->str()).c_str());                                      \
-        ev = std::get<Evaluation>(r_);                                                             \
-    } while (false)
-
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kHbmBps = 3.35e12 * 0.8; // H100 HBM at the kernels' efficiency
 
@@ -57,21 +41,6 @@ Cluster twoBuildings(double linkGbps, double latencyMs, std::int64_t zoneGpus = 
         "two-buildings",
         {building("B1", 32, {.zone_gpus = zoneGpus}), building("B2", 32, {.zone_gpus = zoneGpus})},
         {link("B1", "B2", linkGbps, latencyMs)});
-}
-
-Model gptModel() {
-    Model m;
-    m.name = "gpt-small";
-    m.layers = 16;
-    m.hidden = 4096;
-    m.ffn_hidden = 4 * 4096;
-    m.heads = 32;
-    m.kv_heads = 32;
-    m.vocab = 51200;
-    m.mlp = MlpKind::Gelu;
-    m.dtype = DType::BF16;
-    m.tied_embeddings = false;
-    return m;
 }
 
 Compression method(CompressionMethod m, double ratio = 0.01, bool ef = true) {

@@ -14,6 +14,7 @@
 #include "cost/traffic.h"
 #include "topology/topology.h"
 
+#include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
 
 #include <QList>
@@ -41,14 +42,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-QByteArray numbers(double got, double want) {
-    return QByteArray("got ") + QByteArray::number(got, 'g', 17) + ", want " +
-           QByteArray::number(want, 'g', 17);
-}
-
-#define QVERIFY_CLOSE(got, want, rel)                                                              \
-    QVERIFY2(closeRelative((got), (want), (rel)), numbers((got), (want)).constData())
-
 // ---- scenarios built in code -----------------------------------------------
 
 // One building of H100 (one non-blocking zone), or two joined by one link.
@@ -66,36 +59,9 @@ Cluster twoBuildings(double linkGbps, double latencyMs, std::int64_t gpusEach = 
                      {link("B1", "B2", linkGbps, latencyMs)});
 }
 
-// A GPT-style dense model: 16 layers, h = 4096, 32 heads (MHA), 4h GELU MLP.
-Model gptModel(int layers = 16, std::int64_t hidden = 4096, int heads = 32, int kvHeads = 32,
-               std::int64_t vocab = 51200) {
-    Model m;
-    m.name = "gpt-small";
-    m.layers = layers;
-    m.hidden = hidden;
-    m.ffn_hidden = 4 * hidden;
-    m.heads = heads;
-    m.kv_heads = kvHeads;
-    m.vocab = vocab;
-    m.mlp = MlpKind::Gelu;
-    m.dtype = DType::BF16;
-    m.tied_embeddings = false;
-    return m;
-}
-
 Scenario scenario(const Cluster& c, const Model& m, const Plan& p) {
     return Scenario{c, m, p};
 }
-
-// Evaluates or fails the current test with the evaluator's message.
-#define EVALUATE(ev, sc)                                                                           \
-    Evaluation ev;                                                                                 \
-    do {                                                                                           \
-        const EvaluationResult r_ = sa::evaluate(sc);                                              \
-        if (const auto* e_ = std::get_if<EvaluationError>(&r_))                                    \
-            QFAIL(("evaluate failed: " + e_->str()).c_str());                                      \
-        ev = std::get<Evaluation>(r_);                                                             \
-    } while (false)
 
 // ---- pipelines with given per-op durations -----------------------------------
 

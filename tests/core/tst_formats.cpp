@@ -701,7 +701,7 @@ void TestFormats::badDocuments_data() {
         {"/link_technologies/B1-B2/qps_per_connection=2",
          "/link_technologies/B1-B2/sockets_per_connection=2"},
         {"plan.json: /link_technologies/B1-B2/sockets_per_connection: an override sets either "
-         "RDMA QPs (qps_per_connection) or sockets (sockets_per_connection), not both"});
+         "RDMA QPs (qps_per_connection = 2) or sockets (sockets_per_connection), not both"});
     bad("job larger than any cluster", "plan",
         {"/parallelism/tp=10000000", "/parallelism/pp=10000000", "/parallelism/dp=10000000",
          "-/placement"},

@@ -10,6 +10,7 @@
 #include "export/evaluation_json.h"
 #include "topology/topology.h"
 
+#include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
 
 #include <QTest>
@@ -20,30 +21,6 @@ using namespace sa;
 using namespace sa::testing;
 
 namespace {
-
-QByteArray numbers(double got, double want) {
-    return QByteArray("got ") + QByteArray::number(got, 'g', 17) + ", want " +
-           QByteArray::number(want, 'g', 17);
-}
-
-#define QVERIFY_CLOSE(got, want, rel)                                                              \
-    QVERIFY2(closeRelative((got), (want), (rel)), numbers((got), (want)).constData())
-
-// A GPT-style dense model: 16 layers, h = 4096, 32 heads, 4h GELU MLP.
-Model gptModel() {
-    Model m;
-    m.name = "gpt-small";
-    m.layers = 16;
-    m.hidden = 4096;
-    m.ffn_hidden = 4 * 4096;
-    m.heads = 32;
-    m.kv_heads = 32;
-    m.vocab = 51200;
-    m.mlp = MlpKind::Gelu;
-    m.dtype = DType::BF16;
-    m.tied_embeddings = false;
-    return m;
-}
 
 // B1 - B2 - B3 - B4 in a line, 32 GPUs each, 100 Gbit/s links of 5 ms.
 Cluster line4(double backgroundB1B2 = 0) {
