@@ -184,6 +184,10 @@ void TestOptimizer::cancelStopsWithin100ms() {
     OptimizerOptions o;
     o.cancel = &cancel;
     o.threads = 2;
+    // The search itself, so that the cancel lands between candidates (with
+    // the baselines first, a slow build, such as under ThreadSanitizer, is
+    // still in their setup when the wait below runs out).
+    o.baselines = false;
     o.progress = [&](std::int64_t done, std::int64_t) { progressed = done; };
     std::atomic<bool> finished{false};
     std::chrono::steady_clock::time_point end;
