@@ -104,6 +104,64 @@ struct CompressionReport {
     double residual_gib = 0;         // error-feedback buffer per GPU, worst stage
 };
 
+// The plan's "outer_sync" (low-communication DP across workers;
+// docs/RUN.md): one step's average with the outer syncs spread over the
+// steps between them.
+struct OuterSyncReport {
+    OuterSyncMethod method = OuterSyncMethod::Diloco;
+    int workers = 1;            // groups of replicas by the buildings they occupy
+    int inner_steps = 1;        // H
+    int fragments = 1;
+    double inner_step_s = 0;    // the slowest worker's step
+    double sync_s = 0;          // one outer sync (one fragment), alone on the links
+    double exposed_per_step_s = 0; // what the outer syncs add to an average step
+    double bytes_per_sync = 0;  // over inter-building links, both directions
+    // Relative loss over synchronous DP at equal tokens, and the tokens
+    // needed for synchronous DP's loss, as a multiple of its tokens
+    // (docs/RUN.md "Convergence"); 1 for hsdp.
+    double loss_penalty = 0;
+    double token_multiplier = 1;
+    bool penalty_from_curve = true; // false: the plan's loss_penalty
+};
+
+// Failures, checkpoints and stragglers (docs/RUN.md "Goodput").
+struct GoodputReport {
+    double job_mtbf_s = 0;              // mean time between interruptions of the whole job
+    double checkpoint_bytes = 0;        // one checkpoint (weights and optimizer state)
+    double checkpoint_write_s = 0;      // the write, slowest building
+    double checkpoint_blocking_s = 0;   // what a step waits for (async: the host copy)
+    double restart_s = 0;               // restart plus the checkpoint read
+    std::int64_t interval_steps = 0;    // steps between checkpoints
+    double interval_s = 0;
+    bool interval_optimal = true;       // from Young/Daly, not the plan
+    double lost_per_failure_s = 0;      // restart and expected rework
+    double straggler_s = 0;             // what one step waits for stragglers
+    double goodput = 1;                 // useful training time / wall time
+};
+
+// Prices and power (docs/RUN.md "Cost and energy"): per step, and for the
+// run when the plan has a token budget.
+struct CostReport {
+    double cost_usd_per_step = 0;
+    double energy_kwh_per_step = 0;
+    double gpu_power_w = 0;          // mean per GPU at the modelled utilisation
+    double facility_power_kw = 0;    // the job's draw with hosts, network and PUE
+    double transport_usd_per_step = 0;
+    bool priced = false;             // some building has gpu_hour_usd or a link a price
+};
+struct RunReport {
+    double tokens = 0;          // the plan's token_budget (times the outer-sync multiplier for
+                                // time_to_loss: tokens_to_loss)
+    double steps = 0;
+    double time_s = 0;          // wall clock to train `tokens`, with goodput
+    double tokens_to_loss = 0;  // to reach the target loss
+    double time_to_loss_s = 0;
+    double target_loss = 0;     // the plan's, or synchronous DP's on token_budget
+    double cost_usd = 0;
+    double energy_kwh = 0;
+    double restarts = 0;        // expected interruptions over time_s
+};
+
 struct Evaluation {
     double step_time_s = 0;
     double tokens_per_s = 0;
@@ -124,6 +182,13 @@ struct Evaluation {
     std::vector<std::string> warnings;
     Timeline timeline;
     std::optional<CompressionReport> compression; // plans with "compression" only
+    std::optional<OuterSyncReport> outer_sync;    // plans with "outer_sync" only
+    GoodputReport goodput;
+    CostReport cost;
+    std::optional<RunReport> run; // plans with a token_budget (or a target_loss)
+    // Parameters per GPU of each stage (after TP/EP sharding, before ZeRO),
+    // and the expert part of them.
+    std::vector<double> stage_params, stage_expert_params;
     // Per-stage facts for views.
     std::vector<int> stage_building; // building holding most of each stage
     std::vector<int> layers_per_stage;

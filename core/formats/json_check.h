@@ -126,6 +126,8 @@ struct NumberRange {
 inline constexpr IntRange kGpusRange{1, kMaxGpusPerBuilding};
 inline constexpr IntRange kGpusPerHostRange{1, kMaxGpusPerHost};
 inline constexpr IntRange kSmsRange{1, kMaxSms};
+inline constexpr IntRange kOuterStepsRange{1, 1'000'000, true};
+inline constexpr IntRange kCheckpointStepsRange{0, 1'000'000'000, true};
 inline constexpr IntRange kFlowsRange{1, kMaxFlows};
 // NCCL's knobs (core/cost/network.h): channels up to MAXCHANNELS (32 in
 // older NCCL, 64 in newer), the socket transport's MAX_SOCKETS = 64 and
@@ -151,6 +153,8 @@ inline constexpr IntRange kIndexRange{0, kMaxDegree};
 inline constexpr NumberRange kPositive{0, true, std::nullopt, false};
 inline constexpr NumberRange kNonNegative{0, false, std::nullopt, false};
 inline constexpr NumberRange kAtLeastOne{1, false, std::nullopt, false};
+inline constexpr NumberRange kOuterBytesRange{0.125, false, 8.0, false};
+inline constexpr NumberRange kLossPenaltyRange{-0.5, false, 1.0, false};
 inline constexpr NumberRange kFraction{0, true, 1.0, false};    // (0, 1]
 inline constexpr NumberRange kProbability{0, false, 1.0, true}; // [0, 1)
 // A calibrated ring step (Building::scale_up_latency_us, scale_out_latency_us):

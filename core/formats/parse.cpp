@@ -271,6 +271,7 @@ void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel
     o.number("gemm_efficiency_fp8", g.gemm_efficiency_fp8, kOptional, formats::kFraction);
     o.number("tdp_w", g.tdp_w, kOptional, formats::kNonNegative);
     o.number("power_limit_w", g.power_limit_w, kOptional, formats::kNonNegative);
+    o.number("idle_w", g.idle_w, kOptional, formats::kNonNegative);
     o.finish();
 }
 
@@ -310,6 +311,20 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     measured("scale_up_latency_us", b.scale_up_latency_us, formats::kStepLatencyUs);
     measured("scale_out_efficiency", b.scale_out_efficiency, formats::kFraction);
     measured("scale_out_latency_us", b.scale_out_latency_us, formats::kStepLatencyUs);
+    // Reliability, storage, prices, power (docs/RUN.md): 0 = the default.
+    for (auto [key, value] : {std::pair{"gpu_mtbf_hours", &b.gpu_mtbf_hours},
+                              std::pair{"host_mtbf_hours", &b.host_mtbf_hours},
+                              std::pair{"restart_s", &b.restart_s},
+                              std::pair{"storage_write_gbps", &b.storage_write_gbps},
+                              std::pair{"storage_read_gbps", &b.storage_read_gbps},
+                              std::pair{"gpu_hour_usd", &b.gpu_hour_usd},
+                              std::pair{"host_power_w", &b.host_power_w},
+                              std::pair{"network_power_w_per_gpu", &b.network_power_w_per_gpu},
+                              std::pair{"step_jitter", &b.step_jitter}})
+        o.number(key, *value, kOptional, formats::kNonNegative);
+    o.number("straggler_slowdown", b.straggler_slowdown, kOptional, formats::kAtLeastOne);
+    if (o.find("pue", kOptional))
+        o.number("pue", b.pue, kOptional, formats::kAtLeastOne);
     o.finish();
 }
 
@@ -349,6 +364,7 @@ void readLink(const json& v, const std::string& at, Diagnostics& d, Link& l) {
     o.number("latency_ms", l.latency_ms, kRequired, formats::kNonNegative);
     o.string("technology", l.technology, kOptional, true);
     o.number("background_gbps", l.background_gbps, kOptional, formats::kNonNegative);
+    o.number("price_per_gb_usd", l.price_per_gb_usd, kOptional, formats::kNonNegative);
     o.finish();
 }
 
@@ -715,6 +731,51 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         }
         comp.finish();
     }
+    ObjectReader os = r.object("outer_sync", kOptional);
+    if (os.valid()) {
+        OuterSync o;
+        const bool known =
+            os.choice<OuterSyncMethod>("method", o.method, kRequired,
+                                       {{"diloco", OuterSyncMethod::Diloco},
+                                        {"streaming-diloco", OuterSyncMethod::StreamingDiloco},
+                                        {"hsdp", OuterSyncMethod::Hsdp}});
+        if (known && o.method == OuterSyncMethod::Hsdp) {
+            o.inner_steps = 1;
+            for (const char* key : {"inner_steps", "fragments", "overlap_steps", "outer_bytes",
+                                    "loss_penalty"})
+                if (os.find(key, kOptional))
+                    d.error(os.pathOf(key),
+                            "applies to diloco and streaming-diloco, not hsdp; leave it out");
+        } else {
+            os.integer("inner_steps", o.inner_steps, kOptional, formats::kOuterStepsRange);
+            if (known && o.method == OuterSyncMethod::StreamingDiloco) {
+                o.fragments = 4; // Streaming DiLoCo's usual split (docs/RUN.md)
+                os.integer("fragments", o.fragments, kOptional, formats::kOuterStepsRange);
+                os.integer("overlap_steps", o.overlap_steps, kOptional,
+                           formats::kOuterStepsRange);
+            } else {
+                for (const char* key : {"fragments", "overlap_steps"})
+                    if (os.find(key, kOptional))
+                        d.error(os.pathOf(key), "applies to streaming-diloco only; leave it out");
+            }
+            os.number("outer_bytes", o.outer_bytes, kOptional, formats::kOuterBytesRange);
+            double penalty = 0;
+            if (os.number("loss_penalty", penalty, kOptional, formats::kLossPenaltyRange))
+                o.loss_penalty = penalty;
+        }
+        os.finish();
+        if (known)
+            p.outer_sync = o;
+    }
+    ObjectReader ck = r.object("checkpoint", kOptional);
+    if (ck.valid()) {
+        ck.integer("interval_steps", p.checkpoint.interval_steps, kOptional,
+                   formats::kCheckpointStepsRange);
+        ck.boolean("async", p.checkpoint.async, kOptional);
+        ck.finish();
+    }
+    r.number("token_budget", p.token_budget, kOptional, formats::kNonNegative);
+    r.number("target_loss", p.target_loss, kOptional, formats::kNonNegative);
     r.finish();
     formats::checkPlan(p, d);
     return p;

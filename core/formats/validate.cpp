@@ -95,6 +95,7 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkNumber(d, at + "/gemm_efficiency_fp8", g.gemm_efficiency_fp8, kFraction);
         const bool tdpOk = checkNumber(d, at + "/tdp_w", g.tdp_w, kNonNegative);
         const bool limitOk = checkNumber(d, at + "/power_limit_w", g.power_limit_w, kNonNegative);
+        checkNumber(d, at + "/idle_w", g.idle_w, kNonNegative);
         // A power limit is read against the power the peaks are rated at.
         if (tdpOk && limitOk && g.power_limit_w > 0) {
             if (!(g.tdp_w > 0))
@@ -127,6 +128,19 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                                       childPath("/buildings", it->second) + ")");
         }
         checkName(d, at + "/region", b.region);
+        for (auto [key, value] : {std::pair{"/gpu_mtbf_hours", b.gpu_mtbf_hours},
+                                  std::pair{"/host_mtbf_hours", b.host_mtbf_hours},
+                                  std::pair{"/restart_s", b.restart_s},
+                                  std::pair{"/storage_write_gbps", b.storage_write_gbps},
+                                  std::pair{"/storage_read_gbps", b.storage_read_gbps},
+                                  std::pair{"/step_jitter", b.step_jitter},
+                                  std::pair{"/gpu_hour_usd", b.gpu_hour_usd},
+                                  std::pair{"/host_power_w", b.host_power_w},
+                                  std::pair{"/network_power_w_per_gpu", b.network_power_w_per_gpu}})
+            checkNumber(d, at + key, value, kNonNegative);
+        checkNumber(d, at + "/straggler_slowdown", b.straggler_slowdown, kAtLeastOne);
+        if (b.pue != 0)
+            checkNumber(d, at + "/pue", b.pue, kAtLeastOne);
         if (checkName(d, at + "/gpu_model", b.gpu_model) && !d.isBad("/gpu_models") &&
             !d.isBad(at + "/gpu_model") && !c.gpu_models.count(b.gpu_model))
             d.error(at + "/gpu_model", "no GPU model named '" + b.gpu_model + "' in /gpu_models");
@@ -243,6 +257,7 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         }
         checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kPositive);
         checkNumber(d, at + "/latency_ms", l.latency_ms, kNonNegative);
+        checkNumber(d, at + "/price_per_gb_usd", l.price_per_gb_usd, kNonNegative);
         if (checkNumber(d, at + "/background_gbps", l.background_gbps, kNonNegative) &&
             !d.isBad(at + "/background_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
             l.bandwidth_gbps > 0 && l.background_gbps >= l.bandwidth_gbps)
@@ -457,6 +472,34 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                         "applies to method topk only, not " + m + "; leave it out");
         }
     }
+    if (p.outer_sync && !d.isBad("/outer_sync")) {
+        const OuterSync& o = *p.outer_sync;
+        checkInt(d, "/outer_sync/inner_steps", o.inner_steps, kOuterStepsRange);
+        checkInt(d, "/outer_sync/fragments", o.fragments, kOuterStepsRange);
+        checkInt(d, "/outer_sync/overlap_steps", o.overlap_steps, kOuterStepsRange);
+        checkNumber(d, "/outer_sync/outer_bytes", o.outer_bytes, kOuterBytesRange);
+        if (o.loss_penalty)
+            checkNumber(d, "/outer_sync/loss_penalty", *o.loss_penalty, kLossPenaltyRange);
+        if (o.method == OuterSyncMethod::Hsdp && o.inner_steps != 1 &&
+            !d.isBad("/outer_sync/inner_steps"))
+            d.error("/outer_sync/inner_steps", "hsdp synchronises every step; leave it out");
+        // Streaming DiLoCo syncs one fragment every inner_steps / fragments
+        // steps; its sync must end before the same fragment's next one.
+        if (o.method == OuterSyncMethod::StreamingDiloco && o.fragments >= 1 &&
+            o.inner_steps >= 1) {
+            if (o.fragments > o.inner_steps && !d.isBad("/outer_sync/fragments"))
+                d.error("/outer_sync/fragments",
+                        "must be at most inner_steps (" + str(o.inner_steps) + "), got " +
+                            str(o.fragments));
+            else if (o.overlap_steps > o.inner_steps && !d.isBad("/outer_sync/overlap_steps"))
+                d.error("/outer_sync/overlap_steps",
+                        "must be at most inner_steps (" + str(o.inner_steps) + "), got " +
+                            str(o.overlap_steps));
+        }
+    }
+    checkInt(d, "/checkpoint/interval_steps", p.checkpoint.interval_steps, kCheckpointStepsRange);
+    checkNumber(d, "/token_budget", p.token_budget, kNonNegative);
+    checkNumber(d, "/target_loss", p.target_loss, kNonNegative);
 }
 
 void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostics& dp) {

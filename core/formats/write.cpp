@@ -51,11 +51,13 @@ const std::map<std::string, int>& keyRank() {
             // cluster
             "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
             "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
-            "power_limit_w", "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps",
+            "power_limit_w", "idle_w", "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps",
             "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
             "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
-            "scale_out_latency_us", "between", "bandwidth_gbps", "latency_ms", "technology",
-            "background_gbps", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
+            "scale_out_latency_us", "gpu_mtbf_hours", "host_mtbf_hours", "restart_s",
+            "storage_write_gbps", "storage_read_gbps", "straggler_slowdown", "step_jitter",
+            "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue", "between", "bandwidth_gbps", "latency_ms", "technology",
+            "background_gbps", "price_per_gb_usd", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
             "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
             "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
             "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
@@ -71,7 +73,9 @@ const std::map<std::string, int>& keyRank() {
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
             "flash_attention", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
-            "error_feedback",
+            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
+            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
+            "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -151,6 +155,8 @@ nlohmann::json toJson(const Cluster& c) {
                        {"gemm_efficiency_fp8", number(g.gemm_efficiency_fp8)},
                        {"tdp_w", number(g.tdp_w)},
                        {"power_limit_w", number(g.power_limit_w)}};
+        if (g.idle_w != 0)
+            models[key]["idle_w"] = number(g.idle_w);
     }
     j["gpu_models"] = models;
     json buildings = json::array();
@@ -175,6 +181,21 @@ nlohmann::json toJson(const Cluster& c) {
                                   Measured{"scale_out_latency_us", &b.scale_out_latency_us}})
             if (*m.second)
                 written[m.first] = number(**m.second);
+        // Reliability, storage, prices, power: only when given (0 = default).
+        for (auto [key, value] : {std::pair{"gpu_mtbf_hours", b.gpu_mtbf_hours},
+                                  std::pair{"host_mtbf_hours", b.host_mtbf_hours},
+                                  std::pair{"restart_s", b.restart_s},
+                                  std::pair{"storage_write_gbps", b.storage_write_gbps},
+                                  std::pair{"storage_read_gbps", b.storage_read_gbps},
+                                  std::pair{"step_jitter", b.step_jitter},
+                                  std::pair{"gpu_hour_usd", b.gpu_hour_usd},
+                                  std::pair{"host_power_w", b.host_power_w},
+                                  std::pair{"network_power_w_per_gpu", b.network_power_w_per_gpu},
+                                  std::pair{"pue", b.pue}})
+            if (value != 0)
+                written[key] = number(value);
+        if (b.straggler_slowdown != 1)
+            written["straggler_slowdown"] = number(b.straggler_slowdown);
     }
     j["buildings"] = buildings;
     json links = json::array();
@@ -186,6 +207,8 @@ nlohmann::json toJson(const Cluster& c) {
                          {"technology", l.technology}});
         if (l.background_gbps != 0)
             links.back()["background_gbps"] = number(l.background_gbps);
+        if (l.price_per_gb_usd != 0)
+            links.back()["price_per_gb_usd"] = number(l.price_per_gb_usd);
     }
     j["links"] = links;
     json techs = json::object();
@@ -325,6 +348,28 @@ nlohmann::json toJson(const Plan& p) {
         }
         j["compression"] = {{"dp", dp}};
     }
+    if (p.outer_sync) {
+        const OuterSync& o = *p.outer_sync;
+        json os = {{"method", toString(o.method)}};
+        if (o.method != OuterSyncMethod::Hsdp) {
+            os["inner_steps"] = o.inner_steps;
+            if (o.method == OuterSyncMethod::StreamingDiloco) {
+                os["fragments"] = o.fragments;
+                os["overlap_steps"] = o.overlap_steps;
+            }
+            os["outer_bytes"] = number(o.outer_bytes);
+            if (o.loss_penalty)
+                os["loss_penalty"] = number(*o.loss_penalty);
+        }
+        j["outer_sync"] = os;
+    }
+    if (p.checkpoint != Checkpointing{})
+        j["checkpoint"] = {{"interval_steps", p.checkpoint.interval_steps},
+                           {"async", p.checkpoint.async}};
+    if (p.token_budget != 0)
+        j["token_budget"] = number(p.token_budget);
+    if (p.target_loss != 0)
+        j["target_loss"] = number(p.target_loss);
     return j;
 }
 

@@ -32,6 +32,8 @@ struct GpuModel {
     // sustained tensor clock: peak x (power_limit_w / tdp_w)^(1/3).
     double tdp_w = 0;
     double power_limit_w = 0;
+    // Board power with nothing running (0: 15% of the board power; docs/RUN.md).
+    double idle_w = 0;
 
     bool operator==(const GpuModel&) const = default;
 };
@@ -98,6 +100,23 @@ struct Building {
     std::optional<double> scale_out_efficiency; // NIC fabric, of scale_out_gbps
     std::optional<double> scale_out_latency_us; // a step between hosts of one zone
 
+    // Reliability, storage, prices and power (docs/RUN.md); 0 = the default
+    // the page names (Llama 3's interruption rates, its storage throughput).
+    double gpu_mtbf_hours = 0;   // mean time between GPU-caused job interruptions, per GPU
+    double host_mtbf_hours = 0;  // the same for everything else, per host
+    double restart_s = 0;        // detect, reschedule, re-initialise (the checkpoint read is added)
+    double storage_write_gbps = 0; // checkpoint writes, the building in all, Gbit/s
+    double storage_read_gbps = 0;  // checkpoint reads on restart, Gbit/s
+    // Stragglers: the slowest GPU's compute time over the others' (1: none),
+    // and the step-to-step jitter of one GPU's compute time (coefficient of
+    // variation).
+    double straggler_slowdown = 1;
+    double step_jitter = 0;
+    double gpu_hour_usd = 0; // 0: not priced
+    double host_power_w = 0; // per host besides its GPUs (CPUs, memory, NICs, fans)
+    double network_power_w_per_gpu = 0; // switches and optics, per GPU
+    double pue = 0;                     // power usage effectiveness (0: 1.2)
+
     std::int64_t zones() const { return zone_gpus > 0 ? (gpus + zone_gpus - 1) / zone_gpus : 1; }
     bool operator==(const Building&) const = default;
 };
@@ -112,6 +131,7 @@ struct Link {
     // Traffic of others on the link, Gbit/s in each direction (inelastic
     // cross traffic: the job gets bandwidth_gbps - background_gbps).
     double background_gbps = 0;
+    double price_per_gb_usd = 0; // transport price per GB carried (egress), 0: not priced
 
     bool operator==(const Link&) const = default;
 };

@@ -42,6 +42,18 @@ const char* toString(CompressionMethod m) {
     return "?";
 }
 
+const char* toString(OuterSyncMethod m) {
+    switch (m) {
+    case OuterSyncMethod::Diloco:
+        return "diloco";
+    case OuterSyncMethod::StreamingDiloco:
+        return "streaming-diloco";
+    case OuterSyncMethod::Hsdp:
+        return "hsdp";
+    }
+    return "?";
+}
+
 const char* toString(Recompute r) {
     switch (r) {
     case Recompute::None:

@@ -112,6 +112,44 @@ struct Compression {
     bool operator==(const Compression&) const = default;
 };
 
+// Low-communication data parallelism across buildings (plan "outer_sync";
+// docs/RUN.md). The DP replicas are grouped into workers by the buildings
+// their cells occupy; inside a worker the replicas synchronise every step
+// as the rest of the plan says, across workers:
+//   diloco            every `inner_steps` steps, an all-reduce of each
+//                     worker's pseudo-gradient (its parameter change) at
+//                     `outer_bytes` per element, blocking (Douillard et al.
+//                     2023, arXiv 2311.08105);
+//   streaming-diloco  the parameters in `fragments` pieces, one synced every
+//                     inner_steps / fragments steps, its all-reduce
+//                     overlapped with the next `overlap_steps` inner steps
+//                     (Douillard et al. 2025, arXiv 2501.18512);
+//   hsdp              every step, an all-reduce of the gradient shards across
+//                     workers after each worker's reduce-scatter; FSDP
+//                     shards inside the worker only (torchtitan
+//                     data_parallel_replicate_degree); no convergence cost.
+enum class OuterSyncMethod { Diloco, StreamingDiloco, Hsdp };
+struct OuterSync {
+    OuterSyncMethod method = OuterSyncMethod::Diloco;
+    int inner_steps = 100; // H (hsdp: 1)
+    int fragments = 1;     // streaming-diloco: pieces synced in turn
+    int overlap_steps = 1; // streaming-diloco: inner steps a fragment's sync may hide behind
+    double outer_bytes = 4; // bytes per element of the outer gradients (fp32 4, bf16 2, fp8 1, 4-bit 0.5)
+    // Relative loss of DiLoCo over synchronous DP at equal tokens (0.01 = 1%
+    // higher); absent: the scaling-law curve (docs/RUN.md).
+    std::optional<double> loss_penalty;
+    bool operator==(const OuterSync&) const = default;
+};
+
+// Checkpoints (plan "checkpoint"): every `interval_steps` steps (0: the
+// interval that maximises goodput, Young/Daly); async: the step pauses only
+// for the copy to host memory, the write to storage overlaps training.
+struct Checkpointing {
+    std::int64_t interval_steps = 0;
+    bool async = false;
+    bool operator==(const Checkpointing&) const = default;
+};
+
 struct Plan {
     std::string name;
     std::string description;
@@ -139,6 +177,13 @@ struct Plan {
     // for its flows); absent: the cluster's `routing`.
     std::optional<Routing> routing;
     std::optional<Compression> dp_compression; // "compression": {"dp": ...}; none: uncompressed
+    std::optional<OuterSync> outer_sync;        // none: synchronous DP every step
+    Checkpointing checkpoint;
+    // Tokens the run trains on (0: not given; the run's totals are then not
+    // reported), and the loss it must reach (0: the loss synchronous DP
+    // reaches on token_budget).
+    double token_budget = 0;
+    double target_loss = 0;
 
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
@@ -168,6 +213,7 @@ const char* toString(ScheduleKind k);
 const char* toString(CollectiveAlgo a);
 const char* toString(FsdpReshard r);
 const char* toString(CompressionMethod m);
+const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);
