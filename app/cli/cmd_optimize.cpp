@@ -35,6 +35,8 @@ struct OptimizeArgs {
     std::optional<std::string> shard;
     std::vector<std::string> set;
     std::vector<RoutingPolicy> routings;
+    std::vector<int> diloco_steps, fragments;
+    bool hsdp = false;
     bool no_baselines = false;
     bool json = false;
     std::optional<std::string> out;
@@ -60,6 +62,27 @@ int runOptimize(OptimizeArgs args) {
         Routing r;
         r.policy = p;
         opt.space.routings.push_back(r);
+    }
+    if (!args.diloco_steps.empty() || args.hsdp)
+        opt.space.outer_syncs.push_back(std::nullopt);
+    for (int h : args.diloco_steps) {
+        OuterSync d;
+        d.inner_steps = h;
+        opt.space.outer_syncs.push_back(d);
+        for (int f : args.fragments) {
+            if (f > h)
+                continue;
+            OuterSync s = d;
+            s.method = OuterSyncMethod::StreamingDiloco;
+            s.fragments = f;
+            opt.space.outer_syncs.push_back(s);
+        }
+    }
+    if (args.hsdp) {
+        OuterSync h;
+        h.method = OuterSyncMethod::Hsdp;
+        h.inner_steps = 1;
+        opt.space.outer_syncs.push_back(h);
     }
 
     auto scenario = loadScenarioArgs(args.input, /*requirePlan=*/false);
@@ -166,13 +189,34 @@ void addOptimizeCommand(CLI::App& app, CommandRun& chosen) {
         ->type_name("N")
         ->transform(integerIn(1, 4096));
     cmd->add_option("--objective", opt.objective,
-                    "step-time (default), cost (GPU-seconds per\n"
-                    "step) or cross-building-bytes")
+                    "step-time (default), time-to-tokens,\n"
+                    "time-to-loss, cost ($ for the run, or\n"
+                    "GPU-seconds where the cluster has no\n"
+                    "prices), energy or cross-building-bytes\n"
+                    "(docs/RUN.md)")
         ->type_name("OBJ")
-        ->transform(oneOf<Objective>(
-            {{toString(Objective::StepTime), Objective::StepTime},
-             {toString(Objective::Cost), Objective::Cost},
-             {toString(Objective::CrossBuildingBytes), Objective::CrossBuildingBytes}}));
+        ->transform(oneOf<Objective>([] {
+            std::vector<std::pair<std::string, Objective>> m;
+            for (Objective o : kAllObjectives)
+                m.emplace_back(toString(o), o);
+            return m;
+        }()));
+    cmd->add_option("--diloco", args->diloco_steps,
+                    "DiLoCo inner steps H to try across\n"
+                    "buildings (comma-separated): an outer-sync\n"
+                    "axis beside synchronous DP")
+        ->type_name("H,...")
+        ->delimiter(',')
+        ->transform(integerIn(1, 1000000));
+    cmd->add_option("--streaming-fragments", args->fragments,
+                    "Streaming DiLoCo fragment counts to try\n"
+                    "with each --diloco H (comma-separated)")
+        ->type_name("F,...")
+        ->delimiter(',')
+        ->transform(integerIn(1, 1000000));
+    cmd->add_flag("--hsdp", args->hsdp,
+                  "try HSDP (shard inside a building, replicate\n"
+                  "across) beside synchronous DP");
     cmd->add_option("--shard", args->shard,
                     "search slice I of N (0-based); join the\n"
                     "slices with `scaleacross merge`")

@@ -1,6 +1,8 @@
 #include "cost/evaluate.h"
 
 #include "cost/memory.h"
+#include "cost/outer.h"
+#include "cost/run.h"
 #include "cost/stages.h"
 #include "formats/documents.h"
 #include "topology/topology.h"
@@ -296,6 +298,16 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         if (!problems.empty())
             return EvaluationError{std::move(problems)};
     }
+    EvaluationResult r = plan.outer_sync ? evaluateOuterSync(*this, model, plan, options, cache)
+                                         : evaluateStep(model, plan, options, cache);
+    if (auto* ev = std::get_if<Evaluation>(&r))
+        runReports(cluster_, model, plan, *ev);
+    return r;
+}
+
+EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
+                                         const EvaluateOptions& options,
+                                         EvaluationCache* cache) const {
     std::unique_ptr<State> fresh = cache ? nullptr : std::make_unique<State>();
     State& st = cache ? *cache->state_ : *fresh;
     std::unique_ptr<Topology> scratchTopology;
@@ -317,6 +329,11 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     layerCostsOf(ctx, model, plan, *layout, st);
     const Ref<P2p> p2p = p2pOf(ctx, model, plan, layout, transports, st);
     const Zero3* z3 = chunkTimesOf(ctx, model, plan, layout, transports, p2p, ev, st);
+    ev.stage_params = st.stageParams;
+    ev.stage_expert_params.assign(std::size_t(pp), 0.0);
+    for (int s = 0; s < pp; ++s)
+        ev.stage_expert_params[std::size_t(s)] =
+            sumChunks(st.chunks[std::size_t(s)], &ChunkTimes::expert_params);
     pipelineInput(plan, st.chunks, *p2p, options.timeline, st.pipelineIn);
     const PipelineResult& pr = simulated(st);
     if (!pr.ok) // never expected: a plan that passed validation has a valid order
@@ -332,6 +349,10 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
         ev.breakdown = breakdown(in, st.dp.critical);
         for (int s = 0; s < pp; ++s)
             ev.stage_breakdown.push_back(breakdown(in, s));
+    } else {
+        // What the run's reports read (GPU busy time, stragglers), cheaply.
+        ev.breakdown.compute_s =
+            mb * sumChunks(st.chunks[std::size_t(st.dp.critical)], &ChunkTimes::compute);
     }
     memory(
         {&plan, &*layout, &st.costs, &st.chunks, &ev.layers_per_stage, &pr, &st.stageParams, &*dp},

@@ -48,6 +48,12 @@ struct EvaluateOptions {
 };
 
 class Evaluator;
+class EvaluationCache;
+struct Model;
+struct Plan;
+// Plans with an outer sync (core/cost/outer.h).
+EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& model, const Plan& plan,
+                                   const EvaluateOptions& options, EvaluationCache* cache);
 
 // What one thread's run of evaluations can reuse from the previous ones
 // (the optimizer keeps one per thread): the layout (cell grid, replica
@@ -95,6 +101,12 @@ public:
                               EvaluationCache* cache) const;
 
 private:
+    friend EvaluationResult evaluateOuterSync(const Evaluator&, const Model&, const Plan&,
+                                              const EvaluateOptions&, EvaluationCache*);
+    // One step of a plan without an outer sync (and without the run's
+    // reports): the stages of core/cost/stages.h.
+    EvaluationResult evaluateStep(const Model& model, const Plan& plan,
+                                  const EvaluateOptions& options, EvaluationCache* cache) const;
     // The topology a plan runs on: the cluster's, or the one for the
     // routing the plan asks for (Plan::routing). The policies' defaults are
     // built once, on first use; any other routing into `scratch`, with a

@@ -109,13 +109,13 @@ struct CompressionReport {
 // steps between them.
 struct OuterSyncReport {
     OuterSyncMethod method = OuterSyncMethod::Diloco;
-    int workers = 1;            // groups of replicas by the buildings they occupy
-    int inner_steps = 1;        // H
+    int workers = 1;     // groups of replicas by the buildings they occupy
+    int inner_steps = 1; // H
     int fragments = 1;
-    double inner_step_s = 0;    // the slowest worker's step
-    double sync_s = 0;          // one outer sync (one fragment), alone on the links
+    double inner_step_s = 0;       // the slowest worker's step
+    double sync_s = 0;             // one outer sync (one fragment), alone on the links
     double exposed_per_step_s = 0; // what the outer syncs add to an average step
-    double bytes_per_sync = 0;  // over inter-building links, both directions
+    double bytes_per_sync = 0;     // over inter-building links, both directions
     // Relative loss over synchronous DP at equal tokens, and the tokens
     // needed for synchronous DP's loss, as a multiple of its tokens
     // (docs/RUN.md "Convergence"); 1 for hsdp.
@@ -126,17 +126,17 @@ struct OuterSyncReport {
 
 // Failures, checkpoints and stragglers (docs/RUN.md "Goodput").
 struct GoodputReport {
-    double job_mtbf_s = 0;              // mean time between interruptions of the whole job
-    double checkpoint_bytes = 0;        // one checkpoint (weights and optimizer state)
-    double checkpoint_write_s = 0;      // the write, slowest building
-    double checkpoint_blocking_s = 0;   // what a step waits for (async: the host copy)
-    double restart_s = 0;               // restart plus the checkpoint read
-    std::int64_t interval_steps = 0;    // steps between checkpoints
+    double job_mtbf_s = 0;            // mean time between interruptions of the whole job
+    double checkpoint_bytes = 0;      // one checkpoint (weights and optimizer state)
+    double checkpoint_write_s = 0;    // the write, slowest building
+    double checkpoint_blocking_s = 0; // what a step waits for (async: the host copy)
+    double restart_s = 0;             // restart plus the checkpoint read
+    std::int64_t interval_steps = 0;  // steps between checkpoints
     double interval_s = 0;
-    bool interval_optimal = true;       // from Young/Daly, not the plan
-    double lost_per_failure_s = 0;      // restart and expected rework
-    double straggler_s = 0;             // what one step waits for stragglers
-    double goodput = 1;                 // useful training time / wall time
+    bool interval_optimal = true;  // from Young/Daly, not the plan
+    double lost_per_failure_s = 0; // restart and expected rework
+    double straggler_s = 0;        // what one step waits for stragglers
+    double goodput = 1;            // useful training time / wall time
 };
 
 // Prices and power (docs/RUN.md "Cost and energy"): per step, and for the
@@ -144,22 +144,22 @@ struct GoodputReport {
 struct CostReport {
     double cost_usd_per_step = 0;
     double energy_kwh_per_step = 0;
-    double gpu_power_w = 0;          // mean per GPU at the modelled utilisation
-    double facility_power_kw = 0;    // the job's draw with hosts, network and PUE
+    double gpu_power_w = 0;       // mean per GPU at the modelled utilisation
+    double facility_power_kw = 0; // the job's draw with hosts, network and PUE
     double transport_usd_per_step = 0;
-    bool priced = false;             // some building has gpu_hour_usd or a link a price
+    bool priced = false; // some building has gpu_hour_usd or a link a price
 };
 struct RunReport {
-    double tokens = 0;          // the plan's token_budget (times the outer-sync multiplier for
-                                // time_to_loss: tokens_to_loss)
+    double tokens = 0; // the plan's token_budget (times the outer-sync multiplier for
+                       // time_to_loss: tokens_to_loss)
     double steps = 0;
-    double time_s = 0;          // wall clock to train `tokens`, with goodput
-    double tokens_to_loss = 0;  // to reach the target loss
+    double time_s = 0;         // wall clock to train `tokens`, with goodput
+    double tokens_to_loss = 0; // to reach the target loss
     double time_to_loss_s = 0;
-    double target_loss = 0;     // the plan's, or synchronous DP's on token_budget
+    double target_loss = 0; // the plan's, or synchronous DP's on token_budget
     double cost_usd = 0;
     double energy_kwh = 0;
-    double restarts = 0;        // expected interruptions over time_s
+    double restarts = 0; // expected interruptions over time_s
 };
 
 struct Evaluation {

@@ -426,6 +426,7 @@ DesignSpace::DesignSpace(const Cluster& cluster, const Model& model, const Plan&
     }
     buildLinks(options);
     buildRoutings(options);
+    buildOuterSyncs(options);
     buildStructures(options);
 }
 
@@ -555,6 +556,28 @@ void DesignSpace::buildRoutings(const DesignSpaceOptions& o) {
     }
     if (routings_.size() < 2)
         routings_.clear(); // nothing to choose
+}
+
+void DesignSpace::buildOuterSyncs(const DesignSpaceOptions& o) {
+    if (o.outer_syncs.empty())
+        return;
+    outerSyncs_.push_back(base_.outer_sync); // choice 0: the base plan's
+    for (const std::optional<OuterSync>& x : o.outer_syncs)
+        if (std::find(outerSyncs_.begin(), outerSyncs_.end(), x) == outerSyncs_.end())
+            outerSyncs_.push_back(x);
+    if (outerSyncs_.size() < 2)
+        outerSyncs_.clear();
+}
+
+static std::string outerSyncLabel(const std::optional<OuterSync>& o) {
+    if (!o)
+        return "sync dp";
+    std::string s = toString(o->method);
+    if (o->method != OuterSyncMethod::Hsdp)
+        s += " H" + std::to_string(o->inner_steps);
+    if (o->method == OuterSyncMethod::StreamingDiloco)
+        s += " F" + std::to_string(o->fragments);
+    return s;
 }
 
 void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
@@ -860,6 +883,8 @@ std::string DesignSpace::axisName(int axis) const {
     default:
         if (axis == routingAxis())
             return "routing";
+        if (axis == outerSyncAxis())
+            return "outer-sync";
         return "link:" + linkNames_[std::size_t(axis - kFirstLink)];
     }
 }
@@ -882,6 +907,8 @@ int DesignSpace::choices(std::size_t s, int axis) const {
     default:
         if (axis == routingAxis())
             return int(routings_.size());
+        if (axis == outerSyncAxis())
+            return int(outerSyncs_.size());
         return int(links_[std::size_t(axis - kFirstLink)].size());
     }
 }
@@ -911,6 +938,8 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
         return a.dp_algos[i] == CollectiveAlgo::Auto ? std::string("dp nccl-choice")
                                                      : std::string("dp ") + toString(a.dp_algos[i]);
     default:
+        if (axis == outerSyncAxis())
+            return outerSyncLabel(outerSyncs_[i]);
         if (axis == routingAxis()) {
             const Routing r = routings_[i] ? *routings_[i] : cluster_.routing;
             std::string out = std::string("routing ") + toString(r.policy);
@@ -1124,6 +1153,8 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
     }
     if (const int axis = routingAxis(); axis >= 0)
         p.routing = routings_[c.choice[std::size_t(axis)]];
+    if (const int axis = outerSyncAxis(); axis >= 0)
+        p.outer_sync = outerSyncs_[c.choice[std::size_t(axis)]];
 }
 
 std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
@@ -1178,6 +1209,14 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
                 continue;
             c.choice[std::size_t(axis)] = std::uint16_t(it - routings_.begin());
         } else if (p.routing != base_.routing) {
+            continue;
+        }
+        if (const int axis = outerSyncAxis(); axis >= 0) {
+            const auto it = std::find(outerSyncs_.begin(), outerSyncs_.end(), p.outer_sync);
+            if (it == outerSyncs_.end())
+                continue;
+            c.choice[std::size_t(axis)] = std::uint16_t(it - outerSyncs_.begin());
+        } else if (p.outer_sync != base_.outer_sync) {
             continue;
         }
         // The layer split: whichever choice writes the same plan.

@@ -75,6 +75,9 @@ struct DesignSpaceOptions {
     // Routings the plans may ask for (an axis when not empty; the base plan's
     // own, or the cluster's, is always choice 0).
     std::vector<Routing> routings;
+    // Outer syncs the plans may use (an axis when not empty; the base plan's
+    // own, or none, is always choice 0; std::nullopt: synchronous DP).
+    std::vector<std::optional<OuterSync>> outer_syncs;
     // Plans whose structures (degrees and micro batch) the space must hold,
     // so that locate() finds them: the baselines that seed the search.
     std::vector<Plan> seeds;
@@ -131,7 +134,10 @@ public:
     const Plan& base() const { return base_; }
     std::int64_t gpuBudget() const { return budget_; }
 
-    int axisCount() const { return kFirstLink + int(links_.size()) + (routings_.empty() ? 0 : 1); }
+    int axisCount() const {
+        return kFirstLink + int(links_.size()) + (routings_.empty() ? 0 : 1) +
+               (outerSyncs_.empty() ? 0 : 1);
+    }
     std::string axisName(int axis) const;
     std::size_t structureCount() const { return structures_.size(); }
     const Structure& structure(std::size_t s) const { return structures_[s].structure; }
@@ -175,6 +181,11 @@ public:
     }
     // The routing axis (after the link axes), -1 without one.
     int routingAxis() const { return routings_.empty() ? -1 : kFirstLink + int(links_.size()); }
+    // The outer-sync axis (last), -1 without one.
+    int outerSyncAxis() const {
+        return outerSyncs_.empty() ? -1
+                                   : kFirstLink + int(links_.size()) + (routings_.empty() ? 0 : 1);
+    }
     const std::string& linkOfAxis(int axis) const {
         return linkNames_[std::size_t(axis - kFirstLink)];
     }
@@ -224,6 +235,7 @@ private:
     void buildPlacements(StructureAxes& axes, const DesignSpaceOptions& o) const;
     void buildLinks(const DesignSpaceOptions& o);
     void buildRoutings(const DesignSpaceOptions& o);
+    void buildOuterSyncs(const DesignSpaceOptions& o);
     void buildBalancedSplits(StructureAxes& axes) const;
     bool isBaseStructure(const Structure& st) const;
     // Empty for the cost model's even split.
@@ -240,6 +252,7 @@ private:
     std::vector<std::vector<LinkChoice>> links_;
     // Routing choices (nullopt: the cluster's); empty without the axis.
     std::vector<std::optional<Routing>> routings_;
+    std::vector<std::optional<OuterSync>> outerSyncs_;
     std::map<std::string, std::int64_t> structurePruned_;
     double maxMemoryGiB_ = 0; // largest GPU memory of the cluster (a safe bound)
     double logitsLayers_ = 0; // logits cost in layer equivalents (balanced split)

@@ -30,15 +30,51 @@ const char* toString(Objective o) {
         return "cost";
     case Objective::CrossBuildingBytes:
         return "cross-building-bytes";
+    case Objective::TimeToTokens:
+        return "time-to-tokens";
+    case Objective::TimeToLoss:
+        return "time-to-loss";
+    case Objective::Energy:
+        return "energy";
     }
     return "?";
 }
 
 std::optional<Objective> objectiveFromString(const std::string& s) {
-    for (Objective o : {Objective::StepTime, Objective::Cost, Objective::CrossBuildingBytes})
+    for (Objective o : kAllObjectives)
         if (s == toString(o))
             return o;
     return std::nullopt;
+}
+
+bool clusterPriced(const Cluster& cluster) {
+    for (const Building& b : cluster.buildings)
+        if (b.gpu_hour_usd > 0)
+            return true;
+    for (const Link& l : cluster.links)
+        if (l.price_per_gb_usd > 0)
+            return true;
+    return false;
+}
+
+RunScores runScores(const Evaluation& ev, bool priced) {
+    RunScores r;
+    const double goodput = ev.goodput.goodput > 0 ? ev.goodput.goodput : 1;
+    r.goodput = goodput;
+    const double multiplier = ev.outer_sync ? ev.outer_sync->token_multiplier : 1;
+    const double unpriced = ev.step_time_s * double(ev.gpus) / goodput;
+    if (ev.run) {
+        r.time_to_tokens_s = ev.run->time_s;
+        r.time_to_loss_s = ev.run->time_to_loss_s;
+        r.cost = priced ? ev.run->cost_usd : unpriced * ev.run->steps;
+        r.energy_kwh = ev.run->energy_kwh;
+    } else {
+        r.time_to_tokens_s = ev.step_time_s / goodput;
+        r.time_to_loss_s = r.time_to_tokens_s * multiplier;
+        r.cost = priced ? ev.cost.cost_usd_per_step / goodput : unpriced;
+        r.energy_kwh = ev.cost.energy_kwh_per_step / goodput;
+    }
+    return r;
 }
 
 std::int64_t OptimizerResult::prunedTotal() const {
@@ -79,27 +115,34 @@ struct Entry {
     double step = 0, bytes = 0, gpuSeconds = 0, mfu = 0, tokens = 0, peak = 0;
     double modelFlops = 0; // per step (the same for every plan of one model and batch)
     std::int64_t gpus = 0;
+    RunScores run;
 };
 
-std::pair<double, double> scoreOf(double step, double bytes, double gpuSeconds, Objective o) {
+std::pair<double, double> scoreOf(double step, double bytes, const RunScores& run, Objective o) {
     switch (o) {
     case Objective::StepTime:
         return {step, bytes};
     case Objective::Cost:
-        return {gpuSeconds, step};
+        return {run.cost, step};
     case Objective::CrossBuildingBytes:
         return {bytes, step};
+    case Objective::TimeToTokens:
+        return {run.time_to_tokens_s, step};
+    case Objective::TimeToLoss:
+        return {run.time_to_loss_s, step};
+    case Objective::Energy:
+        return {run.energy_kwh, step};
     }
     return {step, bytes};
 }
 
 bool sameScore(const Entry& a, const Entry& b, Objective o) {
-    return scoreOf(a.step, a.bytes, a.gpuSeconds, o) == scoreOf(b.step, b.bytes, b.gpuSeconds, o);
+    return scoreOf(a.step, a.bytes, a.run, o) == scoreOf(b.step, b.bytes, b.run, o);
 }
 
 bool better(const Entry& a, const Entry& b, Objective o) {
-    const auto scoreA = scoreOf(a.step, a.bytes, a.gpuSeconds, o);
-    const auto scoreB = scoreOf(b.step, b.bytes, b.gpuSeconds, o);
+    const auto scoreA = scoreOf(a.step, a.bytes, a.run, o);
+    const auto scoreB = scoreOf(b.step, b.bytes, b.run, o);
     if (scoreA != scoreB)
         return scoreA < scoreB;
     return a.key < b.key;
@@ -177,12 +220,20 @@ struct SearchContext {
         : space(s)
         , evaluator(e)
         , model(m)
-        , options(o) {}
+        , options(o)
+        , costInGpuSeconds(!clusterPriced(e.cluster())) {
+        const double perStep =
+            double(s.base().global_batch_sequences) * double(s.base().sequence_length);
+        if (s.base().token_budget > 0 && perStep > 0)
+            runSteps = s.base().token_budget / perStep;
+    }
 
     const DesignSpace& space;
     const Evaluator& evaluator;
     const Model& model;
     const OptimizerOptions& options;
+    bool costInGpuSeconds = true;
+    double runSteps = 1; // steps of the base plan's token budget (1 without one)
     // Per thread: the plan being evaluated (its storage reused) and what
     // the evaluator keeps from one plan to the next.
     struct Worker {
@@ -250,6 +301,7 @@ std::optional<Entry> evaluateChecked(SearchContext& ctx, const Candidate& c, Acc
     e.tokens = ev.tokens_per_s;
     e.peak = ev.memory.peak_gib_per_gpu;
     e.modelFlops = ev.model_flops_per_step;
+    e.run = runScores(ev, !ctx.costInGpuSeconds);
     acc.offer(e);
     return e;
 }
@@ -378,6 +430,7 @@ ScoredPlan materialise(const DesignSpace& space, const Entry& e, const std::stri
     p.tokens_per_s = e.tokens;
     p.peak_gib_per_gpu = e.peak;
     p.gpus = e.gpus;
+    p.run = e.run;
     return p;
 }
 
@@ -427,6 +480,15 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
         for (const Routing& r : sp.routings)
             text += std::string(toString(r.policy)) + "/" + toString(r.ecmp_metric) + "/" +
                     std::to_string(r.ecmp_tolerance) + ",";
+        text += ";";
+    }
+    if (!sp.outer_syncs.empty()) {
+        text += "outer;";
+        for (const std::optional<OuterSync>& x : sp.outer_syncs) {
+            Plan p;
+            p.outer_sync = x;
+            text += x ? dumpCanonical(toJson(p)) : std::string("none,");
+        }
         text += ";";
     }
     std::uint64_t h = 1469598103934665603ull;
@@ -633,14 +695,18 @@ void advanceSeeds(DescentState& st, const DescentMoves& moves, Objective obj) {
 // extra forward. 0 where the objective has none (cross-building bytes).
 double candidateBound(const SearchContext& ctx, const Candidate& c, double modelFlops) {
     const Objective o = ctx.options.objective;
-    if (modelFlops <= 0 || o == Objective::CrossBuildingBytes)
+    // Goodput, prices, power and DiLoCo's extra tokens have no bound here.
+    if (modelFlops <= 0 || (o != Objective::StepTime && o != Objective::Cost))
+        return 0;
+    if (o == Objective::Cost && !ctx.costInGpuSeconds)
         return 0;
     const DesignSpace& space = ctx.space;
     const std::int64_t gpus = space.structure(c.structure).parallelism.gpus();
     const StepLowerBound lb =
         stepLowerBound(space.cluster(), space.model(), space.base(), gpus, modelFlops);
     const double step = std::max(lb.compute_s * space.hardwareFlopsFactor(c), lb.traffic_s);
-    return o == Objective::Cost ? step * double(gpus) : step;
+    // Cost in GPU-seconds: per step, or for the run's steps, with goodput <= 1.
+    return o == Objective::Cost ? step * double(gpus) * ctx.runSteps : step;
 }
 
 // Drops the moves that can neither enter the top K (their bound exceeds the
@@ -659,7 +725,7 @@ std::int64_t pruneByBound(SearchContext& ctx, Accumulators& locals, const Descen
     if (sofar.top.size() < std::size_t(std::max(1, ctx.options.top_k)))
         return 0;
     const double modelFlops = sofar.top.front().modelFlops;
-    auto score = [&](const Entry& e) { return scoreOf(e.step, e.bytes, e.gpuSeconds, o).first; };
+    auto score = [&](const Entry& e) { return scoreOf(e.step, e.bytes, e.run, o).first; };
     const double kth = score(sofar.top.back());
     std::map<Candidate, double> proposer; // the worst objective of a seed proposing the move
     for (std::size_t i = 0; i < st.current.size(); ++i)
@@ -827,8 +893,8 @@ std::string strategyDescription(bool exhaustive, int prefix, const OptimizerResu
 } // namespace
 
 bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
-    const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds, o);
-    const auto scoreB = scoreOf(b.step_time_s, b.cross_building_bytes, b.gpu_seconds, o);
+    const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.run, o);
+    const auto scoreB = scoreOf(b.step_time_s, b.cross_building_bytes, b.run, o);
     if (scoreA != scoreB)
         return scoreA < scoreB;
     return a.key < b.key;
@@ -1051,9 +1117,8 @@ OptimizerResult mergeResults(const std::vector<OptimizerResult>& shards,
               [&](const ScoredPlan& a, const ScoredPlan& b) { return betterThan(a, b, o); });
     top.erase(std::unique(top.begin(), top.end(),
                           [&](const ScoredPlan& a, const ScoredPlan& b) {
-                              return scoreOf(a.step_time_s, a.cross_building_bytes, a.gpu_seconds,
-                                             o) == scoreOf(b.step_time_s, b.cross_building_bytes,
-                                                           b.gpu_seconds, o);
+                              return scoreOf(a.step_time_s, a.cross_building_bytes, a.run, o) ==
+                                     scoreOf(b.step_time_s, b.cross_building_bytes, b.run, o);
                           }),
               top.end());
     if (top.size() > std::size_t(std::max(1, out.top_k)))

@@ -34,10 +34,17 @@
 namespace sa {
 
 enum class Objective {
-    StepTime,          // seconds per step
-    Cost,              // GPU-seconds per step (fewer GPUs may win)
-    CrossBuildingBytes // bytes over inter-building links per step (then step time)
+    StepTime,           // seconds per step
+    Cost,               // $ for the run (per step without a token budget) with goodput;
+                        // GPU-seconds where the cluster has no prices
+    CrossBuildingBytes, // bytes over inter-building links per step (then step time)
+    TimeToTokens,       // wall clock for the plan's token budget (per step without one)
+    TimeToLoss,         // wall clock to the target loss (outer sync's extra tokens)
+    Energy              // kWh for the run (per step without a token budget)
 };
+inline constexpr Objective kAllObjectives[] = {
+    Objective::StepTime,     Objective::Cost,       Objective::CrossBuildingBytes,
+    Objective::TimeToTokens, Objective::TimeToLoss, Objective::Energy};
 const char* toString(Objective o);
 std::optional<Objective> objectiveFromString(const std::string& s);
 
@@ -93,6 +100,20 @@ struct StepLowerBound {
 StepLowerBound stepLowerBound(const Cluster& cluster, const Model& model, const Plan& base,
                               std::int64_t gpuBudget, double modelFlopsPerStep);
 
+// What the run-level objectives read of an evaluation.
+struct RunScores {
+    double time_to_tokens_s = 0;
+    double time_to_loss_s = 0;
+    double cost = 0; // $, or GPU-seconds where the cluster has no prices
+    double energy_kwh = 0;
+    double goodput = 1;
+    bool operator==(const RunScores&) const = default;
+};
+// `priced`: the cluster has prices (a building's gpu_hour_usd or a link's
+// price_per_gb_usd); otherwise cost is GPU-seconds.
+RunScores runScores(const Evaluation& ev, bool priced);
+bool clusterPriced(const Cluster& cluster);
+
 // A candidate that was evaluated and fits.
 struct ScoredPlan {
     Candidate key;
@@ -105,6 +126,10 @@ struct ScoredPlan {
     double tokens_per_s = 0;
     double peak_gib_per_gpu = 0;
     std::int64_t gpus = 0;
+    // The run (core/cost/run.h): wall clock for the token budget and to the
+    // target loss, $ (GPU-seconds where unpriced) and kWh, with goodput; per
+    // step where the plan has no token budget.
+    RunScores run;
 };
 
 struct SearchStrategy {

@@ -31,6 +31,12 @@ json scoredJson(const ScoredPlan& p) {
                 {"mfu", p.mfu},
                 {"tokens_per_s", p.tokens_per_s},
                 {"peak_gib_per_gpu", p.peak_gib_per_gpu},
+                {"run",
+                 {{"time_to_tokens_s", p.run.time_to_tokens_s},
+                  {"time_to_loss_s", p.run.time_to_loss_s},
+                  {"cost", p.run.cost},
+                  {"energy_kwh", p.run.energy_kwh},
+                  {"goodput", p.run.goodput}}},
                 {"plan", toJson(p.plan)}};
 }
 
@@ -42,6 +48,7 @@ using formats::Diagnostics;
 using formats::IntRange;
 using formats::ObjectReader;
 constexpr formats::Presence kRequired = formats::Presence::Required;
+constexpr formats::Presence kOptional = formats::Presence::Optional;
 
 constexpr IntRange kCountRange{0, std::numeric_limits<std::int64_t>::max()};
 constexpr IntRange kSmallCountRange{0, std::numeric_limits<int>::max()};
@@ -118,7 +125,7 @@ public:
 private:
     static std::vector<std::pair<std::string, Objective>> objectives() {
         std::vector<std::pair<std::string, Objective>> out;
-        for (Objective x : {Objective::StepTime, Objective::Cost, Objective::CrossBuildingBytes})
+        for (Objective x : kAllObjectives)
             out.emplace_back(toString(x), x);
         return out;
     }
@@ -252,6 +259,16 @@ private:
         o.number("mfu", p.mfu, kRequired, formats::kNonNegative);
         o.number("tokens_per_s", p.tokens_per_s, kRequired, formats::kNonNegative);
         o.number("peak_gib_per_gpu", p.peak_gib_per_gpu, kRequired, formats::kNonNegative);
+        ObjectReader run = o.object("run", kOptional);
+        if (run.valid()) {
+            run.number("time_to_tokens_s", p.run.time_to_tokens_s, kOptional,
+                       formats::kNonNegative);
+            run.number("time_to_loss_s", p.run.time_to_loss_s, kOptional, formats::kNonNegative);
+            run.number("cost", p.run.cost, kOptional, formats::kNonNegative);
+            run.number("energy_kwh", p.run.energy_kwh, kOptional, formats::kNonNegative);
+            run.number("goodput", p.run.goodput, kOptional, formats::kNonNegative);
+            run.finish();
+        }
         p.plan = plan(o);
         return p;
     }

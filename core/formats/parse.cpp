@@ -312,15 +312,14 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     measured("scale_out_efficiency", b.scale_out_efficiency, formats::kFraction);
     measured("scale_out_latency_us", b.scale_out_latency_us, formats::kStepLatencyUs);
     // Reliability, storage, prices, power (docs/RUN.md): 0 = the default.
-    for (auto [key, value] : {std::pair{"gpu_mtbf_hours", &b.gpu_mtbf_hours},
-                              std::pair{"host_mtbf_hours", &b.host_mtbf_hours},
-                              std::pair{"restart_s", &b.restart_s},
-                              std::pair{"storage_write_gbps", &b.storage_write_gbps},
-                              std::pair{"storage_read_gbps", &b.storage_read_gbps},
-                              std::pair{"gpu_hour_usd", &b.gpu_hour_usd},
-                              std::pair{"host_power_w", &b.host_power_w},
-                              std::pair{"network_power_w_per_gpu", &b.network_power_w_per_gpu},
-                              std::pair{"step_jitter", &b.step_jitter}})
+    for (auto [key, value] :
+         {std::pair{"gpu_mtbf_hours", &b.gpu_mtbf_hours},
+          std::pair{"host_mtbf_hours", &b.host_mtbf_hours}, std::pair{"restart_s", &b.restart_s},
+          std::pair{"storage_write_gbps", &b.storage_write_gbps},
+          std::pair{"storage_read_gbps", &b.storage_read_gbps},
+          std::pair{"gpu_hour_usd", &b.gpu_hour_usd}, std::pair{"host_power_w", &b.host_power_w},
+          std::pair{"network_power_w_per_gpu", &b.network_power_w_per_gpu},
+          std::pair{"step_jitter", &b.step_jitter}})
         o.number(key, *value, kOptional, formats::kNonNegative);
     o.number("straggler_slowdown", b.straggler_slowdown, kOptional, formats::kAtLeastOne);
     if (o.find("pue", kOptional))
@@ -741,8 +740,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                         {"hsdp", OuterSyncMethod::Hsdp}});
         if (known && o.method == OuterSyncMethod::Hsdp) {
             o.inner_steps = 1;
-            for (const char* key : {"inner_steps", "fragments", "overlap_steps", "outer_bytes",
-                                    "loss_penalty"})
+            for (const char* key :
+                 {"inner_steps", "fragments", "overlap_steps", "outer_bytes", "loss_penalty"})
                 if (os.find(key, kOptional))
                     d.error(os.pathOf(key),
                             "applies to diloco and streaming-diloco, not hsdp; leave it out");
@@ -751,8 +750,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
             if (known && o.method == OuterSyncMethod::StreamingDiloco) {
                 o.fragments = 4; // Streaming DiLoCo's usual split (docs/RUN.md)
                 os.integer("fragments", o.fragments, kOptional, formats::kOuterStepsRange);
-                os.integer("overlap_steps", o.overlap_steps, kOptional,
-                           formats::kOuterStepsRange);
+                os.integer("overlap_steps", o.overlap_steps, kOptional, formats::kOuterStepsRange);
             } else {
                 for (const char* key : {"fragments", "overlap_steps"})
                     if (os.find(key, kOptional))

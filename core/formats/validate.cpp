@@ -128,15 +128,15 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                                       childPath("/buildings", it->second) + ")");
         }
         checkName(d, at + "/region", b.region);
-        for (auto [key, value] : {std::pair{"/gpu_mtbf_hours", b.gpu_mtbf_hours},
-                                  std::pair{"/host_mtbf_hours", b.host_mtbf_hours},
-                                  std::pair{"/restart_s", b.restart_s},
-                                  std::pair{"/storage_write_gbps", b.storage_write_gbps},
-                                  std::pair{"/storage_read_gbps", b.storage_read_gbps},
-                                  std::pair{"/step_jitter", b.step_jitter},
-                                  std::pair{"/gpu_hour_usd", b.gpu_hour_usd},
-                                  std::pair{"/host_power_w", b.host_power_w},
-                                  std::pair{"/network_power_w_per_gpu", b.network_power_w_per_gpu}})
+        for (auto [key, value] :
+             {std::pair{"/gpu_mtbf_hours", b.gpu_mtbf_hours},
+              std::pair{"/host_mtbf_hours", b.host_mtbf_hours},
+              std::pair{"/restart_s", b.restart_s},
+              std::pair{"/storage_write_gbps", b.storage_write_gbps},
+              std::pair{"/storage_read_gbps", b.storage_read_gbps},
+              std::pair{"/step_jitter", b.step_jitter}, std::pair{"/gpu_hour_usd", b.gpu_hour_usd},
+              std::pair{"/host_power_w", b.host_power_w},
+              std::pair{"/network_power_w_per_gpu", b.network_power_w_per_gpu}})
             checkNumber(d, at + key, value, kNonNegative);
         checkNumber(d, at + "/straggler_slowdown", b.straggler_slowdown, kAtLeastOne);
         if (b.pue != 0)
@@ -488,13 +488,13 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         if (o.method == OuterSyncMethod::StreamingDiloco && o.fragments >= 1 &&
             o.inner_steps >= 1) {
             if (o.fragments > o.inner_steps && !d.isBad("/outer_sync/fragments"))
-                d.error("/outer_sync/fragments",
-                        "must be at most inner_steps (" + str(o.inner_steps) + "), got " +
-                            str(o.fragments));
+                d.error("/outer_sync/fragments", "must be at most inner_steps (" +
+                                                     str(o.inner_steps) + "), got " +
+                                                     str(o.fragments));
             else if (o.overlap_steps > o.inner_steps && !d.isBad("/outer_sync/overlap_steps"))
-                d.error("/outer_sync/overlap_steps",
-                        "must be at most inner_steps (" + str(o.inner_steps) + "), got " +
-                            str(o.overlap_steps));
+                d.error("/outer_sync/overlap_steps", "must be at most inner_steps (" +
+                                                         str(o.inner_steps) + "), got " +
+                                                         str(o.overlap_steps));
         }
     }
     checkInt(d, "/checkpoint/interval_steps", p.checkpoint.interval_steps, kCheckpointStepsRange);

@@ -51,13 +51,14 @@ const std::map<std::string, int>& keyRank() {
             // cluster
             "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
             "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
-            "power_limit_w", "idle_w", "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps",
-            "scale_out_gbps", "zone_gpus", "zone_oversubscription", "building_oversubscription",
-            "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
-            "scale_out_latency_us", "gpu_mtbf_hours", "host_mtbf_hours", "restart_s",
-            "storage_write_gbps", "storage_read_gbps", "straggler_slowdown", "step_jitter",
-            "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue", "between", "bandwidth_gbps", "latency_ms", "technology",
-            "background_gbps", "price_per_gb_usd", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
+            "power_limit_w", "idle_w", "region", "gpu_model", "gpus", "gpus_per_host",
+            "scale_up_gbps", "scale_out_gbps", "zone_gpus", "zone_oversubscription",
+            "building_oversubscription", "scale_up_efficiency", "scale_up_latency_us",
+            "scale_out_efficiency", "scale_out_latency_us", "gpu_mtbf_hours", "host_mtbf_hours",
+            "restart_s", "storage_write_gbps", "storage_read_gbps", "straggler_slowdown",
+            "step_jitter", "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue",
+            "between", "bandwidth_gbps", "latency_ms", "technology", "background_gbps",
+            "price_per_gb_usd", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
             "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
             "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
             "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
@@ -182,16 +183,15 @@ nlohmann::json toJson(const Cluster& c) {
             if (*m.second)
                 written[m.first] = number(**m.second);
         // Reliability, storage, prices, power: only when given (0 = default).
-        for (auto [key, value] : {std::pair{"gpu_mtbf_hours", b.gpu_mtbf_hours},
-                                  std::pair{"host_mtbf_hours", b.host_mtbf_hours},
-                                  std::pair{"restart_s", b.restart_s},
-                                  std::pair{"storage_write_gbps", b.storage_write_gbps},
-                                  std::pair{"storage_read_gbps", b.storage_read_gbps},
-                                  std::pair{"step_jitter", b.step_jitter},
-                                  std::pair{"gpu_hour_usd", b.gpu_hour_usd},
-                                  std::pair{"host_power_w", b.host_power_w},
-                                  std::pair{"network_power_w_per_gpu", b.network_power_w_per_gpu},
-                                  std::pair{"pue", b.pue}})
+        for (auto [key, value] :
+             {std::pair{"gpu_mtbf_hours", b.gpu_mtbf_hours},
+              std::pair{"host_mtbf_hours", b.host_mtbf_hours}, std::pair{"restart_s", b.restart_s},
+              std::pair{"storage_write_gbps", b.storage_write_gbps},
+              std::pair{"storage_read_gbps", b.storage_read_gbps},
+              std::pair{"step_jitter", b.step_jitter}, std::pair{"gpu_hour_usd", b.gpu_hour_usd},
+              std::pair{"host_power_w", b.host_power_w},
+              std::pair{"network_power_w_per_gpu", b.network_power_w_per_gpu},
+              std::pair{"pue", b.pue}})
             if (value != 0)
                 written[key] = number(value);
         if (b.straggler_slowdown != 1)

@@ -102,9 +102,9 @@ struct Building {
 
     // Reliability, storage, prices and power (docs/RUN.md); 0 = the default
     // the page names (Llama 3's interruption rates, its storage throughput).
-    double gpu_mtbf_hours = 0;   // mean time between GPU-caused job interruptions, per GPU
-    double host_mtbf_hours = 0;  // the same for everything else, per host
-    double restart_s = 0;        // detect, reschedule, re-initialise (the checkpoint read is added)
+    double gpu_mtbf_hours = 0;  // mean time between GPU-caused job interruptions, per GPU
+    double host_mtbf_hours = 0; // the same for everything else, per host
+    double restart_s = 0;       // detect, reschedule, re-initialise (the checkpoint read is added)
     double storage_write_gbps = 0; // checkpoint writes, the building in all, Gbit/s
     double storage_read_gbps = 0;  // checkpoint reads on restart, Gbit/s
     // Stragglers: the slowest GPU's compute time over the others' (1: none),
@@ -112,8 +112,8 @@ struct Building {
     // variation).
     double straggler_slowdown = 1;
     double step_jitter = 0;
-    double gpu_hour_usd = 0; // 0: not priced
-    double host_power_w = 0; // per host besides its GPUs (CPUs, memory, NICs, fans)
+    double gpu_hour_usd = 0;            // 0: not priced
+    double host_power_w = 0;            // per host besides its GPUs (CPUs, memory, NICs, fans)
     double network_power_w_per_gpu = 0; // switches and optics, per GPU
     double pue = 0;                     // power usage effectiveness (0: 1.2)
 

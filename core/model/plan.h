@@ -134,7 +134,8 @@ struct OuterSync {
     int inner_steps = 100; // H (hsdp: 1)
     int fragments = 1;     // streaming-diloco: pieces synced in turn
     int overlap_steps = 1; // streaming-diloco: inner steps a fragment's sync may hide behind
-    double outer_bytes = 4; // bytes per element of the outer gradients (fp32 4, bf16 2, fp8 1, 4-bit 0.5)
+    double outer_bytes =
+        4; // bytes per element of the outer gradients (fp32 4, bf16 2, fp8 1, 4-bit 0.5)
     // Relative loss of DiLoCo over synchronous DP at equal tokens (0.01 = 1%
     // higher); absent: the scaling-law curve (docs/RUN.md).
     std::optional<double> loss_penalty;
@@ -177,7 +178,7 @@ struct Plan {
     // for its flows); absent: the cluster's `routing`.
     std::optional<Routing> routing;
     std::optional<Compression> dp_compression; // "compression": {"dp": ...}; none: uncompressed
-    std::optional<OuterSync> outer_sync;        // none: synchronous DP every step
+    std::optional<OuterSync> outer_sync;       // none: synchronous DP every step
     Checkpointing checkpoint;
     // Tokens the run trains on (0: not given; the run's totals are then not
     // reported), and the loss it must reach (0: the loss synchronous DP
