@@ -521,6 +521,26 @@ std::string optimizerReport(const OptimizerResult& r) {
         line("  %2zu. %8.3f s  %10s across  %6lld GPUs  MFU %5.1f%%  %5.1f GiB  %s\n", i + 1,
              p.step_time_s, bytesText(p.cross_building_bytes).c_str(),
              static_cast<long long>(p.gpus), 100 * p.mfu, p.peak_gib_per_gpu, label.c_str());
+        // The run-level objectives: what the plan is ranked by.
+        switch (r.objective) {
+        case Objective::TimeToTokens:
+            line("        time to the token budget %.4g s (goodput %.1f%%)\n",
+                 p.run.time_to_tokens_s, 100 * p.run.goodput);
+            break;
+        case Objective::TimeToLoss:
+            line("        time to the target loss %.4g s (goodput %.1f%%)\n", p.run.time_to_loss_s,
+                 100 * p.run.goodput);
+            break;
+        case Objective::Cost:
+            line("        cost %.4g (goodput %.1f%%)\n", p.run.cost, 100 * p.run.goodput);
+            break;
+        case Objective::Energy:
+            line("        energy %.4g kWh (goodput %.1f%%)\n", p.run.energy_kwh,
+                 100 * p.run.goodput);
+            break;
+        default:
+            break;
+        }
     }
     if (r.lower_bound.step_s() > 0 && !r.top.empty()) {
         const StepLowerBound& lb = r.lower_bound;

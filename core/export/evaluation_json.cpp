@@ -110,6 +110,49 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
                               {"compute_s", c.compute_s},
                               {"residual_gib_per_gpu", c.residual_gib}}}};
     }
+    if (ev.outer_sync) {
+        const OuterSyncReport& o = *ev.outer_sync;
+        j["outer_sync"] = {{"method", toString(o.method)},
+                           {"workers", o.workers},
+                           {"inner_steps", o.inner_steps},
+                           {"fragments", o.fragments},
+                           {"inner_step_s", o.inner_step_s},
+                           {"sync_s", o.sync_s},
+                           {"exposed_per_step_s", o.exposed_per_step_s},
+                           {"bytes_per_sync", o.bytes_per_sync},
+                           {"loss_penalty", o.loss_penalty},
+                           {"loss_penalty_from_curve", o.penalty_from_curve},
+                           {"token_multiplier", o.token_multiplier}};
+    }
+    const GoodputReport& g = ev.goodput;
+    j["goodput"] = {{"goodput", g.goodput},
+                    {"job_mtbf_s", g.job_mtbf_s},
+                    {"checkpoint_bytes", g.checkpoint_bytes},
+                    {"checkpoint_write_s", g.checkpoint_write_s},
+                    {"checkpoint_blocking_s", g.checkpoint_blocking_s},
+                    {"restart_s", g.restart_s},
+                    {"interval_steps", g.interval_steps},
+                    {"interval_s", g.interval_s},
+                    {"interval_optimal", g.interval_optimal},
+                    {"lost_per_failure_s", g.lost_per_failure_s},
+                    {"straggler_s", g.straggler_s}};
+    const CostReport& c = ev.cost;
+    j["per_step"] = {
+        {"cost_usd", c.cost_usd_per_step},           {"energy_kwh", c.energy_kwh_per_step},
+        {"transport_usd", c.transport_usd_per_step}, {"gpu_power_w", c.gpu_power_w},
+        {"facility_power_kw", c.facility_power_kw},  {"priced", c.priced}};
+    if (ev.run) {
+        const RunReport& r = *ev.run;
+        j["run"] = {{"tokens", r.tokens},
+                    {"steps", r.steps},
+                    {"time_s", r.time_s},
+                    {"cost_usd", r.cost_usd},
+                    {"energy_kwh", r.energy_kwh},
+                    {"restarts", r.restarts},
+                    {"target_loss", r.target_loss},
+                    {"tokens_to_loss", r.tokens_to_loss},
+                    {"time_to_loss_s", r.time_to_loss_s}};
+    }
     if (timeline) {
         json ops = json::array();
         for (const TimelineOp& op : ev.timeline.ops)
@@ -172,6 +215,45 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
              "%.2f GiB residual per GPU",
              toString(c.method), formatBytes(c.bytes_saved_per_step).c_str(),
              formatSeconds(c.compute_s).c_str(), c.residual_gib);
+    }
+    if (ev.outer_sync) {
+        const OuterSyncReport& o = *ev.outer_sync;
+        line("outer sync       %s over %d workers: inner step %s, one sync %s (%s across "
+             "buildings), %s per step",
+             toString(o.method), o.workers, formatSeconds(o.inner_step_s).c_str(),
+             formatSeconds(o.sync_s).c_str(), formatBytes(o.bytes_per_sync).c_str(),
+             formatSeconds(o.exposed_per_step_s).c_str());
+        if (o.method != OuterSyncMethod::Hsdp)
+            line("convergence      H %d: loss %+.2f%% over synchronous DP (%s), %.2fx the tokens",
+                 o.inner_steps, 100 * o.loss_penalty,
+                 o.penalty_from_curve ? "scaling-law curve" : "plan's loss_penalty",
+                 o.token_multiplier);
+    }
+    const GoodputReport& g = ev.goodput;
+    line("goodput          %.1f%%: job MTBF %s, checkpoint %s every %lld steps (%s, blocks %s), "
+         "restart %s, stragglers %s/step",
+         100 * g.goodput, formatSeconds(g.job_mtbf_s).c_str(),
+         formatBytes(g.checkpoint_bytes).c_str(), (long long)g.interval_steps,
+         formatSeconds(g.interval_s).c_str(), formatSeconds(g.checkpoint_blocking_s).c_str(),
+         formatSeconds(g.restart_s).c_str(), formatSeconds(g.straggler_s).c_str());
+    const CostReport& c = ev.cost;
+    if (c.priced)
+        line("per step         $%.2f, %.2f kWh (GPUs %.0f W each, %.2f MW with hosts, network "
+             "and PUE)",
+             c.cost_usd_per_step, c.energy_kwh_per_step, c.gpu_power_w, c.facility_power_kw / 1000);
+    else
+        line("per step         %.2f kWh (GPUs %.0f W each, %.2f MW with hosts, network and PUE; "
+             "no prices)",
+             c.energy_kwh_per_step, c.gpu_power_w, c.facility_power_kw / 1000);
+    if (ev.run) {
+        const RunReport& r = *ev.run;
+        char price[64] = "";
+        if (c.priced)
+            std::snprintf(price, sizeof price, "$%.4g, ", r.cost_usd);
+        line("run              %.3g tokens in %.4g days (%s%.3g MWh, %.1f restarts); loss %.3f in "
+             "%.4g days",
+             r.tokens, r.time_s / 86400, price, r.energy_kwh / 1000, r.restarts, r.target_loss,
+             r.time_to_loss_s / 86400);
     }
     bool header = false;
     for (const LinkUsage& l : ev.links) {
