@@ -665,6 +665,8 @@ void MainWindow::createStatusBar() {
     };
     stepLabel_ = label("stepLabel", QStringLiteral("Predicted time of one training step"));
     mfuLabel_ = label("mfuLabel", QStringLiteral("Model FLOPs utilisation"));
+    runLabel_ = label("runLabel", QStringLiteral("Goodput (failures, checkpoints, stragglers), "
+                                                 "energy per step and the run (docs/RUN.md)"));
     memoryLabel_ = label("memoryLabel", QStringLiteral("Peak memory per GPU on the worst stage"));
     deltaLabel_ = label("deltaLabel", QStringLiteral("Step time against the scenario as opened"));
     placementLabel_ = label("placementLabel", QStringLiteral("The job's grid and GPUs in use"));
@@ -676,7 +678,7 @@ void MainWindow::createStatusBar() {
 
 QString MainWindow::statusText() const {
     QStringList parts;
-    for (QLabel* l : {stepLabel_, mfuLabel_, memoryLabel_, deltaLabel_, placementLabel_})
+    for (QLabel* l : {stepLabel_, mfuLabel_, runLabel_, memoryLabel_, deltaLabel_, placementLabel_})
         if (!l->text().isEmpty())
             parts << l->text();
     return parts.join(QStringLiteral(" | "));
@@ -1007,6 +1009,53 @@ void MainWindow::refreshChips() {
     placementLabel_->setText(text);
 }
 
+// Goodput, energy and the run in the status bar; the details in its tooltip.
+void MainWindow::showRun(const Evaluation& e) {
+    const GoodputReport& g = e.goodput;
+    const CostReport& c = e.cost;
+    QString text = QStringLiteral("Goodput %1").arg(formatPercent(g.goodput));
+    if (e.run)
+        text += QStringLiteral(" · %1 days to the tokens")
+                    .arg(QString::number(e.run->time_s / 86400, 'f', 1));
+    QStringList tip;
+    tip << QStringLiteral("Goodput %1: job MTBF %2, checkpoint every %3 steps (blocks %4), "
+                          "restart %5, %6 lost per failure, stragglers %7 per step")
+               .arg(formatPercent(g.goodput), formatSeconds(g.job_mtbf_s))
+               .arg(g.interval_steps)
+               .arg(formatSeconds(g.checkpoint_blocking_s), formatSeconds(g.restart_s),
+                    formatSeconds(g.lost_per_failure_s), formatSeconds(g.straggler_s));
+    tip << QStringLiteral("Per step %1 kWh (%2 W per GPU, %3 MW in all)%4")
+               .arg(QString::number(c.energy_kwh_per_step, 'f', 2),
+                    QString::number(c.gpu_power_w, 'f', 0),
+                    QString::number(c.facility_power_kw / 1000, 'f', 2),
+                    c.priced
+                        ? QStringLiteral(", $%1").arg(QString::number(c.cost_usd_per_step, 'f', 2))
+                        : QStringLiteral(", no prices"));
+    if (e.outer_sync) {
+        const OuterSyncReport& o = *e.outer_sync;
+        tip << QStringLiteral("%1 over %2 workers: inner step %3, sync %4, %5 per step; loss "
+                              "%6 %, %7× the tokens")
+                   .arg(QString::fromLatin1(toString(o.method)))
+                   .arg(o.workers)
+                   .arg(formatSeconds(o.inner_step_s), formatSeconds(o.sync_s),
+                        formatSeconds(o.exposed_per_step_s),
+                        QString::number(100 * o.loss_penalty, 'f', 2),
+                        QString::number(o.token_multiplier, 'f', 2));
+    }
+    if (e.run)
+        tip << QStringLiteral("Run: %1 tokens in %2 days, %3 MWh%4; target loss %5 in %6 days")
+                   .arg(QString::number(e.run->tokens, 'g', 3),
+                        QString::number(e.run->time_s / 86400, 'f', 1),
+                        QString::number(e.run->energy_kwh / 1000, 'f', 0),
+                        c.priced
+                            ? QStringLiteral(", $%1").arg(QString::number(e.run->cost_usd, 'g', 4))
+                            : QString(),
+                        QString::number(e.run->target_loss, 'f', 3),
+                        QString::number(e.run->time_to_loss_s / 86400, 'f', 1));
+    runLabel_->setText(text);
+    runLabel_->setToolTip(tip.join(QLatin1Char('\n')));
+}
+
 void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot) {
     shown_ = snapshot;
     const Evaluation* e = snapshot->evaluation.get();
@@ -1023,6 +1072,8 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         stepLabel_->setText(QStringLiteral("⚠ cannot evaluate"));
         stepLabel_->setToolTip(snapshot->error);
         mfuLabel_->clear();
+        runLabel_->clear();
+        runLabel_->setToolTip({});
         memoryLabel_->clear();
         deltaLabel_->clear();
         colour(stepLabel_, QColor(0xc9, 0x2a, 0x2a));
@@ -1038,6 +1089,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
                      formatCount(std::int64_t(e->tokens_per_s))));
         colour(stepLabel_, snapshot->preview ? QColor(0x1c, 0x7e, 0xd6) : QColor());
         mfuLabel_->setText(QStringLiteral("MFU %1").arg(formatPercent(e->mfu)));
+        showRun(*e);
         const auto& m = e->memory;
         if (m.fits) {
             memoryLabel_->setText(

@@ -6,6 +6,7 @@
 
 #include "placementedits.h"
 
+#include "cost/evaluation.h"
 #include "frameworks/framework.h"
 
 #include <QMainWindow>
@@ -140,6 +141,7 @@ private:
     void onChipDragTargetChanged(const ChipDrop& drop);
     void onChipDropped(const ChipDrop& drop);
     void onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot);
+    void showRun(const Evaluation& e);
     void refreshChips();
     void createDocks();
     void updateAnalysis();
@@ -168,6 +170,7 @@ private:
     QString unpinNote_;
     QLabel* stepLabel_ = nullptr;
     QLabel* mfuLabel_ = nullptr;
+    QLabel* runLabel_ = nullptr; // goodput, energy and the run (docs/RUN.md)
     QLabel* memoryLabel_ = nullptr;
     QLabel* deltaLabel_ = nullptr;
     QLabel* timingLabel_ = nullptr;

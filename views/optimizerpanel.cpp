@@ -72,9 +72,15 @@ QString objectiveTitle(Objective o) {
     case Objective::StepTime:
         return QStringLiteral("step time");
     case Objective::Cost:
-        return QStringLiteral("cost (GPU-seconds)");
+        return QStringLiteral("cost ($, or GPU-seconds without prices)");
     case Objective::CrossBuildingBytes:
         return QStringLiteral("cross-building bytes");
+    case Objective::TimeToTokens:
+        return QStringLiteral("time to the token budget");
+    case Objective::TimeToLoss:
+        return QStringLiteral("time to the target loss");
+    case Objective::Energy:
+        return QStringLiteral("energy");
     }
     return {};
 }
@@ -107,12 +113,17 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     objective_ = new QComboBox(this);
     objective_->setObjectName(QStringLiteral("objective"));
     objective_->addItem(QStringLiteral("Step time"), int(Objective::StepTime));
-    objective_->addItem(QStringLiteral("Cost (GPU-seconds)"), int(Objective::Cost));
+    objective_->addItem(QStringLiteral("Time to tokens"), int(Objective::TimeToTokens));
+    objective_->addItem(QStringLiteral("Time to loss"), int(Objective::TimeToLoss));
+    objective_->addItem(QStringLiteral("Cost"), int(Objective::Cost));
+    objective_->addItem(QStringLiteral("Energy"), int(Objective::Energy));
     objective_->addItem(QStringLiteral("Cross-building bytes"), int(Objective::CrossBuildingBytes));
     labelled(QStringLiteral("&Objective"), objective_,
-             QStringLiteral("What the top plans are ranked by: seconds per step, GPUs × seconds "
-                            "per step (fewer GPUs may win), or bytes over inter-building links "
-                            "per step (then step time)"));
+             QStringLiteral("What the top plans are ranked by: seconds per step; wall clock for "
+                            "the plan's token budget or to its target loss, with goodput and "
+                            "an outer sync's extra tokens; $ for the run (GPU-seconds where the "
+                            "cluster has no prices); kWh for the run; or bytes over "
+                            "inter-building links per step (then step time). docs/RUN.md"));
     topK_ = new QSpinBox(this);
     topK_->setObjectName(QStringLiteral("topK"));
     topK_->setRange(1, 500);

@@ -325,6 +325,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
     ev.gpus = plan.parallelism.gpus();
     ev.microbatches = plan.microbatches();
     ev.stage_building = layout->stageBuilding;
+    ev.building_gpus = layout->placed.gpus_used;
 
     layerCostsOf(ctx, model, plan, *layout, st);
     const Ref<P2p> p2p = p2pOf(ctx, model, plan, layout, transports, st);

@@ -190,7 +190,8 @@ struct Evaluation {
     // and the expert part of them.
     std::vector<double> stage_params, stage_expert_params;
     // Per-stage facts for views.
-    std::vector<int> stage_building; // building holding most of each stage
+    std::vector<int> stage_building;         // building holding most of each stage
+    std::vector<std::int64_t> building_gpus; // the job's GPUs in each building of the cluster
     std::vector<int> layers_per_stage;
 };
 

@@ -384,6 +384,7 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
             p += outerGib;
         ev.memory.fits = ev.memory.peak_gib_per_gpu <= ev.memory.capacity_gib;
     }
+    ev.building_gpus = placed.gpus_used;
     ev.stage_building.assign(std::size_t(grid.stages), 0);
     for (int s = 0; s < grid.stages; ++s) {
         std::map<int, int> count;

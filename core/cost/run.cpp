@@ -99,6 +99,11 @@ double modelParams(const Model& m) {
 // be placed) an even share of each stage in the building holding most of it.
 std::vector<double> jobGpus(const Cluster& cluster, const Plan& plan, const Evaluation& ev) {
     std::vector<double> g(cluster.buildings.size(), 0.0);
+    if (ev.building_gpus.size() == g.size()) {
+        for (std::size_t b = 0; b < g.size(); ++b)
+            g[b] = double(ev.building_gpus[b]);
+        return g;
+    }
     const PlacementResult placed = placeCells(cluster, plan);
     if (placed.ok() && placed.gpus_used.size() == g.size()) {
         for (std::size_t b = 0; b < g.size(); ++b)

@@ -1244,7 +1244,11 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "flash_attention",
                                                       "fsdp_reshard_after_forward",
                                                       "compression",
-                                                      "routing"};
+                                                      "routing",
+                                                      "outer_sync",
+                                                      "checkpoint",
+                                                      "token_budget",
+                                                      "target_loss"};
         for (auto it = comment.plan->begin(); it != comment.plan->end(); ++it) {
             if (!allowed.count(it.key())) {
                 out.problems.push_back(

@@ -544,7 +544,8 @@ void TestCliEvaluate::badCommandLine_data() {
                                    << "--seeds: expected an integer from 0 to 10000, got '0x10'";
     QTest::newRow("bad choice")
         << QStringList{"optimize", s, "--objective", "fast"}
-        << "--objective: expected step-time, cost or cross-building-bytes, got 'fast'";
+        << "--objective: expected step-time, cost, cross-building-bytes, time-to-tokens, "
+           "time-to-loss or energy, got 'fast'";
     QTest::newRow("bad shard") << QStringList{"optimize", s, "--shard", "2/2"}
                                << "--shard: expected I/N with 0 <= I < N, got '2/2'";
     QTest::newRow("bad --set") << QStringList{"optimize", s, "--set", "plan.zero_stage"}

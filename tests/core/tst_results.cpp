@@ -105,7 +105,8 @@ const std::vector<BadCase>& badCases() {
         {"wrong type: speedup", edited([](json& j) { j["baselines"][0]["speedup"] = "10%"; }),
          "/baselines/0/speedup", "must be a number or null, got '10%'"},
         {"unknown objective", edited([](json& j) { j["objective"] = "speed"; }), "/objective",
-         "must be one of step-time, cost, cross-building-bytes, got 'speed'"},
+         "must be one of step-time, cost, cross-building-bytes, time-to-tokens, time-to-loss, "
+         "energy, got 'speed'"},
         {"another format", edited([](json& j) { j["format"] = "scaleacross.plan"; }), "/format",
          "must be 'scaleacross.optimizer-result', got 'scaleacross.plan'"},
         {"another version", edited([](json& j) { j["version"] = 3; }), "/version",
