@@ -122,6 +122,12 @@ void TestMainWindow::showsTheCluster() {
         QVERIFY(view->chipItem(i));
     QVERIFY(window_->statusText().contains(QLatin1String("Step")));
     QVERIFY(window_->statusText().contains(QLatin1String("MFU")));
+    // The run: goodput in the bar, its pieces in the tooltip.
+    auto* run = window_->findChild<QLabel*>(QStringLiteral("runLabel"));
+    QVERIFY(run);
+    QVERIFY2(run->text().startsWith(QLatin1String("Goodput ")), qPrintable(run->text()));
+    QVERIFY2(run->toolTip().contains(QLatin1String("job MTBF")), qPrintable(run->toolTip()));
+    QVERIFY(run->toolTip().contains(QLatin1String("kWh")));
     QVERIFY(window_->windowTitle().contains(QLatin1String("ScaleAcross Explorer")));
     // Link tooltips carry bandwidth, latency, technology and traffic.
     const QString tip = view->linkItem(1)->toolTip();
