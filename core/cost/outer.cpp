@@ -241,14 +241,16 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
     // first replica.
     std::vector<Worker> workers;
     std::map<std::vector<int>, std::size_t> bySignature;
-    for (int r = 0; r < grid.replicas; ++r) {
+    // A column's `group` replicas share building and zone in every stage.
+    for (int first = 0; first < grid.replicas; first += grid.group) {
         std::vector<int> sig(std::size_t(grid.stages));
         for (int s = 0; s < grid.stages; ++s)
-            sig[std::size_t(s)] = grid.at(s, r);
+            sig[std::size_t(s)] = grid.at(s, first);
         auto [it, fresh] = bySignature.emplace(sig, workers.size());
         if (fresh)
             workers.push_back({{}, sig});
-        workers[it->second].replicas.push_back(r);
+        for (int r = first; r < std::min(grid.replicas, first + grid.group); ++r)
+            workers[it->second].replicas.push_back(r);
     }
     const int W = int(workers.size());
     if (W <= 1) {
@@ -387,9 +389,10 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
     ev.building_gpus = placed.gpus_used;
     ev.stage_building.assign(std::size_t(grid.stages), 0);
     for (int s = 0; s < grid.stages; ++s) {
+        // By columns: `group` consecutive replicas share their building.
         std::map<int, int> count;
-        for (int r = 0; r < grid.replicas; ++r)
-            ++count[grid.at(s, r)];
+        for (int r = 0; r < grid.replicas; r += grid.group)
+            count[grid.at(s, r)] += std::min(grid.group, grid.replicas - r);
         ev.stage_building[std::size_t(s)] =
             std::max_element(count.begin(), count.end(), [](auto& a, auto& b) {
                 return a.second < b.second;

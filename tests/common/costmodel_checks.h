@@ -37,6 +37,32 @@ inline Model gptModel(int layers = 16, std::int64_t hidden = 4096, int heads = 3
     return m;
 }
 
+// The evaluation of a scenario the test builds; one that fails stops the
+// program with the evaluator's message (an input of the test, not what it
+// checks).
+inline Evaluation evaluated(const Scenario& sc) {
+    const EvaluationResult r = evaluate(sc);
+    if (const auto* e = std::get_if<EvaluationError>(&r))
+        qFatal("evaluate failed: %s", e->str().c_str());
+    return std::get<Evaluation>(r);
+}
+
+// Whether some warning of `ev` contains `part`.
+inline bool hasWarning(const Evaluation& ev, const char* part) {
+    for (const std::string& w : ev.warnings)
+        if (w.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
+// The link (or tier edge) of `ev` named `name`; stops the program without one.
+inline const LinkUsage& linkNamed(const Evaluation& ev, const std::string& name) {
+    for (const LinkUsage& l : ev.links)
+        if (l.name == name)
+            return l;
+    qFatal("no link %s", name.c_str());
+}
+
 } // namespace sa::testing
 
 #define QVERIFY_CLOSE(got, want, rel)                                                              \

@@ -41,27 +41,6 @@ OuterSync diloco(int h, double outerBytes = 4) {
     return o;
 }
 
-Evaluation run(const Scenario& sc) {
-    const EvaluationResult r = evaluate(sc);
-    if (const auto* e = std::get_if<EvaluationError>(&r))
-        qFatal("evaluate failed: %s", e->str().c_str());
-    return std::get<Evaluation>(r);
-}
-
-bool hasWarning(const Evaluation& ev, const char* part) {
-    for (const auto& w : ev.warnings)
-        if (w.find(part) != std::string::npos)
-            return true;
-    return false;
-}
-
-const LinkUsage& link(const Evaluation& ev, const std::string& name) {
-    for (const LinkUsage& l : ev.links)
-        if (l.name == name)
-            return l;
-    qFatal("no link %s", name.c_str());
-}
-
 } // namespace
 
 class TestOuter : public QObject {
@@ -70,7 +49,7 @@ private Q_SLOTS:
     void dilocoPutsTheParametersOnTheLinkEveryHSteps() {
         Scenario sc = campus();
         sc.plan.outer_sync = diloco(100);
-        const Evaluation ev = run(sc);
+        const Evaluation ev = evaluated(sc);
         QVERIFY(ev.outer_sync);
         QCOMPARE(ev.outer_sync->workers, 2);
         const double n = planParams(sc.plan, ev);
@@ -79,7 +58,7 @@ private Q_SLOTS:
         // pseudo-gradient, once each way.
         QVERIFY_CLOSE(ev.outer_sync->bytes_per_sync, 2 * 4 * n, 1e-9);
         // The workers' inner steps stay inside their buildings.
-        const LinkUsage& l = link(ev, "B1-B2");
+        const LinkUsage& l = linkNamed(ev, "B1-B2");
         QVERIFY_CLOSE(l.direction_bytes_per_step[0], 4 * n / 100, 1e-9);
         QVERIFY_CLOSE(l.direction_bytes_per_step[1], 4 * n / 100, 1e-9);
         QVERIFY_CLOSE(ev.cross_building_bytes, 2 * 4 * n / 100, 1e-9);
@@ -98,7 +77,7 @@ private Q_SLOTS:
         s.method = OuterSyncMethod::StreamingDiloco;
         s.fragments = 4;
         sc.plan.outer_sync = s;
-        const Evaluation ev = run(sc);
+        const Evaluation ev = evaluated(sc);
         const double n = planParams(sc.plan, ev);
         QVERIFY_CLOSE(ev.outer_sync->bytes_per_sync, 2 * 0.5 * n / 4, 1e-9);
         QVERIFY_CLOSE(ev.cross_building_bytes, 2 * 0.5 * n / 100, 1e-9);
@@ -110,7 +89,7 @@ private Q_SLOTS:
         // On a thin link the fragments keep it busy: the step is the link's.
         Scenario thin = campus(10);
         thin.plan.outer_sync = s;
-        const Evaluation t = run(thin);
+        const Evaluation t = evaluated(thin);
         QVERIFY(t.outer_sync->sync_s > t.outer_sync->inner_step_s);
         QVERIFY_CLOSE(t.step_time_s,
                       std::max(t.outer_sync->inner_step_s +
@@ -125,7 +104,7 @@ private Q_SLOTS:
         h.method = OuterSyncMethod::Hsdp;
         h.inner_steps = 1;
         sc.plan.outer_sync = h;
-        const Evaluation ev = run(sc);
+        const Evaluation ev = evaluated(sc);
         const double n = planParams(sc.plan, ev);
         QVERIFY_CLOSE(ev.outer_sync->bytes_per_sync, 2 * sc.plan.grad_reduce_bytes * n, 1e-9);
         QVERIFY_CLOSE(ev.cross_building_bytes, 2 * sc.plan.grad_reduce_bytes * n, 1e-9);
@@ -139,9 +118,9 @@ private Q_SLOTS:
         // holds stages 0-7 in B1 and 8-15 in B2.
         Scenario sc = campus();
         sc.plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
-        const Evaluation sync = run(sc);
+        const Evaluation sync = evaluated(sc);
         sc.plan.outer_sync = diloco(30);
-        const Evaluation ev = run(sc);
+        const Evaluation ev = evaluated(sc);
         QCOMPARE(ev.outer_sync->workers, 1);
         QCOMPARE(ev.step_time_s, sync.step_time_s);
         QVERIFY(hasWarning(ev, "one worker"));
@@ -187,9 +166,9 @@ private Q_SLOTS:
     void thinLinkFavoursDilocoOnTimeToLoss() {
         for (const double gbps : {400.0, 51200.0}) {
             Scenario sc = campus(gbps);
-            const Evaluation sync = run(sc);
+            const Evaluation sync = evaluated(sc);
             sc.plan.outer_sync = diloco(100);
-            const Evaluation lo = run(sc);
+            const Evaluation lo = evaluated(sc);
             QVERIFY(sync.run && lo.run);
             // Equal tokens: DiLoCo's step is never much slower ...
             QVERIFY(lo.step_time_s < sync.step_time_s * 1.05);

@@ -38,24 +38,10 @@ Scenario campus() {
     return loadSampleScenario("two-buildings-405b.json");
 }
 
-Evaluation evaluated(const Scenario& sc) {
-    const EvaluationResult r = evaluate(sc);
-    if (const auto* e = std::get_if<EvaluationError>(&r))
-        qFatal("evaluate failed: %s", e->str().c_str());
-    return std::get<Evaluation>(r);
-}
-
 Evaluation reports(const Scenario& sc) {
     Evaluation ev = evaluated(sc);
     runReports(sc.cluster, sc.model, sc.plan, ev);
     return ev;
-}
-
-bool hasWarning(const Evaluation& ev, const char* part) {
-    for (const auto& w : ev.warnings)
-        if (w.find(part) != std::string::npos)
-            return true;
-    return false;
 }
 
 // One building of `gpus` H100 (700 W) and a TP8 DP plan on all of them, with

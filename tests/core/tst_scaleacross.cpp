@@ -10,6 +10,7 @@
 #include "explore/sweep.h"
 #include "formats/documents.h"
 
+#include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
 
 #include <QtTest>
@@ -55,20 +56,6 @@ Scenario ppAcross(Scenario s) {
     return s;
 }
 
-Evaluation eval(const Scenario& s) {
-    auto r = evaluate(s);
-    if (auto* e = std::get_if<EvaluationError>(&r))
-        qFatal("evaluation failed: %s", e->str().c_str());
-    return std::get<Evaluation>(r);
-}
-
-const LinkUsage& linkNamed(const Evaluation& ev, const std::string& name) {
-    for (const auto& l : ev.links)
-        if (l.name == name)
-            return l;
-    qFatal("no link %s", name.c_str());
-}
-
 } // namespace
 
 class TestScaleAcross : public QObject {
@@ -98,8 +85,8 @@ private Q_SLOTS:
 
 void TestScaleAcross::placementFollowsRankOrder() {
     const auto base = twoBuildings(1000, 1);
-    const Evaluation dp = eval(dpAcross(base));
-    const Evaluation pp = eval(ppAcross(base));
+    const Evaluation dp = evaluated(dpAcross(base));
+    const Evaluation pp = evaluated(ppAcross(base));
     // DP across: every stage spans both buildings; PP across: stages 0-1 in
     // B1 and 2-3 in B2.
     QCOMPARE(pp.stage_building, (std::vector<int>{0, 0, 1, 1}));
@@ -128,10 +115,14 @@ void TestScaleAcross::crossoverDpVsPpAcrossLink() {
     QVERIFY(!x->a_wins_below); // DP across wins on thin links
     std::printf("DP-vs-PP crossover at %.0f Gbit/s on a 1 ms link\n", x->value);
     std::string e2;
-    const Evaluation thinA = eval(*withValue(a, "links.B1-B2.bandwidth_gbps", x->value / 4, &e2));
-    const Evaluation thinB = eval(*withValue(b, "links.B1-B2.bandwidth_gbps", x->value / 4, &e2));
-    const Evaluation fatA = eval(*withValue(a, "links.B1-B2.bandwidth_gbps", x->value * 4, &e2));
-    const Evaluation fatB = eval(*withValue(b, "links.B1-B2.bandwidth_gbps", x->value * 4, &e2));
+    const Evaluation thinA =
+        evaluated(*withValue(a, "links.B1-B2.bandwidth_gbps", x->value / 4, &e2));
+    const Evaluation thinB =
+        evaluated(*withValue(b, "links.B1-B2.bandwidth_gbps", x->value / 4, &e2));
+    const Evaluation fatA =
+        evaluated(*withValue(a, "links.B1-B2.bandwidth_gbps", x->value * 4, &e2));
+    const Evaluation fatB =
+        evaluated(*withValue(b, "links.B1-B2.bandwidth_gbps", x->value * 4, &e2));
     QVERIFY(thinB.step_time_s < thinA.step_time_s);
     QVERIFY(fatA.step_time_s < fatB.step_time_s);
     QVERIFY(thinA.cross_building_bytes > thinB.cross_building_bytes);
@@ -148,7 +139,7 @@ void TestScaleAcross::moreBandwidthNeverSlower() {
     double prev = 1e300;
     for (double gbps = 10; gbps <= 1e6; gbps *= 1.7) {
         const auto s = twoBuildings(gbps, 2);
-        const double t = eval(ppCrosses ? ppAcross(s) : dpAcross(s)).step_time_s;
+        const double t = evaluated(ppCrosses ? ppAcross(s) : dpAcross(s)).step_time_s;
         QVERIFY2(t <= prev * (1 + 1e-12),
                  qPrintable(QStringLiteral("slower at %1 Gbit/s").arg(gbps)));
         prev = t;
@@ -164,7 +155,7 @@ void TestScaleAcross::moreLatencyNeverFaster() {
     double prev = 0;
     for (double ms = 0; ms <= 40; ms += 2.5) {
         const auto s = twoBuildings(5000, ms);
-        const double t = eval(ppCrosses ? ppAcross(s) : dpAcross(s)).step_time_s;
+        const double t = evaluated(ppCrosses ? ppAcross(s) : dpAcross(s)).step_time_s;
         QVERIFY2(t >= prev * (1 - 1e-12), qPrintable(QStringLiteral("faster at %1 ms").arg(ms)));
         prev = t;
     }
@@ -178,7 +169,7 @@ void TestScaleAcross::latencyHurtsPpAcrossMoreWithFewMicrobatches() {
         auto far = ppAcross(twoBuildings(5000, 10));
         near.plan.global_batch_sequences = far.plan.global_batch_sequences = 64 * microbatches;
         near.plan.schedule.latency_hiding = far.plan.schedule.latency_hiding = true;
-        return eval(far).step_time_s / eval(near).step_time_s - 1.0;
+        return evaluated(far).step_time_s / evaluated(near).step_time_s - 1.0;
     };
     const double few = slowdown(4), many = slowdown(64);
     std::printf("10 ms link slows PP-across by %.1f%% with 4 microbatches, %.1f%% with 64\n",
@@ -196,7 +187,7 @@ void TestScaleAcross::strict1F1BStallsOnLongLink() {
     far.plan.global_batch_sequences = 64 * 64;
     auto hidden = far;
     hidden.plan.schedule.latency_hiding = true;
-    const Evaluation strict = eval(far), aware = eval(hidden);
+    const Evaluation strict = evaluated(far), aware = evaluated(hidden);
     std::printf("10 ms link, 64 microbatches: 1F1B %.3f s, latency-aware %.3f s\n",
                 strict.step_time_s, aware.step_time_s);
     QVERIFY(aware.step_time_s < 0.95 * strict.step_time_s);
@@ -209,7 +200,7 @@ void TestScaleAcross::hierarchicalBeatsFlatRingOnThinLink() {
     flat.plan.collectives[Dim::DP] = CollectiveAlgo::Ring;
     auto hier = flat;
     hier.plan.collectives[Dim::DP] = CollectiveAlgo::Hierarchical;
-    const Evaluation f = eval(flat), h = eval(hier);
+    const Evaluation f = evaluated(flat), h = evaluated(hier);
     QVERIFY(h.step_time_s < f.step_time_s);
     // ... and it sends fewer bytes across (k = 2 buildings: half of a flat ring).
     QVERIFY(linkNamed(h, "B1-B2").bytes_per_step < linkNamed(f, "B1-B2").bytes_per_step);
@@ -222,7 +213,7 @@ void TestScaleAcross::dpTrafficConservation() {
     auto s = dpAcross(twoBuildings(1000, 1));
     s.plan.collectives[Dim::DP] = CollectiveAlgo::Ring;
     s.plan.zero_stage = 0;
-    const Evaluation ev = eval(s);
+    const Evaluation ev = evaluated(s);
     // Per-GPU parameters of a stage, by hand: 20 layers of Llama-70B-like / tp.
     const double h = 8192, f = 28672, kv = 8 * 128, t = 8;
     const double layer = (h * (h + 2 * kv) + h * h) / t + 3 * h * f / t + 2 * h;
@@ -246,7 +237,7 @@ void TestScaleAcross::p2pTrafficConservation() {
     // microbatch of every replica sends its activations (b*s*h*2 bytes for
     // the whole tp group) forward and its gradients back.
     const auto s = ppAcross(twoBuildings(1000, 1));
-    const Evaluation ev = eval(s);
+    const Evaluation ev = evaluated(s);
     const double perMicro = 1.0 * 4096 * 8192 * 2;
     const double expected = perMicro * 64 /*replicas*/ * 16 /*microbatches*/;
     const double got = linkNamed(ev, "B1-B2").bytes_per_step;
@@ -286,7 +277,7 @@ void TestScaleAcross::flowOverrideSpeedsUpPpAcrossLongLink() {
     auto one = ppAcross(twoBuildings(20000, 10, "tcp"));
     auto many = one;
     many.plan.link_technologies["B1-B2"] = LinkOverride{"tcp", 256};
-    const Evaluation a = eval(one), b = eval(many);
+    const Evaluation a = evaluated(one), b = evaluated(many);
     QVERIFY(b.breakdown.pp_exposed_s < a.breakdown.pp_exposed_s);
     QVERIFY(b.step_time_s < a.step_time_s);
 }
@@ -297,14 +288,9 @@ void TestScaleAcross::ncclBuffsizeOverrideSpeedsUpPpAcrossLongLink() {
     auto base = ppAcross(twoBuildings(20000, 10, "roce"));
     auto big = base;
     big.plan.link_technologies["B1-B2"] = LinkOverride{"", 0, 0, 0, 0, 64};
-    const Evaluation a = eval(base), b = eval(big);
+    const Evaluation a = evaluated(base), b = evaluated(big);
     QVERIFY(b.breakdown.pp_exposed_s < a.breakdown.pp_exposed_s);
     QVERIFY(b.step_time_s < a.step_time_s);
-}
-
-bool hasWarning(const Evaluation& ev, const char* part) {
-    return std::any_of(ev.warnings.begin(), ev.warnings.end(),
-                       [&](const std::string& w) { return w.find(part) != std::string::npos; });
 }
 
 // A RoCE link whose PFC headroom is short of its RTT runs lossy: the
@@ -319,14 +305,14 @@ void TestScaleAcross::shortPfcHeadroomWarnsAndSlows() {
     lossless.cluster.technologies["roce-pfc"] = pfc;
     auto lossy = lossless;
     lossy.cluster.technologies["roce-pfc"].pfc_headroom_mib = 3800;
-    const Evaluation a = eval(lossless), b = eval(lossy);
+    const Evaluation a = evaluated(lossless), b = evaluated(lossy);
     QVERIFY(!hasWarning(a, "PFC headroom"));
     QVERIFY2(hasWarning(b, "PFC headroom of 3800 MiB per port is short of the 3815 MiB"),
              qPrintable(QString::fromStdString(b.warnings.empty() ? "" : b.warnings.back())));
     QVERIFY(b.breakdown.pp_exposed_s > a.breakdown.pp_exposed_s);
     // The port's rate, not the link's: 400 Gbit/s ports need 477 MiB.
     lossy.cluster.technologies["roce-pfc"].port_gbps = 400;
-    QVERIFY(!hasWarning(eval(lossy), "PFC headroom"));
+    QVERIFY(!hasWarning(evaluated(lossy), "PFC headroom"));
 }
 
 // A socket profile on a host with few network cores: the CPU caps the link.
@@ -338,12 +324,12 @@ void TestScaleAcross::hostCpuCapSlowsTcpLink() {
     auto capped = free;
     capped.cluster.technologies["tcp-host"].host_net_cores = 1;
     capped.cluster.technologies["tcp-host"].host_gbps_per_core = 42;
-    const Evaluation a = eval(free), b = eval(capped);
+    const Evaluation a = evaluated(free), b = evaluated(capped);
     QVERIFY(b.breakdown.pp_exposed_s > a.breakdown.pp_exposed_s);
     // More flows do not lift a CPU-bound host.
     auto more = capped;
     more.plan.link_technologies["B1-B2"] = LinkOverride{"", 1024};
-    QCOMPARE(eval(more).step_time_s, b.step_time_s);
+    QCOMPARE(evaluated(more).step_time_s, b.step_time_s);
 }
 
 void TestScaleAcross::balancedLayersFollowGpuSpeed() {
@@ -364,7 +350,7 @@ void TestScaleAcross::balancedLayersFollowGpuSpeed() {
     auto balanced = s;
     balanced.plan.placement = Placement{};
     balanced.plan.placement->layers_per_stage = layers;
-    QVERIFY(eval(balanced).step_time_s < eval(s).step_time_s);
+    QVERIFY(evaluated(balanced).step_time_s < evaluated(s).step_time_s);
 }
 
 void TestScaleAcross::placementOverCapacityNamesBuilding() {
