@@ -300,9 +300,43 @@ EvaluationResult Evaluator::evaluate(const Model& model, const Plan& plan,
     }
     EvaluationResult r = plan.outer_sync ? evaluateOuterSync(*this, model, plan, options, cache)
                                          : evaluateStep(model, plan, options, cache);
-    if (auto* ev = std::get_if<Evaluation>(&r))
+    if (auto* ev = std::get_if<Evaluation>(&r)) {
+        degradedSteps(model, plan, options, cache, *ev);
         runReports(cluster_, model, plan, *ev);
+    }
     return r;
+}
+
+void Evaluator::degradedSteps(const Model& model, const Plan& plan, const EvaluateOptions& options,
+                              EvaluationCache* cache, Evaluation& ev) const {
+    // One link degraded at a time (first order in the fractions): the whole
+    // plan again with that link's capacity cut to degraded_bandwidth_gbps,
+    // taken as extra background on both directions of its edges. A
+    // synchronous step waits on the slow link every step; an outer sync only
+    // in the syncs, so decoupled training loses less (docs/RUN.md).
+    ev.degraded_steps.clear();
+    for (std::size_t i = 0; i < cluster_.links.size(); ++i) {
+        const Link& link = cluster_.links[i];
+        if (!(link.degraded_fraction > 0))
+            continue;
+        const Topology& topo = topology();
+        EvaluateOptions o = options;
+        o.timeline = false;
+        o.detail = false;
+        o.validate = false;
+        o.background_gbps.resize(topo.edges().size() * 2, 0.0);
+        for (const TopoEdge& e : topo.edges())
+            if (e.kind == EdgeKind::InterBuilding && e.link == int(i))
+                for (int dir = 0; dir < 2; ++dir)
+                    o.background_gbps[std::size_t(e.id) * 2 + std::size_t(dir)] +=
+                        link.bandwidth_gbps - link.degraded_bandwidth_gbps;
+        const EvaluationResult r = plan.outer_sync ? evaluateOuterSync(*this, model, plan, o, cache)
+                                                   : evaluateStep(model, plan, o, cache);
+        const auto* slow = std::get_if<Evaluation>(&r);
+        ev.degraded_steps.push_back(
+            {link.name, link.degraded_fraction,
+             slow ? std::max(slow->step_time_s, ev.step_time_s) : ev.step_time_s});
+    }
 }
 
 EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,

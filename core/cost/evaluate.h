@@ -107,6 +107,8 @@ private:
     // reports): the stages of core/cost/stages.h.
     EvaluationResult evaluateStep(const Model& model, const Plan& plan,
                                   const EvaluateOptions& options, EvaluationCache* cache) const;
+    void degradedSteps(const Model& model, const Plan& plan, const EvaluateOptions& options,
+                       EvaluationCache* cache, Evaluation& ev) const;
     // The topology a plan runs on: the cluster's, or the one for the
     // routing the plan asks for (Plan::routing). The policies' defaults are
     // built once, on first use; any other routing into `scratch`, with a

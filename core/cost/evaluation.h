@@ -136,7 +136,10 @@ struct GoodputReport {
     bool interval_optimal = true;  // from Young/Daly, not the plan
     double lost_per_failure_s = 0; // restart and expected rework
     double straggler_s = 0;        // what one step waits for stragglers
-    double goodput = 1;            // useful training time / wall time
+    // Degraded links: the expected extra per step, sum over links of
+    // degraded_fraction x (the step with that link degraded - the step).
+    double degraded_links_s = 0;
+    double goodput = 1; // useful training time / wall time
 };
 
 // Prices and power (docs/RUN.md "Cost and energy"): per step, and for the
@@ -147,6 +150,10 @@ struct CostReport {
     double gpu_power_w = 0;       // mean per GPU at the modelled utilisation
     double facility_power_kw = 0; // the job's draw with hosts, network and PUE
     double transport_usd_per_step = 0;
+    // Per million tokens trained, with goodput (restarts and rework paid).
+    double usd_per_mtok = 0;
+    double kwh_per_mtok = 0;
+    double time_s_per_mtok = 0;
     bool priced = false; // some building has gpu_hour_usd or a link a price
 };
 struct RunReport {
@@ -186,6 +193,14 @@ struct Evaluation {
     GoodputReport goodput;
     CostReport cost;
     std::optional<RunReport> run; // plans with a token_budget (or a target_loss)
+    // The step with each degraded link at its degraded bandwidth (links with
+    // degraded_fraction > 0, in cluster order); read by runReports.
+    struct DegradedStep {
+        std::string link;
+        double fraction = 0;
+        double step_time_s = 0;
+    };
+    std::vector<DegradedStep> degraded_steps;
     // Parameters per GPU of each stage (after TP/EP sharding, before ZeRO),
     // and the expert part of them.
     std::vector<double> stage_params, stage_expert_params;

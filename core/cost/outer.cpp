@@ -307,7 +307,9 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
         routed = std::make_unique<Topology>(c);
         topo = routed.get();
     }
-    const std::vector<EdgeTransport> transports = edgeTransports(cluster, *topo, plan);
+    std::vector<EdgeTransport> transports = edgeTransports(cluster, *topo, plan);
+    if (!options.background_gbps.empty()) // other jobs, a degraded link
+        setBackground(cluster, *topo, options.background_gbps, transports);
     const bool hsdp = os.method == OuterSyncMethod::Hsdp;
     const int fragments = os.method == OuterSyncMethod::StreamingDiloco ? os.fragments : 1;
     const double elementBytes = hsdp ? double(plan.grad_reduce_bytes) : os.outer_bytes;

@@ -248,7 +248,12 @@ void runReports(const Cluster& cluster, const Model& model, const Plan& plan, Ev
     } else {
         gp.straggler_s += c * jitter * maxOfGaussians(totalGpus);
     }
-    const double wall = step + gp.straggler_s;
+    // Degraded links: each, for its share of the time, makes the step what
+    // it is with that link at its degraded bandwidth (first order: one link
+    // at a time).
+    for (const auto& d : ev.degraded_steps)
+        gp.degraded_links_s += d.fraction * std::max(0.0, d.step_time_s - step);
+    const double wall = step + gp.straggler_s + gp.degraded_links_s;
 
     // The interval between checkpoints, in steps.
     const double M = gp.job_mtbf_s;
@@ -349,12 +354,25 @@ void runReports(const Cluster& cluster, const Model& model, const Plan& plan, Ev
     cost.facility_power_kw = facilityW / 1000;
     cost.energy_kwh_per_step = cost.facility_power_kw * wall / 3600;
 
+    // Wall time per useful step: the straggler-free step over goodput (which
+    // holds the stragglers' share), i.e. the wall step over Daly's goodput.
+    // The whole wall clock is paid at the GPU price and draws the job's
+    // power (restarts and rework included); transport is paid per step done.
+    const double perStep = gp.goodput > 0 ? step / gp.goodput : kInf;
+    const double gpuUsdPerS = wall > 0 ? gpuUsd / wall : 0;
+    const double tokensPerStep = double(plan.global_batch_sequences) * plan.sequence_length;
+    if (tokensPerStep > 0) {
+        const double steps = 1e6 / tokensPerStep;
+        cost.time_s_per_mtok = steps * perStep;
+        cost.usd_per_mtok = gpuUsdPerS * cost.time_s_per_mtok + cost.transport_usd_per_step * steps;
+        cost.kwh_per_mtok = cost.facility_power_kw * cost.time_s_per_mtok / 3600;
+    }
+
     // The run's totals.
     ev.run.reset();
     if (!(plan.token_budget > 0) && !(plan.target_loss > 0))
         return;
     RunReport run;
-    const double tokensPerStep = double(plan.global_batch_sequences) * plan.sequence_length;
     const bool lowComm = ev.outer_sync && ev.outer_sync->method != OuterSyncMethod::Hsdp;
     if (plan.target_loss > 0) {
         run.target_loss = plan.target_loss;
@@ -374,18 +392,12 @@ void runReports(const Cluster& cluster, const Model& model, const Plan& plan, Ev
     run.tokens = plan.token_budget > 0
                      ? plan.token_budget
                      : (std::isinf(run.tokens_to_loss) ? 0.0 : run.tokens_to_loss);
-    // Wall time per useful step: the straggler-free step over goodput (which
-    // holds the stragglers' share), i.e. the wall step over Daly's goodput.
-    const double perStep = gp.goodput > 0 ? step / gp.goodput : kInf;
     if (tokensPerStep > 0) {
         run.steps = run.tokens / tokensPerStep;
         run.time_s = run.steps > 0 ? run.steps * perStep : 0.0;
         run.time_to_loss_s =
             run.tokens_to_loss > 0 ? run.tokens_to_loss / tokensPerStep * perStep : 0.0;
     }
-    // The whole wall clock is paid at the GPU price and draws the job's
-    // power (restarts and rework included); transport is paid per step done.
-    const double gpuUsdPerS = wall > 0 ? gpuUsd / wall : 0;
     run.cost_usd = gpuUsdPerS * run.time_s + cost.transport_usd_per_step * run.steps;
     run.energy_kwh = cost.facility_power_kw * run.time_s / 3600;
     run.restarts = std::isinf(gp.job_mtbf_s) ? 0 : run.time_s / gp.job_mtbf_s;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace sa {
@@ -136,11 +137,22 @@ nlohmann::json evaluationToJson(const Evaluation& ev, bool timeline) {
                     {"interval_optimal", g.interval_optimal},
                     {"lost_per_failure_s", g.lost_per_failure_s},
                     {"straggler_s", g.straggler_s}};
+    if (!ev.degraded_steps.empty()) {
+        j["goodput"]["degraded_links_s"] = g.degraded_links_s;
+        json degraded = json::array();
+        for (const auto& d : ev.degraded_steps)
+            degraded.push_back(
+                {{"link", d.link}, {"fraction", d.fraction}, {"step_time_s", d.step_time_s}});
+        j["goodput"]["degraded_links"] = degraded;
+    }
     const CostReport& c = ev.cost;
     j["per_step"] = {
         {"cost_usd", c.cost_usd_per_step},           {"energy_kwh", c.energy_kwh_per_step},
         {"transport_usd", c.transport_usd_per_step}, {"gpu_power_w", c.gpu_power_w},
         {"facility_power_kw", c.facility_power_kw},  {"priced", c.priced}};
+    j["per_million_tokens"] = {{"cost_usd", c.usd_per_mtok},
+                               {"energy_kwh", c.kwh_per_mtok},
+                               {"time_s", c.time_s_per_mtok}};
     if (ev.run) {
         const RunReport& r = *ev.run;
         j["run"] = {{"tokens", r.tokens},
@@ -236,6 +248,10 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
          formatBytes(g.checkpoint_bytes).c_str(), (long long)g.interval_steps,
          formatSeconds(g.interval_s).c_str(), formatSeconds(g.checkpoint_blocking_s).c_str(),
          formatSeconds(g.restart_s).c_str(), formatSeconds(g.straggler_s).c_str());
+    for (const auto& d : ev.degraded_steps)
+        line("degraded link    %s %.1f%% of the time: step %s then, %s/step expected",
+             d.link.c_str(), 100 * d.fraction, formatSeconds(d.step_time_s).c_str(),
+             formatSeconds(d.fraction * std::max(0.0, d.step_time_s - ev.step_time_s)).c_str());
     const CostReport& c = ev.cost;
     if (c.priced)
         line("per step         $%.2f, %.2f kWh (GPUs %.0f W each, %.2f MW with hosts, network "
@@ -245,6 +261,13 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
         line("per step         %.2f kWh (GPUs %.0f W each, %.2f MW with hosts, network and PUE; "
              "no prices)",
              c.energy_kwh_per_step, c.gpu_power_w, c.facility_power_kw / 1000);
+    if (c.time_s_per_mtok > 0) {
+        char price[64] = "";
+        if (c.priced)
+            std::snprintf(price, sizeof price, "$%.2f, ", c.usd_per_mtok);
+        line("per 1M tokens    %s%.3f kWh, %s with goodput", price, c.kwh_per_mtok,
+             formatSeconds(c.time_s_per_mtok).c_str());
+    }
     if (ev.run) {
         const RunReport& r = *ev.run;
         char price[64] = "";

@@ -364,6 +364,9 @@ void readLink(const json& v, const std::string& at, Diagnostics& d, Link& l) {
     o.string("technology", l.technology, kOptional, true);
     o.number("background_gbps", l.background_gbps, kOptional, formats::kNonNegative);
     o.number("price_per_gb_usd", l.price_per_gb_usd, kOptional, formats::kNonNegative);
+    o.number("degraded_fraction", l.degraded_fraction, kOptional, formats::kProbability);
+    o.number("degraded_bandwidth_gbps", l.degraded_bandwidth_gbps, kOptional,
+             formats::kNonNegative);
     o.finish();
 }
 

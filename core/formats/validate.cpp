@@ -258,6 +258,23 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kPositive);
         checkNumber(d, at + "/latency_ms", l.latency_ms, kNonNegative);
         checkNumber(d, at + "/price_per_gb_usd", l.price_per_gb_usd, kNonNegative);
+        const bool fractionOk =
+            checkNumber(d, at + "/degraded_fraction", l.degraded_fraction, kProbability);
+        const bool degradedOk = checkNumber(d, at + "/degraded_bandwidth_gbps",
+                                            l.degraded_bandwidth_gbps, kNonNegative);
+        if (fractionOk && degradedOk && !d.isBad(at + "/degraded_fraction") &&
+            !d.isBad(at + "/degraded_bandwidth_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
+            !d.isBad(at + "/background_gbps")) {
+            // While degraded the link still carries its background and some
+            // of the job (a link that is down is a failure, not a straggler).
+            if (l.degraded_fraction > 0 && !(l.degraded_bandwidth_gbps > l.background_gbps &&
+                                             l.degraded_bandwidth_gbps < l.bandwidth_gbps))
+                d.error(at + "/degraded_bandwidth_gbps",
+                        "must be more than background_gbps (" + formatNumber(l.background_gbps) +
+                            ") and less than bandwidth_gbps (" + formatNumber(l.bandwidth_gbps) +
+                            ") when degraded_fraction is set, got " +
+                            formatNumber(l.degraded_bandwidth_gbps));
+        }
         if (checkNumber(d, at + "/background_gbps", l.background_gbps, kNonNegative) &&
             !d.isBad(at + "/background_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
             l.bandwidth_gbps > 0 && l.background_gbps >= l.bandwidth_gbps)

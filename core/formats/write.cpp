@@ -58,11 +58,11 @@ const std::map<std::string, int>& keyRank() {
             "restart_s", "storage_write_gbps", "storage_read_gbps", "straggler_slowdown",
             "step_jitter", "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue",
             "between", "bandwidth_gbps", "latency_ms", "technology", "background_gbps",
-            "price_per_gb_usd", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
-            "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
-            "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
-            "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
-            "policy", "ecmp_metric", "ecmp_tolerance",
+            "price_per_gb_usd", "degraded_fraction", "degraded_bandwidth_gbps", "efficiency",
+            "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes", "per_message_us",
+            "nccl_channels", "qps_per_connection", "sockets_per_connection", "buffsize_mib",
+            "host_gbps_per_core", "host_net_cores", "max_flows_per_host", "pfc_headroom_mib",
+            "port_gbps", "lossy_loss_rate", "routing", "policy", "ecmp_metric", "ecmp_tolerance",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
             "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
@@ -209,6 +209,10 @@ nlohmann::json toJson(const Cluster& c) {
             links.back()["background_gbps"] = number(l.background_gbps);
         if (l.price_per_gb_usd != 0)
             links.back()["price_per_gb_usd"] = number(l.price_per_gb_usd);
+        if (l.degraded_fraction != 0)
+            links.back()["degraded_fraction"] = number(l.degraded_fraction);
+        if (l.degraded_bandwidth_gbps != 0)
+            links.back()["degraded_bandwidth_gbps"] = number(l.degraded_bandwidth_gbps);
     }
     j["links"] = links;
     json techs = json::object();

@@ -132,6 +132,11 @@ struct Link {
     // cross traffic: the job gets bandwidth_gbps - background_gbps).
     double background_gbps = 0;
     double price_per_gb_usd = 0; // transport price per GB carried (egress), 0: not priced
+    // A degraded link (a failed optic, a fibre cut rerouted, a flapping
+    // port): for `degraded_fraction` of the time the link carries only
+    // `degraded_bandwidth_gbps` (docs/RUN.md "Stragglers"); 0: never.
+    double degraded_fraction = 0;
+    double degraded_bandwidth_gbps = 0;
 
     bool operator==(const Link&) const = default;
 };

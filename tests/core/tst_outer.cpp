@@ -185,6 +185,51 @@ private Q_SLOTS:
         }
     }
 
+    // A degraded link (docs/RUN.md "Stragglers"): for its share of the time
+    // the step is what it is with the link at its degraded bandwidth; a
+    // synchronous step waits on it every step, DiLoCo only in its syncs.
+    void degradedLinkCostsSynchronousDpMore() {
+        const double fraction = 0.05, degraded = 800;
+        Scenario sc = campus(6400);
+        Scenario slow = sc;
+        for (Link& l : sc.cluster.links) {
+            l.degraded_fraction = fraction;
+            l.degraded_bandwidth_gbps = degraded;
+        }
+        for (Link& l : slow.cluster.links)
+            l.bandwidth_gbps = degraded;
+        double lost[2] = {0, 0};
+        for (int outer = 0; outer < 2; ++outer) {
+            if (outer) {
+                sc.plan.outer_sync = diloco(100);
+                slow.plan.outer_sync = diloco(100);
+            }
+            const Evaluation ev = evaluated(sc);
+            const Evaluation cut = evaluated(slow);
+            QCOMPARE(int(ev.degraded_steps.size()), 1);
+            QCOMPARE(ev.degraded_steps[0].link, std::string("B1-B2"));
+            // The degraded step is the plan on a link of the degraded
+            // capacity (the cut is background on the same topology).
+            QVERIFY2(std::abs(ev.degraded_steps[0].step_time_s / cut.step_time_s - 1) < 1e-3,
+                     numbers(ev.degraded_steps[0].step_time_s, cut.step_time_s));
+            QVERIFY(cut.step_time_s > ev.step_time_s);
+            QVERIFY_CLOSE(ev.goodput.degraded_links_s,
+                          fraction * (ev.degraded_steps[0].step_time_s - ev.step_time_s), 1e-9);
+            // Goodput carries it: the same plan without the degradation is
+            // better by about the expected extra over the wall step.
+            Scenario clean = sc;
+            for (Link& l : clean.cluster.links)
+                l.degraded_fraction = l.degraded_bandwidth_gbps = 0;
+            const Evaluation ok = evaluated(clean);
+            QVERIFY(ok.degraded_steps.empty());
+            QCOMPARE(ok.goodput.degraded_links_s, 0.0);
+            QVERIFY(ev.goodput.goodput < ok.goodput.goodput);
+            lost[outer] = ev.goodput.degraded_links_s / ev.step_time_s;
+        }
+        // Decoupled training loses a smaller share of its step.
+        QVERIFY2(lost[1] < 0.5 * lost[0], numbers(lost[1], lost[0]));
+    }
+
     void optimizerPicksByTimeToLoss() {
         for (const double gbps : {400.0, 51200.0}) {
             const Scenario sc = campus(gbps);

@@ -291,6 +291,13 @@ private Q_SLOTS:
         QVERIFY_CLOSE(r.target_loss, chinchillaLoss(k405bParams, 15.6e12), 1e-12);
         QVERIFY_CLOSE(r.tokens_to_loss, 15.6e12, 1e-12);
         QVERIFY_CLOSE(r.time_to_loss_s, r.time_s, 1e-12);
+        // Per million tokens: the run's figures over its tokens.
+        const double perStepGpuUsd = gpuUsd / g, perMtokSteps = 1e6 / (3072.0 * 8192);
+        QVERIFY_CLOSE(ev.cost.time_s_per_mtok, perMtokSteps * ev.step_time_s / g, 1e-12);
+        QVERIFY_CLOSE(ev.cost.usd_per_mtok,
+                      perMtokSteps * (perStepGpuUsd + ev.cost.transport_usd_per_step), 1e-12);
+        QVERIFY_CLOSE(ev.cost.usd_per_mtok * r.tokens / 1e6, r.cost_usd, 1e-12);
+        QVERIFY_CLOSE(ev.cost.kwh_per_mtok * r.tokens / 1e6, r.energy_kwh, 1e-12);
     }
 
     void noBudgetNoRun() {
