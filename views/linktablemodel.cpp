@@ -181,4 +181,24 @@ QVariant LinkTableModel::headerData(int section, Qt::Orientation orientation, in
     return {};
 }
 
+LinkSortProxy::LinkSortProxy(QObject* parent)
+    : QSortFilterProxyModel(parent) {
+    setSortRole(LinkTableModel::SortRole);
+}
+
+bool LinkSortProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+    if (left.column() != LinkTableModel::Tier) {
+        const auto across = [this](const QModelIndex& i) {
+            return sourceModel()
+                       ->index(i.row(), LinkTableModel::Tier)
+                       .data(LinkTableModel::SortRole)
+                       .toInt() == int(LinkTier::InterBuilding);
+        };
+        const bool a = across(left), b = across(right);
+        if (a != b) // first in both orders: the view reverses lessThan when descending
+            return sortOrder() == Qt::AscendingOrder ? a : b;
+    }
+    return QSortFilterProxyModel::lessThan(left, right);
+}
+
 } // namespace sa::views

@@ -5,6 +5,7 @@
 #include "cost/evaluation.h"
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 
 #include <memory>
 
@@ -42,6 +43,19 @@ public:
 
 private:
     std::shared_ptr<const Evaluation> evaluation_;
+};
+
+// The Links tab's order: inter-building links above the zone and building
+// uplinks whichever column sorts and in either direction (the links that
+// cross buildings are what the tab is read for), then by the column; the
+// Tier column sorts by tier alone.
+class LinkSortProxy : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    explicit LinkSortProxy(QObject* parent = nullptr);
+
+protected:
+    bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
 };
 
 } // namespace sa::views

@@ -11,6 +11,7 @@
 #include "optimizerpanel.h"
 #include "paretochart.h"
 #include "planinspector.h"
+#include "runpanel.h"
 #include "samples.h"
 #include "sweeppanel.h"
 #include "timelinepane.h"
@@ -28,8 +29,11 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsScene>
@@ -51,11 +55,20 @@
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QToolButton>
 #include <QUndoStack>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <cmath>
+
+// The icons and the guide live in this static library's resources: a
+// program that links it (the explorer, a widget test) gets them with the
+// window, without its own Q_INIT_RESOURCE.
+static void initViewsResources() {
+    Q_INIT_RESOURCE(resources);
+}
 
 namespace sa::views {
 
@@ -77,7 +90,7 @@ QString localJsonFile(const QMimeData* mime) {
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
+    : QMainWindow((initViewsResources(), parent))
     , document_(new Document(this))
     , autosave_(new Autosave(document_, {}, this))
     , live_(new LiveEvaluation(document_, this))
@@ -161,14 +174,13 @@ void MainWindow::createDocks() {
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
 
     linkModel_ = new LinkTableModel(this);
-    auto* proxy = new QSortFilterProxyModel(this);
+    auto* proxy = new LinkSortProxy(this);
     proxy->setSourceModel(linkModel_);
-    proxy->setSortRole(LinkTableModel::SortRole);
     auto* table = new QTableView(this);
     table->setObjectName(QStringLiteral("linkTable"));
     table->setModel(proxy);
     table->setSortingEnabled(true);
-    table->sortByColumn(LinkTableModel::BytesPerStep, Qt::DescendingOrder);
+    table->sortByColumn(LinkTableModel::PeakUtilization, Qt::DescendingOrder);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
     table->setAlternatingRowColors(true);
     table->verticalHeader()->hide();
@@ -215,14 +227,22 @@ void MainWindow::createDocks() {
     optimizerDock->setWidget(optimizer_);
     addDockWidget(Qt::BottomDockWidgetArea, optimizerDock);
 
+    runPanel_ = new RunPanel(this);
+    auto* runDock = new QDockWidget(QStringLiteral("Run"), this);
+    runDock->setObjectName(QStringLiteral("runDock"));
+    runDock->setWidget(runPanel_);
+    addDockWidget(Qt::BottomDockWidgetArea, runDock);
+
     tabifyDockWidget(timelineDock, chartDock);
     tabifyDockWidget(chartDock, compareDock);
     tabifyDockWidget(compareDock, optimizerDock);
     tabifyDockWidget(optimizerDock, linkDock);
+    tabifyDockWidget(linkDock, runDock);
     timelineDock->raise();
     resizeDocks({inspectorDock}, {360}, Qt::Horizontal);
     resizeDocks({timelineDock}, {330}, Qt::Vertical);
-    docks_ = {inspectorDock, timelineDock, chartDock, compareDock, optimizerDock, linkDock};
+    docks_ = {inspectorDock, timelineDock, chartDock, compareDock,
+              optimizerDock, linkDock,     runDock};
 }
 
 void MainWindow::showDock(const QString& name) {
@@ -644,6 +664,9 @@ void MainWindow::createMenus() {
         viewMenu->addAction(dock->toggleViewAction());
 
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    QAction* guide = help->addAction(QStringLiteral("&Guide"), this, &MainWindow::showGuide);
+    guide->setShortcut(QKeySequence::HelpContents);
+    help->addSeparator();
     help->addAction(QStringLiteral("&About ScaleAcross Explorer"), this, [this] {
         QMessageBox::about(
             this, QStringLiteral("About ScaleAcross Explorer"),
@@ -652,6 +675,52 @@ void MainWindow::createMenus() {
                            "and see step time, MFU, memory and link traffic change.</p>")
                 .arg(QStringLiteral(SCALEACROSS_VERSION)));
     });
+}
+
+// Help > Guide: what each view shows, the keys, and the documentation.
+void MainWindow::showGuide() {
+    if (!guide_) {
+        guide_ = new QDialog(this);
+        guide_->setObjectName(QStringLiteral("guideDialog"));
+        guide_->setWindowTitle(QStringLiteral("ScaleAcross Explorer guide"));
+        auto* layout = new QVBoxLayout(guide_);
+        auto* text = new QTextBrowser(guide_);
+        text->setObjectName(QStringLiteral("guideText"));
+        text->setOpenExternalLinks(true);
+        QFile file(QStringLiteral(":/help/guide.html"));
+        QString html = file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll())
+                                                      : QStringLiteral("<p>The guide is missing "
+                                                                       "from this build.</p>");
+        const QString docs = docsDir();
+        const std::pair<const char*, const char*> pages[] = {
+            {"COST_MODEL.md", "the cost model: every formula, constant and source"},
+            {"RUN.md", "outer sync, goodput, cost and energy"},
+            {"OPTIMIZER.md", "the design space, the search and the baselines"},
+            {"VALIDATION.md", "the published runs and the model's errors on them"},
+            {"FORMATS.md", "the documents: cluster, model, plan, scenario"},
+            {"FRAMEWORKS.md", "importing Megatron-LM, NeMo and torchtitan configurations"},
+            {"CALIBRATION.md", "measuring your own cluster"}};
+        html += QStringLiteral("<ul>");
+        for (const auto& [page, what] : pages) {
+            const QString path = QDir(docs).filePath(QLatin1String(page));
+            html += docs.isEmpty() || !QFileInfo::exists(path)
+                        ? QStringLiteral("<li>docs/%1: %2</li>")
+                              .arg(QLatin1String(page), QLatin1String(what))
+                        : QStringLiteral("<li><a href=\"%1\">%2</a>: %3</li>")
+                              .arg(QUrl::fromLocalFile(path).toString(), QLatin1String(page),
+                                   QLatin1String(what));
+        }
+        html += QStringLiteral("</ul>");
+        text->setHtml(html);
+        layout->addWidget(text);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, guide_);
+        connect(buttons, &QDialogButtonBox::rejected, guide_, &QDialog::close);
+        layout->addWidget(buttons);
+        guide_->resize(640, 720);
+    }
+    guide_->show();
+    guide_->raise();
+    guide_->activateWindow();
 }
 
 void MainWindow::createStatusBar() {
@@ -1024,6 +1093,8 @@ void MainWindow::showRun(const Evaluation& e) {
                .arg(g.interval_steps)
                .arg(formatSeconds(g.checkpoint_blocking_s), formatSeconds(g.restart_s),
                     formatSeconds(g.lost_per_failure_s), formatSeconds(g.straggler_s));
+    if (!e.degraded_steps.empty())
+        tip << QStringLiteral("Degraded links %1 per step").arg(formatSeconds(g.degraded_links_s));
     tip << QStringLiteral("Per step %1 kWh (%2 W per GPU, %3 MW in all)%4")
                .arg(QString::number(c.energy_kwh_per_step, 'f', 2),
                     QString::number(c.gpu_power_w, 'f', 0),
@@ -1074,6 +1145,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         mfuLabel_->clear();
         runLabel_->clear();
         runLabel_->setToolTip({});
+        runPanel_->setEvaluation(nullptr, snapshot->plan);
         memoryLabel_->clear();
         deltaLabel_->clear();
         colour(stepLabel_, QColor(0xc9, 0x2a, 0x2a));
@@ -1090,6 +1162,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         colour(stepLabel_, snapshot->preview ? QColor(0x1c, 0x7e, 0xd6) : QColor());
         mfuLabel_->setText(QStringLiteral("MFU %1").arg(formatPercent(e->mfu)));
         showRun(*e);
+        runPanel_->setEvaluation(e, snapshot->plan);
         const auto& m = e->memory;
         if (m.fits) {
             memoryLabel_->setText(

@@ -17,6 +17,7 @@
 #include <vector>
 
 class QAction;
+class QDialog;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -34,6 +35,7 @@ class LiveEvaluation;
 class MemoryChart;
 class OptimizerPanel;
 class PlanInspector;
+class RunPanel;
 class SweepPanel;
 class TimelinePane;
 class TopologyView;
@@ -142,6 +144,7 @@ private:
     void onChipDropped(const ChipDrop& drop);
     void onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot);
     void showRun(const Evaluation& e);
+    void showGuide();
     void refreshChips();
     void createDocks();
     void updateAnalysis();
@@ -171,6 +174,8 @@ private:
     QLabel* stepLabel_ = nullptr;
     QLabel* mfuLabel_ = nullptr;
     QLabel* runLabel_ = nullptr; // goodput, energy and the run (docs/RUN.md)
+    RunPanel* runPanel_ = nullptr;
+    QDialog* guide_ = nullptr;
     QLabel* memoryLabel_ = nullptr;
     QLabel* deltaLabel_ = nullptr;
     QLabel* timingLabel_ = nullptr;

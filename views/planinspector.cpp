@@ -24,6 +24,8 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace sa::views {
 
@@ -255,6 +257,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             QStringLiteral("Gradient bucket size"),
             [](Scenario& s, int v) { s.plan.dp_bucket_mib = v; });
 
+    buildRunGroups(content, column);
+
     linkBox_ = new QGroupBox(QStringLiteral("Link technologies"), content);
     linkForm_ = new QFormLayout(linkBox_);
     linkForm_->setLabelAlignment(Qt::AlignRight);
@@ -276,6 +280,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addSpin(model, QStringLiteral("kv_heads"), QStringLiteral("KV heads"), 1, 4096,
             QStringLiteral("Key/value heads (GQA)"),
             [](Scenario& s, int v) { s.model.kv_heads = v; });
+    buildClusterGroups(content, column);
     column->addStretch(1);
     // Never narrower than the form: the fields would be cut off at the right.
     scroll->setMinimumWidth(content->minimumSizeHint().width() +
@@ -326,6 +331,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                    kRecompute.begin());
     });
     for (const auto& [field, widget] : editors_) {
+        if (field != QLatin1String("dp_overlap") && field != QLatin1String("latency_hiding") &&
+            field != QLatin1String("sequence_parallel"))
+            continue;
         if (auto* check = qobject_cast<QCheckBox*>(widget)) {
             const QString f = field;
             refreshers_.push_back([this, check, f] {
@@ -339,8 +347,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
 
     connect(document_, &Document::scenarioChanged, this, &PlanInspector::refresh);
     connect(document_, &Document::clusterChanged, this, &PlanInspector::rebuildLinkEditors);
-    if (!document_->isEmpty())
+    connect(document_, &Document::clusterChanged, this, &PlanInspector::rebuildSelectors);
+    if (!document_->isEmpty()) {
         rebuildLinkEditors();
+        rebuildSelectors();
+    }
     refresh();
 }
 
@@ -363,6 +374,402 @@ QCheckBox* PlanInspector::checkBox(const QString& field) const {
         if (f == field)
             return qobject_cast<QCheckBox*>(w);
     return nullptr;
+}
+
+QDoubleSpinBox* PlanInspector::doubleSpinBox(const QString& field) const {
+    for (const auto& [f, w] : editors_)
+        if (f == field)
+            return qobject_cast<QDoubleSpinBox*>(w);
+    return nullptr;
+}
+
+QDoubleSpinBox* PlanInspector::addDouble(QFormLayout* form, const DoubleField& f) {
+    auto* box = new QDoubleSpinBox(form->parentWidget());
+    box->setDecimals(f.decimals);
+    box->setRange(f.min, f.max);
+    box->setSingleStep(f.step);
+    box->setGroupSeparatorShown(true);
+    box->setSuffix(f.suffix);
+    box->setSpecialValueText(f.special);
+    box->setToolTip(f.toolTip);
+    box->setAccelerated(true);
+    guardEditor(box);
+    form->addRow(f.label, box);
+    editors_.emplace_back(f.field, box);
+    connect(box, &QDoubleSpinBox::valueChanged, this, [this, box, f](double v) {
+        if (refreshing_ || document_->isEmpty())
+            return;
+        Scenario probe = document_->scenario();
+        if (!f.write(probe, v)) // nothing selected to write to
+            return;
+        edit(box, f.field,
+             QStringLiteral("Set %1 to %2").arg(f.label, box->textFromValue(v) + f.suffix),
+             [&](Scenario& s) { f.write(s, v); });
+    });
+    refreshers_.push_back(
+        [this, box, read = f.read] { box->setValue(read(document_->scenario())); });
+    return box;
+}
+
+Building* PlanInspector::selectedBuilding(Scenario& s) const {
+    const int i = buildingSelector_ ? buildingSelector_->currentIndex() : -1;
+    return i >= 0 && i < int(s.cluster.buildings.size()) ? &s.cluster.buildings[std::size_t(i)]
+                                                         : nullptr;
+}
+
+const Building* PlanInspector::selectedBuilding(const Scenario& s) const {
+    return selectedBuilding(const_cast<Scenario&>(s));
+}
+
+Link* PlanInspector::selectedLink(Scenario& s) const {
+    const int i = linkSelector_ ? linkSelector_->currentIndex() : -1;
+    return i >= 0 && i < int(s.cluster.links.size()) ? &s.cluster.links[std::size_t(i)] : nullptr;
+}
+
+const Link* PlanInspector::selectedLink(const Scenario& s) const {
+    return selectedLink(const_cast<Scenario&>(s));
+}
+
+// The plan's outer sync, checkpoints and run (docs/RUN.md).
+void PlanInspector::buildRunGroups(QWidget* content, QVBoxLayout* column) {
+    auto* box = new QGroupBox(QStringLiteral("Outer sync and run"), content);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setLabelAlignment(Qt::AlignRight);
+    column->addWidget(box);
+
+    auto* method = addCombo(
+        form, QStringLiteral("outer_sync"), QStringLiteral("Across buildings"),
+        names({"synchronous DP", "DiLoCo", "Streaming DiLoCo", "HSDP"}),
+        QStringLiteral("How DP replicas in different buildings synchronise: every step, or "
+                       "DiLoCo's outer sync every H steps (docs/RUN.md)"),
+        [](Scenario& s, int i) {
+            if (i == 0) {
+                s.plan.outer_sync.reset();
+                return;
+            }
+            OuterSync o = s.plan.outer_sync.value_or(OuterSync{});
+            o.method = i == 1   ? OuterSyncMethod::Diloco
+                       : i == 2 ? OuterSyncMethod::StreamingDiloco
+                                : OuterSyncMethod::Hsdp;
+            if (o.method == OuterSyncMethod::Hsdp) {
+                // HSDP has none of DiLoCo's knobs.
+                OuterSync hsdp;
+                hsdp.method = OuterSyncMethod::Hsdp;
+                hsdp.inner_steps = 1;
+                s.plan.outer_sync = hsdp;
+                return;
+            }
+            if (o.inner_steps <= 1)
+                o.inner_steps = 100;
+            if (o.method == OuterSyncMethod::StreamingDiloco) {
+                if (o.fragments <= 1)
+                    o.fragments = std::min(4, o.inner_steps);
+            } else {
+                o.fragments = 1;
+                o.overlap_steps = 1;
+            }
+            s.plan.outer_sync = o;
+        });
+    refreshers_.push_back([this, method] {
+        const auto& o = document_->scenario().plan.outer_sync;
+        method->setCurrentIndex(!o                                              ? 0
+                                : o->method == OuterSyncMethod::Diloco          ? 1
+                                : o->method == OuterSyncMethod::StreamingDiloco ? 2
+                                                                                : 3);
+    });
+    // Fields of one method: a write without it is refused by the method
+    // check (they are disabled then).
+    auto outerSpin = [&](const QString& field, const QString& label, const QString& tip,
+                         int OuterSync::*member, bool streamingOnly) {
+        QSpinBox* spin =
+            addSpin(form, field, label, 1, 1'000'000, tip, [member](Scenario& s, int v) {
+                if (s.plan.outer_sync)
+                    (*s.plan.outer_sync).*member = v;
+            });
+        refreshers_.push_back([this, spin, member, streamingOnly] {
+            const auto& o = document_->scenario().plan.outer_sync;
+            const bool on = o && o->method != OuterSyncMethod::Hsdp &&
+                            (!streamingOnly || o->method == OuterSyncMethod::StreamingDiloco);
+            spin->setEnabled(on);
+            spin->setValue(on ? (*o).*member : (streamingOnly ? 1 : 100));
+        });
+    };
+    outerSpin(QStringLiteral("inner_steps"), QStringLiteral("Inner steps (H)"),
+              QStringLiteral("Steps each building trains alone between outer syncs"),
+              &OuterSync::inner_steps, false);
+    outerSpin(QStringLiteral("fragments"), QStringLiteral("Fragments"),
+              QStringLiteral("Streaming DiLoCo: parameter pieces synced in turn"),
+              &OuterSync::fragments, true);
+    outerSpin(QStringLiteral("overlap_steps"), QStringLiteral("Overlap steps"),
+              QStringLiteral("Streaming DiLoCo: inner steps a fragment's sync may hide behind"),
+              &OuterSync::overlap_steps, true);
+    const std::vector<double> outerBytes = {4, 2, 1, 0.5};
+    auto* bytes = addCombo(form, QStringLiteral("outer_bytes"), QStringLiteral("Outer gradients"),
+                           names({"fp32 (4 B)", "bf16 (2 B)", "fp8 (1 B)", "4-bit (0.5 B)"}),
+                           QStringLiteral("Bytes per element of the outer all-reduce"),
+                           [outerBytes](Scenario& s, int i) {
+                               if (s.plan.outer_sync)
+                                   s.plan.outer_sync->outer_bytes = outerBytes[std::size_t(i)];
+                           });
+    refreshers_.push_back([this, bytes, outerBytes] {
+        const auto& o = document_->scenario().plan.outer_sync;
+        const bool on = o && o->method != OuterSyncMethod::Hsdp;
+        bytes->setEnabled(on);
+        const double b = on ? o->outer_bytes : 4;
+        const auto it = std::find(outerBytes.begin(), outerBytes.end(), b);
+        bytes->setCurrentIndex(it == outerBytes.end() ? -1 : int(it - outerBytes.begin()));
+    });
+
+    auto* interval =
+        addSpin(form, QStringLiteral("checkpoint_interval"), QStringLiteral("Checkpoint every"), 0,
+                std::numeric_limits<int>::max(),
+                QStringLiteral("Steps between checkpoints; optimal: the Young/Daly interval"),
+                [](Scenario& s, int v) { s.plan.checkpoint.interval_steps = v; });
+    interval->setSpecialValueText(QStringLiteral("optimal (Young/Daly)"));
+    interval->setSuffix(QStringLiteral(" steps"));
+    refreshers_.push_back([this, interval] {
+        interval->setValue(
+            int(std::min<std::int64_t>(document_->scenario().plan.checkpoint.interval_steps,
+                                       std::numeric_limits<int>::max())));
+    });
+    auto* async =
+        addCheck(form, QStringLiteral("checkpoint_async"), QStringLiteral("Async checkpoints"),
+                 QStringLiteral("The step pauses only for the copy to host memory"),
+                 [](Scenario& s, bool v) { s.plan.checkpoint.async = v; });
+    refreshers_.push_back(
+        [this, async] { async->setChecked(document_->scenario().plan.checkpoint.async); });
+    addDouble(form, {QStringLiteral("token_budget"), QStringLiteral("Token budget"),
+                     QStringLiteral("Tokens the run trains on, in billions (the run's totals "
+                                    "need it)"),
+                     QStringLiteral(" B tokens"), QStringLiteral("none"), 0, 1e9, 100, 1,
+                     [](const Scenario& s) { return s.plan.token_budget / 1e9; },
+                     [](Scenario& s, double v) {
+                         s.plan.token_budget = v * 1e9;
+                         return true;
+                     }});
+    addDouble(form, {QStringLiteral("target_loss"), QStringLiteral("Target loss"),
+                     QStringLiteral("The loss the run must reach; none: synchronous DP's at "
+                                    "the token budget"),
+                     QString(), QStringLiteral("synchronous DP's"), 0, 100, 0.01, 3,
+                     [](const Scenario& s) { return s.plan.target_loss; },
+                     [](Scenario& s, double v) {
+                         s.plan.target_loss = v;
+                         return true;
+                     }});
+}
+
+// Per building and per link: reliability, storage, stragglers, prices and
+// power (docs/RUN.md), for the building or link chosen at the top.
+void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
+    auto* box = new QGroupBox(QStringLiteral("Building"), content);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setLabelAlignment(Qt::AlignRight);
+    column->addWidget(box);
+    buildingSelector_ = new QComboBox(box);
+    buildingSelector_->setObjectName(QStringLiteral("buildingSelector"));
+    buildingSelector_->setToolTip(QStringLiteral("The building the fields below edit"));
+    guardEditor(buildingSelector_);
+    form->addRow(QStringLiteral("Building"), buildingSelector_);
+    connect(buildingSelector_, &QComboBox::currentIndexChanged, this, &PlanInspector::refresh);
+
+    using Member = double Building::*;
+    auto field = [&](const QString& key, const QString& label, const QString& suffix,
+                     const QString& special, double min, double max, double step, int decimals,
+                     const QString& tip, Member m) {
+        addDouble(form, {QStringLiteral("building/") + key, label, tip, suffix, special, min, max,
+                         step, decimals,
+                         [this, m, min](const Scenario& s) {
+                             const Building* b = selectedBuilding(s);
+                             return b ? b->*m : min;
+                         },
+                         [this, m](Scenario& s, double v) {
+                             Building* b = selectedBuilding(s);
+                             if (b)
+                                 b->*m = v;
+                             return b != nullptr;
+                         }});
+    };
+    const QString dflt = QStringLiteral("default");
+    // The building's size and fabric: integers through the same decimal
+    // field (exact far beyond any GPU count).
+    auto integer = [&](const QString& key, const QString& label, const QString& suffix,
+                       const QString& special, double min, double max, const QString& tip,
+                       std::function<double(const Building&)> get,
+                       std::function<void(Building&, double)> set) {
+        addDouble(form,
+                  {QStringLiteral("building/") + key, label, tip, suffix, special, min, max, 1, 0,
+                   [this, get, min](const Scenario& s) {
+                       const Building* b = selectedBuilding(s);
+                       return b ? get(*b) : min;
+                   },
+                   [this, set](Scenario& s, double v) {
+                       Building* b = selectedBuilding(s);
+                       if (b)
+                           set(*b, v);
+                       return b != nullptr;
+                   }});
+    };
+    integer(
+        QStringLiteral("gpus"), QStringLiteral("GPUs"), QString(), QString(), 1, 1e8,
+        QStringLiteral("GPUs in the building (a whole number of hosts)"),
+        [](const Building& b) { return double(b.gpus); },
+        [](Building& b, double v) { b.gpus = std::int64_t(std::llround(v)); });
+    integer(
+        QStringLiteral("gpus_per_host"), QStringLiteral("GPUs per host"), QString(), QString(), 1,
+        1024, QStringLiteral("The NVLink domain: TP stays inside it"),
+        [](const Building& b) { return double(b.gpus_per_host); },
+        [](Building& b, double v) { b.gpus_per_host = int(std::lround(v)); });
+    integer(
+        QStringLiteral("zone_gpus"), QStringLiteral("Zone"), QStringLiteral(" GPUs"),
+        QStringLiteral("one zone"), 0, 1e8,
+        QStringLiteral("GPUs per non-blocking zone (pod); traffic between zones shares the "
+                       "zone uplinks"),
+        [](const Building& b) { return double(b.zone_gpus); },
+        [](Building& b, double v) { b.zone_gpus = std::int64_t(std::llround(v)); });
+    field(QStringLiteral("scale_up_gbps"), QStringLiteral("NVLink per GPU"),
+          QStringLiteral(" Gbit/s"), QString(), 0, 1e7, 100, 0,
+          QStringLiteral("Scale-up bandwidth per GPU, one direction"), &Building::scale_up_gbps);
+    field(QStringLiteral("scale_out_gbps"), QStringLiteral("NIC per GPU"),
+          QStringLiteral(" Gbit/s"), QString(), 0, 1e6, 100, 0,
+          QStringLiteral("Scale-out (NIC) bandwidth per GPU"), &Building::scale_out_gbps);
+    field(QStringLiteral("zone_oversubscription"), QStringLiteral("Zone oversubscription"),
+          QStringLiteral(":1"), QString(), 1, 1000, 0.5, 2,
+          QStringLiteral("Zone to building spine"), &Building::zone_oversubscription);
+    field(QStringLiteral("building_oversubscription"), QStringLiteral("Building oversubscription"),
+          QStringLiteral(":1"), QString(), 1, 1000, 0.5, 2,
+          QStringLiteral("Building fabric to the inter-building aggregation"),
+          &Building::building_oversubscription);
+    field(QStringLiteral("gpu_mtbf_hours"), QStringLiteral("GPU MTBF"), QStringLiteral(" h"),
+          QStringLiteral("default (Llama 3)"), 0, 1e9, 10000, 0,
+          QStringLiteral("Mean time between GPU-caused interruptions, per GPU"),
+          &Building::gpu_mtbf_hours);
+    field(QStringLiteral("host_mtbf_hours"), QStringLiteral("Host MTBF"), QStringLiteral(" h"),
+          QStringLiteral("default (Llama 3)"), 0, 1e9, 10000, 0,
+          QStringLiteral("Mean time between other interruptions, per host"),
+          &Building::host_mtbf_hours);
+    field(QStringLiteral("restart_s"), QStringLiteral("Restart"), QStringLiteral(" s"), dflt, 0,
+          1e7, 60, 0,
+          QStringLiteral("Detect, reschedule and re-initialise (the checkpoint read is added)"),
+          &Building::restart_s);
+    field(QStringLiteral("storage_write_gbps"), QStringLiteral("Storage write"),
+          QStringLiteral(" Gbit/s"), dflt, 0, 1e9, 1000, 0,
+          QStringLiteral("Checkpoint write bandwidth of the whole building"),
+          &Building::storage_write_gbps);
+    field(QStringLiteral("storage_read_gbps"), QStringLiteral("Storage read"),
+          QStringLiteral(" Gbit/s"), QStringLiteral("as write"), 0, 1e9, 1000, 0,
+          QStringLiteral("Checkpoint read bandwidth on restart"), &Building::storage_read_gbps);
+    field(QStringLiteral("straggler_slowdown"), QStringLiteral("Slowest GPU"), QStringLiteral("×"),
+          QStringLiteral("no straggler"), 1, 100, 0.01, 3,
+          QStringLiteral("The slowest GPU's compute time over the others' (a synchronous step "
+                         "waits for it)"),
+          &Building::straggler_slowdown);
+    field(QStringLiteral("step_jitter"), QStringLiteral("Step jitter"), QString(),
+          QStringLiteral("none"), 0, 10, 0.01, 3,
+          QStringLiteral("Coefficient of variation of one GPU's compute time from step to step"),
+          &Building::step_jitter);
+    field(QStringLiteral("gpu_hour_usd"), QStringLiteral("GPU-hour price"),
+          QStringLiteral(" $/GPU-h"), QStringLiteral("not priced"), 0, 1e6, 0.1, 2,
+          QStringLiteral("Dollars per GPU-hour"), &Building::gpu_hour_usd);
+    field(QStringLiteral("host_power_w"), QStringLiteral("Host power"), QStringLiteral(" W"), dflt,
+          0, 1e6, 100, 0, QStringLiteral("Per host besides its GPUs (CPUs, memory, NICs, fans)"),
+          &Building::host_power_w);
+    field(QStringLiteral("network_power_w_per_gpu"), QStringLiteral("Network power"),
+          QStringLiteral(" W/GPU"), dflt, 0, 1e5, 10, 0,
+          QStringLiteral("Switches and optics, per GPU"), &Building::network_power_w_per_gpu);
+    field(QStringLiteral("pue"), QStringLiteral("PUE"), QString(), QStringLiteral("default (1.2)"),
+          0, 10, 0.01, 2, QStringLiteral("Power usage effectiveness (≥ 1)"), &Building::pue);
+
+    linkRunBox_ = new QGroupBox(QStringLiteral("Link"), content);
+    auto* lform = new QFormLayout(linkRunBox_);
+    lform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    lform->setLabelAlignment(Qt::AlignRight);
+    column->addWidget(linkRunBox_);
+    linkSelector_ = new QComboBox(linkRunBox_);
+    linkSelector_->setObjectName(QStringLiteral("linkSelector"));
+    linkSelector_->setToolTip(QStringLiteral("The link the fields below edit"));
+    guardEditor(linkSelector_);
+    lform->addRow(QStringLiteral("Link"), linkSelector_);
+    connect(linkSelector_, &QComboBox::currentIndexChanged, this, &PlanInspector::refresh);
+    using LinkMember = double Link::*;
+    auto linkField = [&](const QString& key, const QString& label, const QString& suffix,
+                         const QString& special, double max, double step, int decimals,
+                         double scale, const QString& tip, LinkMember m) {
+        addDouble(lform, {QStringLiteral("link/") + key, label, tip, suffix, special, 0, max, step,
+                          decimals,
+                          [this, m, scale](const Scenario& s) {
+                              const Link* l = selectedLink(s);
+                              return l ? l->*m * scale : 0.0;
+                          },
+                          [this, m, scale](Scenario& s, double v) {
+                              Link* l = selectedLink(s);
+                              if (l)
+                                  l->*m = v / scale;
+                              return l != nullptr;
+                          }});
+    };
+    linkField(QStringLiteral("bandwidth_gbps"), QStringLiteral("Bandwidth"),
+              QStringLiteral(" Gbit/s"), QString(), 1e9, 100, 0, 1,
+              QStringLiteral("Capacity in each direction"), &Link::bandwidth_gbps);
+    linkField(QStringLiteral("latency_ms"), QStringLiteral("Latency"), QStringLiteral(" ms"),
+              QString(), 1e4, 0.1, 3, 1, QStringLiteral("One way"), &Link::latency_ms);
+    linkField(QStringLiteral("background_gbps"), QStringLiteral("Background"),
+              QStringLiteral(" Gbit/s"), QStringLiteral("none"), 1e9, 100, 0, 1,
+              QStringLiteral("Others' traffic on the link, each direction (the job gets the "
+                             "rest)"),
+              &Link::background_gbps);
+    linkField(QStringLiteral("price_per_gb_usd"), QStringLiteral("Transport price"),
+              QStringLiteral(" $/GB"), QStringLiteral("not priced"), 1e4, 0.001, 4, 1,
+              QStringLiteral("Dollars per GB carried (egress)"), &Link::price_per_gb_usd);
+    // A fraction needs a degraded bandwidth: the first one set starts at
+    // half the job's share of the link, then the next field adjusts it.
+    addDouble(lform, {QStringLiteral("link/degraded_fraction"), QStringLiteral("Degraded"),
+                      QStringLiteral("Share of the time the link runs at its degraded bandwidth"),
+                      QStringLiteral(" % of the time"), QStringLiteral("never"), 0, 99.9, 0.5, 1,
+                      [this](const Scenario& s) {
+                          const Link* l = selectedLink(s);
+                          return l ? l->degraded_fraction * 100 : 0.0;
+                      },
+                      [this](Scenario& s, double v) {
+                          Link* l = selectedLink(s);
+                          if (!l)
+                              return false;
+                          l->degraded_fraction = v / 100;
+                          if (v > 0 && !(l->degraded_bandwidth_gbps > 0))
+                              l->degraded_bandwidth_gbps =
+                                  std::round(l->background_gbps +
+                                             (l->bandwidth_gbps - l->background_gbps) / 2);
+                          return true;
+                      }});
+    linkField(QStringLiteral("degraded_bandwidth_gbps"), QStringLiteral("Degraded bandwidth"),
+              QStringLiteral(" Gbit/s"), QStringLiteral("not set"), 1e9, 100, 0, 1,
+              QStringLiteral("The link's capacity while degraded (more than its background, "
+                             "less than its bandwidth)"),
+              &Link::degraded_bandwidth_gbps);
+}
+
+void PlanInspector::rebuildSelectors() {
+    if (document_->isEmpty())
+        return;
+    const Cluster& c = document_->scenario().cluster;
+    auto refill = [](QComboBox* box, const QStringList& items) {
+        const QString current = box->currentText();
+        QSignalBlocker block(box);
+        box->clear();
+        box->addItems(items);
+        const int i = box->findText(current);
+        box->setCurrentIndex(i >= 0 ? i : (items.isEmpty() ? -1 : 0));
+    };
+    QStringList buildings, links;
+    for (const Building& b : c.buildings)
+        buildings << QString::fromStdString(b.name);
+    for (const Link& l : c.links)
+        links << QString::fromStdString(l.name);
+    refill(buildingSelector_, buildings);
+    refill(linkSelector_, links);
+    linkRunBox_->setVisible(!links.isEmpty());
+    refresh();
 }
 
 QSpinBox* PlanInspector::addSpin(QFormLayout* form, const QString& field, const QString& label,

@@ -10,6 +10,8 @@
 
 #include "model/scenario.h"
 
+#include <QString>
+
 #include <QPointer>
 #include <QWidget>
 
@@ -23,6 +25,7 @@ class QFormLayout;
 class QLabel;
 class QScrollArea;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace sa::views {
 
@@ -42,6 +45,10 @@ public:
     QSpinBox* spinBox(const QString& field) const;
     QComboBox* comboBox(const QString& field) const;
     QCheckBox* checkBox(const QString& field) const;
+    QDoubleSpinBox* doubleSpinBox(const QString& field) const;
+    // The building and link the reliability, price and power fields edit.
+    QComboBox* buildingSelector() const { return buildingSelector_; }
+    QComboBox* linkSelector() const { return linkSelector_; }
 
     // Builtin technology names offered for each link.
     static QStringList technologyNames(const Cluster& cluster);
@@ -62,6 +69,24 @@ private:
                         std::function<void(Scenario&, int)> write);
     QCheckBox* addCheck(QFormLayout* form, const QString& field, const QString& label,
                         const QString& toolTip, std::function<void(Scenario&, bool)> write);
+    // A decimal field; `special` is shown at `min` (e.g. "default" for 0).
+    // read/write see the scenario (and may look at the selected building or
+    // link); a write that returns false changes nothing.
+    struct DoubleField {
+        QString field, label, toolTip, suffix, special;
+        double min = 0, max = 1e9, step = 1;
+        int decimals = 2;
+        std::function<double(const Scenario&)> read;
+        std::function<bool(Scenario&, double)> write;
+    };
+    QDoubleSpinBox* addDouble(QFormLayout* form, const DoubleField& f);
+    void buildRunGroups(QWidget* content, QVBoxLayout* column);
+    void buildClusterGroups(QWidget* content, QVBoxLayout* column);
+    void rebuildSelectors();
+    Building* selectedBuilding(Scenario& s) const;
+    const Building* selectedBuilding(const Scenario& s) const;
+    Link* selectedLink(Scenario& s) const;
+    const Link* selectedLink(const Scenario& s) const;
     void markInvalid(QWidget* editor, bool invalid);
     // Commit on Enter or focus-out, wheel only with the focus, Escape reverts.
     void guardEditor(QWidget* editor);
@@ -72,6 +97,9 @@ private:
     QWidget* messageBox_;
     QLabel* message_;
     QFormLayout* linkForm_ = nullptr;
+    QComboBox* buildingSelector_ = nullptr;
+    QComboBox* linkSelector_ = nullptr;
+    QWidget* linkRunBox_ = nullptr;
     QWidget* linkBox_ = nullptr;
     std::vector<std::pair<QString, QWidget*>> editors_;
     std::vector<std::function<void()>> refreshers_;

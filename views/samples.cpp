@@ -35,6 +35,23 @@ QString samplesDir() {
     return {};
 }
 
+QString docsDir() {
+    if (QCoreApplication::instance()) {
+        const QString installed =
+            QDir::cleanPath(QDir(QCoreApplication::applicationDirPath())
+                                .absoluteFilePath(QStringLiteral("../share/doc/scaleacross")));
+        if (QFileInfo::exists(installed + QStringLiteral("/COST_MODEL.md")))
+            return installed;
+    }
+#ifdef SCALEACROSS_SAMPLES_DIR
+    // The source tree: docs/ beside sample_clusters/.
+    const QString source = QDir::cleanPath(QStringLiteral(SCALEACROSS_SAMPLES_DIR "/../docs"));
+    if (QFileInfo::exists(source + QStringLiteral("/COST_MODEL.md")))
+        return source;
+#endif
+    return {};
+}
+
 QStringList sampleScenarios() {
     const QString root = samplesDir();
     if (root.isEmpty())

@@ -11,6 +11,9 @@
 namespace sa::views {
 
 QString samplesDir();
+// The documentation (docs/*.md): the installed copy
+// (share/doc/scaleacross), else the source tree's; empty when neither.
+QString docsDir();
 // Absolute paths of the bundled scenario files, sorted by name.
 QStringList sampleScenarios();
 // The scenario the explorer opens when started without a file:

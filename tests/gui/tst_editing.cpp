@@ -11,8 +11,10 @@
 #include "liveevaluation.h"
 #include "mainwindow.h"
 #include "planinspector.h"
+#include "runpanel.h"
 #include "topologyitems.h"
 #include "topologyview.h"
+#include "units.h"
 
 #include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
@@ -20,6 +22,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -55,6 +58,8 @@ private Q_SLOTS:
     void escapeCancelsAChipDrag();
     void ctrlYRedoes();
     void openingAnotherScenarioUnpins();
+    void outerSyncAndRunFields();
+    void buildingAndLinkFieldsEditTheCluster();
 
 private:
     bool waitForEvaluation(int ms = 10000) {
@@ -64,7 +69,9 @@ private:
         return window_->inspector()->spinBox(QLatin1String(field));
     }
     // Clicks into the field, selects its text and types `text` as a user.
-    void typeInto(QSpinBox* box, const QString& text);
+    void typeInto(QAbstractSpinBox* box, const QString& text);
+    // Focuses a combo box and steps it with the arrow keys to `index`.
+    void choose(QComboBox* box, int index);
     // Types DP 2000 (more GPUs than the cluster has) and presses Enter.
     void causeProblem();
     void dragChip(int chip, int building, bool release);
@@ -90,7 +97,17 @@ void TestEditing::cleanup() {
     window_.reset();
 }
 
-void TestEditing::typeInto(QSpinBox* box, const QString& text) {
+void TestEditing::choose(QComboBox* box, int index) {
+    window_->inspector()->scrollArea()->ensureWidgetVisible(box);
+    box->setFocus();
+    QVERIFY(box->hasFocus());
+    while (box->currentIndex() < index)
+        QTest::keyClick(box, Qt::Key_Down);
+    while (box->currentIndex() > index)
+        QTest::keyClick(box, Qt::Key_Up);
+}
+
+void TestEditing::typeInto(QAbstractSpinBox* box, const QString& text) {
     window_->inspector()->scrollArea()->ensureWidgetVisible(box);
     auto* edit = box->findChild<QLineEdit*>();
     QVERIFY(edit);
@@ -459,6 +476,153 @@ void TestEditing::openingAnotherScenarioUnpins() {
     QCOMPARE(window_->pinnedSnapshot()->plan.name, std::string("mixtral-8x22b-campus"));
     summary = window_->comparePanel()->summary();
     QVERIFY2(!summary.contains(QLatin1String("Unpinned")), qPrintable(summary));
+}
+
+// The outer sync, checkpoints and the run's budget, typed as a user types
+// them; the Run panel shows what they change.
+void TestEditing::outerSyncAndRunFields() {
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    const Scenario original = doc->scenario();
+    QVERIFY(!original.plan.outer_sync);
+    QSpinBox* h = spin("inner_steps");
+    QSpinBox* fragments = spin("fragments");
+    QVERIFY(h && fragments);
+    QVERIFY(!h->isEnabled() && !fragments->isEnabled());
+
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 1); // DiLoCo
+    QVERIFY(doc->scenario().plan.outer_sync);
+    QCOMPARE(doc->scenario().plan.outer_sync->method, OuterSyncMethod::Diloco);
+    QCOMPARE(doc->scenario().plan.outer_sync->inner_steps, 100);
+    QVERIFY(h->isEnabled() && !fragments->isEnabled());
+    QCOMPARE(h->value(), 100);
+
+    // H 50: "5" on the way is not applied.
+    typeInto(h, QStringLiteral("50"));
+    QCOMPARE(doc->scenario().plan.outer_sync->inner_steps, 100);
+    QTest::keyClick(h, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.outer_sync->inner_steps, 50);
+    QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Set Inner steps (H) to 50"));
+
+    // Streaming DiLoCo starts with 4 fragments; more fragments than H is
+    // refused with the document's JSON path.
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 2);
+    QCOMPARE(doc->scenario().plan.outer_sync->method, OuterSyncMethod::StreamingDiloco);
+    QCOMPARE(doc->scenario().plan.outer_sync->fragments, 4);
+    QVERIFY(fragments->isEnabled());
+    typeInto(fragments, QStringLiteral("60"));
+    QTest::keyClick(fragments, Qt::Key_Return);
+    QVERIFY2(inspector->problem().contains(QLatin1String("/outer_sync/fragments")),
+             qPrintable(inspector->problem()));
+    QCOMPARE(doc->scenario().plan.outer_sync->fragments, 4);
+    QTest::keyClick(fragments, Qt::Key_Escape);
+    QCOMPARE(fragments->value(), 4);
+
+    // The token budget in billions: 15,000 B = 15T tokens.
+    QDoubleSpinBox* budget = inspector->doubleSpinBox(QStringLiteral("token_budget"));
+    QVERIFY(budget);
+    QCOMPARE(budget->text(), QStringLiteral("none"));
+    typeInto(budget, QStringLiteral("15000"));
+    QCOMPARE(doc->scenario().plan.token_budget, 0.0);
+    QTest::keyClick(budget, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.token_budget, 15e12);
+
+    // Checkpoints: the Young/Daly interval until a number is typed.
+    QSpinBox* interval = spin("checkpoint_interval");
+    QCOMPARE(interval->text(), QStringLiteral("optimal (Young/Daly)"));
+    typeInto(interval, QStringLiteral("500"));
+    QTest::keyClick(interval, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.checkpoint.interval_steps, std::int64_t(500));
+
+    QVERIFY(waitForEvaluation());
+    auto* panel = window_->findChild<RunPanel*>();
+    QVERIFY(panel);
+    const Evaluation& e = *window_->shownSnapshot()->evaluation;
+    QVERIFY(e.outer_sync && e.run);
+    QCOMPARE(panel->value(QStringLiteral("Goodput"), QStringLiteral("Goodput")),
+             formatPercent(e.goodput.goodput));
+    QVERIFY2(
+        panel->value(QStringLiteral("Goodput"), QStringLiteral("Checkpoint interval"))
+            .startsWith(QLatin1String("500 steps")),
+        qPrintable(panel->value(QStringLiteral("Goodput"), QStringLiteral("Checkpoint interval"))));
+    QCOMPARE(panel->value(QStringLiteral("Outer sync"), QStringLiteral("Inner steps")),
+             QStringLiteral("H 50, 4 fragments"));
+    QCOMPARE(panel->value(QStringLiteral("Run"), QStringLiteral("Tokens")),
+             QStringLiteral("15.00 T"));
+    QCOMPARE(panel->value(QStringLiteral("Run"), QStringLiteral("Time to the tokens")),
+             formatDuration(e.run->time_s));
+    // Unpriced: no dollar rows.
+    QVERIFY(panel->value(QStringLiteral("Run"), QStringLiteral("Cost")).isEmpty());
+
+    // HSDP drops DiLoCo's knobs; synchronous DP drops the outer sync.
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 3);
+    QCOMPARE(doc->scenario().plan.outer_sync->method, OuterSyncMethod::Hsdp);
+    QVERIFY(!h->isEnabled());
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 0);
+    QVERIFY(!doc->scenario().plan.outer_sync);
+    while (doc->undoStack()->canUndo())
+        doc->undoStack()->undo();
+    QCOMPARE(doc->scenario(), original);
+}
+
+// A building's price and a link's degradation, chosen with the selectors.
+void TestEditing::buildingAndLinkFieldsEditTheCluster() {
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    const Scenario original = doc->scenario();
+    QComboBox* building = inspector->buildingSelector();
+    QVERIFY(building);
+    QCOMPARE(building->count(), int(original.cluster.buildings.size()));
+    choose(building, 1);
+    QDoubleSpinBox* price = inspector->doubleSpinBox(QStringLiteral("building/gpu_hour_usd"));
+    QVERIFY(price);
+    QCOMPARE(price->text(), QStringLiteral("not priced"));
+    typeInto(price, QStringLiteral("2.5"));
+    QTest::keyClick(price, Qt::Key_Return);
+    QCOMPARE(doc->scenario().cluster.buildings[1].gpu_hour_usd, 2.5);
+    QCOMPARE(doc->scenario().cluster.buildings[0].gpu_hour_usd, 0.0);
+    // The field follows the selector.
+    choose(building, 0);
+    QCOMPARE(price->text(), QStringLiteral("not priced"));
+    choose(building, 1);
+    QCOMPARE(price->value(), 2.5);
+
+    // A degraded link: the fraction alone fills in half the link.
+    QComboBox* link = inspector->linkSelector();
+    QVERIFY(link && link->count() == int(original.cluster.links.size()));
+    choose(link, 0);
+    const Link& l0 = original.cluster.links[0];
+    QDoubleSpinBox* fraction = inspector->doubleSpinBox(QStringLiteral("link/degraded_fraction"));
+    QDoubleSpinBox* degraded =
+        inspector->doubleSpinBox(QStringLiteral("link/degraded_bandwidth_gbps"));
+    QVERIFY(fraction && degraded);
+    typeInto(fraction, QStringLiteral("5"));
+    QTest::keyClick(fraction, Qt::Key_Return);
+    QCOMPARE(doc->scenario().cluster.links[0].degraded_fraction, 0.05);
+    QCOMPARE(doc->scenario().cluster.links[0].degraded_bandwidth_gbps,
+             std::round(l0.background_gbps + (l0.bandwidth_gbps - l0.background_gbps) / 2));
+    QCOMPARE(degraded->value(), doc->scenario().cluster.links[0].degraded_bandwidth_gbps);
+    // More than the link is refused.
+    typeInto(degraded, QString::number(2 * l0.bandwidth_gbps, 'f', 0));
+    QTest::keyClick(degraded, Qt::Key_Return);
+    QVERIFY2(inspector->problem().contains(QLatin1String("degraded_bandwidth_gbps")),
+             qPrintable(inspector->problem()));
+    QTest::keyClick(degraded, Qt::Key_Escape);
+
+    QVERIFY(waitForEvaluation());
+    const Evaluation& e = *window_->shownSnapshot()->evaluation;
+    QCOMPARE(int(e.degraded_steps.size()), 1);
+    QVERIFY(e.cost.priced);
+    auto* panel = window_->findChild<RunPanel*>();
+    QVERIFY(panel);
+    QVERIFY(!panel->value(QStringLiteral("Per step"), QStringLiteral("Cost")).isEmpty());
+    QVERIFY(!panel
+                 ->value(QStringLiteral("Goodput"),
+                         QStringLiteral("Degraded ") + QString::fromStdString(l0.name))
+                 .isEmpty());
+    while (doc->undoStack()->canUndo())
+        doc->undoStack()->undo();
+    QCOMPARE(doc->scenario(), original);
 }
 
 QTEST_MAIN(TestEditing)

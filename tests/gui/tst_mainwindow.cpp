@@ -16,6 +16,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDialog>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -23,14 +24,17 @@
 #include <QImage>
 #include <QLabel>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
 #include <QUrl>
 
 #include <QWheelEvent>
@@ -74,6 +78,7 @@ private Q_SLOTS:
     void droppedFileOpensAndIsRecent();
     void exportsTopologyImages();
     void dropToRepaintedHeatmap();
+    void f1OpensTheGuide();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -312,6 +317,37 @@ void TestMainWindow::linkTableModelPassesTester() {
         maxBytes = std::max(maxBytes, l.bytes_per_step);
     QCOMPARE(proxy.index(0, LinkTableModel::BytesPerStep).data(LinkTableModel::SortRole).toDouble(),
              maxBytes);
+    // The Links tab: inter-building links first, then by peak utilisation
+    // (its default), in either order of any column.
+    auto* table = window_->findChild<QTableView*>(QStringLiteral("linkTable"));
+    QVERIFY(table);
+    QAbstractItemModel* shown = table->model();
+    auto tierAt = [&](int row) {
+        return shown->index(row, LinkTableModel::Tier).data(LinkTableModel::SortRole).toInt();
+    };
+    int across = 0;
+    for (const auto& l : e->links)
+        across += l.tier == LinkTier::InterBuilding;
+    QVERIFY(across > 0 && across < shown->rowCount());
+    for (const auto& [column, order] :
+         {std::pair{int(LinkTableModel::PeakUtilization), Qt::DescendingOrder},
+          std::pair{int(LinkTableModel::Name), Qt::AscendingOrder},
+          std::pair{int(LinkTableModel::BytesPerStep), Qt::AscendingOrder}}) {
+        if (column != LinkTableModel::PeakUtilization)
+            table->sortByColumn(column, order);
+        for (int r = 0; r < shown->rowCount(); ++r)
+            QCOMPARE(tierAt(r) == int(LinkTier::InterBuilding), r < across);
+        for (int r = 1; r < across; ++r) {
+            const QVariant a = shown->index(r - 1, column).data(LinkTableModel::SortRole);
+            const QVariant b = shown->index(r, column).data(LinkTableModel::SortRole);
+            if (order == Qt::DescendingOrder)
+                QVERIFY(QVariant::compare(a, b) != QPartialOrdering::Less);
+            else
+                QVERIFY(QVariant::compare(a, b) != QPartialOrdering::Greater);
+        }
+    }
+    table->sortByColumn(LinkTableModel::PeakUtilization, Qt::DescendingOrder);
+
     // New evaluations (same links: in place; other cluster: reset), and none.
     Plan plan = window_->document()->scenario().plan;
     plan.micro_batch_sequences = 2;
@@ -475,6 +511,31 @@ void TestMainWindow::dropToRepaintedHeatmap() {
                 median(cold, &Sample::uiCpu) + median(cold, &Sample::evalCpu),
                 median(hovered, &Sample::wall), median(hovered, &Sample::uiCpu));
     std::fflush(stdout);
+}
+
+// Help > Guide (F1): the views and keys, with links to docs that exist.
+void TestMainWindow::f1OpensTheGuide() {
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    window_->activateWindow();
+    QTest::keyClick(window_.get(), Qt::Key_F1);
+    auto* dialog = window_->findChild<QDialog*>(QStringLiteral("guideDialog"));
+    QVERIFY(dialog);
+    QVERIFY(QTest::qWaitFor([&] { return dialog->isVisible(); }));
+    auto* text = dialog->findChild<QTextBrowser*>(QStringLiteral("guideText"));
+    QVERIFY(text);
+    const QString html = text->toHtml();
+    for (const char* must : {"Inspector", "Escape", "Ctrl+Shift+P", "Run"})
+        QVERIFY2(html.contains(QLatin1String(must)), must);
+    const QString plain = text->toPlainText();
+    QVERIFY(plain.contains(QLatin1String("COST_MODEL.md")));
+    // In the build tree the pages resolve to the source docs.
+    const QRegularExpression link(QStringLiteral("href=\"(file:[^\"]+COST_MODEL\\.md)\""));
+    const auto m = link.match(html);
+    QVERIFY2(m.hasMatch(), qPrintable(html.right(600)));
+    QVERIFY(QFileInfo::exists(QUrl(m.captured(1)).toLocalFile()));
+    QTest::keyClick(dialog, Qt::Key_Escape);
+    QVERIFY(!dialog->isVisible());
 }
 
 QTEST_MAIN(TestMainWindow)
