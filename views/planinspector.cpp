@@ -1,5 +1,7 @@
 #include "planinspector.h"
 
+#include "cost/balance.h"
+#include "cost/placement.h"
 #include "document.h"
 #include "formats/documents.h"
 
@@ -14,6 +16,8 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalBlocker>
@@ -53,6 +57,19 @@ QString rankOrderText(const std::vector<Dim>& order) {
     for (Dim d : order)
         parts << QString::fromLatin1(toString(d));
     return parts.join(QStringLiteral(" › "));
+}
+
+// "DP", "PP and DP", "nothing (one building)", or the placement's problem.
+QString acrossText(const PlacementResult& placed) {
+    if (!placed.ok())
+        return QStringLiteral("(does not fit the cluster)");
+    const std::vector<Dim> dims = dimsAcrossBuildings(placed.grid);
+    if (dims.empty())
+        return QStringLiteral("nothing (one building)");
+    QStringList parts;
+    for (Dim d : dims)
+        parts << QString::fromLatin1(toString(d)).toUpper();
+    return parts.join(QStringLiteral(" and "));
 }
 
 QStringList names(std::initializer_list<const char*> list) {
@@ -177,10 +194,26 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                  QStringLiteral("Innermost first: the outermost dimension crosses "
                                 "buildings"),
                  [orders](Scenario& s, int i) { s.plan.rank_order = orders[std::size_t(i)]; });
-    refreshers_.push_back([this, rank, orders] {
-        const auto& o = document_->scenario().plan.rank_order;
+    // What each order puts across buildings, on its item and below the list
+    // for the plan's own (with its explicit placement).
+    auto* across = new QLabel(par->parentWidget());
+    across->setObjectName(QStringLiteral("acrossBuildings"));
+    across->setWordWrap(true);
+    par->addRow(QString(), across);
+    refreshers_.push_back([this, rank, orders, across] {
+        const Scenario& sc = document_->scenario();
+        const auto& o = sc.plan.rank_order;
         const auto it = std::find(orders.begin(), orders.end(), o);
         rank->setCurrentIndex(it == orders.end() ? -1 : int(it - orders.begin()));
+        Plan p = sc.plan;
+        p.placement.reset();
+        for (std::size_t i = 0; i < orders.size(); ++i) {
+            p.rank_order = orders[i];
+            rank->setItemText(int(i), rankOrderText(orders[i]) + QStringLiteral(" — ") +
+                                          acrossText(placeCells(sc.cluster, p)));
+        }
+        across->setText(QStringLiteral("Across buildings: ") +
+                        acrossText(placeCells(sc.cluster, sc.plan)));
     });
 
     QFormLayout* batch = group(QStringLiteral("Batch"));
@@ -226,6 +259,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
              QStringLiteral("ZeRO-3: gather and reduce every microbatch, or once per step "
                             "holding the whole stage (torchtitan's default under PP)"),
              [](Scenario& s, int i) { s.plan.fsdp_reshard_after_forward = FsdpReshard(i); });
+    addLayersPerStage(sched);
 
     QFormLayout* dp = group(QStringLiteral("Data-parallel traffic"));
     QStringList algoNames;
@@ -428,6 +462,91 @@ Link* PlanInspector::selectedLink(Scenario& s) const {
 
 const Link* PlanInspector::selectedLink(const Scenario& s) const {
     return selectedLink(const_cast<Scenario&>(s));
+}
+
+// Layers per stage: typed as a list ("9, 8, 8, 9"; empty: an even split),
+// applied on Enter or leaving the field; Balance puts the split that evens
+// out the stages' times (core/cost/balance.h), Even drops the split.
+void PlanInspector::addLayersPerStage(QFormLayout* form) {
+    auto* row = new QWidget(form->parentWidget());
+    auto* h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    layersEdit_ = new QLineEdit(row);
+    layersEdit_->setObjectName(QStringLiteral("layers_per_stage"));
+    layersEdit_->setPlaceholderText(QStringLiteral("even split"));
+    layersEdit_->setToolTip(QStringLiteral("Layers of each pipeline stage, first to last, "
+                                           "comma-separated; empty: an even split"));
+    guardEditor(layersEdit_);
+    auto* balance = new QToolButton(row);
+    balance->setObjectName(QStringLiteral("balanceLayers"));
+    balance->setText(QStringLiteral("Balance"));
+    balance->setToolTip(QStringLiteral("Give each stage layers in proportion to the speed of the "
+                                       "building holding it (embedding and logits included)"));
+    auto* even = new QToolButton(row);
+    even->setObjectName(QStringLiteral("evenLayers"));
+    even->setText(QStringLiteral("Even"));
+    even->setToolTip(QStringLiteral("An even split (earlier stages take the remainder)"));
+    h->addWidget(layersEdit_, 1);
+    h->addWidget(balance);
+    h->addWidget(even);
+    form->addRow(QStringLiteral("Layers per stage"), row);
+    editors_.emplace_back(QStringLiteral("layers_per_stage"), layersEdit_);
+    auto setSplit = [this](const std::vector<int>& split, const QString& text) {
+        edit(layersEdit_, QStringLiteral("layers_per_stage"), text, [&](Scenario& s) {
+            if (split.empty()) {
+                if (s.plan.placement) {
+                    s.plan.placement->layers_per_stage.clear();
+                    if (s.plan.placement->runs.empty())
+                        s.plan.placement.reset();
+                }
+                return;
+            }
+            if (!s.plan.placement)
+                s.plan.placement = Placement{};
+            s.plan.placement->layers_per_stage = split;
+        });
+    };
+    connect(layersEdit_, &QLineEdit::editingFinished, this, [this, setSplit] {
+        if (refreshing_ || document_->isEmpty())
+            return;
+        ++editSession_;
+        std::vector<int> split;
+        const QStringList parts = layersEdit_->text().split(
+            QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+        for (const QString& part : parts) {
+            bool ok = false;
+            const int v = part.toInt(&ok);
+            if (!ok) {
+                problem_ = QStringLiteral("'%1' is not a whole number of layers").arg(part);
+                message_->setText(
+                    QStringLiteral("Not applied: layers per stage\n%1").arg(problem_));
+                messageBox_->show();
+                markInvalid(layersEdit_, true);
+                return;
+            }
+            split.push_back(v);
+        }
+        const auto& current = document_->scenario().plan.placement;
+        if (split == (current ? current->layers_per_stage : std::vector<int>{}))
+            return;
+        setSplit(split, QStringLiteral("Set layers per stage"));
+    });
+    connect(balance, &QToolButton::clicked, this, [this, setSplit] {
+        if (document_->isEmpty())
+            return;
+        const Scenario& s = document_->scenario();
+        setSplit(balancedLayers(s.cluster, s.model, s.plan), QStringLiteral("Balance layers"));
+    });
+    connect(even, &QToolButton::clicked, this,
+            [setSplit] { setSplit({}, QStringLiteral("Even layer split")); });
+    refreshers_.push_back([this] {
+        const auto& p = document_->scenario().plan.placement;
+        QStringList parts;
+        if (p)
+            for (int l : p->layers_per_stage)
+                parts << QString::number(l);
+        layersEdit_->setText(parts.join(QStringLiteral(", ")));
+    });
 }
 
 // The plan's outer sync, checkpoints and run (docs/RUN.md).
@@ -686,6 +805,24 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
     lform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     lform->setLabelAlignment(Qt::AlignRight);
     column->addWidget(linkRunBox_);
+    auto* routing = addCombo(
+        lform, QStringLiteral("routing"), QStringLiteral("Routing"),
+        names({"the cluster's", "shortest-hops", "lowest-latency", "ecmp"}),
+        QStringLiteral("How the job's traffic between two buildings picks its links (plan "
+                       "override of the cluster's policy; docs/COST_MODEL.md \"Routing\")"),
+        [](Scenario& s, int i) {
+            if (i == 0) {
+                s.plan.routing.reset();
+                return;
+            }
+            Routing r = s.plan.routing.value_or(s.cluster.routing);
+            r.policy = RoutingPolicy(i - 1);
+            s.plan.routing = r;
+        });
+    refreshers_.push_back([this, routing] {
+        const auto& r = document_->scenario().plan.routing;
+        routing->setCurrentIndex(r ? int(r->policy) + 1 : 0);
+    });
     linkSelector_ = new QComboBox(linkRunBox_);
     linkSelector_->setObjectName(QStringLiteral("linkSelector"));
     linkSelector_->setToolTip(QStringLiteral("The link the fields below edit"));
@@ -709,6 +846,52 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
                               return l != nullptr;
                           }});
     };
+    // NCCL's knobs on the chosen link: plan overrides of its technology's
+    // (0 keeps the technology's; a given knob re-derives the flows).
+    auto knob = [&](const QString& key, const QString& label, const QString& suffix, double max,
+                    const QString& tip, std::function<double(const LinkOverride&)> get,
+                    std::function<void(LinkOverride&, double)> set) {
+        addDouble(lform, {QStringLiteral("link/") + key, label, tip, suffix,
+                          QStringLiteral("technology's"), 0, max, 1, 0,
+                          [this, get](const Scenario& s) {
+                              const Link* l = selectedLink(s);
+                              if (!l)
+                                  return 0.0;
+                              const auto it = s.plan.link_technologies.find(l->name);
+                              return it == s.plan.link_technologies.end() ? 0.0 : get(it->second);
+                          },
+                          [this, set](Scenario& s, double v) {
+                              const Link* l = selectedLink(s);
+                              if (!l)
+                                  return false;
+                              const std::string name = l->name;
+                              LinkOverride& o = s.plan.link_technologies[name];
+                              set(o, v);
+                              if (o == LinkOverride{})
+                                  s.plan.link_technologies.erase(name);
+                              return true;
+                          }});
+    };
+    auto intKnob = [&](const QString& key, const QString& label, int max, const QString& tip,
+                       int LinkOverride::*m) {
+        knob(
+            key, label, QString(), max, tip, [m](const LinkOverride& o) { return double(o.*m); },
+            [m](LinkOverride& o, double v) { o.*m = int(std::lround(v)); });
+    };
+    intKnob(QStringLiteral("nccl_channels"), QStringLiteral("NCCL channels"), 64,
+            QStringLiteral("NCCL_MIN/MAX_NCHANNELS on this link (plan override)"),
+            &LinkOverride::nccl_channels);
+    intKnob(QStringLiteral("qps_per_connection"), QStringLiteral("QPs per connection"), 128,
+            QStringLiteral("NCCL_IB_QPS_PER_CONNECTION (RoCE/IB; plan override)"),
+            &LinkOverride::qps_per_connection);
+    intKnob(QStringLiteral("sockets_per_connection"), QStringLiteral("Sockets per connection"), 64,
+            QStringLiteral("NCCL_NSOCKS_PERTHREAD × NCCL_SOCKET_NTHREADS (TCP; plan override)"),
+            &LinkOverride::sockets_per_connection);
+    knob(
+        QStringLiteral("buffsize_mib"), QStringLiteral("NCCL buffer"), QStringLiteral(" MiB"), 4096,
+        QStringLiteral("NCCL_BUFFSIZE on this link (plan override)"),
+        [](const LinkOverride& o) { return o.buffsize_mib; },
+        [](LinkOverride& o, double v) { o.buffsize_mib = v; });
     linkField(QStringLiteral("bandwidth_gbps"), QStringLiteral("Bandwidth"),
               QStringLiteral(" Gbit/s"), QString(), 1e9, 100, 0, 1,
               QStringLiteral("Capacity in each direction"), &Link::bandwidth_gbps);
@@ -941,6 +1124,11 @@ bool PlanInspector::eventFilter(QObject* watched, QEvent* event) {
             ++editSession_;
         break;
     case QEvent::KeyPress:
+        if (static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape &&
+            qobject_cast<QLineEdit*>(editor)) {
+            refresh();
+            return true;
+        }
         if (static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape &&
             qobject_cast<QAbstractSpinBox*>(editor)) {
             // Drop what was typed: the field shows the plan's value again.

@@ -23,6 +23,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QScrollArea;
 class QSpinBox;
 class QVBoxLayout;
@@ -46,6 +47,7 @@ public:
     QComboBox* comboBox(const QString& field) const;
     QCheckBox* checkBox(const QString& field) const;
     QDoubleSpinBox* doubleSpinBox(const QString& field) const;
+    QLineEdit* layersPerStage() const { return layersEdit_; }
     // The building and link the reliability, price and power fields edit.
     QComboBox* buildingSelector() const { return buildingSelector_; }
     QComboBox* linkSelector() const { return linkSelector_; }
@@ -81,6 +83,7 @@ private:
     };
     QDoubleSpinBox* addDouble(QFormLayout* form, const DoubleField& f);
     void buildRunGroups(QWidget* content, QVBoxLayout* column);
+    void addLayersPerStage(QFormLayout* form);
     void buildClusterGroups(QWidget* content, QVBoxLayout* column);
     void rebuildSelectors();
     Building* selectedBuilding(Scenario& s) const;
@@ -98,6 +101,7 @@ private:
     QLabel* message_;
     QFormLayout* linkForm_ = nullptr;
     QComboBox* buildingSelector_ = nullptr;
+    QLineEdit* layersEdit_ = nullptr;
     QComboBox* linkSelector_ = nullptr;
     QWidget* linkRunBox_ = nullptr;
     QWidget* linkBox_ = nullptr;

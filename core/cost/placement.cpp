@@ -210,6 +210,24 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
     return r;
 }
 
+std::vector<Dim> dimsAcrossBuildings(const CellGrid& grid) {
+    bool pp = false, dp = false;
+    for (int c = 0; c < grid.columns && !(pp && dp); ++c)
+        for (int st = 1; st < grid.stages && !pp; ++st)
+            pp = grid.building[std::size_t(st) * grid.columns + c] != grid.building[std::size_t(c)];
+    for (int st = 0; st < grid.stages && !dp; ++st) {
+        const std::size_t row = std::size_t(st) * grid.columns;
+        for (int c = 1; c < grid.columns && !dp; ++c)
+            dp = grid.building[row + c] != grid.building[row];
+    }
+    std::vector<Dim> out;
+    if (pp)
+        out.push_back(Dim::PP);
+    if (dp)
+        out.push_back(Dim::DP);
+    return out;
+}
+
 std::vector<GroupChip> chipsOf(const CellGrid& grid) {
     // Per stage: runs of consecutive replicas in one building. Then merge
     // consecutive stages whose runs are identical.

@@ -57,6 +57,12 @@ struct PlacementResult {
 PlacementResult placeCells(const Cluster& cluster, const Plan& plan,
                            const std::string& planFile = "plan");
 
+// What the grid puts across buildings: PP when some replica's stages sit in
+// more than one building, DP when some stage's replicas do (TP and CP stay
+// inside a cell, so inside a building). In that order; empty when the job
+// fits one building.
+std::vector<Dim> dimsAcrossBuildings(const CellGrid& grid);
+
 // Maximal rectangles of equal building, stage runs first: one chip per
 // building per contiguous block of stages with the same replica ranges.
 std::vector<GroupChip> chipsOf(const CellGrid& grid);

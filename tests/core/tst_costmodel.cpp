@@ -10,6 +10,7 @@
 #include "cost/compute.h"
 #include "cost/evaluate.h"
 #include "cost/network.h"
+#include "cost/placement.h"
 #include "cost/schedule.h"
 #include "cost/traffic.h"
 #include "topology/topology.h"
@@ -87,6 +88,7 @@ PipelineInput pipeline(ScheduleKind kind, int p, int v, int m, double f, double 
 class TestCostModel : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void dimsAcrossBuildings();
     // Pipeline schedules (sa::simulatePipeline, sa::stageOrder).
     void oneFOneBBubble_data();
     void oneFOneBBubble();
@@ -1895,6 +1897,47 @@ void TestCostModel::concurrentEvaluationsAgree() {
         th.join();
     for (int m : mismatches)
         QCOMPARE(m, 0);
+}
+
+// What the rank order (or an explicit placement) puts across buildings.
+void TestCostModel::dimsAcrossBuildings() {
+    auto across = [](const Scenario& sc) {
+        const PlacementResult placed = placeCells(sc.cluster, sc.plan);
+        return sa::dimsAcrossBuildings(placed.grid);
+    };
+    // dp outermost: the replicas fill one building after another.
+    Scenario dp = loadSampleScenario("three-buildings-405b.json");
+    QCOMPARE(across(dp), std::vector<Dim>{Dim::DP});
+    // pp outermost: each replica's stages span the buildings, and 16 stages
+    // of 6,144 GPUs do not divide buildings of 32,768: stage 5 straddles B1
+    // and B2, its replicas split between them.
+    Scenario pp = dp;
+    pp.plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    QCOMPARE(across(pp), (std::vector<Dim>{Dim::PP, Dim::DP}));
+    // Two stages that each fill one building: PP alone crosses.
+    Scenario two = loadSampleScenario("two-buildings-405b.json");
+    two.plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    two.plan.parallelism.pp = 2;
+    two.plan.parallelism.dp = two.cluster.totalGpus() / (2 * two.plan.parallelism.tp);
+    two.plan.placement.reset();
+    two.plan.global_batch_sequences = two.plan.parallelism.dp * 4;
+    QVERIFY(placeCells(two.cluster, two.plan).ok());
+    QCOMPARE(across(two), std::vector<Dim>{Dim::PP});
+    // A job that fits one building puts nothing across.
+    Scenario one = dp;
+    one.plan.parallelism.dp = 64;
+    one.plan.global_batch_sequences = 64 * 16;
+    QCOMPARE(across(one), std::vector<Dim>{});
+    // One stage of the first replicas moved to another building: PP across
+    // for those replicas, and that stage's replicas split: DP across too.
+    Scenario moved = one;
+    moved.plan = withRun(moved.plan, PlacementRun{.stage_first = 3,
+                                                  .stage_last = 3,
+                                                  .replica_first = 0,
+                                                  .replica_last = 7,
+                                                  .building = moved.cluster.buildings[1].name});
+    QVERIFY(placeCells(moved.cluster, moved.plan).ok());
+    QCOMPARE(across(moved), (std::vector<Dim>{Dim::PP, Dim::DP}));
 }
 
 QTEST_GUILESS_MAIN(TestCostModel)

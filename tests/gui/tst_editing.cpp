@@ -7,6 +7,8 @@
 // event, not through setters.
 
 #include "comparepanel.h"
+#include "cost/balance.h"
+#include "cost/placement.h"
 #include "document.h"
 #include "liveevaluation.h"
 #include "mainwindow.h"
@@ -60,6 +62,7 @@ private Q_SLOTS:
     void openingAnotherScenarioUnpins();
     void outerSyncAndRunFields();
     void buildingAndLinkFieldsEditTheCluster();
+    void layersPerStageAndRankOrder();
 
 private:
     bool waitForEvaluation(int ms = 10000) {
@@ -623,6 +626,109 @@ void TestEditing::buildingAndLinkFieldsEditTheCluster() {
     while (doc->undoStack()->canUndo())
         doc->undoStack()->undo();
     QCOMPARE(doc->scenario(), original);
+}
+
+// Layers per stage typed, balanced and evened; the rank order says what it
+// puts across buildings; routing and NCCL knobs as plan overrides.
+void TestEditing::layersPerStageAndRankOrder() {
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    const Scenario original = doc->scenario();
+    const int pp = original.plan.parallelism.pp;
+    QLineEdit* edit = inspector->layersPerStage();
+    QVERIFY(edit);
+    // The sample's own split (Llama 3's lighter first and last stages).
+    QVERIFY(original.plan.placement);
+    QStringList given;
+    for (int l : original.plan.placement->layers_per_stage)
+        given << QString::number(l);
+    QCOMPARE(edit->text(), given.join(QStringLiteral(", ")));
+
+    // A split typed as a list: applied on Enter, not while typing.
+    Plan evenPlan = original.plan;
+    evenPlan.placement.reset();
+    std::vector<int> typed = layersPerStage(original.model, evenPlan);
+    QCOMPARE(int(typed.size()), pp);
+    typed.front() -= 1;
+    typed.back() += 1;
+    QStringList split;
+    for (int l : typed)
+        split << QString::number(l);
+    inspector->scrollArea()->ensureWidgetVisible(edit);
+    QTest::mouseClick(edit, Qt::LeftButton);
+    QTest::keyClick(edit, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(edit, split.join(QStringLiteral(", ")));
+    QCOMPARE(doc->scenario(), original);
+    QTest::keyClick(edit, Qt::Key_Return);
+    QVERIFY(doc->scenario().plan.placement);
+    QCOMPARE(int(doc->scenario().plan.placement->layers_per_stage.size()), pp);
+    QCOMPARE(doc->scenario().plan.placement->layers_per_stage, typed);
+
+    // Not a number: refused, named; a wrong sum: refused by the plan check.
+    QTest::keyClick(edit, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(edit, QStringLiteral("8, x"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QVERIFY2(inspector->problem().contains(QLatin1String("'x'")), qPrintable(inspector->problem()));
+    QTest::keyClick(edit, Qt::Key_Escape);
+    QCOMPARE(edit->text(), split.join(QStringLiteral(", ")));
+    QTest::keyClick(edit, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(edit, QStringLiteral("1, 2"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QVERIFY2(inspector->problem().contains(QLatin1String("layers_per_stage")),
+             qPrintable(inspector->problem()));
+    QCOMPARE(int(doc->scenario().plan.placement->layers_per_stage.size()), pp);
+    QTest::keyClick(edit, Qt::Key_Escape);
+
+    // Balance: the core's balanced split; Even: none.
+    auto* balance = inspector->findChild<QToolButton*>(QStringLiteral("balanceLayers"));
+    auto* even = inspector->findChild<QToolButton*>(QStringLiteral("evenLayers"));
+    QVERIFY(balance && even);
+    QTest::mouseClick(balance, Qt::LeftButton);
+    const Scenario& now = doc->scenario();
+    QCOMPARE(now.plan.placement->layers_per_stage,
+             balancedLayers(now.cluster, now.model, now.plan));
+    QTest::mouseClick(even, Qt::LeftButton);
+    QVERIFY(!doc->scenario().plan.placement ||
+            doc->scenario().plan.placement->layers_per_stage.empty());
+    QVERIFY(edit->text().isEmpty());
+    QCOMPARE(edit->placeholderText(), QStringLiteral("even split"));
+
+    // Rank order: dp outermost puts DP across buildings; the list says what
+    // each order would (pp outermost: 16 stages of 6,144 GPUs over buildings
+    // of 32,768 split stage 5's replicas too).
+    auto* across = inspector->findChild<QLabel*>(QStringLiteral("acrossBuildings"));
+    QVERIFY(across);
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: DP"));
+    QComboBox* rank = inspector->comboBox(QStringLiteral("rank_order"));
+    int ppOuter = -1;
+    for (int i = 0; i < rank->count(); ++i)
+        if (rank->itemText(i).startsWith(QStringLiteral("tp › cp › dp › pp")))
+            ppOuter = i;
+    QVERIFY(ppOuter >= 0);
+    QVERIFY2(rank->itemText(ppOuter).endsWith(QStringLiteral("— PP and DP")),
+             qPrintable(rank->itemText(ppOuter)));
+    choose(rank, ppOuter);
+    QCOMPARE(doc->scenario().plan.rank_order,
+             (std::vector<Dim>{Dim::TP, Dim::CP, Dim::DP, Dim::PP}));
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: PP and DP"));
+
+    // Routing and an NCCL knob on the chosen link: plan overrides.
+    choose(inspector->comboBox(QStringLiteral("routing")), 3);
+    QVERIFY(doc->scenario().plan.routing);
+    QCOMPARE(doc->scenario().plan.routing->policy, RoutingPolicy::Ecmp);
+    choose(inspector->linkSelector(), 1);
+    QDoubleSpinBox* channels = inspector->doubleSpinBox(QStringLiteral("link/nccl_channels"));
+    QVERIFY(channels);
+    QCOMPARE(channels->text(), QStringLiteral("technology's"));
+    typeInto(channels, QStringLiteral("16"));
+    QTest::keyClick(channels, Qt::Key_Return);
+    const std::string link = original.cluster.links[1].name;
+    QCOMPARE(doc->scenario().plan.link_technologies.at(link).nccl_channels, 16);
+    QVERIFY(waitForEvaluation());
+    while (doc->undoStack()->canUndo())
+        doc->undoStack()->undo();
+    QCOMPARE(doc->scenario(), original);
+    QVERIFY(doc->scenario().plan.link_technologies.count(link) == 0);
 }
 
 QTEST_MAIN(TestEditing)
