@@ -49,6 +49,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
@@ -56,6 +57,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QToolButton>
 #include <QUndoStack>
 #include <QUrl>
@@ -73,6 +75,17 @@ static void initViewsResources() {
 namespace sa::views {
 
 namespace {
+
+// A dock's content in a scroll area: a panel with a tall minimum (a chart
+// above a table) would otherwise hold every tabified dock at its height
+// and leave the topology a strip at 1280 x 800.
+QScrollArea* scrollable(QWidget* content) {
+    auto* area = new QScrollArea;
+    area->setFrameShape(QFrame::NoFrame);
+    area->setWidgetResizable(true);
+    area->setWidget(content);
+    return area;
+}
 
 constexpr int kMaxRecentFiles = 8;
 const QString kRecentKey = QStringLiteral("recentFiles");
@@ -211,20 +224,20 @@ void MainWindow::createDocks() {
     chartTabs_->addTab(sweep_, QStringLiteral("Link sweep"));
     auto* chartDock = new QDockWidget(QStringLiteral("Charts"), this);
     chartDock->setObjectName(QStringLiteral("chartDock"));
-    chartDock->setWidget(chartTabs_);
+    chartDock->setWidget(scrollable(chartTabs_));
     addDockWidget(Qt::BottomDockWidgetArea, chartDock);
 
     compare_ = new ComparePanel(this);
     auto* compareDock = new QDockWidget(QStringLiteral("Compare"), this);
     compareDock->setObjectName(QStringLiteral("compareDock"));
-    compareDock->setWidget(compare_);
+    compareDock->setWidget(scrollable(compare_));
     addDockWidget(Qt::BottomDockWidgetArea, compareDock);
 
     optimizer_ = new OptimizerPanel(
         document_, [this] { return live_->evaluator(); }, this);
     auto* optimizerDock = new QDockWidget(QStringLiteral("Optimizer"), this);
     optimizerDock->setObjectName(QStringLiteral("optimizerDock"));
-    optimizerDock->setWidget(optimizer_);
+    optimizerDock->setWidget(scrollable(optimizer_));
     addDockWidget(Qt::BottomDockWidgetArea, optimizerDock);
 
     runPanel_ = new RunPanel(this);
@@ -760,13 +773,32 @@ void MainWindow::readSettings() {
     chipsByStage_ = settings.value(QStringLiteral("chipsByStage"), true).toBool();
     chipsByStageAction_->setChecked(chipsByStage_);
     if (settings.value(QStringLiteral("geometry")).isNull()) {
-        // Never larger than the screen: on a 1280 × 800 laptop the inspector
-        // would start cut off at the right.
+        // Most of the screen (never larger: on a 1280 × 800 laptop the
+        // inspector would start cut off at the right), and the topology
+        // the larger part of its height: the docks below take about 40 %.
         QSize size(1480, 920);
-        if (const QScreen* s = screen())
-            size = size.boundedTo(s->availableGeometry().size());
+        if (const QScreen* s = screen()) {
+            const QSize avail = s->availableGeometry().size();
+            size = QSize(std::max(avail.width() * 92 / 100, std::min(1480, avail.width())),
+                         std::max(avail.height() * 92 / 100, std::min(920, avail.height())));
+            size = size.boundedTo(avail);
+        }
         resize(size);
     }
+    firstDockLayout_ = settings.value(QStringLiteral("windowState")).isNull();
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (!firstDockLayout_ || docks_.size() < 2)
+        return;
+    firstDockLayout_ = false;
+    // Once laid out at its real size: the docks below the topology take
+    // about 40 % of the height, the inspector a fixed width.
+    QTimer::singleShot(0, this, [this] {
+        resizeDocks({docks_[1]}, {height() * 38 / 100}, Qt::Vertical);
+        resizeDocks({docks_[0]}, {std::max(360, width() / 5)}, Qt::Horizontal);
+    });
 }
 
 void MainWindow::writeSettings() {

@@ -119,6 +119,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -176,6 +177,7 @@ private:
     QLabel* runLabel_ = nullptr; // goodput, energy and the run (docs/RUN.md)
     RunPanel* runPanel_ = nullptr;
     QDialog* guide_ = nullptr;
+    bool firstDockLayout_ = false; // no saved window state: size the docks once shown
     QLabel* memoryLabel_ = nullptr;
     QLabel* deltaLabel_ = nullptr;
     QLabel* timingLabel_ = nullptr;

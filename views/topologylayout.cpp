@@ -33,9 +33,12 @@ QPointF TopologyLayout::LinkPath::pointAt(double t) const {
     return bezier(from, control, to, t);
 }
 
-TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetrics& m) {
+TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetrics& m,
+                                       double targetAspect) {
     TopologyLayout layout;
     layout.metrics_ = m;
+    if (!(targetAspect > 0.1 && targetAspect < 10))
+        targetAspect = 1.6;
     const int n = static_cast<int>(cluster.buildings.size());
     if (n == 0)
         return layout;
@@ -128,9 +131,9 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
         }
         return QSizeF(width, y);
     };
-    // Pick the arrangement closest to a landscape screen (16:10) without
-    // wasting much area: try every cap on columns per region and every
-    // number of regions per row.
+    // Pick the arrangement closest to the pane's aspect without wasting
+    // much area: try every cap on columns per region and every number of
+    // regions per row.
     int bestCap = 1;
     double bestRowWidth = 0;
     double bestScore = 1e300;
@@ -146,7 +149,7 @@ TopologyLayout TopologyLayout::compute(const Cluster& cluster, const LayoutMetri
                 rowWidth += sizes[i].width() + (i ? m.regionGap : 0);
             const QSizeF canvas = flow(sizes, rowWidth, nullptr);
             const double aspect = canvas.width() / canvas.height();
-            const double score = std::fabs(std::log(aspect / 1.6)) +
+            const double score = std::fabs(std::log(aspect / targetAspect)) +
                                  0.5 * std::log(canvas.width() * canvas.height() / buildingArea);
             if (score < bestScore - 1e-9) {
                 bestScore = score;

@@ -79,7 +79,10 @@ public:
     };
 
     TopologyLayout() = default;
-    static TopologyLayout compute(const Cluster& cluster, const LayoutMetrics& metrics = {});
+    // `aspect`: the width / height of the pane the layout is for; the
+    // arrangement of regions and buildings closest to it wins.
+    static TopologyLayout compute(const Cluster& cluster, const LayoutMetrics& metrics = {},
+                                  double aspect = 1.6);
 
     const std::vector<Region>& regions() const { return regions_; }
     const std::vector<Building>& buildings() const { return buildings_; }

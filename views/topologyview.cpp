@@ -7,6 +7,7 @@
 #include <QKeyEvent>
 #include <QLinearGradient>
 #include <QMetaObject>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -89,7 +90,25 @@ QString table(const QString& title, const QString& rows) {
 
 HeatLegend::HeatLegend(QWidget* parent)
     : QWidget(parent) {
-    setAttribute(Qt::WA_TransparentForMouseEvents);
+    setCursor(Qt::PointingHandCursor);
+    setToolTip(QStringLiteral("Click to fold or unfold the key"));
+}
+
+void HeatLegend::setCollapsed(bool collapsed) {
+    if (collapsed == collapsed_)
+        return;
+    collapsed_ = collapsed;
+    resize(sizeHint());
+    update();
+    Q_EMIT collapsedChanged(collapsed_);
+}
+
+void HeatLegend::mousePressEvent(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton)
+        return QWidget::mousePressEvent(event);
+    userChose_ = true;
+    setCollapsed(!collapsed_);
+    event->accept();
 }
 
 void HeatLegend::setScale(const HeatScale& scale, bool evaluated, const QString& note) {
@@ -100,11 +119,21 @@ void HeatLegend::setScale(const HeatScale& scale, bool evaluated, const QString&
     update();
 }
 
-QSize HeatLegend::sizeHint() const {
+QSize HeatLegend::fullSize() const {
     // Always the size of the full legend, so the view's fit does not move
     // when the first evaluation arrives.
     const QFontMetrics fm(font());
     return QSize(300, 6 * fm.height() + 56);
+}
+
+QSize HeatLegend::sizeHint() const {
+    if (!collapsed_)
+        return fullSize();
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics fm(bold);
+    return QSize(fm.horizontalAdvance(QStringLiteral("Link traffic per training step ▸")) + 24,
+                 fm.height() + 16);
 }
 
 void HeatLegend::paintEvent(QPaintEvent*) {
@@ -123,7 +152,10 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     p.setFont(bold);
     p.setPen(QColor(0x1f, 0x29, 0x33));
     p.drawText(QRect(x, y, width() - 2 * x, line), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("Link traffic per training step"));
+               collapsed_ ? QStringLiteral("Link traffic per training step ▸")
+                          : QStringLiteral("Link traffic per training step ▾"));
+    if (collapsed_)
+        return;
     y += line + 4;
     p.setFont(font());
     p.setPen(QColor(0x5c, 0x6b, 0x7a));
@@ -194,6 +226,40 @@ TopologyView::TopologyView(QWidget* parent)
     setCacheMode(QGraphicsView::CacheNone);
     legend_->setScale(HeatScale(), false, QStringLiteral("no scenario"));
     legend_->raise();
+    connect(legend_, &HeatLegend::collapsedChanged, this, [this] {
+        if (autoFit_)
+            fitToView();
+        placeLegend();
+    });
+}
+
+double TopologyView::paneAspect() const {
+    const QSize vp = viewport()->size();
+    if (vp.width() < 50 || vp.height() < 50)
+        return 1.6;
+    return std::clamp(double(vp.width()) / vp.height(), 0.3, 6.0);
+}
+
+void TopologyView::relayoutForPane() {
+    if (relayingOut_ || !autoFit_ || dragChip_ >= 0 || previewing_ || cluster_.buildings.empty())
+        return;
+    const TopologyLayout next = TopologyLayout::compute(cluster_, {}, paneAspect());
+    if (next.bounds().size() == layout_.bounds().size())
+        return;
+    // The same cluster, chips and heat in the arrangement for this pane.
+    relayingOut_ = true;
+    const std::vector<GroupChip> chips = chips_;
+    const std::int64_t cellGpus = cellGpus_;
+    const std::vector<std::int64_t> used = gpusUsed_;
+    const std::shared_ptr<const Evaluation> evaluation = evaluation_;
+    const QString note = evaluationNote_;
+    const Cluster cluster = cluster_;
+    setCluster(cluster);
+    cellGpus_ = -1; // rebuild the chip items
+    setChips(chips, cellGpus, used);
+    if (evaluation)
+        setEvaluation(evaluation, note);
+    relayingOut_ = false;
 }
 
 TopologyView::~TopologyView() = default;
@@ -220,7 +286,7 @@ void TopologyView::setCluster(const Cluster& cluster) {
 
     cluster_ = cluster;
     topology_ = cluster.buildings.empty() ? nullptr : std::make_unique<Topology>(cluster);
-    layout_ = TopologyLayout::compute(cluster);
+    layout_ = TopologyLayout::compute(cluster, {}, paneAspect());
 
     for (const auto& region : layout_.regions())
         scene_->addItem(new RegionItem(region));
@@ -901,6 +967,15 @@ void TopologyView::keyPressEvent(QKeyEvent* event) {
 
 void TopologyView::resizeEvent(QResizeEvent* event) {
     QGraphicsView::resizeEvent(event);
+    // Fold the key where it would crowd the diagram, unless the user chose.
+    if (!legend_->userChose()) {
+        const QSize full = legend_->fullSize();
+        const QSize vp = viewport()->size();
+        legend_->setCollapsed(full.height() > 0.4 * vp.height() ||
+                              double(full.width()) * full.height() >
+                                  0.12 * double(vp.width()) * vp.height());
+    }
+    relayoutForPane();
     if (autoFit_)
         fitToView();
     placeLegend();

@@ -33,20 +33,33 @@ class UplinkItem;
 class ZoneItem;
 struct LinkHeat;
 
-// The colour and width key of the heatmap, in real units.
+// The colour and width key of the heatmap, in real units. A click folds it
+// to its title line and back (it starts folded where the full key would take
+// more than a fifth of the pane).
 class HeatLegend : public QWidget {
     Q_OBJECT
 public:
     explicit HeatLegend(QWidget* parent = nullptr);
     void setScale(const HeatScale& scale, bool evaluated, const QString& note = {});
     QSize sizeHint() const override;
+    QSize fullSize() const;
+    bool isCollapsed() const { return collapsed_; }
+    // By the user (a click) or by the view for a small pane.
+    void setCollapsed(bool collapsed);
+    bool userChose() const { return userChose_; }
+
+Q_SIGNALS:
+    void collapsedChanged(bool collapsed);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
 
 private:
     HeatScale scale_;
     bool evaluated_ = false;
+    bool collapsed_ = false;
+    bool userChose_ = false;
     QString note_;
 };
 
@@ -120,6 +133,10 @@ private:
     void applyMemoryWarnings();
     void scaleBy(double factor);
     void placeLegend();
+    // The pane's width / height, for the layout's arrangement.
+    double paneAspect() const;
+    // A new arrangement when the pane's shape calls for one (auto-fit only).
+    void relayoutForPane();
     void setDragTarget(int building, int swapWith);
     int chipAt(QPointF scenePos) const;
     void resetDropStates();
@@ -152,6 +169,7 @@ private:
     int dragSwap_ = -1;
     bool previewing_ = false;
     bool legendBeside_ = false;
+    bool relayingOut_ = false;
 };
 
 } // namespace sa::views

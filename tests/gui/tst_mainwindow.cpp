@@ -79,6 +79,7 @@ private Q_SLOTS:
     void exportsTopologyImages();
     void dropToRepaintedHeatmap();
     void f1OpensTheGuide();
+    void topologyFollowsItsPane();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -536,6 +537,45 @@ void TestMainWindow::f1OpensTheGuide() {
     QVERIFY(QFileInfo::exists(QUrl(m.captured(1)).toLocalFile()));
     QTest::keyClick(dialog, Qt::Key_Escape);
     QVERIFY(!dialog->isVisible());
+}
+
+// The topology's arrangement follows the pane's shape and keeps the chips
+// and the heat; the legend folds on a click and for a small pane.
+void TestMainWindow::topologyFollowsItsPane() {
+    TopologyView* view = window_->topologyView();
+    const std::size_t chips = view->chips().size();
+    QVERIFY(chips > 0 && view->evaluation());
+    TopologyView wide;
+    wide.setCluster(view->cluster());
+    wide.setChips(view->chips(), 8, {});
+    wide.setEvaluation(view->evaluation());
+    wide.resize(1400, 300);
+    wide.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wide));
+    const auto aspect = [&] {
+        const QRectF b = wide.topologyLayout().bounds();
+        return b.width() / b.height();
+    };
+    const double wideAspect = aspect();
+    wide.resize(420, 520);
+    QVERIFY(QTest::qWaitFor([&] { return aspect() < wideAspect; }));
+    QCOMPARE(wide.chips().size(), chips);
+    QVERIFY(wide.evaluation());
+    for (std::size_t i = 0; i < chips; ++i)
+        QVERIFY(wide.chipItem(int(i)));
+
+    // 420 x 520: the full key would crowd the pane; a click unfolds it and
+    // the choice then stays.
+    HeatLegend* legend = wide.legend();
+    QVERIFY(legend->isCollapsed());
+    const QSize folded = legend->size();
+    QTest::mouseClick(legend, Qt::LeftButton, {}, legend->rect().center());
+    QVERIFY(!legend->isCollapsed());
+    QVERIFY(legend->height() > folded.height());
+    wide.resize(430, 520);
+    QVERIFY(!legend->isCollapsed());
+    QTest::mouseClick(legend, Qt::LeftButton, {}, legend->rect().center());
+    QVERIFY(legend->isCollapsed());
 }
 
 QTEST_MAIN(TestMainWindow)

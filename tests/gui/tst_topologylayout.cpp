@@ -78,6 +78,7 @@ private Q_SLOTS:
     void parallelLinksFanOut();
     void manyZonesAreSummarised();
     void emptyCluster();
+    void arrangementFollowsThePane();
 };
 
 void TestTopologyLayout::geometry_data() {
@@ -215,6 +216,34 @@ void TestTopologyLayout::emptyCluster() {
     const TopologyLayout layout = TopologyLayout::compute(Cluster{});
     QVERIFY(layout.buildings().empty());
     QCOMPARE(layout.buildingAt(QPointF(0, 0)), -1);
+}
+
+// A wide pane gets a wide arrangement, a tall one a tall arrangement; each
+// is closer to its own aspect than the other is, and stays valid.
+void TestTopologyLayout::arrangementFollowsThePane() {
+    for (int n : {4, 6, 9}) {
+        const Cluster cluster = makeCluster(n, 1, 8192, 2048, QStringLiteral("chain"));
+        const TopologyLayout wide = TopologyLayout::compute(cluster, {}, 4.0);
+        const TopologyLayout tall = TopologyLayout::compute(cluster, {}, 0.5);
+        const auto aspect = [](const TopologyLayout& l) {
+            return l.bounds().width() / l.bounds().height();
+        };
+        QVERIFY2(aspect(wide) > aspect(tall), qPrintable(QStringLiteral("%1 buildings: %2 vs %3")
+                                                             .arg(n)
+                                                             .arg(aspect(wide))
+                                                             .arg(aspect(tall))));
+        QVERIFY(std::fabs(std::log(aspect(wide) / 4.0)) <= std::fabs(std::log(aspect(tall) / 4.0)));
+        QVERIFY(std::fabs(std::log(aspect(tall) / 0.5)) <= std::fabs(std::log(aspect(wide) / 0.5)));
+        for (const TopologyLayout* l : {&wide, &tall})
+            for (std::size_t i = 0; i < l->buildings().size(); ++i)
+                for (std::size_t j = i + 1; j < l->buildings().size(); ++j)
+                    QVERIFY(!l->buildings()[i].rect.intersects(l->buildings()[j].rect));
+    }
+    // Nonsense aspects fall back to the default arrangement.
+    const Cluster c = makeCluster(4, 1, 8192, 2048, QStringLiteral("chain"));
+    QCOMPARE(TopologyLayout::compute(c, {}, 0).bounds(), TopologyLayout::compute(c).bounds());
+    QCOMPARE(TopologyLayout::compute(c, {}, std::nan("")).bounds(),
+             TopologyLayout::compute(c).bounds());
 }
 
 QTEST_GUILESS_MAIN(TestTopologyLayout)
