@@ -6,9 +6,9 @@
 namespace sa::views {
 
 QString chipLabel(const GroupChip& chip) {
-    return QStringLiteral("S%1 · R%2")
+    return QStringLiteral("S%1 · R%2 · %3 GPUs")
         .arg(formatRange(chip.stage_first, chip.stage_last),
-             formatRange(chip.replica_first, chip.replica_last));
+             formatRange(chip.replica_first, chip.replica_last), formatCount(chip.gpus));
 }
 
 namespace {

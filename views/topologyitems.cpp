@@ -211,16 +211,28 @@ BuildingItem::BuildingItem(const TopologyLayout::Building& geometry, const Build
                    .arg(QString::fromStdString(building.gpu_model))
                    .arg(building.gpus_per_host)
                    .arg(formatBandwidthGbps(building.scale_out_gbps));
+    // "11 zones: 10 of 3,072 GPUs and one of 2,048", "4 zones of 2,048 GPUs", "one zone".
+    const std::int64_t zones = building.zones();
+    const std::int64_t zoneGpus = building.zone_gpus > 0 ? building.zone_gpus : building.gpus;
+    const std::int64_t last = building.gpus - (zones - 1) * zoneGpus;
+    QString zoneText;
+    if (zones <= 1)
+        zoneText = QStringLiteral("one zone");
+    else if (last == zoneGpus)
+        zoneText = QStringLiteral("%1 zones of %2 GPUs").arg(zones).arg(formatCount(zoneGpus));
+    else
+        zoneText = QStringLiteral("%1 zones: %2 of %3 GPUs and one of %4")
+                       .arg(zones)
+                       .arg(zones - 1)
+                       .arg(formatCount(zoneGpus), formatCount(last));
     QString tip = QStringLiteral("<b>%1</b> (region %2)<br>%3 × %4<br>%5 GPUs per host, NVLink "
-                                 "%6 and NIC %7 per GPU<br>%8 zone(s) of %9 GPUs; oversubscription "
-                                 "zone→spine %10:1, building→aggregation %11:1")
+                                 "%6 and NIC %7 per GPU<br>%8; oversubscription "
+                                 "zone→spine %9:1, building→aggregation %10:1")
                       .arg(name_, QString::fromStdString(building.region),
                            formatCount(building.gpus), QString::fromStdString(building.gpu_model))
                       .arg(building.gpus_per_host)
                       .arg(formatBandwidthGbps(building.scale_up_gbps),
-                           formatBandwidthGbps(building.scale_out_gbps))
-                      .arg(building.zones())
-                      .arg(formatCount(building.zone_gpus > 0 ? building.zone_gpus : building.gpus))
+                           formatBandwidthGbps(building.scale_out_gbps), zoneText)
                       .arg(building.zone_oversubscription)
                       .arg(building.building_oversubscription);
     if (gpu)
@@ -357,8 +369,9 @@ void LinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString
     setToolTip(toolTip);
 }
 
-LinkLabelItem::LinkLabelItem(QPointF anchor, const Link& link)
+LinkLabelItem::LinkLabelItem(QPointF anchor, QPointF side, const Link& link)
     : anchor_(anchor)
+    , side_(side)
     , accent_(HeatScale::idleColor()) {
     setZValue(3);
     setCacheMode(QGraphicsItem::DeviceCoordinateCache);
@@ -381,7 +394,11 @@ void LinkLabelItem::relayout() {
         h += 16;
     }
     w += 14;
-    rect_ = QRectF(anchor_.x() - w / 2, anchor_.y() - h / 2, w, h);
+    // Centre beside the line: half the box's extent along `side`, half the
+    // widest line and a gap.
+    const double extent = std::fabs(side_.x()) * w / 2 + std::fabs(side_.y()) * h / 2;
+    const QPointF c = anchor_ + side_ * (extent + HeatScale::kMaxWidth / 2 + 4);
+    rect_ = QRectF(c.x() - w / 2, c.y() - h / 2, w, h);
 }
 
 QRectF LinkLabelItem::boundingRect() const {

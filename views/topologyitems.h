@@ -110,7 +110,10 @@ private:
 // The label at the middle of a link: capacity and latency, then traffic.
 class LinkLabelItem : public QGraphicsItem {
 public:
-    LinkLabelItem(QPointF anchor, const Link& link);
+    // Beside the line at `anchor`, pushed along the unit vector `side` (away
+    // from the line) so that the line's width and colour stay visible.
+    LinkLabelItem(QPointF anchor, QPointF side, const Link& link);
+    QRectF labelRect() const { return rect_; }
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     void setHeat(std::optional<LinkHeat> heat, const QString& technology, const QString& toolTip);
@@ -118,6 +121,7 @@ public:
 private:
     void relayout();
     QPointF anchor_;
+    QPointF side_;
     QString line1_;
     QString line2_;
     QColor accent_;

@@ -324,7 +324,18 @@ void TopologyView::setCluster(const Cluster& cluster) {
         auto* item = new LinkItem(path, link);
         scene_->addItem(item);
         links_[std::size_t(path.link)] = item;
-        auto* label = new LinkLabelItem(path.labelAnchor, link);
+        // Beside the line: a curve's label outside its bend, a straight
+        // line's above it (or, vertical, to its right).
+        const QPointF chord = path.to - path.from;
+        QPointF side(chord.y(), -chord.x());
+        if (path.curved) {
+            side = path.labelAnchor - (path.from + path.to) / 2;
+        } else if (side.y() > 0 || (std::fabs(side.y()) < 1e-9 && side.x() < 0)) {
+            side = -side;
+        }
+        const double norm = std::hypot(side.x(), side.y());
+        side = norm > 0 ? side / norm : QPointF(0, -1);
+        auto* label = new LinkLabelItem(path.labelAnchor, side, link);
         scene_->addItem(label);
         labels_[std::size_t(path.link)] = label;
     }
@@ -411,8 +422,12 @@ void TopologyView::rebuildChips() {
                 k == 0 || chips_[std::size_t(mine[k - 1])].replica_first != c.replica_first ||
                 chips_[std::size_t(mine[k - 1])].replica_last != c.replica_last;
             if (newGroup) {
-                const QString text =
-                    QStringLiteral("R%1").arg(formatRange(c.replica_first, c.replica_last));
+                // The replica range and its GPUs per stage: every chip of the
+                // group holds that many GPUs per stage it covers.
+                const int stages = c.stage_last - c.stage_first + 1;
+                const QString text = QStringLiteral("R%1 · %2 GPUs/stage")
+                                         .arg(formatRange(c.replica_first, c.replica_last),
+                                              formatCount(c.gpus / std::max(1, stages)));
                 slots.push_back({-1, text, ChipGroupLabel::widthFor(text)});
             }
             const QString label =

@@ -85,6 +85,9 @@ public:
     std::shared_ptr<const Evaluation> evaluation() const { return evaluation_; }
     ChipItem* chipItem(int index) const;
     LinkItem* linkItem(int link) const;
+    LinkLabelItem* linkLabel(int link) const {
+        return link >= 0 && link < int(labels_.size()) ? labels_[std::size_t(link)] : nullptr;
+    }
     UplinkItem* uplinkItem(int building) const;
     BuildingItem* buildingItem(int building) const;
     HeatLegend* legend() const { return legend_; }

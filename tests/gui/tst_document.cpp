@@ -257,7 +257,7 @@ void TestDocument::swapStagesThroughDocument() {
     ChipDrop drop{*s0b2, 0, *s15b1};
     const DropOutcome outcome = applyDrop(original, drop);
     QVERIFY2(outcome.ok(), qPrintable(outcome.problem));
-    QVERIFY2(outcome.description.startsWith(QStringLiteral("Swap S0 · R256–511 (B2)")),
+    QVERIFY2(outcome.description.startsWith(QStringLiteral("Swap S0 · R256–511 · 2,048 GPUs (B2)")),
              qPrintable(outcome.description));
     doc_->setPlan(outcome.plan, outcome.description);
     QCOMPARE(doc_->undoStack()->count(), 1);
@@ -296,7 +296,7 @@ void TestDocument::splitByStage() {
         QCOMPARE(parts[std::size_t(i)].gpus, std::int64_t(80));
         QCOMPARE(parts[std::size_t(i)].building, 1);
     }
-    QCOMPARE(chipLabel(c), QStringLiteral("S2–5 · R0–9"));
+    QCOMPARE(chipLabel(c), QStringLiteral("S2–5 · R0–9 · 320 GPUs"));
 }
 
 void TestDocument::samplesAreFound() {

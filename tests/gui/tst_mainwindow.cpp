@@ -4,6 +4,7 @@
 // validation, the link table model, and the drop-to-repainted-heatmap time.
 
 #include "document.h"
+#include "heatscale.h"
 #include "linktablemodel.h"
 #include "liveevaluation.h"
 #include "mainwindow.h"
@@ -135,6 +136,21 @@ void TestMainWindow::showsTheCluster() {
     QVERIFY2(run->toolTip().contains(QLatin1String("job MTBF")), qPrintable(run->toolTip()));
     QVERIFY(run->toolTip().contains(QLatin1String("kWh")));
     QVERIFY(window_->windowTitle().contains(QLatin1String("ScaleAcross Explorer")));
+    // The building's zones as they are: 32,768 GPUs in zones of 3,072.
+    const QString buildingTip = view->buildingItem(0)->toolTip();
+    QVERIFY2(buildingTip.contains(QStringLiteral("11 zones: 10 of 3,072 GPUs and one of 2,048")),
+             qPrintable(buildingTip));
+    // Chips say their GPUs: each group header per stage, the drag label in all.
+    QVERIFY(view->chipItem(0)->toolTip().contains(QStringLiteral("2,048 GPUs")));
+    // Link labels sit beside their lines, clear of the widest line.
+    for (const auto& path : view->topologyLayout().links()) {
+        const LinkLabelItem* label = view->linkLabel(path.link);
+        QVERIFY(label);
+        const QRectF r = label->labelRect();
+        QVERIFY(!r.adjusted(-HeatScale::kMaxWidth / 2, -HeatScale::kMaxWidth / 2,
+                            HeatScale::kMaxWidth / 2, HeatScale::kMaxWidth / 2)
+                     .contains(path.labelAnchor));
+    }
     // Link tooltips carry bandwidth, latency, technology and traffic.
     const QString tip = view->linkItem(1)->toolTip();
     QVERIFY2(tip.contains(QLatin1String("24 Tbit/s")), qPrintable(tip));
