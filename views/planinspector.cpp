@@ -1173,6 +1173,31 @@ void PlanInspector::edit(QWidget* editor, const QString& field, const QString& t
     change(next);
     const auto problems = validateScenario(next);
     if (!problems.empty()) {
+        if (invalidEditor_ && invalidEditor_ != editor) {
+            // The earlier refusal is over: its field shows the document's
+            // value again; this field keeps what was just typed.
+            const QSignalBlocker block(editor);
+            auto* spin = qobject_cast<QSpinBox*>(editor);
+            auto* dspin = qobject_cast<QDoubleSpinBox*>(editor);
+            auto* combo = qobject_cast<QComboBox*>(editor);
+            auto* line = qobject_cast<QLineEdit*>(editor);
+            auto* check = qobject_cast<QCheckBox*>(editor);
+            const int i = spin ? spin->value() : combo ? combo->currentIndex() : 0;
+            const double d = dspin ? dspin->value() : 0;
+            const QString t = line ? line->text() : QString();
+            const bool c = check && check->isChecked();
+            refresh();
+            if (spin)
+                spin->setValue(i);
+            if (dspin)
+                dspin->setValue(d);
+            if (combo)
+                combo->setCurrentIndex(i);
+            if (line)
+                line->setText(t);
+            if (check)
+                check->setChecked(c);
+        }
         QStringList lines;
         for (std::size_t i = 0; i < problems.size() && i < 3; ++i)
             lines << QString::fromStdString(problems[i].str());

@@ -63,6 +63,7 @@ private Q_SLOTS:
     void outerSyncAndRunFields();
     void buildingAndLinkFieldsEditTheCluster();
     void layersPerStageAndRankOrder();
+    void secondRefusalPutsTheFirstFieldBack();
 
 private:
     bool waitForEvaluation(int ms = 10000) {
@@ -729,6 +730,25 @@ void TestEditing::layersPerStageAndRankOrder() {
         doc->undoStack()->undo();
     QCOMPARE(doc->scenario(), original);
     QVERIFY(doc->scenario().plan.link_technologies.count(link) == 0);
+}
+
+// Two refusals in a row (found by tst_monkey): the first field shows the
+// plan's value again, the second keeps what was typed and is marked.
+void TestEditing::secondRefusalPutsTheFirstFieldBack() {
+    Document* doc = window_->document();
+    const Scenario original = doc->scenario();
+    typeInto(spin("tp"), QStringLiteral("16"));
+    QTest::keyClick(spin("tp"), Qt::Key_Return);
+    QVERIFY(!window_->inspector()->problem().isEmpty());
+    QCOMPARE(spin("tp")->value(), 16);
+    typeInto(spin("dp"), QStringLiteral("17"));
+    QTest::keyClick(spin("dp"), Qt::Key_Return);
+    QVERIFY(!window_->inspector()->problem().isEmpty());
+    QCOMPARE(spin("tp")->value(), original.plan.parallelism.tp);
+    QCOMPARE(spin("dp")->value(), 17);
+    QCOMPARE(doc->scenario(), original);
+    QTest::keyClick(spin("dp"), Qt::Key_Escape);
+    QCOMPARE(spin("dp")->value(), original.plan.parallelism.dp);
 }
 
 QTEST_MAIN(TestEditing)
