@@ -59,6 +59,16 @@ QString rankOrderText(const std::vector<Dim>& order) {
     return parts.join(QStringLiteral(" › "));
 }
 
+// A titled group of the inspector's column and its form.
+QFormLayout* formGroup(QWidget* content, QVBoxLayout* column, const QString& title) {
+    auto* box = new QGroupBox(title, content);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setLabelAlignment(Qt::AlignRight);
+    column->addWidget(box);
+    return form;
+}
+
 // "DP", "PP and DP", "nothing (one building)", or the placement's problem.
 QString acrossText(const PlacementResult& placed) {
     if (!placed.ok())
@@ -153,14 +163,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     messageBox_->hide();
     outer->addWidget(messageBox_);
 
-    auto group = [&](const QString& title) {
-        auto* box = new QGroupBox(title, content);
-        auto* form = new QFormLayout(box);
-        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        form->setLabelAlignment(Qt::AlignRight);
-        column->addWidget(box);
-        return form;
-    };
+    auto group = [&](const QString& title) { return formGroup(content, column, title); };
 
     QFormLayout* par = group(QStringLiteral("Parallelism"));
     addSpin(par, QStringLiteral("tp"), QStringLiteral("Tensor (TP)"), 1, 1024,
@@ -551,11 +554,7 @@ void PlanInspector::addLayersPerStage(QFormLayout* form) {
 
 // The plan's outer sync, checkpoints and run (docs/RUN.md).
 void PlanInspector::buildRunGroups(QWidget* content, QVBoxLayout* column) {
-    auto* box = new QGroupBox(QStringLiteral("Outer sync and run"), content);
-    auto* form = new QFormLayout(box);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    form->setLabelAlignment(Qt::AlignRight);
-    column->addWidget(box);
+    QFormLayout* form = formGroup(content, column, QStringLiteral("Outer sync and run"));
 
     auto* method = addCombo(
         form, QStringLiteral("outer_sync"), QStringLiteral("Across buildings"),
@@ -681,12 +680,8 @@ void PlanInspector::buildRunGroups(QWidget* content, QVBoxLayout* column) {
 // Per building and per link: reliability, storage, stragglers, prices and
 // power (docs/RUN.md), for the building or link chosen at the top.
 void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
-    auto* box = new QGroupBox(QStringLiteral("Building"), content);
-    auto* form = new QFormLayout(box);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    form->setLabelAlignment(Qt::AlignRight);
-    column->addWidget(box);
-    buildingSelector_ = new QComboBox(box);
+    QFormLayout* form = formGroup(content, column, QStringLiteral("Building"));
+    buildingSelector_ = new QComboBox(form->parentWidget());
     buildingSelector_->setObjectName(QStringLiteral("buildingSelector"));
     buildingSelector_->setToolTip(QStringLiteral("The building the fields below edit"));
     guardEditor(buildingSelector_);
@@ -800,11 +795,8 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
     field(QStringLiteral("pue"), QStringLiteral("PUE"), QString(), QStringLiteral("default (1.2)"),
           0, 10, 0.01, 2, QStringLiteral("Power usage effectiveness (≥ 1)"), &Building::pue);
 
-    linkRunBox_ = new QGroupBox(QStringLiteral("Link"), content);
-    auto* lform = new QFormLayout(linkRunBox_);
-    lform->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    lform->setLabelAlignment(Qt::AlignRight);
-    column->addWidget(linkRunBox_);
+    QFormLayout* lform = formGroup(content, column, QStringLiteral("Link"));
+    linkRunBox_ = lform->parentWidget();
     auto* routing = addCombo(
         lform, QStringLiteral("routing"), QStringLiteral("Routing"),
         names({"the cluster's", "shortest-hops", "lowest-latency", "ecmp"}),
