@@ -3,6 +3,7 @@
 #include "document.h"
 #include "optimizerresultsmodel.h"
 #include "paretochart.h"
+#include "planmetrics.h"
 #include "units.h"
 #include "wheelguard.h"
 
@@ -17,10 +18,12 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QMetaObject>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
@@ -31,6 +34,8 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
+#include <vector>
 
 namespace sa::views {
 
@@ -83,6 +88,31 @@ QString objectiveTitle(Objective o) {
         return QStringLiteral("energy");
     }
     return {};
+}
+
+// "50, 100" (spaces allowed, empty = none): whole numbers from 1 to
+// 1,000,000, as `scaleacross optimize --diloco` takes them; nullopt for
+// anything else.
+std::optional<std::vector<int>> parseCounts(const QString& text) {
+    std::vector<int> out;
+    const QString trimmed = text.trimmed();
+    if (trimmed.isEmpty())
+        return out;
+    for (const QString& part : trimmed.split(QLatin1Char(','))) {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        if (!ok || n < 1 || n > 1000000)
+            return std::nullopt;
+        out.push_back(n);
+    }
+    return out;
+}
+
+QString countsText(const std::vector<int>& counts) {
+    QStringList parts;
+    for (int n : counts)
+        parts << QString::number(n);
+    return parts.join(QStringLiteral(","));
 }
 
 QString candidatesText(std::int64_t done, std::int64_t total) {
@@ -164,6 +194,45 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     controls->addStretch(1);
     outer->addLayout(controls);
 
+    // ---- the outer-sync axis ----------------------------------------------------
+    auto* sync = new QHBoxLayout;
+    auto* syncTitle = new QLabel(QStringLiteral("Outer sync across buildings, beside "
+                                                "synchronous DP:"),
+                                 this);
+    sync->addWidget(syncTitle);
+    auto syncEdit = [&](const QString& label, const QString& name, const QString& placeholder,
+                        const QString& tip) {
+        auto* edit = new QLineEdit(this);
+        edit->setObjectName(name);
+        edit->setPlaceholderText(placeholder);
+        edit->setToolTip(tip);
+        edit->setMaximumWidth(edit->fontMetrics().horizontalAdvance(QStringLiteral("0")) * 18);
+        auto* l = new QLabel(label, this);
+        l->setBuddy(edit);
+        l->setToolTip(tip);
+        sync->addWidget(l);
+        sync->addWidget(edit);
+        return edit;
+    };
+    diloco_ = syncEdit(QStringLiteral("&DiLoCo H"), QStringLiteral("dilocoSteps"),
+                       QStringLiteral("none, e.g. 50,100"),
+                       QStringLiteral("DiLoCo inner steps H to try across buildings, "
+                                      "comma-separated (scaleacross optimize --diloco H,...); "
+                                      "applied on Return or when leaving the field. "
+                                      "docs/RUN.md"));
+    fragments_ = syncEdit(QStringLiteral("Streaming &fragments"),
+                          QStringLiteral("streamingFragments"), QStringLiteral("none, e.g. 4"),
+                          QStringLiteral("Streaming DiLoCo fragment counts to try with each "
+                                         "DiLoCo H (--streaming-fragments F,...); a count above "
+                                         "H is skipped for that H"));
+    hsdp_ = new QCheckBox(QStringLiteral("HS&DP"), this);
+    hsdp_->setObjectName(QStringLiteral("hsdp"));
+    hsdp_->setToolTip(QStringLiteral("Also try HSDP: shard inside a building, replicate across "
+                                     "(--hsdp)"));
+    sync->addWidget(hsdp_);
+    sync->addStretch(1);
+    outer->addLayout(sync);
+
     // ---- actions, progress and status -----------------------------------------
     progress_ = new QProgressBar(this);
     progress_->setObjectName(QStringLiteral("optimizerProgress"));
@@ -195,7 +264,8 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
 
     // ---- table above the chart ------------------------------------------------
     // Stacked: the plan labels need the width, and so does a chart whose
-    // x axis spans plans and baselines.
+    // x axis spans plans and baselines; side by side where the panel is
+    // too short for both (updateSplitterOrientation).
     splitter_ = new QSplitter(Qt::Vertical, this);
     model_ = new OptimizerResultsModel(this);
     proxy_ = new QSortFilterProxyModel(this);
@@ -229,11 +299,39 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     toScale_->setToolTip(QStringLiteral("Fit the axes to the baselines too; otherwise a baseline "
                                         "far from the searched plans is pinned to the edge of "
                                         "the plot and labelled \"off scale\""));
+    auto axisBox = [&](const QString& label, const QString& name, PlanMetric initial,
+                       QHBoxLayout* bar) {
+        auto* box = new QComboBox(chartBox);
+        box->setObjectName(name);
+        for (PlanMetric m : kPlanMetrics)
+            box->addItem(metricName(m), int(m));
+        box->setCurrentIndex(box->findData(int(initial)));
+        box->setToolTip(QStringLiteral("The figure on this axis; the front is the plans' Pareto "
+                                       "front on the two figures, both minimised. Cost is $ "
+                                       "where the cluster has prices, GPU-hours where it has "
+                                       "none; without a token budget the run's figures are per "
+                                       "step"));
+        takeWheelOnlyWhenFocused(box);
+        auto* l = new QLabel(label, chartBox);
+        l->setBuddy(box);
+        bar->addWidget(l);
+        bar->addWidget(box);
+        return box;
+    };
     auto* chartBar = new QHBoxLayout;
-    chartBar->addWidget(new QLabel(QStringLiteral("Click a point to select its plan, double-click "
-                                                  "to load it."),
-                                   chartBox),
-                        1);
+    xAxis_ = axisBox(QStringLiteral("&X axis"), QStringLiteral("paretoX"), PlanMetric::StepTime,
+                     chartBar);
+    yAxis_ = axisBox(QStringLiteral("&Y axis"), QStringLiteral("paretoY"),
+                     PlanMetric::CrossBuildingBytes, chartBar);
+    chartBar->addSpacing(12);
+    // Gives way where the chart sits beside the table.
+    hint_ = new QLabel(QStringLiteral("Click a point to select its plan, double-click to "
+                                      "load it."),
+                       chartBox);
+    hint_->setMinimumWidth(0);
+    hint_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    chartBar->addWidget(hint_, 1);
+    chartBar->addStretch(0); // takes the hint's room while it is hidden
     chartBar->addWidget(toScale_);
     chartLayout->addLayout(chartBar);
     chartLayout->addWidget(chart_, 1);
@@ -244,6 +342,21 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     splitter_->setChildrenCollapsible(false);
     outer->addWidget(splitter_, 1);
     connect(toScale_, &QCheckBox::toggled, chart_, &ParetoChart::setBaselinesToScale);
+    connect(xAxis_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::onAxesChosen);
+    connect(yAxis_, &QComboBox::currentIndexChanged, this, &OptimizerPanel::onAxesChosen);
+    connect(diloco_, &QLineEdit::editingFinished, this, [this] {
+        bool changed = false;
+        if (commitList(diloco_, dilocoSteps_, QStringLiteral("DiLoCo H"), &changed) && changed)
+            applyOuterSync();
+    });
+    connect(fragments_, &QLineEdit::editingFinished, this, [this] {
+        bool changed = false;
+        if (commitList(fragments_, fragmentCounts_, QStringLiteral("Streaming fragments"),
+                       &changed) &&
+            changed)
+            applyOuterSync();
+    });
+    connect(hsdp_, &QCheckBox::toggled, this, &OptimizerPanel::applyOuterSync);
 
     ticker_ = new QTimer(this);
     ticker_->setInterval(250);
@@ -279,6 +392,11 @@ OptimizerPanel::~OptimizerPanel() {
         state_->stop.store(true);
     tracker_.cancel();
     tracker_.waitForIdle();
+    // ~QWidget takes the focus from a child while this object's members are
+    // gone already: a line edit losing it would commit to them.
+    for (QObject* editor :
+         std::initializer_list<QObject*>{diloco_, fragments_, hsdp_, xAxis_, yAxis_})
+        editor->disconnect(this);
 }
 
 void OptimizerPanel::setOptions(const OptimizerOptions& options) {
@@ -290,6 +408,97 @@ void OptimizerPanel::setOptions(const OptimizerOptions& options) {
     threads_->setValue(options.threads);
     budget_->setValue(int(std::min<std::int64_t>(options.max_evaluations, budget_->maximum())));
     space_->setCurrentIndex(std::max(0, space_->findData(int(options.space.size))));
+    // The outer-sync controls show the given axis as lists; it stays as
+    // given (custom overlap or bytes included) until a control changes.
+    dilocoSteps_.clear();
+    fragmentCounts_.clear();
+    bool hsdp = false;
+    for (const std::optional<OuterSync>& o : options.space.outer_syncs) {
+        if (!o)
+            continue;
+        if (o->method == OuterSyncMethod::Diloco)
+            dilocoSteps_.push_back(o->inner_steps);
+        else if (o->method == OuterSyncMethod::StreamingDiloco &&
+                 std::find(fragmentCounts_.begin(), fragmentCounts_.end(), o->fragments) ==
+                     fragmentCounts_.end())
+            fragmentCounts_.push_back(o->fragments);
+        else if (o->method == OuterSyncMethod::Hsdp)
+            hsdp = true;
+    }
+    diloco_->setText(countsText(dilocoSteps_));
+    fragments_->setText(countsText(fragmentCounts_));
+    diloco_->setStyleSheet({});
+    fragments_->setStyleSheet({});
+    const QSignalBlocker block(hsdp_);
+    hsdp_->setChecked(hsdp);
+}
+
+bool OptimizerPanel::commitList(QLineEdit* edit, std::vector<int>& applied, const QString& what,
+                                bool* changed) {
+    const auto counts = parseCounts(edit->text());
+    if (!counts) {
+        edit->setStyleSheet(QStringLiteral("QLineEdit { background: #ffe0e0; }"));
+        showMessage(QStringLiteral("%1: \"%2\" is not a list of whole numbers from 1 to "
+                                   "1,000,000 separated by commas (e.g. 50,100). The search "
+                                   "keeps %3.")
+                        .arg(what, edit->text(),
+                             applied.empty() ? QStringLiteral("none")
+                                             : QStringLiteral("%1").arg(countsText(applied))));
+        return false;
+    }
+    edit->setStyleSheet({});
+    if (message_->text().startsWith(what + QStringLiteral(":")))
+        message_->hide();
+    if (changed)
+        *changed = *changed || *counts != applied;
+    applied = *counts;
+    return true;
+}
+
+bool OptimizerPanel::commitOuterSync() {
+    bool changed = false;
+    const bool h = commitList(diloco_, dilocoSteps_, QStringLiteral("DiLoCo H"), &changed);
+    const bool f =
+        commitList(fragments_, fragmentCounts_, QStringLiteral("Streaming fragments"), &changed);
+    if (changed)
+        applyOuterSync();
+    return h && f;
+}
+
+void OptimizerPanel::applyOuterSync() {
+    options_.space.outer_syncs =
+        outerSyncChoices(dilocoSteps_, fragmentCounts_, hsdp_->isChecked());
+}
+
+void OptimizerPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    updateSplitterOrientation();
+}
+
+void OptimizerPanel::updateSplitterOrientation() {
+    const QSize size = splitter_->size();
+    if (size.isEmpty())
+        return;
+    // Hysteresis: a size near the threshold does not flip it back and forth.
+    const double ratio = double(size.width()) / double(size.height());
+    Qt::Orientation want = splitter_->orientation();
+    if (want == Qt::Vertical && ratio > 3.0)
+        want = Qt::Horizontal;
+    else if (want == Qt::Horizontal && ratio < 2.2)
+        want = Qt::Vertical;
+    if (want == splitter_->orientation())
+        return;
+    splitter_->setOrientation(want);
+    hint_->setVisible(want == Qt::Vertical);
+    // The table takes a little more: its columns need the width, its rows
+    // the height.
+    const int length = want == Qt::Horizontal ? size.width() : size.height();
+    splitter_->setSizes({length * 11 / 20, length * 9 / 20});
+}
+
+void OptimizerPanel::onAxesChosen() {
+    chart_->setAxes(PlanMetric(xAxis_->currentData().toInt()),
+                    PlanMetric(yAxis_->currentData().toInt()));
 }
 
 OptimizerOptions OptimizerPanel::options() const {
@@ -307,6 +516,10 @@ void OptimizerPanel::run() {
         showMessage(QStringLiteral("Open a scenario to search its plans."));
         return;
     }
+    // An outer-sync list that does not read stays unapplied: no search
+    // with other lists than those on screen.
+    if (!commitOuterSync())
+        return;
     // The previous search stops at its next candidate; the tracker drops
     // its result because a newer generation starts below.
     if (state_)
@@ -425,8 +638,9 @@ void OptimizerPanel::onFinished(const std::shared_ptr<RunState>& state,
     }
     result_ = std::shared_ptr<const OptimizerResult>(outcome, &outcome->result);
     searched_ = searching_;
-    model_->setResult(result_);
-    chart_->setResult(result_);
+    const bool priced = clusterPriced(searched_.cluster);
+    model_->setResult(result_, priced);
+    chart_->setResult(result_, priced);
     const std::int64_t done = state->done.load();
     const std::int64_t total = state->total.load();
     progress_->setRange(0, 1000);

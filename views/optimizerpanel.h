@@ -1,9 +1,14 @@
 #pragma once
 // The optimizer in the explorer: search the open scenario's design space in
-// the background, show the best plans as a sortable table above the step
-// time vs cross-building traffic chart (a row selected in one is selected
-// in the other), and load any of them into the document as one undoable
-// edit (double-click, or Load plan).
+// the background, show the best plans as a sortable table above (or, in a
+// short and wide panel, beside) the step
+// chart of any two of their figures (step time, cross-building traffic,
+// time to tokens, time to the target loss, cost, energy: two combo boxes
+// pick the axes; a row selected in the table is selected in the chart and
+// back), and load any of them into the document as one undoable edit
+// (double-click, or Load plan). The outer-sync axis of the search (DiLoCo
+// inner steps, Streaming DiLoCo fragments, HSDP) is built from the same
+// lists as `scaleacross optimize --diloco --streaming-fragments --hsdp`.
 //
 // The search runs on the panel's JobTracker (one worker; oneTBB threads
 // inside it). Progress comes from the optimizer's worker threads and is
@@ -27,10 +32,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
@@ -96,7 +103,17 @@ public:
     QTableView* table() const { return table_; }
     ParetoChart* chart() const { return chart_; }
     QProgressBar* progressBar() const { return progress_; }
+    QComboBox* xAxisBox() const { return xAxis_; }
+    QComboBox* yAxisBox() const { return yAxis_; }
+    // The outer-sync controls: the lists apply when an edit is committed
+    // (Return or leaving it), not while it is typed.
+    QLineEdit* dilocoEdit() const { return diloco_; }
+    QLineEdit* fragmentsEdit() const { return fragments_; }
+    QCheckBox* hsdpBox() const { return hsdp_; }
     QString statusText() const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
 
 Q_SIGNALS:
     // A search ended (completed or cancelled) and its result is shown.
@@ -125,6 +142,16 @@ private:
     void updateButtons();
     void setRunning(bool running);
     void showMessage(const QString& text);
+    void onAxesChosen();
+    // The table beside the chart where the panel is short and wide (a
+    // dock along the bottom of the window), above it otherwise.
+    void updateSplitterOrientation();
+    // Reads an outer-sync edit into `applied` (`changed` set when it
+    // differs); false (with a message, the edit marked and `applied` kept)
+    // when its text is not a list.
+    bool commitList(QLineEdit* edit, std::vector<int>& applied, const QString& what, bool* changed);
+    bool commitOuterSync();
+    void applyOuterSync();
 
     Document* document_;
     EvaluatorSource evaluatorSource_;
@@ -142,6 +169,10 @@ private:
     QSpinBox* threads_;
     QSpinBox* budget_;
     QComboBox* space_;
+    QLineEdit* diloco_;
+    QLineEdit* fragments_;
+    QCheckBox* hsdp_;
+    std::vector<int> dilocoSteps_, fragmentCounts_; // as last committed
     QPushButton* runButton_;
     QPushButton* cancelButton_;
     QPushButton* loadButton_;
@@ -154,6 +185,9 @@ private:
     OptimizerResultsModel* model_;
     QSortFilterProxyModel* proxy_;
     ParetoChart* chart_;
+    QLabel* hint_;
+    QComboBox* xAxis_;
+    QComboBox* yAxis_;
     QCheckBox* toScale_;
     QTimer* ticker_;
 

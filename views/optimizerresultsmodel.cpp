@@ -1,5 +1,6 @@
 #include "optimizerresultsmodel.h"
 
+#include "planmetrics.h"
 #include "units.h"
 
 #include "export/optimizer_csv.h"
@@ -8,6 +9,7 @@
 #include <QFont>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace sa::views {
@@ -22,11 +24,12 @@ struct Figures {
     double cross_building_bytes = 0;
     double peak_gib_per_gpu = 0;
     std::int64_t gpus = 0;
+    RunScores run;
 };
 
 Figures figuresOf(const ScoredPlan& p) {
-    return {p.step_time_s,      p.mfu, p.tokens_per_s, p.cross_building_bytes,
-            p.peak_gib_per_gpu, p.gpus};
+    return {p.step_time_s,      p.mfu,  p.tokens_per_s, p.cross_building_bytes,
+            p.peak_gib_per_gpu, p.gpus, p.run};
 }
 
 Figures figuresOf(const BaselineResult& b) {
@@ -35,7 +38,8 @@ Figures figuresOf(const BaselineResult& b) {
             double(b.plan.global_batch_sequences) * double(b.plan.sequence_length) / b.step_time_s,
             b.cross_building_bytes,
             b.peak_gib_per_gpu,
-            b.gpus};
+            b.gpus,
+            b.run};
 }
 
 constexpr double kLast = std::numeric_limits<double>::infinity();
@@ -54,9 +58,10 @@ const BaselineResult* baselineNamed(const OptimizerResult* r, const char* name) 
 OptimizerResultsModel::OptimizerResultsModel(QObject* parent)
     : QAbstractTableModel(parent) {}
 
-void OptimizerResultsModel::setResult(std::shared_ptr<const OptimizerResult> result) {
+void OptimizerResultsModel::setResult(std::shared_ptr<const OptimizerResult> result, bool priced) {
     beginResetModel();
     result_ = std::move(result);
+    priced_ = priced;
     paretoOnly_ = result_ ? paretoOnlyIndices(*result_) : std::vector<std::size_t>{};
     endResetModel();
 }
@@ -207,6 +212,16 @@ QVariant OptimizerResultsModel::displayData(int row, int column) const {
             return formatGib(f.peak_gib_per_gpu);
         case Gpus:
             return formatCount(f.gpus);
+        case TimeToTokens:
+            return formatDuration(f.run.time_to_tokens_s);
+        case TimeToLoss:
+            return formatDuration(f.run.time_to_loss_s);
+        case Cost:
+            return formatMetric(PlanMetric::Cost, f.run.cost, priced_);
+        case Energy:
+            return formatEnergyKwh(f.run.energy_kwh);
+        case Goodput:
+            return formatPercent(f.run.goodput);
         }
         return {};
     };
@@ -265,6 +280,16 @@ QVariant OptimizerResultsModel::sortData(int row, int column) const {
             return f.peak_gib_per_gpu;
         case Gpus:
             return qlonglong(f.gpus);
+        case TimeToTokens:
+            return f.run.time_to_tokens_s;
+        case TimeToLoss:
+            return f.run.time_to_loss_s;
+        case Cost:
+            return f.run.cost;
+        case Energy:
+            return f.run.energy_kwh;
+        case Goodput:
+            return f.run.goodput;
         }
         return {};
     };
@@ -358,7 +383,9 @@ QVariant OptimizerResultsModel::headerData(int section, Qt::Orientation orientat
     if (role == Qt::DisplayRole) {
         static const char* const kNames[] = {"Rank", "Step time",  "vs prod.",   "vs prior art",
                                              "MFU",  "Throughput", "Cross-bldg", "Peak mem",
-                                             "GPUs", "Pareto",     "Plan"};
+                                             "GPUs", "Pareto",     "To tokens",  "To loss",
+                                             "Cost", "Energy",     "Goodput",    "Plan"};
+        static_assert(std::size(kNames) == ColumnCount);
         return QString::fromLatin1(kNames[section]);
     }
     if (role == Qt::ToolTipRole) {
@@ -383,6 +410,24 @@ QVariant OptimizerResultsModel::headerData(int section, Qt::Orientation orientat
             return QStringLiteral("Peak memory per GPU of the worst stage");
         case Pareto:
             return QStringLiteral("On the Pareto front of step time vs cross-building bytes");
+        case TimeToTokens:
+            return QStringLiteral("Wall clock for the plan's token budget with goodput "
+                                  "(failures, checkpoints, stragglers); per step without a "
+                                  "budget");
+        case TimeToLoss:
+            return QStringLiteral("Wall clock to the target loss: the token budget's time "
+                                  "times an outer sync's extra tokens");
+        case Cost:
+            return priced_ ? QStringLiteral(
+                                 "Dollars for the run: GPU-hours at the buildings' prices and "
+                                 "link transport")
+                           : QStringLiteral("GPU-hours for the run: the cluster has no prices");
+        case Energy:
+            return QStringLiteral("Energy for the run: GPUs, hosts and network, with the "
+                                  "buildings' PUE");
+        case Goodput:
+            return QStringLiteral("Share of wall clock that trains: after failures, "
+                                  "checkpoints and stragglers");
         case Label:
             return QStringLiteral("Degrees, placement, schedule, recompute, ZeRO, layers, "
                                   "collective, links");

@@ -4,8 +4,10 @@
 // step time for cross-building traffic, so most of it ranks low under the
 // step-time objective), then one row per baseline (production, prior art)
 // so the numbers they are measured against sit in the same sortable
-// columns. Every point of the chart is a row. Front and baseline rows are
-// named in the Rank column and tinted; baselines are in italics.
+// columns. Every point of the chart is a row. Besides step time, traffic and
+// memory, each row has its run: time to the token budget and to the target
+// loss, cost and energy, with goodput. Front and baseline rows are named in
+// the Rank column and tinted; baselines are in italics.
 
 #include "explore/optimizer.h"
 
@@ -31,11 +33,18 @@ public:
         PeakMemory,
         Gpus,
         Pareto,
+        // The run (RunScores): per step where the plan has no token budget.
+        TimeToTokens,
+        TimeToLoss,
+        Cost, // $, or GPU-seconds (shown as GPU-hours) where the cluster has no prices
+        Energy,
+        Goodput,
         Label,
         ColumnCount
     };
-    // Raw numbers for sorting: seconds, fractions, bytes, GiB, counts; a
-    // value that does not apply sorts after all others ascending.
+    // Raw numbers for sorting: seconds, fractions, bytes, GiB, counts, $ or
+    // GPU-seconds, kWh; a value that does not apply sorts after all others
+    // ascending.
     static constexpr int SortRole = Qt::UserRole;
     // "top", "pareto" or "baseline".
     static constexpr int KindRole = Qt::UserRole + 1;
@@ -44,8 +53,11 @@ public:
 
     explicit OptimizerResultsModel(QObject* parent = nullptr);
 
-    void setResult(std::shared_ptr<const OptimizerResult> result);
+    // `priced`: the searched cluster has prices (cost in $, otherwise in
+    // GPU-seconds).
+    void setResult(std::shared_ptr<const OptimizerResult> result, bool priced = false);
     std::shared_ptr<const OptimizerResult> result() const { return result_; }
+    bool priced() const { return priced_; }
 
     // Rows [0, topRowCount()) are result.top in order; then
     // paretoRowCount() rows of the front (result.pareto order, those not in
@@ -88,6 +100,7 @@ private:
 
     std::shared_ptr<const OptimizerResult> result_;
     std::vector<std::size_t> paretoOnly_;
+    bool priced_ = false;
 };
 
 } // namespace sa::views

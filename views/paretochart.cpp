@@ -5,6 +5,7 @@
 
 #include "export/optimizer_csv.h"
 
+#include <QFontMetricsF>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QMouseEvent>
@@ -54,6 +55,7 @@ ParetoChart::ParetoChart(QWidget* parent)
     , xAxis_(new QValueAxis(chart_))
     , yAxis_(new QValueAxis(chart_))
     , plans_(new QScatterSeries(chart_))
+    , others_(new QScatterSeries(chart_))
     , pareto_(new QLineSeries(chart_))
     , selection_(new QScatterSeries(chart_)) {
     setObjectName(QStringLiteral("paretoChart"));
@@ -80,6 +82,12 @@ ParetoChart::ParetoChart(QWidget* parent)
     plans_->setColor(kPlanColor);
     plans_->setBorderColor(kPlanColor.darker(130));
 
+    others_->setName(QStringLiteral("Other plans"));
+    others_->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    others_->setMarkerSize(7);
+    others_->setColor(kPlanColor.lighter(160));
+    others_->setBorderColor(kPlanColor);
+
     pareto_->setName(QStringLiteral("Pareto front"));
     pareto_->setPen(QPen(kParetoColor, 2));
     pareto_->setPointsVisible(true);
@@ -92,20 +100,22 @@ ParetoChart::ParetoChart(QWidget* parent)
     selection_->setPen(QPen(QColor(20, 20, 20), 2.5));
 
     for (QAbstractSeries* s :
-         std::initializer_list<QAbstractSeries*>{plans_, pareto_, selection_}) {
+         std::initializer_list<QAbstractSeries*>{plans_, others_, pareto_, selection_}) {
         chart_->addSeries(s);
         s->attachAxis(xAxis_);
         s->attachAxis(yAxis_);
     }
     for (QLegendMarker* m : chart_->legend()->markers(selection_))
         m->setVisible(false);
+    connect(chart_, &QChart::plotAreaChanged, this, &ParetoChart::fitAxisTitles);
     rebuild();
 }
 
 QString ParetoChart::pinnedLabel(const QString& title, const BaselineResult& b,
                                  const QPointF& plotted) const {
     // The arrow points to where the baseline really is.
-    const QPointF real = valuePoint(b.step_time_s, b.cross_building_bytes);
+    const double x = metricValue(b, xMetric_), y = metricValue(b, yMetric_);
+    const QPointF real = valuePoint(x, y);
     QString arrows;
     if (real.y() > plotted.y())
         arrows += QStringLiteral("↑");
@@ -117,20 +127,30 @@ QString ParetoChart::pinnedLabel(const QString& title, const BaselineResult& b,
         arrows = QStringLiteral("←") + arrows;
     QStringList figures;
     if (real.x() != plotted.x())
-        figures << formatStepTime(b.step_time_s);
+        figures << formatMetric(xMetric_, x, priced_);
     if (real.y() != plotted.y())
-        figures << formatBytes(b.cross_building_bytes);
+        figures << formatMetric(yMetric_, y, priced_);
     return QStringLiteral("%1 %2 %3").arg(title, arrows, figures.join(QStringLiteral(", ")));
 }
 
-QPointF ParetoChart::valuePoint(double stepTimeS, double bytes) const {
-    return {stepTimeS * timeScale_, bytes * bytesScale_};
+QPointF ParetoChart::valuePoint(double x, double y) const {
+    return {x * xScale_, y * yScale_};
 }
 
-void ParetoChart::setResult(std::shared_ptr<const OptimizerResult> result) {
+void ParetoChart::setResult(std::shared_ptr<const OptimizerResult> result, bool priced) {
     result_ = std::move(result);
+    priced_ = priced;
     paretoOnly_ = result_ ? paretoOnlyIndices(*result_) : std::vector<std::size_t>{};
     selectedRow_ = -1;
+    hoveredRow_ = -1;
+    rebuild();
+}
+
+void ParetoChart::setAxes(PlanMetric x, PlanMetric y) {
+    if (x == xMetric_ && y == yMetric_)
+        return;
+    xMetric_ = x;
+    yMetric_ = y;
     hoveredRow_ = -1;
     rebuild();
 }
@@ -151,15 +171,51 @@ void ParetoChart::rebuild() {
     rescaleAxes();
 
     QList<QPointF> points;
-    QList<QPointF> front;
-    if (result_) {
+    if (result_)
         for (const ScoredPlan& p : result_->top)
-            points.append(valuePoint(p.step_time_s, p.cross_building_bytes));
-        for (const ScoredPlan& p : result_->pareto)
-            front.append(valuePoint(p.step_time_s, p.cross_building_bytes));
-    }
+            points.append(valuePoint(metricValue(p, xMetric_), metricValue(p, yMetric_)));
     plans_->replace(points);
+
+    // The front of the searched rows on the two metrics, both minimised:
+    // by x, then y, then the candidate's key (as the search orders its
+    // own), each point with less y than the one before. On step time and
+    // bytes this is result.pareto, which holds the front of every plan the
+    // search evaluated.
+    struct FrontPoint {
+        double x, y;
+        const Candidate* key;
+        int row;
+    };
+    std::vector<FrontPoint> candidates;
+    for (int row = 0; result_ && row < firstBaselineRow(); ++row) {
+        const ScoredPlan* p = scoredPlanAt(row);
+        candidates.push_back({metricValue(*p, xMetric_), metricValue(*p, yMetric_), &p->key, row});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const FrontPoint& a, const FrontPoint& b) {
+        if (a.x != b.x)
+            return a.x < b.x;
+        if (a.y != b.y)
+            return a.y < b.y;
+        return *a.key < *b.key;
+    });
+    QList<QPointF> front;
+    frontRows_.clear();
+    double lastY = std::numeric_limits<double>::infinity();
+    for (const FrontPoint& f : candidates)
+        if (f.y < lastY) {
+            lastY = f.y;
+            front.append(valuePoint(f.x, f.y));
+            frontRows_.push_back(f.row);
+        }
     pareto_->replace(front);
+    // The other plans of the search's own front, where they are off this one.
+    QList<QPointF> others;
+    for (int row = int(result_ ? result_->top.size() : 0); row < firstBaselineRow(); ++row)
+        if (std::find(frontRows_.begin(), frontRows_.end(), row) == frontRows_.end())
+            others.append(*plottedPoint(row));
+    others_->replace(others);
+    for (QLegendMarker* m : chart_->legend()->markers(others_))
+        m->setVisible(!others.isEmpty());
 
     for (std::size_t i = 0; result_ && i < result_->baselines.size(); ++i) {
         const BaselineResult& b = result_->baselines[i];
@@ -179,8 +235,7 @@ void ParetoChart::rebuild() {
         // a label with its real step time. The label is a literal: no
         // @xPoint / @yPoint in it.
         s->setPointLabelsVisible(baselinePinned_[i]);
-        s->setPointLabelsFormat(baselinePinned_[i] ? pinnedLabel(title, b, *baselinePoints_[i])
-                                                   : title);
+        s->setPointLabelsFormat(baselinePinned_[i] ? baselineLabels_[i] : title);
         s->setPointLabelsColor(look.color.darker(130));
         s->setPointLabelsClipping(false);
         QFont f = s->pointLabelsFont();
@@ -217,9 +272,9 @@ void ParetoChart::rescaleAxes() {
     } bounds;
     if (result_) {
         for (const ScoredPlan& p : result_->top)
-            bounds.take(p.step_time_s, p.cross_building_bytes);
+            bounds.take(metricValue(p, xMetric_), metricValue(p, yMetric_));
         for (const ScoredPlan& p : result_->pareto)
-            bounds.take(p.step_time_s, p.cross_building_bytes);
+            bounds.take(metricValue(p, xMetric_), metricValue(p, yMetric_));
     }
 
     // Baselines within about one span of the plans widen the axes; farther
@@ -235,14 +290,14 @@ void ParetoChart::rescaleAxes() {
             const BaselineResult& b = result_->baselines[i];
             if (!b.feasible)
                 continue;
-            const bool nearX =
-                b.step_time_s >= plans.x0 - spanX && b.step_time_s <= plans.x1 + spanX;
-            // No traffic among the plans: any baseline traffic is to scale.
-            const bool nearY = spanY <= 0 || (b.cross_building_bytes >= plans.y0 - spanY &&
-                                              b.cross_building_bytes <= plans.y1 + spanY);
+            const double x = metricValue(b, xMetric_), y = metricValue(b, yMetric_);
+            // All plans at zero (no traffic among them): any baseline value
+            // is to scale.
+            const bool nearX = spanX <= 0 || (x >= plans.x0 - spanX && x <= plans.x1 + spanX);
+            const bool nearY = spanY <= 0 || (y >= plans.y0 - spanY && y <= plans.y1 + spanY);
             baselinePinned_[i] = !baselinesToScale_ && !plans.empty() && !(nearX && nearY);
             if (!baselinePinned_[i])
-                bounds.take(b.step_time_s, b.cross_building_bytes);
+                bounds.take(x, y);
         }
     }
     if (bounds.empty()) {
@@ -250,51 +305,111 @@ void ParetoChart::rescaleAxes() {
         bounds.take(1, 0);
     }
 
-    if (bounds.x1 < 1) {
-        timeScale_ = 1e3;
-        timeUnit_ = QStringLiteral("ms");
-    } else {
-        timeScale_ = 1;
-        timeUnit_ = QStringLiteral("s");
-    }
-    static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    int unit = 3; // GB when there is no traffic at all
-    if (bounds.y1 > 0) {
-        unit = 0;
-        while (unit < 5 && bounds.y1 >= std::pow(1000.0, unit + 1))
-            ++unit;
-    }
-    bytesScale_ = 1.0 / std::pow(1000.0, unit);
-    bytesUnit_ = QString::fromLatin1(kUnits[unit]);
+    const AxisUnit xu = metricAxisUnit(xMetric_, bounds.x1, priced_);
+    const AxisUnit yu = metricAxisUnit(yMetric_, bounds.y1, priced_);
+    xScale_ = xu.scale;
+    xUnit_ = xu.unit;
+    yScale_ = yu.scale;
+    yUnit_ = yu.unit;
 
     auto padded = [](double lo, double hi) {
         const double span = hi - lo;
         const double pad = span > 0 ? span * 0.08 : std::max(std::fabs(hi) * 0.1, 1.0);
         return std::pair<double, double>(lo >= 0 ? std::max(0.0, lo - pad) : lo - pad, hi + pad);
     };
-    const auto [x0, x1] = padded(bounds.x0 * timeScale_, bounds.x1 * timeScale_);
-    const auto [y0, y1] = padded(bounds.y0 * bytesScale_, bounds.y1 * bytesScale_);
+    const auto [x0, x1] = padded(bounds.x0 * xScale_, bounds.x1 * xScale_);
+    const auto [y0, y1] = padded(bounds.y0 * yScale_, bounds.y1 * yScale_);
     xAxis_->setRange(x0, x1);
     yAxis_->setRange(y0, y1);
     xAxis_->applyNiceNumbers();
     yAxis_->applyNiceNumbers();
-    xAxis_->setTitleText(QStringLiteral("Step time (%1)").arg(timeUnit_));
-    yAxis_->setTitleText(QStringLiteral("Cross-building traffic (%1)").arg(bytesUnit_));
+    const bool perStep = !result_ || runScoresPerStep(*result_);
+    xTitles_ = {metricAxisTitle(xMetric_, xUnit_, perStep),
+                metricAxisTitle(xMetric_, xUnit_, perStep, true)};
+    yTitles_ = {metricAxisTitle(yMetric_, yUnit_, perStep),
+                metricAxisTitle(yMetric_, yUnit_, perStep, true)};
+    fitAxisTitles();
 
     // Pinned markers sit just inside the plot, on the side they are off.
     const double insetX = (xAxis_->max() - xAxis_->min()) * kPinInsetX;
     const double insetY = (yAxis_->max() - yAxis_->min()) * kPinInsetY;
+    baselineLabels_.assign(baselineCount, QString());
     for (std::size_t i = 0; i < baselineCount; ++i) {
         const BaselineResult& b = result_->baselines[i];
         if (!b.feasible)
             continue;
-        QPointF p = valuePoint(b.step_time_s, b.cross_building_bytes);
+        QPointF p = valuePoint(metricValue(b, xMetric_), metricValue(b, yMetric_));
         if (baselinePinned_[i]) {
             p.setX(std::clamp(p.x(), xAxis_->min() + insetX, xAxis_->max() - insetX));
             p.setY(std::clamp(p.y(), yAxis_->min() + insetY, yAxis_->max() - insetY));
+            baselineLabels_[i] = pinnedLabel(OptimizerResultsModel::baselineTitle(b.name), b, p);
         }
         baselinePoints_[i] = p;
     }
+    stackPinnedLabels();
+}
+
+void ParetoChart::stackPinnedLabels() {
+    // Baselines pinned to the top or bottom edge often sit close together
+    // (their step times differ by less than a label's width): each is moved
+    // inward by a line until its label is clear of those placed before it.
+    // Their labels, made above, keep pointing off the plot.
+    const QRectF area = chart_->plotArea();
+    const double widthPx = area.width() > 50 ? area.width() : 400;
+    const double heightPx = area.height() > 50 ? area.height() : 200;
+    const double xPerPx = (xAxis_->max() - xAxis_->min()) / widthPx;
+    const double yPerPx = (yAxis_->max() - yAxis_->min()) / heightPx;
+    if (!(xPerPx > 0) || !(yPerPx > 0))
+        return;
+    QFont font;
+    font.setBold(true);
+    const QFontMetricsF fm(font);
+    // A label and the marker under it (13 px).
+    const double line = fm.height() + 12;
+    struct Placed {
+        double x, y, width;
+    };
+    std::vector<Placed> placed;
+    for (std::size_t i = 0; i < baselinePoints_.size(); ++i) {
+        if (!baselinePoints_[i] || !baselinePinned_[i])
+            continue;
+        const BaselineResult& b = result_->baselines[i];
+        QPointF& p = *baselinePoints_[i];
+        const double realY = metricValue(b, yMetric_) * yScale_;
+        const bool offY = realY > yAxis_->max() || realY < yAxis_->min();
+        const double x = (p.x() - xAxis_->min()) / xPerPx;
+        double y = (p.y() - yAxis_->min()) / yPerPx;
+        const double width = fm.horizontalAdvance(baselineLabels_[i]);
+        auto clashes = [&] {
+            for (const Placed& q : placed)
+                if (std::fabs(q.x - x) < (q.width + width) / 2 + 4 && std::fabs(q.y - y) < line)
+                    return true;
+            return false;
+        };
+        // Only those off in y move in y: one off in x alone is drawn at
+        // its own y.
+        const double step = realY > yAxis_->max() ? -line : line;
+        int moves = 0;
+        for (; offY && moves < 8 && clashes(); ++moves)
+            y += step;
+        placed.push_back({x, y, width});
+        if (moves > 0)
+            p.setY(yAxis_->min() + y * yPerPx);
+    }
+}
+
+void ParetoChart::fitAxisTitles() {
+    // Qt elides a title longer than its axis ("Cross-building traffic …").
+    const QRectF area = chart_->plotArea();
+    auto pick = [](QValueAxis* axis, const std::pair<QString, QString>& titles, double room) {
+        const QFontMetricsF fm(axis->titleFont());
+        const QString& t =
+            fm.horizontalAdvance(titles.first) <= room - 8 ? titles.first : titles.second;
+        if (axis->titleText() != t)
+            axis->setTitleText(t);
+    };
+    pick(xAxis_, xTitles_, area.width());
+    pick(yAxis_, yTitles_, area.height());
 }
 
 int ParetoChart::firstBaselineRow() const {
@@ -305,19 +420,22 @@ int ParetoChart::rowCount() const {
     return result_ ? firstBaselineRow() + int(result_->baselines.size()) : 0;
 }
 
+const ScoredPlan* ParetoChart::scoredPlanAt(int row) const {
+    if (!result_ || row < 0 || row >= firstBaselineRow())
+        return nullptr;
+    if (row < int(result_->top.size()))
+        return &result_->top[std::size_t(row)];
+    return &result_->pareto[paretoOnly_[std::size_t(row) - result_->top.size()]];
+}
+
 std::optional<std::pair<double, double>> ParetoChart::rowValues(int row) const {
     if (!result_ || row < 0 || row >= rowCount())
         return std::nullopt;
-    const ScoredPlan* p = nullptr;
-    if (row < int(result_->top.size()))
-        p = &result_->top[std::size_t(row)];
-    else if (row < firstBaselineRow())
-        p = &result_->pareto[paretoOnly_[std::size_t(row) - result_->top.size()]];
-    if (p)
-        return std::pair(p->step_time_s, p->cross_building_bytes);
+    if (const ScoredPlan* p = scoredPlanAt(row))
+        return std::pair(metricValue(*p, xMetric_), metricValue(*p, yMetric_));
     const BaselineResult& b = result_->baselines[std::size_t(row - firstBaselineRow())];
     if (b.feasible)
-        return std::pair(b.step_time_s, b.cross_building_bytes);
+        return std::pair(metricValue(b, xMetric_), metricValue(b, yMetric_));
     return std::nullopt;
 }
 
@@ -383,22 +501,39 @@ QString ParetoChart::rowToolTip(int row) const {
         return {};
     QString head;
     QString label;
+    const ScoredPlan* p = scoredPlanAt(row);
+    const BaselineResult* b =
+        p ? nullptr : &result_->baselines[std::size_t(row - firstBaselineRow())];
     if (row < int(result_->top.size())) {
         head = QStringLiteral("#%1").arg(row + 1);
-        label = QString::fromStdString(result_->top[std::size_t(row)].label);
-    } else if (row < firstBaselineRow()) {
+        label = QString::fromStdString(p->label);
+    } else if (p) {
         head = QStringLiteral("Pareto front");
-        label = QString::fromStdString(
-            result_->pareto[paretoOnly_[std::size_t(row) - result_->top.size()]].label);
+        label = QString::fromStdString(p->label);
     } else {
-        const BaselineResult& b = result_->baselines[std::size_t(row - firstBaselineRow())];
-        head = QStringLiteral("%1 (baseline)").arg(OptimizerResultsModel::baselineTitle(b.name)) +
+        head = QStringLiteral("%1 (baseline)").arg(OptimizerResultsModel::baselineTitle(b->name)) +
                (isPinned(row) ? QStringLiteral(", drawn off scale at the edge") : QString());
-        label = QString::fromStdString(b.recipe) + QLatin1Char('\n') +
-                OptimizerResultsModel::planSummary(b.plan);
+        label = QString::fromStdString(b->recipe) + QLatin1Char('\n') +
+                OptimizerResultsModel::planSummary(b->plan);
     }
-    return QStringLiteral("%1: %2 per step, %3 across buildings\n%4")
-        .arg(head, formatStepTime(v->first), formatBytes(v->second), label);
+    // The two plotted figures first, then the others.
+    QStringList figures;
+    auto add = [&](PlanMetric m) {
+        const double value = p ? metricValue(*p, m) : metricValue(*b, m);
+        figures << QStringLiteral("%1 %2").arg(metricName(m), formatMetric(m, value, priced_));
+    };
+    add(xMetric_);
+    if (yMetric_ != xMetric_)
+        add(yMetric_);
+    QStringList others;
+    for (PlanMetric m : kPlanMetrics)
+        if (m != xMetric_ && m != yMetric_) {
+            const double value = p ? metricValue(*p, m) : metricValue(*b, m);
+            others << QStringLiteral("%1 %2").arg(metricName(m).toLower(),
+                                                  formatMetric(m, value, priced_));
+        }
+    return QStringLiteral("%1: %2\n%3\n%4")
+        .arg(head, figures.join(QStringLiteral(", ")), others.join(QStringLiteral(", ")), label);
 }
 
 void ParetoChart::mousePressEvent(QMouseEvent* event) {

@@ -92,4 +92,93 @@ QString formatRange(int first, int last) {
     return QStringLiteral("%1–%2").arg(first).arg(last);
 }
 
+QString formatDuration(double s) {
+    const double a = std::fabs(s);
+    if (a < 60)
+        return formatSeconds(s);
+    if (a < 3600)
+        return QStringLiteral("%1 min").arg(threeDigits(s / 60));
+    if (a < 2 * 86400)
+        return QStringLiteral("%1 h").arg(threeDigits(s / 3600));
+    return QStringLiteral("%1 days").arg(threeDigits(s / 86400));
+}
+
+QString formatUsd(double usd) {
+    const double a = std::fabs(usd);
+    if (a >= 1e6)
+        return QStringLiteral("$%1 M").arg(threeDigits(usd / 1e6));
+    if (a >= 1e3)
+        return QStringLiteral("$%1 k").arg(threeDigits(usd / 1e3));
+    return QStringLiteral("$%1").arg(QString::number(usd, 'f', 2));
+}
+
+QString formatGpuHours(double gpuSeconds) {
+    const double h = gpuSeconds / 3600;
+    const double a = std::fabs(h);
+    if (a >= 1e6)
+        return QStringLiteral("%1 M GPU-h").arg(threeDigits(h / 1e6));
+    if (a >= 1e3)
+        return QStringLiteral("%1 k GPU-h").arg(threeDigits(h / 1e3));
+    return QStringLiteral("%1 GPU-h").arg(threeDigits(h));
+}
+
+QString formatEnergyKwh(double kwh) {
+    const double a = std::fabs(kwh);
+    if (a >= 1e6)
+        return QStringLiteral("%1 GWh").arg(threeDigits(kwh / 1e6));
+    if (a >= 1e3)
+        return QStringLiteral("%1 MWh").arg(threeDigits(kwh / 1e3));
+    if (a >= 1 || a == 0)
+        return QStringLiteral("%1 kWh").arg(threeDigits(kwh));
+    return QStringLiteral("%1 Wh").arg(threeDigits(kwh * 1e3));
+}
+
+AxisUnit durationAxisUnit(double maxSeconds) {
+    if (maxSeconds < 1)
+        return {1e3, QStringLiteral("ms")};
+    if (maxSeconds < 120)
+        return {1, QStringLiteral("s")};
+    if (maxSeconds < 2 * 3600)
+        return {1.0 / 60, QStringLiteral("min")};
+    if (maxSeconds < 3 * 86400)
+        return {1.0 / 3600, QStringLiteral("h")};
+    return {1.0 / 86400, QStringLiteral("days")};
+}
+
+AxisUnit bytesAxisUnit(double maxBytes) {
+    static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int unit = 3; // GB when there is no traffic at all
+    if (maxBytes > 0) {
+        unit = 0;
+        while (unit < 5 && maxBytes >= std::pow(1000.0, unit + 1))
+            ++unit;
+    }
+    return {1.0 / std::pow(1000.0, unit), QString::fromLatin1(kUnits[unit])};
+}
+
+AxisUnit usdAxisUnit(double maxUsd) {
+    if (maxUsd >= 1e6)
+        return {1e-6, QStringLiteral("M$")};
+    if (maxUsd >= 1e4)
+        return {1e-3, QStringLiteral("k$")};
+    return {1, QStringLiteral("$")};
+}
+
+AxisUnit gpuHoursAxisUnit(double maxGpuSeconds) {
+    const double h = maxGpuSeconds / 3600;
+    if (h >= 1e6)
+        return {1.0 / 3600e6, QStringLiteral("M GPU-h")};
+    if (h >= 1e4)
+        return {1.0 / 3600e3, QStringLiteral("k GPU-h")};
+    return {1.0 / 3600, QStringLiteral("GPU-h")};
+}
+
+AxisUnit energyAxisUnit(double maxKwh) {
+    if (maxKwh >= 1e6)
+        return {1e-6, QStringLiteral("GWh")};
+    if (maxKwh >= 1e4)
+        return {1e-3, QStringLiteral("MWh")};
+    return {1, QStringLiteral("kWh")};
+}
+
 } // namespace sa::views

@@ -20,4 +20,25 @@ QString formatGib(double gib);            // 71.3 -> "71.3 GiB"
 // "0–5" or "3" for an inclusive range.
 QString formatRange(int first, int last);
 
+// Wall clock of a run: "45.6 ms", "12.3 s", "4.5 min", "3.2 h", "41.7 days".
+QString formatDuration(double s);
+// Dollars: "$12.34", "$45.6 k", "$1.23 M".
+QString formatUsd(double usd);
+// GPU-seconds as GPU-hours: "45.5 GPU-h", "12.3 k GPU-h", "1.23 M GPU-h".
+QString formatGpuHours(double gpuSeconds);
+// "850 Wh", "12.3 kWh", "4.56 MWh", "1.23 GWh".
+QString formatEnergyKwh(double kwh);
+
+// A unit for a chart axis whose values reach `max` (in the quantity's base
+// unit: seconds, bytes, $, GPU-seconds, kWh): value * scale is in `unit`.
+struct AxisUnit {
+    double scale = 1;
+    QString unit;
+};
+AxisUnit durationAxisUnit(double maxSeconds);    // ms, s, min, h, days
+AxisUnit bytesAxisUnit(double maxBytes);         // B ... PB (GB when there are none)
+AxisUnit usdAxisUnit(double maxUsd);             // $, k$, M$
+AxisUnit gpuHoursAxisUnit(double maxGpuSeconds); // GPU-h, k GPU-h, M GPU-h
+AxisUnit energyAxisUnit(double maxKwh);          // kWh, MWh, GWh
+
 } // namespace sa::views

@@ -63,27 +63,8 @@ int runOptimize(OptimizeArgs args) {
         r.policy = p;
         opt.space.routings.push_back(r);
     }
-    if (!args.diloco_steps.empty() || args.hsdp)
-        opt.space.outer_syncs.push_back(std::nullopt);
-    for (int h : args.diloco_steps) {
-        OuterSync d;
-        d.inner_steps = h;
-        opt.space.outer_syncs.push_back(d);
-        for (int f : args.fragments) {
-            if (f > h)
-                continue;
-            OuterSync s = d;
-            s.method = OuterSyncMethod::StreamingDiloco;
-            s.fragments = f;
-            opt.space.outer_syncs.push_back(s);
-        }
-    }
-    if (args.hsdp) {
-        OuterSync h;
-        h.method = OuterSyncMethod::Hsdp;
-        h.inner_steps = 1;
-        opt.space.outer_syncs.push_back(h);
-    }
+    for (auto& sync : outerSyncChoices(args.diloco_steps, args.fragments, args.hsdp))
+        opt.space.outer_syncs.push_back(std::move(sync));
 
     auto scenario = loadScenarioArgs(args.input, /*requirePlan=*/false);
     if (!scenario)

@@ -151,6 +151,7 @@ BaselineResult fromSearch(const BaselineRecipe& recipe, const OptimizerResult& r
     b.mfu = best.mfu;
     b.peak_gib_per_gpu = best.peak_gib_per_gpu;
     b.gpus = best.gpus;
+    b.run = best.run;
     return b;
 }
 
@@ -184,6 +185,7 @@ BaselineResult asGivenBaseline(const Evaluator& evaluator, const Model& model, c
     b.mfu = ev.mfu;
     b.peak_gib_per_gpu = ev.memory.peak_gib_per_gpu;
     b.gpus = ev.gpus;
+    b.run = runScores(ev, clusterPriced(evaluator.cluster()));
     b.feasible = ev.memory.fits;
     if (!b.feasible)
         b.problem = "does not fit in memory (" + std::to_string(int(ev.memory.peak_gib_per_gpu)) +

@@ -36,6 +36,20 @@
 
 namespace sa {
 
+// What the run-level objectives read of an evaluation.
+struct RunScores {
+    double time_to_tokens_s = 0;
+    double time_to_loss_s = 0;
+    double cost = 0; // $, or GPU-seconds where the cluster has no prices
+    double energy_kwh = 0;
+    double goodput = 1;
+    bool operator==(const RunScores&) const = default;
+};
+// `priced`: the cluster has prices (a building's gpu_hour_usd or a link's
+// price_per_gb_usd); otherwise cost is GPU-seconds.
+RunScores runScores(const Evaluation& ev, bool priced);
+bool clusterPriced(const Cluster& cluster);
+
 struct BaselineResult {
     std::string name;   // "as-given", "production", "crosspipe", "atlas", "megatron-multidc"
     std::string title;  // for people: "production (Llama 3 recipe)"
@@ -50,6 +64,10 @@ struct BaselineResult {
     double mfu = 0;
     double peak_gib_per_gpu = 0;
     std::int64_t gpus = 0;
+    // The run-level scores of its plan (RunScores in explore/optimizer.h),
+    // as the search scores its own plans: wall clock for the token budget
+    // and to the target loss, $ (GPU-seconds where unpriced), kWh, goodput.
+    RunScores run;
 };
 
 // A baseline as a restriction of the design space.

@@ -1260,4 +1260,32 @@ std::string DesignSpace::label(const Candidate& c) const {
     return s;
 }
 
+std::vector<std::optional<OuterSync>> outerSyncChoices(const std::vector<int>& diloco_steps,
+                                                       const std::vector<int>& fragments,
+                                                       bool hsdp) {
+    std::vector<std::optional<OuterSync>> out;
+    if (!diloco_steps.empty() || hsdp)
+        out.push_back(std::nullopt);
+    for (int h : diloco_steps) {
+        OuterSync d;
+        d.inner_steps = h;
+        out.push_back(d);
+        for (int f : fragments) {
+            if (f > h)
+                continue;
+            OuterSync s = d;
+            s.method = OuterSyncMethod::StreamingDiloco;
+            s.fragments = f;
+            out.push_back(s);
+        }
+    }
+    if (hsdp) {
+        OuterSync h;
+        h.method = OuterSyncMethod::Hsdp;
+        h.inner_steps = 1;
+        out.push_back(h);
+    }
+    return out;
+}
+
 } // namespace sa

@@ -83,6 +83,16 @@ struct DesignSpaceOptions {
     std::vector<Plan> seeds;
 };
 
+// The outer-sync axis from its three lists, as `scaleacross optimize`
+// --diloco H,... --streaming-fragments F,... --hsdp builds it: synchronous DP
+// (std::nullopt) first whenever there is any choice, then for each H a DiLoCo
+// sync every H inner steps followed by its Streaming DiLoCo variants with
+// each fragment count F <= H, then HSDP. Empty when neither H nor HSDP is
+// given (fragments alone add nothing).
+std::vector<std::optional<OuterSync>> outerSyncChoices(const std::vector<int>& diloco_steps,
+                                                       const std::vector<int>& fragments,
+                                                       bool hsdp);
+
 // One point of the space. `choice` has one entry per axis.
 struct Candidate {
     std::uint32_t structure = 0;

@@ -100,19 +100,7 @@ struct StepLowerBound {
 StepLowerBound stepLowerBound(const Cluster& cluster, const Model& model, const Plan& base,
                               std::int64_t gpuBudget, double modelFlopsPerStep);
 
-// What the run-level objectives read of an evaluation.
-struct RunScores {
-    double time_to_tokens_s = 0;
-    double time_to_loss_s = 0;
-    double cost = 0; // $, or GPU-seconds where the cluster has no prices
-    double energy_kwh = 0;
-    double goodput = 1;
-    bool operator==(const RunScores&) const = default;
-};
-// `priced`: the cluster has prices (a building's gpu_hour_usd or a link's
-// price_per_gb_usd); otherwise cost is GPU-seconds.
-RunScores runScores(const Evaluation& ev, bool priced);
-bool clusterPriced(const Cluster& cluster);
+// RunScores, runScores and clusterPriced: explore/baselines.h.
 
 // A candidate that was evaluated and fits.
 struct ScoredPlan {

@@ -21,6 +21,14 @@ json keyJson(const Candidate& c) {
     return json{{"structure", c.structure}, {"choice", c.choice}};
 }
 
+json runJson(const RunScores& r) {
+    return json{{"time_to_tokens_s", r.time_to_tokens_s},
+                {"time_to_loss_s", r.time_to_loss_s},
+                {"cost", r.cost},
+                {"energy_kwh", r.energy_kwh},
+                {"goodput", r.goodput}};
+}
+
 json scoredJson(const ScoredPlan& p) {
     return json{{"key", keyJson(p.key)},
                 {"label", p.label},
@@ -31,12 +39,7 @@ json scoredJson(const ScoredPlan& p) {
                 {"mfu", p.mfu},
                 {"tokens_per_s", p.tokens_per_s},
                 {"peak_gib_per_gpu", p.peak_gib_per_gpu},
-                {"run",
-                 {{"time_to_tokens_s", p.run.time_to_tokens_s},
-                  {"time_to_loss_s", p.run.time_to_loss_s},
-                  {"cost", p.run.cost},
-                  {"energy_kwh", p.run.energy_kwh},
-                  {"goodput", p.run.goodput}}},
+                {"run", runJson(p.run)},
                 {"plan", toJson(p.plan)}};
 }
 
@@ -217,6 +220,22 @@ private:
         return p;
     }
 
+    // "run" (optional: results written before it had one read as zeros,
+    // goodput 1).
+    RunScores readRun(ObjectReader& o) {
+        RunScores r;
+        ObjectReader run = o.object("run", kOptional);
+        if (run.valid()) {
+            run.number("time_to_tokens_s", r.time_to_tokens_s, kOptional, formats::kNonNegative);
+            run.number("time_to_loss_s", r.time_to_loss_s, kOptional, formats::kNonNegative);
+            run.number("cost", r.cost, kOptional, formats::kNonNegative);
+            run.number("energy_kwh", r.energy_kwh, kOptional, formats::kNonNegative);
+            run.number("goodput", r.goodput, kOptional, formats::kNonNegative);
+            run.finish();
+        }
+        return r;
+    }
+
     BaselineResult baseline(ObjectReader& o) {
         BaselineResult b;
         o.string("name", b.name, kRequired, true);
@@ -234,6 +253,7 @@ private:
         // Written for readers of the file; recomputed from the top plan.
         if (const json* s = o.find("speedup", kRequired); s && !s->is_number() && !s->is_null())
             d_.error(o.pathOf("speedup"), "must be a number or null, got " + describe(*s));
+        b.run = readRun(o);
         b.plan = plan(o);
         return b;
     }
@@ -259,16 +279,7 @@ private:
         o.number("mfu", p.mfu, kRequired, formats::kNonNegative);
         o.number("tokens_per_s", p.tokens_per_s, kRequired, formats::kNonNegative);
         o.number("peak_gib_per_gpu", p.peak_gib_per_gpu, kRequired, formats::kNonNegative);
-        ObjectReader run = o.object("run", kOptional);
-        if (run.valid()) {
-            run.number("time_to_tokens_s", p.run.time_to_tokens_s, kOptional,
-                       formats::kNonNegative);
-            run.number("time_to_loss_s", p.run.time_to_loss_s, kOptional, formats::kNonNegative);
-            run.number("cost", p.run.cost, kOptional, formats::kNonNegative);
-            run.number("energy_kwh", p.run.energy_kwh, kOptional, formats::kNonNegative);
-            run.number("goodput", p.run.goodput, kOptional, formats::kNonNegative);
-            run.finish();
-        }
+        p.run = readRun(o);
         p.plan = plan(o);
         return p;
     }
@@ -412,6 +423,7 @@ json toJson(const OptimizerResult& r) {
                {"mfu", b.mfu},
                {"peak_gib_per_gpu", b.peak_gib_per_gpu},
                {"gpus", b.gpus},
+               {"run", runJson(b.run)},
                {"plan", toJson(b.plan)}};
         const auto s = r.speedupOver(b);
         x["speedup"] = s ? json(*s) : json(nullptr);

@@ -2,8 +2,9 @@
 // production baseline responds to the links, the search (seeded with the
 // baselines) is never worse than any of them over a sweep of long-haul
 // bandwidth and latency on every sample cluster, the top list holds distinct
-// plans, a larger space never finds worse, and no evaluated plan beats the
-// lower bound.
+// plans, a larger space never finds worse, no evaluated plan beats the
+// lower bound, and every baseline carries its run's scores as the searched
+// plans do.
 
 #include "cost/evaluate.h"
 #include "cost/placement.h"
@@ -80,6 +81,7 @@ private Q_SLOTS:
     void boundPruningKeepsTheTopList();
     void latencyHidingNeedsOneChunkPerStage();
     void productionSamplePlanFollowsLlama3();
+    void baselinesCarryRunScores();
 };
 
 void TestBaselines::recipesAreWhatTheySay() {
@@ -343,6 +345,47 @@ void TestBaselines::productionSamplePlanFollowsLlama3() {
     QCOMPARE(p.schedule.kind, ScheduleKind::Interleaved);
     QCOMPARE(p.rank_order, (std::vector<Dim>{Dim::TP, Dim::CP, Dim::PP, Dim::DP}));
     QCOMPARE(p.zero_stage, 2);
+}
+
+void TestBaselines::baselinesCarryRunScores() {
+    // The run sample has a token budget; priced here so that cost is $.
+    Scenario s = loadSampleScenario("three-buildings-405b-run.json");
+    QVERIFY(s.plan.token_budget > 0);
+    for (bool priced : {false, true}) {
+        if (priced)
+            for (Building& b : s.cluster.buildings)
+                b.gpu_hour_usd = 2.5;
+        QCOMPARE(clusterPriced(s.cluster), priced);
+        const Evaluator evaluator(s.cluster);
+        BaselineOptions o;
+        o.max_evaluations = 400;
+        const std::vector<BaselineResult> all = computeBaselines(evaluator, s.model, s.plan, o);
+        QCOMPARE(all.size(), std::size_t(5));
+        for (const BaselineResult& b : all) {
+            QVERIFY2(b.feasible, (b.name + ": " + b.problem).c_str());
+            // What the plan evaluates to, scored as the search scores its own.
+            const EvaluationResult res = evaluator.evaluate(s.model, b.plan);
+            const Evaluation& ev = std::get<Evaluation>(res);
+            QVERIFY(ev.run.has_value());
+            const RunScores want = runScores(ev, priced);
+            QVERIFY2(closeRelative(b.run.time_to_tokens_s, want.time_to_tokens_s, 1e-9),
+                     b.name.c_str());
+            QVERIFY(closeRelative(b.run.time_to_loss_s, want.time_to_loss_s, 1e-9));
+            QVERIFY(closeRelative(b.run.cost, want.cost, 1e-9));
+            QVERIFY(closeRelative(b.run.energy_kwh, want.energy_kwh, 1e-9));
+            QVERIFY(closeRelative(b.run.goodput, want.goodput, 1e-9));
+            // The run, not one step: days for 15T tokens.
+            QVERIFY(b.run.time_to_tokens_s > 1000 * b.step_time_s);
+            QVERIFY(b.run.goodput > 0 && b.run.goodput < 1);
+            QVERIFY(b.run.energy_kwh > 0);
+            if (priced)
+                QVERIFY(closeRelative(b.run.cost, ev.run->cost_usd, 1e-9));
+            else // GPU-seconds for the run's steps, with goodput
+                QVERIFY(closeRelative(
+                    b.run.cost,
+                    ev.step_time_s * double(ev.gpus) * ev.run->steps / ev.goodput.goodput, 1e-9));
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestBaselines)

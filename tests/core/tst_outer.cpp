@@ -8,6 +8,7 @@
 #include "cost/evaluate.h"
 #include "cost/outer.h"
 #include "cost/run.h"
+#include "explore/designspace.h"
 #include "explore/optimizer.h"
 
 #include "../common/costmodel_checks.h"
@@ -46,6 +47,33 @@ OuterSync diloco(int h, double outerBytes = 4) {
 class TestOuter : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The search's outer-sync axis from `optimize --diloco H,...
+    // --streaming-fragments F,... --hsdp` (the explorer's controls build it
+    // the same way).
+    void outerSyncChoicesFollowTheFlags() {
+        auto sync = [](OuterSyncMethod m, int h, int fragments) {
+            OuterSync s;
+            s.method = m;
+            s.inner_steps = h;
+            s.fragments = fragments;
+            return std::optional<OuterSync>(s);
+        };
+        const auto D = OuterSyncMethod::Diloco, S = OuterSyncMethod::StreamingDiloco,
+                   H = OuterSyncMethod::Hsdp;
+        QVERIFY(outerSyncChoices({}, {}, false).empty());
+        QVERIFY(outerSyncChoices({}, {4}, false).empty()); // fragments need an H
+        QVERIFY((outerSyncChoices({}, {}, true) ==
+                 std::vector<std::optional<OuterSync>>{std::nullopt, sync(H, 1, 1)}));
+        QVERIFY((outerSyncChoices({50, 100}, {4}, true) ==
+                 std::vector<std::optional<OuterSync>>{std::nullopt, sync(D, 50, 1), sync(S, 50, 4),
+                                                       sync(D, 100, 1), sync(S, 100, 4),
+                                                       sync(H, 1, 1)}));
+        // A fragment count above H is skipped for that H.
+        QVERIFY((outerSyncChoices({2, 8}, {4}, false) ==
+                 std::vector<std::optional<OuterSync>>{std::nullopt, sync(D, 2, 1), sync(D, 8, 1),
+                                                       sync(S, 8, 4)}));
+    }
+
     void dilocoPutsTheParametersOnTheLinkEveryHSteps() {
         Scenario sc = campus();
         sc.plan.outer_sync = diloco(100);

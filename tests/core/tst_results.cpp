@@ -102,6 +102,12 @@ const std::vector<BadCase>& badCases() {
         {"wrong type in a plan document",
          edited([](json& j) { j["top"][0]["plan"]["parallelism"]["tp"] = "2"; }),
          "/top/0/plan/parallelism/tp", "got '2'"},
+        {"unknown key in a baseline's run",
+         edited([](json& j) { j["baselines"][0]["run"]["speed"] = 1; }), "/baselines/0/run",
+         "unknown key 'speed'"},
+        {"wrong type in a baseline's run",
+         edited([](json& j) { j["baselines"][1]["run"]["cost"] = "cheap"; }),
+         "/baselines/1/run/cost", "must be a number >= 0, got 'cheap'"},
         {"wrong type: speedup", edited([](json& j) { j["baselines"][0]["speedup"] = "10%"; }),
          "/baselines/0/speedup", "must be a number or null, got '10%'"},
         {"unknown objective", edited([](json& j) { j["objective"] = "speed"; }), "/objective",
@@ -140,6 +146,7 @@ private Q_SLOTS:
     void initTestCase();
     void roundTripIsIdentical();
     void cliResultRoundTrip();
+    void baselineRunRoundTrips();
     void badResults_data();
     void badResults();
     void unreadableFile();
@@ -210,6 +217,41 @@ void TestResults::cliResultRoundTrip() {
     const auto merged = parseOptimizerResult(m.out, "merged.json");
     QVERIFY2(merged.ok(), problemsText(merged.problems).c_str());
     QCOMPARE(merged.value->top.front().step_time_s, back.value->top.front().step_time_s);
+}
+
+void TestResults::baselineRunRoundTrips() {
+    // Each baseline's run is written as a searched plan's is ...
+    const json j = json::parse(text_);
+    QCOMPARE(j["baselines"].size(), result_.baselines.size());
+    bool someRun = false;
+    for (std::size_t i = 0; i < result_.baselines.size(); ++i) {
+        const BaselineResult& b = result_.baselines[i];
+        const json& run = j["baselines"][i]["run"];
+        QCOMPARE(run.size(), j["top"][0]["run"].size());
+        QCOMPARE(run["time_to_tokens_s"].get<double>(), b.run.time_to_tokens_s);
+        QCOMPARE(run["time_to_loss_s"].get<double>(), b.run.time_to_loss_s);
+        QCOMPARE(run["cost"].get<double>(), b.run.cost);
+        QCOMPARE(run["energy_kwh"].get<double>(), b.run.energy_kwh);
+        QCOMPARE(run["goodput"].get<double>(), b.run.goodput);
+        someRun = someRun || (b.feasible && b.run.time_to_tokens_s > 0 && b.run.cost > 0);
+    }
+    QVERIFY(someRun);
+    // ... and read back.
+    const auto back = parseOptimizerResult(text_, "result.json");
+    QVERIFY2(back.ok(), problemsText(back.problems).c_str());
+    for (std::size_t i = 0; i < result_.baselines.size(); ++i)
+        QVERIFY(back.value->baselines[i].run == result_.baselines[i].run);
+    // A result written before baselines had a run still loads (no run: the
+    // defaults), and so does a plan without one.
+    json old = j;
+    for (json& b : old["baselines"])
+        b.erase("run");
+    old["top"][0].erase("run");
+    const auto older = optimizerResultFromJson(old, "old.json");
+    QVERIFY2(older.ok(), problemsText(older.problems).c_str());
+    QVERIFY(older.value->baselines[1].run == RunScores{});
+    QVERIFY(older.value->top[0].run == RunScores{});
+    QCOMPARE(older.value->baselines[1].step_time_s, result_.baselines[1].step_time_s);
 }
 
 void TestResults::badResults_data() {

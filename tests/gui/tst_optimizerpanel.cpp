@@ -3,7 +3,10 @@
 // chart has one point per plan and the Pareto front of the result, a click on
 // a point selects its row, loading a plan is one undoable edit, cancel stops
 // a long search with partial results, restarting or destroying the panel
-// while it searches is safe, and the CSV export parses.
+// while it searches is safe, and the CSV export parses. The chart's axes
+// take any two figures (the front is theirs, the choice survives a new
+// result, an unfocused axis box ignores the wheel), the table shows every
+// row's run, and the outer-sync controls build the CLI's axis.
 //
 // SCALEACROSS_SCREENSHOT_DIR=dir saves the panel after a search as PNG.
 
@@ -11,6 +14,7 @@
 #include "optimizerpanel.h"
 #include "optimizerresultsmodel.h"
 #include "paretochart.h"
+#include "planmetrics.h"
 #include "units.h"
 
 #include "cost/evaluate.h"
@@ -20,10 +24,13 @@
 #include "../common/fixtures.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLegendMarker>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QSet>
 #include <QSignalSpy>
@@ -35,6 +42,7 @@
 #include <QUndoStack>
 #include <QWheelEvent>
 
+#include <cmath>
 #include <memory>
 
 using namespace sa;
@@ -72,6 +80,38 @@ OptimizerOptions largeOptions() {
     o.threads = 1;
     o.top_k = 10;
     return o;
+}
+
+// Picks an axis figure as a user does: through the combo box.
+void choose(QComboBox* box, PlanMetric m) {
+    const int i = box->findData(int(m));
+    QVERIFY(i >= 0);
+    box->setCurrentIndex(i);
+}
+
+// GPU-seconds in the GPU-hour unit the chart shows them in.
+double inGpuHours(double gpuSeconds, const QString& unit) {
+    if (unit == QStringLiteral("GPU-h"))
+        return gpuSeconds / 3600;
+    if (unit == QStringLiteral("k GPU-h"))
+        return gpuSeconds / 3600e3;
+    if (unit == QStringLiteral("M GPU-h"))
+        return gpuSeconds / 3600e6;
+    return -1;
+}
+
+double inKwh(double kwh, const QString& unit) {
+    if (unit == QStringLiteral("kWh"))
+        return kwh;
+    if (unit == QStringLiteral("MWh"))
+        return kwh / 1e3;
+    if (unit == QStringLiteral("GWh"))
+        return kwh / 1e6;
+    return -1;
+}
+
+bool sameValue(double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
 
 using Row = QStringList;
@@ -143,6 +183,12 @@ private Q_SLOTS:
     void restartDropsOldSearch();
     void destroyWhileRunning();
     void wheelChangesOnlyAFocusedSetting();
+    void axesShowTheChosenFigures();
+    void frontOnStepTimeAndCost();
+    void axisChoiceSurvivesNewResult();
+    void wheelLeavesAnUnfocusedAxisAlone();
+    void tableShowsTheRun();
+    void outerSyncControlsBuildTheCliAxis();
     void screenshot();
 
 private:
@@ -298,7 +344,9 @@ void TestOptimizerPanel::sortsNumerically() {
     for (int c : {int(OptimizerResultsModel::StepTime), int(OptimizerResultsModel::Mfu),
                   int(OptimizerResultsModel::CrossBuildingBytes),
                   int(OptimizerResultsModel::TokensPerSecond), int(OptimizerResultsModel::Gpus),
-                  int(OptimizerResultsModel::Rank)}) {
+                  int(OptimizerResultsModel::Rank), int(OptimizerResultsModel::TimeToTokens),
+                  int(OptimizerResultsModel::TimeToLoss), int(OptimizerResultsModel::Cost),
+                  int(OptimizerResultsModel::Energy), int(OptimizerResultsModel::Goodput)}) {
         for (Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
             panel_->table()->sortByColumn(c, order);
             for (int i = 1; i < rows; ++i) {
@@ -721,6 +769,307 @@ void TestOptimizerPanel::wheelChangesOnlyAFocusedSetting() {
     QTRY_VERIFY(budget->hasFocus());
     wheelDown();
     QCOMPARE(budget->value(), before - budget->singleStep());
+}
+
+void TestOptimizerPanel::axesShowTheChosenFigures() {
+    QVERIFY(runSmall());
+    const OptimizerResult& r = *panel_->result();
+    ParetoChart* chart = panel_->chart();
+    QCOMPARE(chart->xMetric(), PlanMetric::StepTime);
+    QCOMPARE(chart->yMetric(), PlanMetric::CrossBuildingBytes);
+    // Cost (GPU-hours: the sample has no prices) against energy.
+    choose(panel_->xAxisBox(), PlanMetric::Cost);
+    choose(panel_->yAxisBox(), PlanMetric::Energy);
+    QCOMPARE(chart->xMetric(), PlanMetric::Cost);
+    QCOMPARE(chart->yMetric(), PlanMetric::Energy);
+    QVERIFY(!chart->priced());
+    QVERIFY2(chart->xUnit().endsWith(QStringLiteral("GPU-h")), qPrintable(chart->xUnit()));
+    QVERIFY2(chart->xAxis()->titleText().startsWith(QStringLiteral("Cost")),
+             qPrintable(chart->xAxis()->titleText()));
+    QVERIFY(chart->xAxis()->titleText().contains(chart->xUnit()));
+    QVERIFY2(chart->yAxis()->titleText().startsWith(QStringLiteral("Energy")),
+             qPrintable(chart->yAxis()->titleText()));
+    QCOMPARE(chart->planSeries()->count(), int(r.top.size()));
+    for (std::size_t i = 0; i < r.top.size(); ++i) {
+        const ScoredPlan& p = r.top[i];
+        const QPointF at = chart->planSeries()->at(int(i));
+        QVERIFY2(
+            sameValue(at.x(), inGpuHours(p.run.cost, chart->xUnit())),
+            qPrintable(
+                QStringLiteral("%1 vs %2 (%3)").arg(at.x()).arg(p.run.cost).arg(chart->xUnit())));
+        QVERIFY(sameValue(at.y(), inKwh(p.run.energy_kwh, chart->yUnit())));
+        // Without prices the cost is the plan's GPU-seconds with goodput.
+        QVERIFY(sameValue(p.run.cost, p.gpu_seconds / p.run.goodput));
+    }
+    // The baselines are plotted by their own run.
+    for (std::size_t i = 0; i < r.baselines.size(); ++i) {
+        const BaselineResult& b = r.baselines[i];
+        const int row = chart->firstBaselineRow() + int(i);
+        if (!b.feasible || chart->isPinned(row))
+            continue;
+        QVERIFY(b.run.cost > 0);
+        QCOMPARE(*chart->plottedPoint(row), chart->valuePoint(b.run.cost, b.run.energy_kwh));
+    }
+    // Time to tokens against step time: per step without a token budget.
+    choose(panel_->xAxisBox(), PlanMetric::TimeToTokens);
+    choose(panel_->yAxisBox(), PlanMetric::StepTime);
+    QCOMPARE(chart->yUnit(), QStringLiteral("s"));
+    QCOMPARE(chart->xUnit(), QStringLiteral("s"));
+    for (std::size_t i = 0; i < r.top.size(); ++i) {
+        QCOMPARE(chart->planSeries()->at(int(i)).x(), r.top[i].run.time_to_tokens_s);
+        QCOMPARE(chart->planSeries()->at(int(i)).y(), r.top[i].step_time_s);
+        QVERIFY(r.top[i].run.time_to_tokens_s > r.top[i].step_time_s); // goodput < 1
+    }
+    QVERIFY2(chart->xAxis()->titleText().contains(QStringLiteral("per step")) ||
+                 chart->xAxis()->titleText().contains(QStringLiteral("goodput")),
+             qPrintable(chart->xAxis()->titleText()));
+    // Back to the defaults: the search's own front again.
+    choose(panel_->xAxisBox(), PlanMetric::StepTime);
+    choose(panel_->yAxisBox(), PlanMetric::CrossBuildingBytes);
+    QCOMPARE(chart->paretoSeries()->count(), int(r.pareto.size()));
+    for (std::size_t i = 0; i < r.pareto.size(); ++i)
+        QCOMPARE(chart->paretoSeries()->at(int(i)),
+                 chart->valuePoint(r.pareto[i].step_time_s, r.pareto[i].cross_building_bytes));
+}
+
+void TestOptimizerPanel::frontOnStepTimeAndCost() {
+    // The default space: a front of several plans beyond the top.
+    OptimizerOptions o;
+    o.max_evaluations = 2000;
+    o.seeds = 2;
+    o.top_k = 6;
+    o.threads = 2;
+    panel_->setOptions(o);
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QVERIFY(finished.wait(120000));
+    OptimizerResultsModel* m = panel_->model();
+    ParetoChart* chart = panel_->chart();
+    choose(panel_->xAxisBox(), PlanMetric::StepTime);
+    choose(panel_->yAxisBox(), PlanMetric::Cost);
+    const std::vector<int>& front = chart->frontRows();
+    QVERIFY(!front.empty());
+    QCOMPARE(chart->paretoSeries()->count(), int(front.size()));
+    // Every searched row (top and front plans; not the baselines).
+    std::vector<int> rows;
+    for (int row = 0; row < m->firstBaselineRow(); ++row)
+        rows.push_back(row);
+    auto step = [&](int row) { return m->scoredPlanAt(row)->step_time_s; };
+    auto cost = [&](int row) { return m->scoredPlanAt(row)->run.cost; };
+    for (std::size_t i = 0; i < front.size(); ++i) {
+        const int f = front[i];
+        QVERIFY(f >= 0 && f < m->firstBaselineRow());
+        QCOMPARE(chart->paretoSeries()->at(int(i)), chart->valuePoint(step(f), cost(f)));
+        // No row is at least as good on both and better on one.
+        for (int row : rows)
+            QVERIFY2(!(step(row) <= step(f) && cost(row) <= cost(f) &&
+                       (step(row) < step(f) || cost(row) < cost(f))),
+                     qPrintable(QStringLiteral("row %1 dominates front row %2").arg(row).arg(f)));
+        if (i > 0) {
+            QVERIFY(step(f) >= step(front[i - 1]));
+            QVERIFY(cost(f) < cost(front[i - 1]));
+        }
+    }
+    // The fastest and the cheapest plan are on it.
+    const int fastest = *std::min_element(rows.begin(), rows.end(),
+                                          [&](int a, int b) { return step(a) < step(b); });
+    const int cheapest = *std::min_element(rows.begin(), rows.end(),
+                                           [&](int a, int b) { return cost(a) < cost(b); });
+    QCOMPARE(step(front.front()), step(fastest));
+    QCOMPARE(cost(front.back()), cost(cheapest));
+    // And every row off it is dominated by a row on it.
+    for (int row : rows) {
+        if (std::find(front.begin(), front.end(), row) != front.end())
+            continue;
+        bool dominated = false;
+        for (int f : front)
+            dominated = dominated || (step(f) <= step(row) && cost(f) <= cost(row));
+        QVERIFY2(dominated, qPrintable(QString::number(row)));
+    }
+}
+
+void TestOptimizerPanel::axisChoiceSurvivesNewResult() {
+    choose(panel_->xAxisBox(), PlanMetric::TimeToLoss);
+    choose(panel_->yAxisBox(), PlanMetric::Energy);
+    QVERIFY(runSmall());
+    QVERIFY(runSmall()); // and a second result after the first
+    QCOMPARE(PlanMetric(panel_->xAxisBox()->currentData().toInt()), PlanMetric::TimeToLoss);
+    QCOMPARE(PlanMetric(panel_->yAxisBox()->currentData().toInt()), PlanMetric::Energy);
+    ParetoChart* chart = panel_->chart();
+    QCOMPARE(chart->xMetric(), PlanMetric::TimeToLoss);
+    QCOMPARE(chart->yMetric(), PlanMetric::Energy);
+    const OptimizerResult& r = *panel_->result();
+    for (std::size_t i = 0; i < r.top.size(); ++i)
+        QCOMPARE(chart->planSeries()->at(int(i)),
+                 chart->valuePoint(r.top[i].run.time_to_loss_s, r.top[i].run.energy_kwh));
+}
+
+void TestOptimizerPanel::wheelLeavesAnUnfocusedAxisAlone() {
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    QVERIFY(runSmall());
+    QComboBox* box = panel_->yAxisBox();
+    const int before = box->currentIndex();
+    QVERIFY(before > 0 && before + 1 < box->count()); // the wheel could move it either way
+    auto wheel = [&](int delta) {
+        const QPointF at = QPointF(box->rect().center());
+        QWheelEvent e(at, box->mapToGlobal(at), {}, QPoint(0, delta), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+        QApplication::sendEvent(box, &e);
+    };
+    QVERIFY(!box->hasFocus());
+    wheel(-120);
+    wheel(120);
+    wheel(-120);
+    QCOMPARE(box->currentIndex(), before);
+    QCOMPARE(panel_->chart()->yMetric(), PlanMetric::CrossBuildingBytes);
+    // Focused, the wheel picks another figure and the chart follows.
+    panel_->activateWindow();
+    box->setFocus(Qt::TabFocusReason);
+    QTRY_VERIFY(box->hasFocus());
+    wheel(-120);
+    QVERIFY(box->currentIndex() != before);
+    QCOMPARE(int(panel_->chart()->yMetric()), box->currentData().toInt());
+}
+
+void TestOptimizerPanel::tableShowsTheRun() {
+    QVERIFY(runSmall());
+    const OptimizerResult& r = *panel_->result();
+    OptimizerResultsModel* m = panel_->model();
+    QVERIFY(!m->priced());
+    auto text = [&](int row, int column) { return m->data(m->index(row, column)).toString(); };
+    auto value = [&](int row, int column) {
+        return m->data(m->index(row, column), OptimizerResultsModel::SortRole).toDouble();
+    };
+    for (int i = 0; i < int(r.top.size()); ++i) {
+        const RunScores& run = r.top[std::size_t(i)].run;
+        QCOMPARE(text(i, OptimizerResultsModel::TimeToTokens),
+                 formatDuration(run.time_to_tokens_s));
+        QCOMPARE(value(i, OptimizerResultsModel::TimeToTokens), run.time_to_tokens_s);
+        QCOMPARE(text(i, OptimizerResultsModel::TimeToLoss), formatDuration(run.time_to_loss_s));
+        QCOMPARE(value(i, OptimizerResultsModel::TimeToLoss), run.time_to_loss_s);
+        QCOMPARE(text(i, OptimizerResultsModel::Cost), formatGpuHours(run.cost));
+        QVERIFY(text(i, OptimizerResultsModel::Cost).endsWith(QStringLiteral("GPU-h")));
+        QCOMPARE(value(i, OptimizerResultsModel::Cost), run.cost);
+        QCOMPARE(text(i, OptimizerResultsModel::Energy), formatEnergyKwh(run.energy_kwh));
+        QCOMPARE(value(i, OptimizerResultsModel::Energy), run.energy_kwh);
+        QCOMPARE(text(i, OptimizerResultsModel::Goodput), formatPercent(run.goodput));
+        QCOMPARE(value(i, OptimizerResultsModel::Goodput), run.goodput);
+        QVERIFY(run.goodput > 0 && run.goodput < 1);
+    }
+    // The baselines' runs, in the same columns.
+    for (std::size_t b = 0; b < r.baselines.size(); ++b) {
+        const BaselineResult& base = r.baselines[b];
+        const int row = m->firstBaselineRow() + int(b);
+        QVERIFY(base.feasible);
+        QCOMPARE(text(row, OptimizerResultsModel::TimeToTokens),
+                 formatDuration(base.run.time_to_tokens_s));
+        QCOMPARE(value(row, OptimizerResultsModel::Cost), base.run.cost);
+        QCOMPARE(text(row, OptimizerResultsModel::Goodput), formatPercent(base.run.goodput));
+        QVERIFY(base.run.cost > 0);
+    }
+    // On a priced cluster the cost is dollars.
+    OptimizerResultsModel priced;
+    priced.setResult(panel_->sharedResult(), true);
+    QVERIFY(priced.data(priced.index(0, OptimizerResultsModel::Cost))
+                .toString()
+                .startsWith(QStringLiteral("$")));
+    QVERIFY(priced.headerData(OptimizerResultsModel::Cost, Qt::Horizontal, Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("Dollars")));
+    // The plan label is still the last, stretched column.
+    QCOMPARE(int(OptimizerResultsModel::Label), int(OptimizerResultsModel::ColumnCount) - 1);
+    QCOMPARE(m->headerData(OptimizerResultsModel::Goodput, Qt::Horizontal).toString(),
+             QStringLiteral("Goodput"));
+}
+
+void TestOptimizerPanel::outerSyncControlsBuildTheCliAxis() {
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    panel_->activateWindow();
+    QLineEdit* h = panel_->dilocoEdit();
+    QLineEdit* f = panel_->fragmentsEdit();
+    QCheckBox* hsdp = panel_->hsdpBox();
+    QVERIFY(h && f && hsdp);
+    QVERIFY(panel_->options().space.outer_syncs.empty());
+    // Typing does not apply a half-typed value ...
+    h->setFocus();
+    QTRY_VERIFY(h->hasFocus());
+    QTest::keyClicks(h, QStringLiteral("50,1"));
+    QVERIFY(panel_->options().space.outer_syncs.empty());
+    // ... Return does.
+    QTest::keyClicks(h, QStringLiteral("00"));
+    QTest::keyClick(h, Qt::Key_Return);
+    f->setFocus();
+    QTRY_VERIFY(f->hasFocus());
+    QTest::keyClicks(f, QStringLiteral("4"));
+    QTest::keyClick(f, Qt::Key_Return);
+    QTest::mouseClick(hsdp, Qt::LeftButton, {}, QPoint(8, hsdp->height() / 2));
+    QVERIFY(hsdp->isChecked());
+
+    // `scaleacross optimize --diloco 50,100 --streaming-fragments 4 --hsdp`.
+    const auto syncs = panel_->options().space.outer_syncs;
+    QVERIFY(syncs == outerSyncChoices({50, 100}, {4}, true));
+    auto diloco = [](int steps) {
+        OuterSync s;
+        s.method = OuterSyncMethod::Diloco;
+        s.inner_steps = steps;
+        return std::optional<OuterSync>(s);
+    };
+    auto streaming = [](int steps, int fragments) {
+        OuterSync s;
+        s.method = OuterSyncMethod::StreamingDiloco;
+        s.inner_steps = steps;
+        s.fragments = fragments;
+        return std::optional<OuterSync>(s);
+    };
+    OuterSync hs;
+    hs.method = OuterSyncMethod::Hsdp;
+    hs.inner_steps = 1;
+    const std::vector<std::optional<OuterSync>> expected = {
+        std::nullopt, diloco(50), streaming(50, 4), diloco(100), streaming(100, 4), hs};
+    QCOMPARE(syncs.size(), expected.size());
+    QVERIFY(syncs == expected);
+
+    // Text that is not a list: a message, the edit marked, nothing applied,
+    // and no search with other lists than those on screen.
+    h->setFocus();
+    QTRY_VERIFY(h->hasFocus());
+    h->selectAll();
+    QTest::keyClicks(h, QStringLiteral("50,abc"));
+    QTest::keyClick(h, Qt::Key_Return);
+    QVERIFY2(panel_->statusText().contains(QStringLiteral("DiLoCo H: \"50,abc\"")),
+             qPrintable(panel_->statusText()));
+    QVERIFY(panel_->statusText().contains(QStringLiteral("keeps 50,100")));
+    QVERIFY(panel_->options().space.outer_syncs == expected);
+    QVERIFY(!h->styleSheet().isEmpty());
+    panel_->run();
+    QVERIFY(!panel_->isRunning());
+    for (const QString& bad : {QStringLiteral("0"), QStringLiteral("50,,100"),
+                               QStringLiteral("2000000"), QStringLiteral("-5")}) {
+        h->setText(bad);
+        Q_EMIT h->editingFinished();
+        QVERIFY2(panel_->options().space.outer_syncs == expected, qPrintable(bad));
+    }
+    // Fixed: applied, the mark and the message gone; HSDP off drops its entry.
+    h->setText(QStringLiteral(" 50 "));
+    Q_EMIT h->editingFinished();
+    QVERIFY(h->styleSheet().isEmpty());
+    QVERIFY(!panel_->statusText().contains(QStringLiteral("DiLoCo H:")));
+    hsdp->setChecked(false);
+    QVERIFY(panel_->options().space.outer_syncs == outerSyncChoices({50}, {4}, false));
+    // Cleared: no outer-sync axis at all.
+    h->clear();
+    Q_EMIT h->editingFinished();
+    QVERIFY(panel_->options().space.outer_syncs.empty());
+    // setOptions shows a given axis in the controls.
+    OptimizerOptions o = smallOptions();
+    o.space.outer_syncs = outerSyncChoices({25, 200}, {2, 8}, true);
+    panel_->setOptions(o);
+    QCOMPARE(h->text(), QStringLiteral("25,200"));
+    QCOMPARE(f->text(), QStringLiteral("2,8"));
+    QVERIFY(hsdp->isChecked());
+    QVERIFY(panel_->options().space.outer_syncs == o.space.outer_syncs);
 }
 
 void TestOptimizerPanel::screenshot() {
