@@ -31,38 +31,7 @@ QString formatTokens(double n) {
     return number(n, 0);
 }
 
-QString formatUsd(double usd) {
-    const double a = std::fabs(usd);
-    if (a >= 1e6)
-        return QStringLiteral("$%1 M").arg(number(usd / 1e6, 2));
-    if (a >= 1e4)
-        return QStringLiteral("$%1 k").arg(number(usd / 1e3, 1));
-    return QStringLiteral("$%1").arg(number(usd, 2));
-}
-
-QString formatKwh(double kwh) {
-    const double a = std::fabs(kwh);
-    if (a >= 1e6)
-        return QStringLiteral("%1 GWh").arg(number(kwh / 1e6, 2));
-    if (a >= 1e3)
-        return QStringLiteral("%1 MWh").arg(number(kwh / 1e3, 1));
-    return QStringLiteral("%1 kWh").arg(number(kwh, 2));
-}
-
 } // namespace
-
-QString formatDuration(double s) {
-    if (std::isinf(s))
-        return QStringLiteral("never");
-    const double a = std::fabs(s);
-    if (a < 60)
-        return formatSeconds(s);
-    if (a < 3600)
-        return QStringLiteral("%1 min").arg(number(s / 60, 1));
-    if (a < 2 * 86400)
-        return QStringLiteral("%1 h").arg(number(s / 3600, 1));
-    return QStringLiteral("%1 days").arg(number(s / 86400, 1));
-}
 
 RunPanel::RunPanel(QWidget* parent)
     : QWidget(parent) {
@@ -176,7 +145,6 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
             QStringLiteral("The step while the link runs at its degraded bandwidth, weighted by "
                            "the share of the time it does"));
 
-    const double tokensPerStep = e->tokens_per_s * e->step_time_s;
     QTreeWidgetItem* step = group(QStringLiteral("Per step"));
     row(step, QStringLiteral("Step"), formatStepTime(e->step_time_s));
     row(step, QStringLiteral("Wall-clock step"),
@@ -188,23 +156,21 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
         row(step, QStringLiteral("Transport"), formatUsd(c.transport_usd_per_step),
             QStringLiteral("Bytes over priced links at their $/GB"));
     }
-    row(step, QStringLiteral("Energy"), formatKwh(c.energy_kwh_per_step));
+    row(step, QStringLiteral("Energy"), formatEnergyKwh(c.energy_kwh_per_step));
     row(step, QStringLiteral("GPU power"),
         QStringLiteral("%1 W per GPU").arg(number(c.gpu_power_w, 0)),
         QStringLiteral("Idle + (limit − idle) × the modelled busy fraction"));
     row(step, QStringLiteral("Facility power"),
         QStringLiteral("%1 MW").arg(number(c.facility_power_kw / 1000, 2)),
         QStringLiteral("GPUs, hosts and network, times PUE"));
-    if (tokensPerStep > 0) {
+    if (c.time_s_per_mtok > 0) {
+        // The core's (core/cost/run.cpp): the run's figures per 10^6 tokens.
         QTreeWidgetItem* mt = group(QStringLiteral("Per million tokens"));
-        const double per = 1e6 / tokensPerStep;
         if (c.priced)
-            row(mt, QStringLiteral("Cost"), formatUsd(c.cost_usd_per_step * per / g.goodput));
-        row(mt, QStringLiteral("Energy"), formatKwh(c.energy_kwh_per_step * per / g.goodput));
-        row(mt, QStringLiteral("Wall clock"),
-            formatDuration((e->step_time_s + g.straggler_s + g.degraded_links_s) * per /
-                           (g.goodput > 0 ? g.goodput : 1)),
-            QStringLiteral("With goodput"));
+            row(mt, QStringLiteral("Cost"), formatUsd(c.usd_per_mtok));
+        row(mt, QStringLiteral("Energy"), formatEnergyKwh(c.kwh_per_mtok));
+        row(mt, QStringLiteral("Wall clock"), formatDuration(c.time_s_per_mtok),
+            QStringLiteral("With goodput: failures, checkpoints, restarts, stragglers"));
     }
 
     if (e->outer_sync) {
@@ -250,7 +216,7 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
             QStringLiteral("Wall clock with goodput"));
         if (c.priced)
             row(run, QStringLiteral("Cost"), formatUsd(r.cost_usd));
-        row(run, QStringLiteral("Energy"), formatKwh(r.energy_kwh));
+        row(run, QStringLiteral("Energy"), formatEnergyKwh(r.energy_kwh));
         row(run, QStringLiteral("Expected restarts"), number(r.restarts, 1));
         row(run, QStringLiteral("Target loss"),
             QStringLiteral("%1%2").arg(number(r.target_loss, 3),

@@ -39,7 +39,4 @@ private:
     QTreeWidget* tree_;
 };
 
-// "45 s", "12.5 min", "3.2 h", "14.2 days" (durations of runs, not steps).
-QString formatDuration(double s);
-
 } // namespace sa::views

@@ -93,6 +93,8 @@ QString formatRange(int first, int last) {
 }
 
 QString formatDuration(double s) {
+    if (std::isinf(s))
+        return QStringLiteral("never");
     const double a = std::fabs(s);
     if (a < 60)
         return formatSeconds(s);

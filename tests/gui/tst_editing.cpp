@@ -619,7 +619,12 @@ void TestEditing::buildingAndLinkFieldsEditTheCluster() {
     QVERIFY(e.cost.priced);
     auto* panel = window_->findChild<RunPanel*>();
     QVERIFY(panel);
-    QVERIFY(!panel->value(QStringLiteral("Per step"), QStringLiteral("Cost")).isEmpty());
+    QCOMPARE(panel->value(QStringLiteral("Per step"), QStringLiteral("Cost")),
+             formatUsd(e.cost.cost_usd_per_step));
+    QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Cost")),
+             formatUsd(e.cost.usd_per_mtok));
+    QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Wall clock")),
+             formatDuration(e.cost.time_s_per_mtok));
     QVERIFY(!panel
                  ->value(QStringLiteral("Goodput"),
                          QStringLiteral("Degraded ") + QString::fromStdString(l0.name))
