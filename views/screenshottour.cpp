@@ -17,6 +17,7 @@
 #include <QPixmap>
 #include <QTabWidget>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace sa::views {
@@ -217,6 +218,26 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
         std::fprintf(stderr, "no chip to move in this scenario: stage-mid-move.png skipped\n");
     }
     ok = analysisShots(window, dir, upToDate) && ok;
+
+    // The whole window at a laptop's and a desktop's size, the docks as a
+    // first start lays them out (about 40 % of the height below the
+    // topology), on the Run tab.
+    auto* timelineDock = window.findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+    auto* inspectorDock = window.findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+    for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
+        window.resize(size);
+        settle(200);
+        if (timelineDock && inspectorDock) {
+            window.resizeDocks({timelineDock}, {size.height() * 38 / 100}, Qt::Vertical);
+            window.resizeDocks({inspectorDock}, {std::max(360, size.width() / 5)}, Qt::Horizontal);
+        }
+        window.showDock(QStringLiteral("run"));
+        view->fitToView();
+        settle(400);
+        ok = save(&window, dir,
+                  QStringLiteral("main-%1x%2.png").arg(size.width()).arg(size.height())) &&
+             ok;
+    }
     // Nothing here is the user's work: close without "save changes?".
     window.document()->undoStack()->setClean();
     window.close();
