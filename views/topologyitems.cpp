@@ -12,6 +12,7 @@
 #include <QHash>
 #include <QPainter>
 #include <QPainterPathStroker>
+#include <QStyleOptionGraphicsItem>
 
 #include <algorithm>
 #include <cmath>
@@ -150,7 +151,7 @@ QRectF ZoneItem::boundingRect() const {
     return r.adjusted(-2, -2, 2, 2);
 }
 
-void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     painter->setRenderHint(QPainter::Antialiasing);
     const bool busy = heat_ && heat_->bytes_per_step > 0;
     const QColor heatColor = busy ? HeatScale::colorFor(heat_->peak_utilization) : kBorder;
@@ -176,6 +177,19 @@ void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
         zone_.firstZone == zone_.lastZone
             ? QStringLiteral("zone %1").arg(zone_.firstZone)
             : QStringLiteral("zones %1").arg(formatRange(zone_.firstZone, zone_.lastZone));
+    // Zoomed out, the zone's name would be too small to read: the tile
+    // keeps only its GPU count, as large as the tile allows (the name is in
+    // the tooltip).
+    const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+    if (9.5 * lod < 7) {
+        painter->setPen(kInk);
+        const double px = std::min(17.0, text.height() - 2);
+        painter->setFont(pixelFont(px, true));
+        const QFontMetricsF big(painter->font());
+        painter->drawText(text, Qt::AlignCenter,
+                          big.elidedText(formatCount(gpus_), Qt::ElideRight, text.width()));
+        return;
+    }
     painter->setPen(kMuted);
     painter->setFont(pixelFont(9.5));
     QFontMetricsF fm(painter->font());
