@@ -194,6 +194,8 @@ private Q_SLOTS:
 private:
     // Runs the small search on panel_ and waits for it.
     bool runSmall();
+    // The default space on a small budget (staged): a front beyond the top.
+    bool runDefaultSpace(int topK);
 
     Scenario scenario_;
     std::shared_ptr<const Evaluator> evaluator_;
@@ -228,6 +230,18 @@ bool TestOptimizerPanel::runSmall() {
         return false;
     return finished.wait(120000) && finished.count() == 1 && !panel_->isRunning() &&
            panel_->result() != nullptr;
+}
+
+bool TestOptimizerPanel::runDefaultSpace(int topK) {
+    OptimizerOptions o;
+    o.max_evaluations = 2000;
+    o.seeds = 2;
+    o.top_k = topK;
+    o.threads = 2;
+    panel_->setOptions(o);
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    return finished.wait(120000);
 }
 
 void TestOptimizerPanel::searchFillsTable() {
@@ -575,15 +589,7 @@ void TestOptimizerPanel::loadIsUndoable() {
 void TestOptimizerPanel::paretoPlansAreRows() {
     // The default space (staged within a small budget) has a front of
     // several plans, most of them slower than the top three.
-    OptimizerOptions o;
-    o.max_evaluations = 2000;
-    o.seeds = 2;
-    o.top_k = 3;
-    o.threads = 2;
-    panel_->setOptions(o);
-    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
-    panel_->run();
-    QVERIFY(finished.wait(120000));
+    QVERIFY(runDefaultSpace(3));
     const OptimizerResult& r = *panel_->result();
     OptimizerResultsModel* m = panel_->model();
     const std::vector<std::size_t> extra = paretoOnlyIndices(r);
@@ -834,15 +840,7 @@ void TestOptimizerPanel::axesShowTheChosenFigures() {
 
 void TestOptimizerPanel::frontOnStepTimeAndCost() {
     // The default space: a front of several plans beyond the top.
-    OptimizerOptions o;
-    o.max_evaluations = 2000;
-    o.seeds = 2;
-    o.top_k = 6;
-    o.threads = 2;
-    panel_->setOptions(o);
-    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
-    panel_->run();
-    QVERIFY(finished.wait(120000));
+    QVERIFY(runDefaultSpace(6));
     OptimizerResultsModel* m = panel_->model();
     ParetoChart* chart = panel_->chart();
     choose(panel_->xAxisBox(), PlanMetric::StepTime);
