@@ -28,6 +28,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -208,12 +209,20 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         const auto& o = sc.plan.rank_order;
         const auto it = std::find(orders.begin(), orders.end(), o);
         rank->setCurrentIndex(it == orders.end() ? -1 : int(it - orders.begin()));
-        Plan p = sc.plan;
-        p.placement.reset();
-        for (std::size_t i = 0; i < orders.size(); ++i) {
-            p.rank_order = orders[i];
-            rank->setItemText(int(i), rankOrderText(orders[i]) + QStringLiteral(" — ") +
-                                          acrossText(placeCells(sc.cluster, p)));
+        // The 24 orders' words depend on the cluster and the grid only:
+        // placed again when either changes, not on every drag or edit.
+        const Parallelism& grid = sc.plan.parallelism;
+        const std::array<int, 4> key = {grid.tp, grid.cp, grid.pp, grid.dp};
+        if (!orderKeyValid_ || key != orderKey_) {
+            orderKey_ = key;
+            orderKeyValid_ = true;
+            Plan p = sc.plan;
+            p.placement.reset();
+            for (std::size_t i = 0; i < orders.size(); ++i) {
+                p.rank_order = orders[i];
+                rank->setItemText(int(i), rankOrderText(orders[i]) + QStringLiteral(" — ") +
+                                              acrossText(placeCells(sc.cluster, p)));
+            }
         }
         across->setText(QStringLiteral("Across buildings: ") +
                         acrossText(placeCells(sc.cluster, sc.plan)));
@@ -925,6 +934,7 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
 }
 
 void PlanInspector::rebuildSelectors() {
+    orderKeyValid_ = false; // a new cluster: the rank orders are placed again
     if (document_->isEmpty())
         return;
     const Cluster& c = document_->scenario().cluster;

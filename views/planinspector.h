@@ -15,6 +15,7 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -111,6 +112,9 @@ private:
     QString problem_;
     QPointer<QWidget> invalidEditor_;
     bool refreshing_ = false;
+    // The grid (tp, cp, pp, dp) the rank-order list was placed for.
+    std::array<int, 4> orderKey_{};
+    bool orderKeyValid_ = false;
     // Changes of one field merge into one undo step until the field is
     // committed (Enter) or left: arrow steps are one edit, two typed values
     // two.
