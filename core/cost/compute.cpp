@@ -172,6 +172,7 @@ double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool mo
     const double t = plan.parallelism.tp;
     const double h = double(model.hidden);
     const double kvDim = double(model.kv_heads) * double(model.headDim());
+    const double qDim = double(model.heads) * double(model.headDim()); // h unless head_dim is set
     const double tokens =
         double(plan.micro_batch_sequences) * double(plan.sequence_length) / plan.parallelism.cp;
     const bool sp = plan.sequence_parallel && t > 1;
@@ -186,7 +187,8 @@ double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool mo
     const double replicated = h + tokensFactor * h;
     // Projection and down-projection inputs; the output gradients of QKV,
     // projection, up and down GEMMs: split by t.
-    const double split = h + tokensFactor * ffn + (h + 2.0 * kvDim) + h + tokensFactor * (up + h);
+    const double split =
+        qDim + tokensFactor * ffn + (qDim + 2.0 * kvDim) + h + tokensFactor * (up + h);
     const double perValue = sp ? (replicated + split) / t : replicated + split / t;
     return tokens * kBf16 * perValue;
 }
@@ -196,6 +198,7 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     const double h = double(model.hidden);
     const double dh = double(model.headDim());
     const double kvDim = double(model.kv_heads) * dh;
+    const double qDim = double(model.heads) * dh; // h unless head_dim is set
     const double s = double(plan.sequence_length) / plan.parallelism.cp;
     const double tokens = double(plan.micro_batch_sequences) * s;
     const bool sp = plan.sequence_parallel && t > 1;
@@ -219,7 +222,7 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     ffnIn = (gated ? 2.0 : 1.0) * ffn;
     ffnOut = ffn;
     const double replicated = 8.0 * h;
-    double split = 2.0 * (h + kvDim) + 2.0 * kvDim + 2.0 * h // Q, K, V, projection input
+    double split = 2.0 * (qDim + kvDim) + 2.0 * kvDim + 2.0 * qDim // Q, K, V, projection input
                    + tokensFactor * (kBf16 * ffnIn + kBf16 * ffnOut);
     if (!plan.flash_attention && plan.recompute == Recompute::None)
         split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
@@ -257,6 +260,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.recompute = plan.recompute;
     k.sequence_parallel = plan.sequence_parallel;
     k.flash_attention = plan.flash_attention;
+    k.attention_kernel = plan.attention_kernel;
     return k;
 }
 
@@ -270,7 +274,31 @@ Plan planOf(const LayerPlanKey& key) {
     p.recompute = key.recompute;
     p.sequence_parallel = key.sequence_parallel;
     p.flash_attention = key.flash_attention;
+    p.attention_kernel = key.attention_kernel;
     return p;
+}
+
+AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, double keys, int cp,
+                              const KernelConstants& kc) {
+    AttentionRates r;
+    if (gpuArch(gpu) != GpuArch::Hopper) {
+        r.fwd = gpu.gemm_efficiency * kc.flash_fwd_relative;
+        r.bwd = gpu.gemm_efficiency * kc.flash_bwd_relative;
+        return r;
+    }
+    const HopperAttention& h = kc.hopper_attention;
+    const AttentionEfficiency& e = kernel == AttentionKernel::Flash2   ? h.flash2
+                                   : kernel == AttentionKernel::Flash3 ? h.flash3
+                                                                       : h.cudnn;
+    const auto curve = [keys](double peak, double s0) { return peak * keys / (keys + s0); };
+    // Under CP the diagonal ring step is causal, the other cp - 1 attend to
+    // a whole chunk: they share the (causal-halved) forward FLOPs evenly.
+    const double causalShare = 1.0 / std::max(1, cp);
+    const double fwdCausal = curve(e.fwd_causal, e.fwd_causal_s0);
+    const double fwdFull = curve(e.fwd_full, e.fwd_full_s0);
+    r.fwd = 1.0 / (causalShare / fwdCausal + (1.0 - causalShare) / fwdFull);
+    r.bwd = curve(e.bwd, e.bwd_s0);
+    return r;
 }
 
 namespace {
@@ -341,9 +369,11 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         // 2.5x the forward FLOPs (Dao 2023).
         // The attention core stays BF16 in an FP8 model (Transformer
         // Engine runs DotProductAttention in BF16 unless fp8_dpa is set).
-        const double rate = s.bf16.peak_flops * s.bf16.efficiency;
-        a.fwd = a.model / (rate * kc.flash_fwd_relative) + kc.kernel_overhead_s;
-        a.bwd = 2.5 * a.model / (rate * kc.flash_bwd_relative) + kc.kernel_overhead_s;
+        const AttentionRates r =
+            attentionRates(gpu, ctx.plan->attention_kernel, s.sLocal, int(s.cp), kc);
+        const double peak = s.bf16.peak_flops;
+        a.fwd = a.model / (peak * r.fwd) + kc.kernel_overhead_s;
+        a.bwd = 2.5 * a.model / (peak * r.bwd) + kc.kernel_overhead_s;
         a.hw = 3.5 * a.model;
     } else {
         // Unfused: two batched GEMMs over the full score matrix plus a

@@ -9,6 +9,29 @@
 
 namespace sa {
 
+// One attention kernel on Hopper, head dim 128, BF16, as a fraction of the
+// dense BF16 peak: eff(s) = peak x s / (s + s0), s the keys one call attends
+// over (the sequence; one CP rank's chunk under context parallelism). Peaks
+// and s0 through Shah et al. 2024 (FlashAttention-3), Fig. 5 (forward, causal
+// and not) and Fig. 6 (backward, FLOPs counted as 2.5x the forward), H100
+// SXM5 (989 TFLOP/s), at 512 and 16k tokens.
+struct AttentionEfficiency {
+    double fwd_causal = 0, fwd_causal_s0 = 0;
+    double fwd_full = 0, fwd_full_s0 = 0;
+    double bwd = 0, bwd_s0 = 0;
+};
+struct HopperAttention {
+    // FlashAttention-2 (PyTorch SDPA's flash backend; no wgmma or TMA):
+    // 191 -> 335 TFLOP/s causal forward, 309 -> 370 full, 214 -> 322 backward.
+    AttentionEfficiency flash2{0.347, 409, 0.376, 105, 0.331, 271};
+    // cuDNN fused attention (Transformer Engine's FusedAttention): 315 -> 539
+    // causal forward, 497 -> 595 full, 305 -> 516 backward.
+    AttentionEfficiency cudnn{0.558, 385, 0.605, 105, 0.534, 374};
+    // FlashAttention-3: 292 -> 616 causal forward, 467 -> 648 full, 316 -> 561
+    // backward.
+    AttentionEfficiency flash3{0.646, 608, 0.663, 207, 0.581, 420};
+};
+
 // Times of one kernel class: compute roofline with a size-dependent
 // efficiency, memory roofline, and a fixed per-kernel overhead.
 struct KernelConstants {
@@ -25,8 +48,12 @@ struct KernelConstants {
     double k0 = 64;
     // FlashAttention-2 reaches ~70% of peak forward and ~60% backward at
     // head dim 128 (Dao 2023, Fig. 5-6): relative to large-GEMM efficiency.
+    // Used where the kernel runs as it was written for the GPU
+    // (FlashAttention-2 on Ampere) and where no measurement is at hand
+    // (Blackwell, unknown GPUs).
     double flash_fwd_relative = 0.9;
     double flash_bwd_relative = 0.8;
+    HopperAttention hopper_attention;
     // Sustained tensor clock under a board power limit below the rated
     // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
@@ -42,6 +69,21 @@ struct KernelConstants {
     double fp8_cast_bytes_per_element = 6.0;
     double fp8_cast_kernels = 2.0;
 };
+
+// The fraction of the BF16 peak (at the sustained clock) the fused attention
+// kernel reaches, forward and backward, for calls over `keys` keys (the
+// sequence; one rank's chunk under context parallelism `cp`;
+// docs/COST_MODEL.md "Attention"). On Hopper each kernel has its own
+// measured curve (HopperAttention); auto is Transformer Engine's choice
+// there, cuDNN (get_attention_backend: "give FusedAttention preference on
+// Hopper+"). Elsewhere every kernel runs at FlashAttention-2's efficiency
+// relative to the large-GEMM one (Dao 2023, on A100): FlashAttention-3 is
+// Hopper-only, and no measurement of cuDNN's kernel off Hopper is at hand.
+struct AttentionRates {
+    double fwd = 0, bwd = 0;
+};
+AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, double keys, int cp,
+                              const KernelConstants& kc = {});
 
 enum class GemmPrecision { Bf16, Fp8 };
 
@@ -152,6 +194,7 @@ struct LayerPlanKey {
     std::int64_t micro_batch_sequences = 0, sequence_length = 0;
     Recompute recompute = Recompute::None;
     bool sequence_parallel = false, flash_attention = false;
+    AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);

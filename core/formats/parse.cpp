@@ -272,6 +272,12 @@ void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel
     o.number("tdp_w", g.tdp_w, kOptional, formats::kNonNegative);
     o.number("power_limit_w", g.power_limit_w, kOptional, formats::kNonNegative);
     o.number("idle_w", g.idle_w, kOptional, formats::kNonNegative);
+    GpuArch arch = GpuArch::Unknown;
+    if (o.choice<GpuArch>("architecture", arch, kOptional,
+                          {{"ampere", GpuArch::Ampere},
+                           {"hopper", GpuArch::Hopper},
+                           {"blackwell", GpuArch::Blackwell}}))
+        g.architecture = toString(arch);
     o.finish();
 }
 
@@ -513,6 +519,7 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         r.integer("kv_heads", m.kv_heads, kOptional, formats::kHeadsRange);
     else
         m.kv_heads = m.heads;
+    r.integer("head_dim", m.head_dim, kOptional, formats::kWidthRange);
     r.integer("vocab", m.vocab, kRequired, formats::kVocabRange);
     r.choice<MlpKind>("mlp", m.mlp, kOptional,
                       {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
@@ -700,6 +707,11 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
             d.error("/grad_reduce_bytes", "must be 2 or 4, got " + describe(*g));
     }
     r.boolean("flash_attention", p.flash_attention, kOptional);
+    r.choice<AttentionKernel>("attention_kernel", p.attention_kernel, kOptional,
+                              {{"auto", AttentionKernel::Auto},
+                               {"flash2", AttentionKernel::Flash2},
+                               {"flash3", AttentionKernel::Flash3},
+                               {"cudnn", AttentionKernel::Cudnn}});
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

@@ -299,7 +299,9 @@ void checkModel(const Model& m, Diagnostics& d) {
     checkInt(d, "/vocab", m.vocab, kVocabRange);
     if (headsOk && kvOk && m.heads % m.kv_heads != 0)
         d.error("/kv_heads", "must divide heads (" + str(m.heads) + "), got " + str(m.kv_heads));
-    if (headsOk && hiddenOk && m.hidden % m.heads != 0)
+    if (m.head_dim != 0)
+        checkInt(d, "/head_dim", m.head_dim, kWidthRange);
+    else if (headsOk && hiddenOk && m.hidden % m.heads != 0)
         d.error("/heads", "must divide hidden (" + str(m.hidden) + "), got " + str(m.heads));
     if (m.moe && !d.isBad("/moe")) {
         const MoeConfig& e = *m.moe;

@@ -51,32 +51,33 @@ const std::map<std::string, int>& keyRank() {
             // cluster
             "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
             "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
-            "power_limit_w", "idle_w", "region", "gpu_model", "gpus", "gpus_per_host",
-            "scale_up_gbps", "scale_out_gbps", "zone_gpus", "zone_oversubscription",
-            "building_oversubscription", "scale_up_efficiency", "scale_up_latency_us",
-            "scale_out_efficiency", "scale_out_latency_us", "gpu_mtbf_hours", "host_mtbf_hours",
-            "restart_s", "storage_write_gbps", "storage_read_gbps", "straggler_slowdown",
-            "step_jitter", "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue",
-            "between", "bandwidth_gbps", "latency_ms", "technology", "background_gbps",
-            "price_per_gb_usd", "degraded_fraction", "degraded_bandwidth_gbps", "efficiency",
-            "window_mib", "flows", "loss_rate", "lossless", "mtu_bytes", "per_message_us",
-            "nccl_channels", "qps_per_connection", "sockets_per_connection", "buffsize_mib",
-            "host_gbps_per_core", "host_net_cores", "max_flows_per_host", "pfc_headroom_mib",
-            "port_gbps", "lossy_loss_rate", "routing", "policy", "ecmp_metric", "ecmp_tolerance",
+            "power_limit_w", "idle_w", "architecture", "region", "gpu_model", "gpus",
+            "gpus_per_host", "scale_up_gbps", "scale_out_gbps", "zone_gpus",
+            "zone_oversubscription", "building_oversubscription", "scale_up_efficiency",
+            "scale_up_latency_us", "scale_out_efficiency", "scale_out_latency_us", "gpu_mtbf_hours",
+            "host_mtbf_hours", "restart_s", "storage_write_gbps", "storage_read_gbps",
+            "straggler_slowdown", "step_jitter", "gpu_hour_usd", "host_power_w",
+            "network_power_w_per_gpu", "pue", "between", "bandwidth_gbps", "latency_ms",
+            "technology", "background_gbps", "price_per_gb_usd", "degraded_fraction",
+            "degraded_bandwidth_gbps", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
+            "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
+            "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
+            "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
+            "policy", "ecmp_metric", "ecmp_tolerance",
             // model
-            "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab", "mlp", "dtype",
-            "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden", "shared_experts",
-            "dense_layers", "capacity_factor",
+            "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp",
+            "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
+            "shared_experts", "dense_layers", "capacity_factor",
             // plan
             "sequence_length", "global_batch_sequences", "micro_batch_sequences", "parallelism",
             "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "sequence_parallel",
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
-            "flash_attention", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
-            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
-            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
-            "target_loss",
+            "flash_attention", "attention_kernel", "fsdp_reshard_after_forward", "compression",
+            "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
+            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
+            "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -158,6 +159,8 @@ nlohmann::json toJson(const Cluster& c) {
                        {"power_limit_w", number(g.power_limit_w)}};
         if (g.idle_w != 0)
             models[key]["idle_w"] = number(g.idle_w);
+        if (!g.architecture.empty())
+            models[key]["architecture"] = g.architecture;
     }
     j["gpu_models"] = models;
     json buildings = json::array();
@@ -264,6 +267,8 @@ nlohmann::json toJson(const Model& m) {
     j["ffn_hidden"] = m.ffn_hidden;
     j["heads"] = m.heads;
     j["kv_heads"] = m.kv_heads;
+    if (m.head_dim != 0)
+        j["head_dim"] = m.head_dim;
     j["vocab"] = m.vocab;
     j["mlp"] = m.mlp == MlpKind::Gelu ? "gelu" : "swiglu";
     j["dtype"] = m.dtype == DType::FP8 ? "fp8" : "bf16";
@@ -340,6 +345,8 @@ nlohmann::json toJson(const Plan& p) {
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
     j["flash_attention"] = p.flash_attention;
+    if (p.attention_kernel != AttentionKernel::Auto)
+        j["attention_kernel"] = toString(p.attention_kernel);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

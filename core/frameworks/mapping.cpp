@@ -674,12 +674,11 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 r.get("num_query_groups", "model:/kv_heads (null: one group per head)");
         }
     }
-    if (auto kv = r.integer("kv_channels", "model:/hidden / model:/heads");
-        kv && m.heads > 0 && *kv != m.hidden / m.heads)
-        r.refuse("kv_channels",
-                 "head size " + integerText(*kv) +
-                     " differs from hidden / heads = " + integerText(m.hidden / m.heads) +
-                     ": the documents tie the head size to hidden / heads");
+    // --kv-channels: the width of one head (Megatron: hidden / heads when
+    // absent); Qwen3 sets it apart.
+    if (auto kv = r.integer("kv_channels", "model:/head_dim");
+        kv && *kv > 0 && m.heads > 0 && *kv != m.hidden / m.heads)
+        m.head_dim = *kv;
     if (nemo) {
         m.tied_embeddings = true; // share_embeddings_and_output_weights defaults to true
         if (r.has("share_embeddings_and_output_weights"))
@@ -840,9 +839,14 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         const bool useFlash = r.flag("use_flash_attn", "plan:/flash_attention");
         if (impl != "transformer_engine" && impl != "local")
             r.refuse("transformer_impl", "must be transformer_engine or local, got '" + impl + "'");
-        if (backend == "flash" || backend == "fused")
+        // Transformer Engine's backends: fused is cuDNN's FusedAttention,
+        // flash the flash-attn package (version 2 unless flash_attn_3 is
+        // installed); auto lets TE pick (FusedAttention on Hopper and newer).
+        if (backend == "flash" || backend == "fused") {
             p.flash_attention = true;
-        else if (backend == "unfused" || backend == "local")
+            p.attention_kernel =
+                backend == "fused" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
+        } else if (backend == "unfused" || backend == "local")
             p.flash_attention = false;
         else if (backend == "auto")
             p.flash_attention = impl == "transformer_engine" || useFlash;

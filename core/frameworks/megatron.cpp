@@ -559,6 +559,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--group-query-attention");
         add("--num-query-groups", num(m.kv_heads));
     }
+    if (m.head_dim != 0 && m.head_dim != m.hidden / m.heads)
+        add("--kv-channels", num(m.head_dim));
     if (m.mlp == MlpKind::SwiGlu)
         add("--swiglu");
     if (!m.tied_embeddings)
@@ -630,6 +632,11 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--transformer-impl", "transformer_engine");
     if (!p.flash_attention)
         add("--attention-backend", "unfused");
+    else if (p.attention_kernel == AttentionKernel::Cudnn)
+        add("--attention-backend", "fused");
+    else if (p.attention_kernel == AttentionKernel::Flash2 ||
+             p.attention_kernel == AttentionKernel::Flash3)
+        add("--attention-backend", "flash");
 
     // Layers per pipeline stage: Megatron splits evenly, or counts the
     // embedding / loss as a layer, or sets the first and last stage apart.

@@ -443,6 +443,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("ffn_hidden_size", num(m.ffn_hidden));
     add("num_attention_heads", num(m.heads));
     add("num_query_groups", m.kv_heads != m.heads ? num(m.kv_heads) : "null");
+    if (m.head_dim != 0 && m.head_dim != m.hidden / m.heads)
+        add("kv_channels", num(m.head_dim));
     add("activation", m.mlp == MlpKind::SwiGlu ? "fast-swiglu" : "gelu");
     add("share_embeddings_and_output_weights", yamlBool(m.tied_embeddings));
     if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)

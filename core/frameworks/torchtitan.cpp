@@ -655,6 +655,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
 
     Plan plan;
     plan.flash_attention = true; // torchtitan's attention is SDPA (flash / cuDNN kernels)
+    // SDPA's flash backend is FlashAttention-2; its cuDNN backend is opt-in
+    // (pytorch/pytorch#138522, PyTorch 2.5.1) and first on Hopper only with
+    // cuDNN newer than 9.15 (sdp_utils.cpp check_prefer_cudnn_attention).
+    plan.attention_kernel = AttentionKernel::Flash2;
     // torchtitan's TP plan always shards norms and dropout over the sequence
     // (SequenceParallel), parallelize_llama apply_tp.
     plan.sequence_parallel = true;
@@ -1242,6 +1246,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
+                                                      "attention_kernel",
                                                       "fsdp_reshard_after_forward",
                                                       "compression",
                                                       "routing",
@@ -1501,6 +1506,13 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         }
         if (!want.contains("placement") && got.contains("placement"))
             comment["placement"] = nullptr;
+        // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
+        if (back.plan->attention_kernel != plan.attention_kernel) {
+            comment["attention_kernel"] = toString(plan.attention_kernel);
+            notes.push_back(std::string("attention_kernel ") + toString(plan.attention_kernel) +
+                            ": torchtitan's SDPA runs FlashAttention-2 unless its cuDNN backend "
+                            "is chosen in code; kept in the scaleacross comment");
+        }
         static const std::set<std::string> explained = {"model",
                                                         "name",
                                                         "rank_order",
@@ -1509,6 +1521,7 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                                                         "dp_overlap",
                                                         "dp_bucket_mib",
                                                         "flash_attention",
+                                                        "attention_kernel",
                                                         "zero_stage",
                                                         "schedule",
                                                         "placement",

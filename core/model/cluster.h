@@ -12,6 +12,8 @@
 
 namespace sa {
 
+enum class GpuArch { Unknown, Ampere, Hopper, Blackwell };
+
 struct GpuModel {
     std::string name;
     double peak_tflops_bf16 = 0;
@@ -34,9 +36,18 @@ struct GpuModel {
     double power_limit_w = 0;
     // Board power with nothing running (0: 15% of the board power; docs/RUN.md).
     double idle_w = 0;
+    // "ampere", "hopper" or "blackwell"; empty: read off the name (H100,
+    // H200, H800, H20 -> hopper; A100, A800, A30, A10 -> ampere; B100, B200,
+    // B300 -> blackwell). It picks the attention kernels' efficiencies
+    // (docs/COST_MODEL.md "Attention").
+    std::string architecture;
 
     bool operator==(const GpuModel&) const = default;
 };
+
+// The GPU's architecture: `architecture` when given, else read off its name.
+GpuArch gpuArch(const GpuModel& g);
+const char* toString(GpuArch a);
 
 // A transport profile for a link: what limits a long fat pipe beyond its
 // raw rate. Built-ins are in core/cost/network.h; a cluster may override or

@@ -30,13 +30,18 @@ struct Model {
     std::int64_t ffn_hidden = 0;
     int heads = 0;
     int kv_heads = 0;
+    // Width of one attention head; 0: hidden / heads. Qwen3 and Gemma set it
+    // apart (Qwen3-30B-A3B: hidden 2048, 32 heads of 128, a 4096-wide Q).
+    std::int64_t head_dim = 0;
     std::int64_t vocab = 0;
     MlpKind mlp = MlpKind::SwiGlu;
     DType dtype = DType::BF16;
     bool tied_embeddings = false;
     std::optional<MoeConfig> moe;
 
-    std::int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }
+    std::int64_t headDim() const {
+        return head_dim > 0 ? head_dim : heads > 0 ? hidden / heads : 0;
+    }
     // Layers with experts among the `n` layers from `first` on (the leading
     // dense_layers have a dense MLP).
     int moeLayersIn(int first, int n) const {

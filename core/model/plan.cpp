@@ -30,6 +30,20 @@ const char* toString(FsdpReshard r) {
     return "?";
 }
 
+const char* toString(AttentionKernel k) {
+    switch (k) {
+    case AttentionKernel::Auto:
+        return "auto";
+    case AttentionKernel::Flash2:
+        return "flash2";
+    case AttentionKernel::Flash3:
+        return "flash3";
+    case AttentionKernel::Cudnn:
+        return "cudnn";
+    }
+    return "?";
+}
+
 const char* toString(CompressionMethod m) {
     switch (m) {
     case CompressionMethod::Bf16:

@@ -26,6 +26,13 @@ enum class CollectiveAlgo { Auto, Ring, Tree, Hierarchical };
 // torch.distributed.pipelining also skips the gradient reduce-scatter until
 // the last microbatch (backward_maybe_with_nosync).
 enum class FsdpReshard { Default, Always, Never };
+// The fused attention kernel (with flash_attention): FlashAttention-2 (Dao
+// 2023; PyTorch SDPA's flash backend), FlashAttention-3 (Shah et al. 2024,
+// Hopper only), cuDNN's fused attention (Transformer Engine's
+// FusedAttention, PyTorch SDPA's cuDNN backend). auto: what Transformer
+// Engine picks (get_attention_backend prefers FusedAttention on Hopper and
+// newer, FlashAttention-2 before).
+enum class AttentionKernel { Auto, Flash2, Flash3, Cudnn };
 inline bool fsdpPerMicrobatch(int zero, FsdpReshard reshard, int pp) {
     return zero == 3 &&
            (reshard == FsdpReshard::Always || (reshard == FsdpReshard::Default && pp == 1));
@@ -173,6 +180,7 @@ struct Plan {
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).
     bool flash_attention = true;
+    AttentionKernel attention_kernel = AttentionKernel::Auto;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
     // The routing the job asks the network for (a traffic-engineering policy
     // for its flows); absent: the cluster's `routing`.
@@ -213,6 +221,7 @@ const char* toString(Recompute r);
 const char* toString(ScheduleKind k);
 const char* toString(CollectiveAlgo a);
 const char* toString(FsdpReshard r);
+const char* toString(AttentionKernel k);
 const char* toString(CompressionMethod m);
 const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);

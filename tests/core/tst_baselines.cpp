@@ -229,7 +229,11 @@ void TestBaselines::largerSpaceNeverFindsWorse() {
         const Evaluator evaluator(s.cluster);
         OptimizerOptions o = smallSearch();
         o.baselines = false;
-        const OptimizerResult small = optimize(evaluator, s.model, s.plan, o);
+        // The full search is seeded with the best of a default-space search
+        // on a quarter of its budget: it can never do worse than that one.
+        OptimizerOptions quarter = o;
+        quarter.max_evaluations = o.max_evaluations / 4;
+        const OptimizerResult small = optimize(evaluator, s.model, s.plan, quarter);
         o.space.size = SpaceSize::Full;
         const OptimizerResult full = optimize(evaluator, s.model, s.plan, o);
         QVERIFY(!small.top.empty() && !full.top.empty());
@@ -286,7 +290,11 @@ void TestBaselines::noPlanBeatsTheLowerBound() {
 void TestBaselines::boundPruningKeepsTheTopList() {
     // Wide layers on 64 GPUs run near the GEMM efficiency, so moves to full
     // recompute cannot beat the plans found: the descent skips them.
-    const Cluster cluster = clusterOf("wide", {building("B1", 64, {.zone_gpus = 64})});
+    // (Attention at FlashAttention-2's Ampere rate, 0.9 of the GEMMs': on
+    // Hopper's measured kernels the plans sit further above the bound.)
+    GpuModel gpu = h100();
+    gpu.architecture = "ampere";
+    const Cluster cluster = clusterOf("wide", {building("B1", 64, {.zone_gpus = 64})}, {}, gpu);
     Model m;
     m.name = "wide";
     m.layers = 4;

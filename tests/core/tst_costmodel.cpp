@@ -135,6 +135,11 @@ private Q_SLOTS:
     void fp8LogitsStayBf16();
     void fp8CastOverhead();
     void powerCapSlowsGemmsNotStreams();
+    void gpuArchitectureFromName_data();
+    void gpuArchitectureFromName();
+    void hopperAttentionKernelsFollowTheirBenchmarks_data();
+    void hopperAttentionKernelsFollowTheirBenchmarks();
+    void attentionKernelSetsTheLayerTime();
 
     // Transports.
     void perFlowRate_data();
@@ -928,11 +933,15 @@ void TestCostModel::fp8LayerAttentionCoreAtBf16() {
     // large-GEMM efficiency slows the layer's forward by exactly what the
     // FlashAttention core loses (BF16 peak x gemm_efficiency x 0.9), nothing
     // else; halving the FP8 efficiency leaves the attention core alone.
+    // (An Ampere-class GPU: on Hopper the attention kernels have their own
+    // measured rates, attentionKernelSetsTheLayerTime.)
     const Model model = fp8(gptModel());
     const Plan plan = makePlan();
-    GpuModel slowBf16 = h100();
+    GpuModel gpu = h100();
+    gpu.architecture = "ampere";
+    GpuModel slowBf16 = gpu;
     slowBf16.gemm_efficiency = 0.4;
-    const LayerCost base = layerCost(contextOn(h100(), model, plan));
+    const LayerCost base = layerCost(contextOn(gpu, model, plan));
     const LayerCost slow = layerCost(contextOn(slowBf16, model, plan));
     const double attnModelFlops = 0.5 * 4.0 * 1 * 32 * 2048.0 * 2048.0 * 128;
     const double expected = attnModelFlops / (989e12 * 0.9) * (1 / 0.4 - 1 / 0.8);
@@ -1003,6 +1012,136 @@ void TestCostModel::powerCapSlowsGemmsNotStreams() {
     QVERIFY_CLOSE(gemmTime(capped, gemmRate(capped, GemmPrecision::Bf16), 8192, 8192, 8192) - 3e-6,
                   (gemmTime(h100(), 989e12, 8192, 8192, 8192) - 3e-6) * std::cbrt(7.0 / 5.0),
                   1e-12);
+}
+
+void TestCostModel::gpuArchitectureFromName_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("given");
+    QTest::addColumn<int>("arch");
+    const int unknown = int(GpuArch::Unknown), ampere = int(GpuArch::Ampere),
+              hopper = int(GpuArch::Hopper), blackwell = int(GpuArch::Blackwell);
+    QTest::newRow("H100 SXM") << "H100-SXM5-80GB"
+                              << "" << hopper;
+    QTest::newRow("Meta's 500 W H100") << "H100-HBM2e-96GB-500W"
+                                       << "" << hopper;
+    QTest::newRow("GH200") << "GH200"
+                           << "" << hopper;
+    QTest::newRow("H200, lower case") << "nvidia_h200_141gb"
+                                      << "" << hopper;
+    QTest::newRow("H20") << "H20"
+                         << "" << hopper;
+    QTest::newRow("A100") << "A100-SXM4-80GB"
+                          << "" << ampere;
+    QTest::newRow("A10") << "A10"
+                         << "" << ampere;
+    QTest::newRow("B200") << "B200"
+                          << "" << blackwell;
+    QTest::newRow("GB200") << "GB200-NVL72"
+                           << "" << blackwell;
+    QTest::newRow("a longer number is another chip") << "XH1000"
+                                                     << "" << unknown;
+    QTest::newRow("another vendor") << "MI300X"
+                                    << "" << unknown;
+    QTest::newRow("given wins over the name") << "H100"
+                                              << "ampere" << ampere;
+    QTest::newRow("given, any case") << "custom"
+                                     << "Hopper" << hopper;
+}
+
+void TestCostModel::gpuArchitectureFromName() {
+    QFETCH(QString, name);
+    QFETCH(QString, given);
+    QFETCH(int, arch);
+    GpuModel g = h100();
+    g.name = name.toStdString();
+    g.architecture = given.toStdString();
+    QCOMPARE(int(gpuArch(g)), arch);
+}
+
+void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks_data() {
+    // Shah et al. 2024 (FlashAttention-3), Fig. 5-6, H100 SXM5, head dim 128:
+    // TFLOP/s. The curves pass through each figure's 512 and 16k bars (1.5%)
+    // and stay within 5% of the bars between (2k, 8k; the middle sags).
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("cp"); // 1: causal forward; 64: (almost) all of it unmasked
+    QTest::addColumn<double>("keys");
+    QTest::addColumn<double>("fwdTflops");
+    QTest::addColumn<double>("bwdTflops");
+    QTest::addColumn<double>("tolerance");
+    const int fa2 = int(AttentionKernel::Flash2), fa3 = int(AttentionKernel::Flash3),
+              cudnn = int(AttentionKernel::Cudnn);
+    QTest::newRow("FA2 causal 512") << fa2 << 1 << 512.0 << 191.0 << 214.0 << 0.015;
+    QTest::newRow("FA2 causal 2k") << fa2 << 1 << 2048.0 << 298.0 << 291.0 << 0.05;
+    QTest::newRow("FA2 causal 8k") << fa2 << 1 << 8192.0 << 333.0 << 318.0 << 0.05;
+    QTest::newRow("FA2 causal 16k") << fa2 << 1 << 16384.0 << 335.0 << 322.0 << 0.015;
+    QTest::newRow("FA2 full 512") << fa2 << 64 << 512.0 << 309.0 << 214.0 << 0.015;
+    QTest::newRow("FA2 full 16k") << fa2 << 64 << 16384.0 << 370.0 << 322.0 << 0.015;
+    QTest::newRow("cuDNN causal 512") << cudnn << 1 << 512.0 << 315.0 << 305.0 << 0.015;
+    QTest::newRow("cuDNN causal 16k") << cudnn << 1 << 16384.0 << 539.0 << 516.0 << 0.015;
+    QTest::newRow("cuDNN full 16k") << cudnn << 64 << 16384.0 << 595.0 << 516.0 << 0.015;
+    QTest::newRow("FA3 causal 512") << fa3 << 1 << 512.0 << 292.0 << 316.0 << 0.015;
+    QTest::newRow("FA3 causal 8k") << fa3 << 1 << 8192.0 << 602.0 << 559.0 << 0.05;
+    QTest::newRow("FA3 causal 16k") << fa3 << 1 << 16384.0 << 616.0 << 561.0 << 0.015;
+    QTest::newRow("FA3 full 16k") << fa3 << 64 << 16384.0 << 648.0 << 561.0 << 0.015;
+}
+
+void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks() {
+    QFETCH(int, kernel);
+    QFETCH(int, cp);
+    QFETCH(double, keys);
+    QFETCH(double, fwdTflops);
+    QFETCH(double, bwdTflops);
+    QFETCH(double, tolerance);
+    const AttentionRates r = attentionRates(h100(), AttentionKernel(kernel), keys, cp);
+    // With cp 64 one ring step in 64 is causal: within 1% of all unmasked.
+    QVERIFY_CLOSE(r.fwd * 989, fwdTflops, tolerance);
+    QVERIFY_CLOSE(r.bwd * 989, bwdTflops, tolerance);
+}
+
+void TestCostModel::attentionKernelSetsTheLayerTime() {
+    // Only the attention core changes with the kernel: the layer's forward
+    // and input-gradient times differ by its FLOPs over the kernels' rates.
+    const Model model = gptModel(); // h 4096, 32 heads of 128
+    Plan plan = makePlan();
+    plan.sequence_length = 8192;
+    const double attnModelFlops = 0.5 * 4.0 * 1 * 32 * 8192.0 * 8192.0 * 128;
+    const auto layerWith = [&](const GpuModel& gpu, AttentionKernel k) {
+        Plan p = plan;
+        p.attention_kernel = k;
+        return layerCost(contextOn(gpu, model, p));
+    };
+    const GpuModel hopper = h100();
+    const LayerCost fa2 = layerWith(hopper, AttentionKernel::Flash2);
+    const LayerCost fa3 = layerWith(hopper, AttentionKernel::Flash3);
+    const LayerCost cudnn = layerWith(hopper, AttentionKernel::Cudnn);
+    const AttentionRates r2 = attentionRates(hopper, AttentionKernel::Flash2, 8192, 1);
+    const AttentionRates rc = attentionRates(hopper, AttentionKernel::Cudnn, 8192, 1);
+    QVERIFY_CLOSE(fa2.fwd_s - cudnn.fwd_s, attnModelFlops / 989e12 * (1 / r2.fwd - 1 / rc.fwd),
+                  1e-9);
+    QVERIFY_CLOSE(fa2.bwd_input_s - cudnn.bwd_input_s,
+                  2.5 * attnModelFlops / 989e12 * (1 / r2.bwd - 1 / rc.bwd), 1e-9);
+    QCOMPARE(fa2.bwd_weight_s, cudnn.bwd_weight_s);
+    QVERIFY(fa3.fwd_s < cudnn.fwd_s && cudnn.fwd_s < fa2.fwd_s);
+    // FlashAttention-2 takes ~1.6x cuDNN's time in forward at 8k on Hopper.
+    QVERIFY_CLOSE(r2.fwd * 989, 327.0, 0.02);
+    // auto is Transformer Engine's pick on Hopper: cuDNN.
+    QVERIFY(layerWith(hopper, AttentionKernel::Auto) == cudnn);
+    // Off Hopper every kernel runs at FlashAttention-2's rate relative to the
+    // large GEMMs (0.9 and 0.8 of gemm_efficiency), as on A100.
+    GpuModel ampere = h100();
+    ampere.architecture = "ampere";
+    const LayerCost a2 = layerWith(ampere, AttentionKernel::Flash2);
+    QVERIFY(layerWith(ampere, AttentionKernel::Cudnn) == a2);
+    QVERIFY(layerWith(ampere, AttentionKernel::Flash3) == a2);
+    const AttentionRates ra = attentionRates(ampere, AttentionKernel::Flash2, 8192, 1);
+    QVERIFY_CLOSE(ra.fwd, 0.8 * 0.9, 1e-12);
+    QVERIFY_CLOSE(ra.bwd, 0.8 * 0.8, 1e-12);
+    QVERIFY_CLOSE(a2.fwd_s - cudnn.fwd_s, attnModelFlops / 989e12 * (1 / ra.fwd - 1 / rc.fwd),
+                  1e-9);
+    // Short sequences lose efficiency: at 1k the forward runs at ~0.75 of 16k.
+    const double at1k = attentionRates(hopper, AttentionKernel::Flash2, 1024, 1).fwd;
+    const double at16k = attentionRates(hopper, AttentionKernel::Flash2, 16384, 1).fwd;
+    QVERIFY(at1k < 0.8 * at16k && at1k > 0.65 * at16k);
 }
 
 // ============================================================================

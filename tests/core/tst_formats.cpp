@@ -87,7 +87,8 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
                 "layers_per_stage": [5, 7, 6, 6]},
   "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
   "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
-  "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false})";
+  "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false,
+  "attention_kernel": "flash2"})";
 
 std::string dataDir() {
     return sa::testing::sourceDir() + "/tests/data/formats";
@@ -211,6 +212,7 @@ void TestFormats::goodDocuments_data() {
     QTest::newRow("power-capped gpu")
         << "cluster"
         << QString::fromStdString(edited(kCluster, {"/gpu_models/H100/gemm_efficiency_fp8=0.65",
+                                                    "/gpu_models/H100/architecture=\"hopper\"",
                                                     "/gpu_models/H100/tdp_w=700",
                                                     "/gpu_models/H100/power_limit_w=500"}));
     QTest::newRow("ecmp routing") << "cluster"
@@ -516,6 +518,9 @@ void TestFormats::badDocuments_data() {
     bad("escaped pointer", "cluster",
         {R"(/gpu_models/a~1b={"peak_tflops": {"bf16": 1}, "memory_gib": -1, "hbm_tbps": 1})"},
         {"cluster.json: /gpu_models/a~1b/memory_gib: must be a number > 0, got -1"});
+    bad("unknown architecture", "cluster", {"/gpu_models/A100/architecture=\"volta\""},
+        {"cluster.json: /gpu_models/A100/architecture: must be one of ampere, hopper, blackwell, "
+         "got 'volta'"});
     bad("efficiency above one", "cluster", {"/gpu_models/A100/gemm_efficiency=1.5"},
         {"cluster.json: /gpu_models/A100/gemm_efficiency: must be a number in (0, 1], got 1.5"});
     bad("fp8 efficiency above one", "cluster", {"/gpu_models/H100/gemm_efficiency_fp8=1.5"},
@@ -638,6 +643,8 @@ void TestFormats::badDocuments_data() {
          "'x'"});
     bad("zero stage 4", "plan", {"/zero_stage=4"},
         {"plan.json: /zero_stage: must be an integer from 0 to 3, got 4"});
+    bad("unknown attention kernel", "plan", {"/attention_kernel=\"flash4\""},
+        {"plan.json: /attention_kernel: must be one of auto, flash2, flash3, cudnn, got 'flash4'"});
     bad("unknown recompute", "plan", {"/recompute=\"some\""},
         {"plan.json: /recompute: must be one of none, selective, full, got 'some'"});
     bad("ep in rank order", "plan", {"/rank_order=[\"tp\", \"cp\", \"pp\", \"ep\"]"},

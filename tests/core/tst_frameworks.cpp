@@ -162,10 +162,9 @@ std::vector<PublishedRow> publishedRows() {
         "models/llama3-70b-fp8.json", 0, {R, B, V});
     add("megatron/mbridge2511-llama31-405b-1024.sh", "plans/mbridge2511-llama31-405b-1024.json",
         "models/llama31-405b-fp8.json", 0, {R, B, V});
-    // Qwen3's heads are 128 wide, twice hidden / heads: the documents cannot say so (the
-    // encoding's model description notes the undercount), so a faithful import refuses.
+    // Qwen3's heads are 128 wide, twice hidden / heads (--kv-channels 128: the model's head_dim).
     add("megatron/mbridge2511-qwen3-30b-a3b-16.sh", "plans/mbridge2511-qwen3-30b-a3b-16.json",
-        "models/qwen3-30b-a3b-fp8.json", 0, {}, "--kv-channels");
+        "models/qwen3-30b-a3b-fp8.json", 0, {R, B, S});
     // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
     // vocabulary size comes with the import options.
     add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",
@@ -317,6 +316,7 @@ private Q_SLOTS:
     void refusals_data();
     void refusals();
     void scriptExpansion();
+    void headSizeFromKvChannels();
     void everySettingReported();
     void megatronDefaults();
     void exportText();
@@ -463,9 +463,9 @@ void TestFrameworks::refusals_data() {
     QTest::newRow("flag with a value") << M << base + "--sequence-parallel yes"
                                        << "--sequence-parallel"
                                        << "takes no value";
-    QTest::newRow("head size") << M << base + "--kv-channels 128"
+    QTest::newRow("head size") << M << base + "--kv-channels 0"
                                << "--kv-channels"
-                               << "head size";
+                               << "must be at least 1";
     QTest::newRow("moe every other layer") << M << base + "--num-experts 8 --moe-layer-freq 2"
                                            << "--moe-layer-freq"
                                            << "not expressible";
@@ -543,6 +543,34 @@ void TestFrameworks::refusals() {
     QVERIFY2(found, problems(got.problems).constData());
     // Only a missing world size asks the caller for one (the explorer then does).
     QCOMPARE(got.needs_world_size, setting == QLatin1String("world size"));
+}
+
+void TestFrameworks::headSizeFromKvChannels() {
+    // --kv-channels sets the head width apart from hidden / heads (Qwen3); the
+    // exports write it back, and leave it out where it is hidden / heads.
+    const std::string script =
+        "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size "
+        "1024 --num-attention-heads 16 --kv-channels 128 --seq-length 2048 --micro-batch-size 1 "
+        "--global-batch-size 64 --vocab-size 32000 --bf16 --tensor-model-parallel-size 2";
+    ImportOptions opt;
+    opt.file = "qwen-like.sh";
+    const Imported got = importMegatronScript(script, opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.model->head_dim, 128);
+    QCOMPARE(got.model->headDim(), 128);
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const std::string want = f == Framework::Nemo ? "kv_channels: 128" : "--kv-channels 128";
+        QVERIFY2(ex.text.find(want) != std::string::npos, ex.text.c_str());
+    }
+    // The same width as hidden / heads is the default: nothing to set.
+    const Imported same =
+        importMegatronScript(std::string(script).replace(script.find("128"), 3, "64"), opt);
+    QVERIFY2(same.ok(), problems(same.problems).constData());
+    QCOMPARE(same.model->head_dim, 0);
+    QVERIFY(exportPlan(Framework::Megatron, *same.model, *same.plan).text.find("--kv-channels") ==
+            std::string::npos);
 }
 
 void TestFrameworks::scriptExpansion() {

@@ -338,6 +338,27 @@ void TestEditing::everyPlanKnobIsEditable() {
     QCOMPARE(reshard->currentIndex(), 0);
     doc->undoStack()->undo();
     QVERIFY(!hiding->isChecked());
+
+    // The attention kernel: auto, the three fused kernels, then unfused.
+    QComboBox* kernel = inspector->comboBox(QStringLiteral("attention_kernel"));
+    QVERIFY(kernel);
+    QCOMPARE(kernel->currentIndex(), 0);
+    inspector->scrollArea()->ensureWidgetVisible(kernel);
+    kernel->setFocus();
+    QTest::keyClick(kernel, Qt::Key_Down);
+    QCOMPARE(doc->scenario().plan.attention_kernel, AttentionKernel::Flash2);
+    QVERIFY(doc->scenario().plan.flash_attention);
+    QVERIFY(waitForEvaluation());
+    QTest::keyClick(kernel, Qt::Key_End);
+    QVERIFY(!doc->scenario().plan.flash_attention);
+    QCOMPARE(kernel->currentIndex(), 4);
+    QVERIFY(waitForEvaluation());
+    // Arrowing through one combo is one undo step.
+    QCOMPARE(doc->undoStack()->index(), 1);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.flash_attention);
+    QCOMPARE(doc->scenario().plan.attention_kernel, AttentionKernel::Auto);
+    QCOMPARE(kernel->currentIndex(), 0);
 }
 
 void TestEditing::wheelOverUnfocusedFieldScrollsTheInspector() {

@@ -26,12 +26,15 @@ def dump(path, doc):
         f.write("\n")
 
 
-def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, moe=None):
+def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, moe=None,
+          head_dim=None):
     doc = {
         "format": "scaleacross.model", "version": 1, "name": name, "description": desc,
         "layers": layers, "hidden": hidden, "ffn_hidden": ffn, "heads": heads,
         "kv_heads": kv, "vocab": vocab, "mlp": mlp, "dtype": dtype, "tied_embeddings": tied,
     }
+    if head_dim:
+        doc["head_dim"] = head_dim
     if moe:
         doc["moe"] = moe
     dump("models/" + name + ".json", doc)
@@ -39,7 +42,8 @@ def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, m
 
 
 def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="none", sp=True,
-         kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None):
+         kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None,
+         attention=None):
     doc = {
         "format": "scaleacross.plan", "version": 1, "name": name, "description": desc,
         "sequence_length": seq, "global_batch_sequences": gbs, "micro_batch_sequences": mbs,
@@ -48,6 +52,8 @@ def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="non
         "schedule": {"kind": kind, "virtual_stages": v},
         "dp_overlap": dp_overlap, "grad_reduce_bytes": grad_bytes, "flash_attention": flash,
     }
+    if attention:
+        doc["attention_kernel"] = attention
     if layers_per_stage:
         doc["placement"] = {"layers_per_stage": layers_per_stage}
     dump("plans/" + name + ".json", doc)
@@ -178,13 +184,18 @@ for seq_k, gpus, gbs, tp, pp, dp, cp, tflops in [(32, 32, 128, 2, 1, 8, 2, 610),
 # ---------------------------------------- torchtitan (Grand Teton H100, Dec 2024)
 TT = ("pytorch/torchtitan docs/performance.md (commit d4c86e375, 2025-01-30; runs at torchtitan "
       "9dec370, Dec 2024)")
+TT_ATTENTION = ("attention_kernel flash2: torchtitan calls PyTorch SDPA, whose flash backend is "
+                "FlashAttention-2; cuDNN attention was made opt-in before these runs "
+                "(pytorch/pytorch#138522, Oct 2024), and a nightly of 2024-12-04 runs SDPA at "
+                "329 TFLOP/s on an H100 where cuDNN runs at 631 (pytorch/pytorch#142132)")
 TT_COMMON = ["the cards ran at 500 W: power_limit_w 500 of tdp_w 700, so the 700 W SXM peaks are "
              "sustained at (500/700)^(1/3) = 0.894 (docs/COST_MODEL.md); 96 GB HBM2e at 2.4 TB/s, "
              "the figure torchao's roofline_utils.py gives for Meta's H100 variant",
              "torch.compile is not expressible (the model has no notion of kernel fusion by the "
              "compiler)",
              "Float8 (torchao, nn.Linear only) mapped to dtype fp8; FSDP float8 all-gather is not "
-             "expressible"]
+             "expressible",
+             TT_ATTENTION]
 l3_8_fp8 = load("models/llama3-8b-fp8.json")
 l3_70_fp8 = load("models/llama3-70b-fp8.json")
 l31_405_fp8 = model("llama31-405b-fp8", "Llama 3.1 405B (126 x 16384, 128 heads, 8 KV heads, ffn "
@@ -195,13 +206,14 @@ for fsdp, cp, seq, tps in [(8, 1, 32768, 3890), (4, 2, 65536, 2540), (2, 4, 1310
     name = "torchtitan-llama31-8b-fsdp%d-cp%d" % (fsdp, cp)
     p = plan(name, "torchtitan Llama 3.1 8B, FSDP%d CP%d, seq %d, local batch 1, full AC, "
              "compile + Float8" % (fsdp, cp, seq), seq, fsdp, 1, 1, cp, 1, fsdp, zero=3,
-             recompute="full")
+             recompute="full", attention="flash2")
     run(name, "torchtitan", TT + ", Table 2 row 'FSDP %d, CP %d' (seq %d): %d TPS/GPU" %
         (fsdp, cp, seq, tps), "grand-teton-h100-96gb.json", l3_8_fp8, p, "tokens_per_s_per_gpu",
-        tps, tps, TT_COMMON + ["FSDP shards over dp x cp ranks in torchtitan (dp_shard_cp mesh); "
-                               "the plan shards over dp only"])
+        tps, tps, TT_COMMON + ["FSDP shards over the dp x cp ranks (torchtitan's dp_shard_cp "
+                               "mesh), as the model's ZeRO does"])
 p = plan("torchtitan-llama31-70b-fsdp32-tp8", "torchtitan Llama 3.1 70B, FSDP32 TP8, local batch "
-         "16, full AC, compile + Float8", 8192, 512, 16, 8, 1, 1, 32, zero=3, recompute="full")
+         "16, full AC, compile + Float8", 8192, 512, 16, 8, 1, 1, 32, zero=3, recompute="full",
+         attention="flash2")
 run("torchtitan-llama31-70b-fsdp32-tp8", "torchtitan", TT + ", Table 4 row '2D' (no AsyncTP): 829 "
     "TPS/GPU", "grand-teton-h100-96gb.json", l3_70_fp8, p, "tokens_per_s_per_gpu", 829, 829,
     TT_COMMON + ["sequence length 8192 (llama3_70b.toml at 9dec370)",
@@ -212,7 +224,8 @@ for kind, v, tps in [("1f1b", 1, 100), ("interleaved", 2, 128)]:
     name = "torchtitan-llama31-405b-3d-%s" % kind
     p = plan(name, "torchtitan Llama 3.1 405B, FSDP8 TP8 PP8, local batch 32 in 8 microbatches, "
              "full AC, compile + Float8 + AsyncTP, %s" % kind, 8192, 256, 4, 8, 1, 8, 8, zero=2,
-             recompute="full", kind=kind, v=v, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15])
+             recompute="full", kind=kind, v=v, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15],
+             attention="flash2")
     run(name, "torchtitan", TT + ", Table 5 row '%s': %d TPS/GPU" %
         ("1F1B" if kind == "1f1b" else "Interleaved 1F1B", tps), "grand-teton-h100-96gb.json",
         l31_405_fp8, p, "tokens_per_s_per_gpu", tps, tps,
@@ -325,21 +338,17 @@ run("mbridge2511-llama31-405b-1024", "megatron-bridge-25.11", MB + ", row LLAMA3
                  "[15,16,...,16,15] layers per pipeline rank; the documents give layers per "
                  "stage, not per virtual stage"],
     published_tflops_per_gpu=737)
-q30 = model("qwen3-30b-a3b-fp8", "Qwen3-30B-A3B: 48 layers, hidden 2048, 32 heads, 4 KV heads, "
-            "128 experts top-8 with expert ffn 768, vocab 151936, untied; FP8 GEMMs. Qwen3's "
-            "head_dim is 128 (q projection 4096 wide, twice hidden); the documents tie head_dim to "
-            "hidden/heads = 64, so attention projections and the attention core are undercounted",
-            48, 2048, 6144, 32, 4, 151936, "swiglu", "fp8", False,
-            moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 768})
+q30 = model("qwen3-30b-a3b-fp8", "Qwen3-30B-A3B: 48 layers, hidden 2048, 32 heads of 128 (a "
+            "4096-wide q projection, twice hidden), 4 KV heads, 128 experts top-8 with expert ffn "
+            "768, vocab 151936, untied; FP8 GEMMs", 48, 2048, 6144, 32, 4, 151936, "swiglu", "fp8",
+            False, moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 768}, head_dim=128)
 p = plan("mbridge2511-qwen3-30b-a3b-16", "Megatron-Bridge 25.11: Qwen3_30B_a3B 16 GPUs, TP1 PP2 "
          "VP24 EP8 DP8, MBS 2, GBS 512, seq 4096 (GA 32)", 4096, 512, 2, 1, 1, 2, 8, ep=8,
          kind="interleaved", v=24)
 run("mbridge2511-qwen3-30b-a3b-16", "megatron-bridge-25.11", MB + ", row Qwen3_30B_a3B: 5275 "
     "tokens/s/GPU, 121 model TFLOP/s/GPU (token-dropless, force-balanced routing)",
     "dgx-h100.json", q30, p, "tokens_per_s_per_gpu", 5275, 5275,
-    MB_ASSUME + ["head_dim 128 not expressible (see the model's description): predicted "
-                 "attention work is low",
-                 "force-balanced routing matches the model's even expert load; capacity factor 1",
+    MB_ASSUME + ["force-balanced routing matches the model's even expert load; capacity factor 1",
                  "MoE all-to-all overlap (--overlap-moe-expert-parallel-comm) not expressible"],
     published_tflops_per_gpu=121)
 
@@ -351,6 +360,15 @@ FIRST_BATCH = ["torchtitan-llama31-8b-fsdp8", "torchtitan-llama31-8b-fsdp128",
                "nemo2407-llama3-8b-8", "nemo2407-llama3-70b-64"]
 index = load("runs.json")
 kept = [r for r in index["runs"] if r["id"] in FIRST_BATCH]
+# Revised from the first batch: the torchtitan rows' attention kernel.
+for r in kept:
+    if r["family"] == "torchtitan":
+        path = r["plan"]
+        doc = load(path)
+        doc["attention_kernel"] = "flash2"
+        dump(path, doc)
+        if TT_ATTENTION not in r["assumptions"]:
+            r["assumptions"].append(TT_ATTENTION)
 assert len(kept) == len(FIRST_BATCH), "runs.json lost a first-batch run"
 index["runs"] = kept + runs
 dump("runs.json", index)
