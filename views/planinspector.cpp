@@ -38,7 +38,8 @@ namespace {
 
 const std::vector<ScheduleKind> kSchedules = {ScheduleKind::GPipe, ScheduleKind::OneFOneB,
                                               ScheduleKind::Interleaved, ScheduleKind::ZeroBubble};
-const std::vector<Recompute> kRecompute = {Recompute::None, Recompute::Selective, Recompute::Full};
+const std::vector<Recompute> kRecompute = {Recompute::None, Recompute::Selective, Recompute::Full,
+                                           Recompute::SelectiveOp};
 const std::vector<CollectiveAlgo> kAlgos = {CollectiveAlgo::Auto, CollectiveAlgo::Ring,
                                             CollectiveAlgo::Tree, CollectiveAlgo::Hierarchical};
 

@@ -205,6 +205,27 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
 
     if (plan.recompute == Recompute::Full) // only each layer's input is kept
         return tokens * kBf16 * h / (sp ? t : 1.0);
+    if (plan.recompute == Recompute::SelectiveOp) {
+        // torchtitan's per-op policy keeps the block's input and the saved
+        // ops' outputs: wq, wv, attention, w1 and (SwiGLU) w2, the 1st, 3rd,
+        // 5th and 7th matmuls of wq wk wv wo w1 w3 w2 (GELU: wq wk wv wo w1
+        // w2, so w2 is recomputed). An MoE layer's grouped expert GEMMs are
+        // not aten.mm: they keep their activations as without recompute.
+        const bool gatedMlp = model.mlp == MlpKind::SwiGlu;
+        double replicatedOp = h, splitOp = qDim + kvDim + qDim;
+        if (moeLayer && model.moe) {
+            const double fe = double(model.moe->expert_ffn_hidden);
+            const double copies =
+                model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
+            splitOp += copies * ((gatedMlp ? 2.0 : 1.0) * fe + fe);
+        } else {
+            splitOp += double(model.ffn_hidden);
+            if (gatedMlp)
+                replicatedOp += h; // w2's output (the reduce-scatter's with SP)
+        }
+        const double perValue = sp ? (replicatedOp + splitOp) / t : replicatedOp + splitOp / t;
+        return tokens * kBf16 * perValue;
+    }
 
     // Korthikanti et al. 2022 Table 2, per token, bf16, without dropout
     // masks (modern recipes); MHA + GeLU reduces to their 34 sbh - 2 masks.
@@ -532,6 +553,23 @@ LayerCost layerCost(const LayerContext& ctx) {
             c.recompute_s = attn.fwd;
             hwTotal += attn.flopsFull;
         }
+    } else if (plan.recompute == Recompute::SelectiveOp) {
+        // torchtitan's per-op policy (activation_checkpoint.py
+        // _apply_op_sac: "Saves output of all compute ops, except every
+        // second mm"): the backward re-runs wk, wo and w3 (GELU: w2; an MoE
+        // layer's experts are grouped GEMMs, saved) and every elementwise op.
+        GemmSums redo;
+        redo.add(ctx, s.linear, {s.T, s.kvLocal * s.dh, s.h, 1});
+        redo.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
+        if (!(ctx.moe_layer && model.moe)) {
+            const double f = double(model.ffn_hidden) / s.t;
+            if (s.gated)
+                redo.add(ctx, s.linear, {s.T, f, s.h, 1});
+            else
+                redo.add(ctx, s.linear, {s.T, s.h, f, 1});
+        }
+        c.recompute_s = redo.fwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
+        hwTotal += redo.hwFlops;
     }
     c.hw_flops_total = hwTotal;
     layerComm(ctx, s, attn, c);

@@ -596,7 +596,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.choice<Recompute>("recompute", p.recompute, kOptional,
                         {{"none", Recompute::None},
                          {"selective", Recompute::Selective},
-                         {"full", Recompute::Full}});
+                         {"full", Recompute::Full},
+                         {"selective-op", Recompute::SelectiveOp}});
     r.boolean("sequence_parallel", p.sequence_parallel, kOptional);
     ObjectReader sched = r.object("schedule", kOptional);
     sched.choice<ScheduleKind>("kind", p.schedule.kind, kOptional,

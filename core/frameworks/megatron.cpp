@@ -622,7 +622,9 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--bf16");
     if (m.dtype == DType::FP8)
         add("--fp8-format", "hybrid");
-    if (p.recompute == Recompute::Selective) {
+    if (p.recompute == Recompute::Selective || p.recompute == Recompute::SelectiveOp) {
+        // (torchtitan's per-op policy has no Megatron counterpart: the
+        // nearest is Megatron's selective recompute.)
         add("--recompute-granularity", "selective");
     } else if (p.recompute == Recompute::Full) {
         add("--recompute-granularity", "full");

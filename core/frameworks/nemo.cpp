@@ -478,7 +478,10 @@ Exported exportNemo(const Model& m, const Plan& p) {
         }
     }
     add("activations_checkpoint_granularity",
-        p.recompute == Recompute::None ? "null" : toString(p.recompute));
+        p.recompute == Recompute::None ? "null"
+        : p.recompute == Recompute::SelectiveOp
+            ? "selective" // torchtitan's per-op policy: NeMo's nearest
+            : toString(p.recompute));
     add("activations_checkpoint_method", p.recompute == Recompute::Full ? "uniform" : "null");
     add("activations_checkpoint_num_layers", p.recompute == Recompute::Full ? "1" : "null");
     add("transformer_engine", yamlBool(p.flash_attention));

@@ -1167,9 +1167,9 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                 if (!option) {
                     r.refuse(optKey, "must be 'op' or a layer interval");
                 } else if (*option == "op") {
-                    plan.recompute = Recompute::Selective;
+                    plan.recompute = Recompute::SelectiveOp;
                     r.mapped(modeKey, "plan:/recompute");
-                    r.mappedValue(optKey, "op", "plan:/recompute (selective)");
+                    r.mappedValue(optKey, "op", "plan:/recompute (selective-op)");
                 } else if (*option == "1") {
                     plan.recompute = Recompute::Full;
                     r.mapped(modeKey, "plan:/recompute");
@@ -1406,6 +1406,9 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
         notes.push_back("recompute 'selective' is written as torchtitan's per-op selective AC "
                         "('op'): it saves matmul outputs and recomputes the rest, not only the "
                         "attention core");
+        break;
+    case Recompute::SelectiveOp:
+        t << "mode = \"selective\"\nselective_ac_option = \"op\"\n";
         break;
     case Recompute::Full:
         t << "mode = \"full\"\n";

@@ -76,6 +76,8 @@ const char* toString(Recompute r) {
         return "selective";
     case Recompute::Full:
         return "full";
+    case Recompute::SelectiveOp:
+        return "selective-op";
     }
     return "?";
 }
@@ -116,7 +118,8 @@ std::optional<Dim> dimFromString(const std::string& s) {
 }
 
 std::optional<Recompute> recomputeFromString(const std::string& s) {
-    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    for (Recompute r :
+         {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::SelectiveOp})
         if (s == toString(r))
             return r;
     return std::nullopt;

@@ -16,7 +16,12 @@ enum class Dim { TP = 0, CP = 1, PP = 2, DP = 3, EP = 4 };
 constexpr int kDimCount = 5;
 constexpr std::array<Dim, kDimCount> kAllDims = {Dim::TP, Dim::CP, Dim::PP, Dim::DP, Dim::EP};
 
-enum class Recompute { None, Selective, Full };
+// Selective: Megatron's (Korthikanti et al. 2022), the attention core only.
+// SelectiveOp: torchtitan's per-op policy (activation_checkpoint mode
+// "selective", selective_ac_option "op"): it saves the outputs of matmuls,
+// attention and reduce-scatters except every second matmul of a block, and
+// recomputes the rest (those matmuls and every elementwise op).
+enum class Recompute { None, Selective, Full, SelectiveOp };
 enum class ScheduleKind { GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class CollectiveAlgo { Auto, Ring, Tree, Hierarchical };
 // FSDP (ZeRO-3): whether a unit frees its gathered parameters after each

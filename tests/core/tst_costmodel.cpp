@@ -140,6 +140,7 @@ private Q_SLOTS:
     void hopperAttentionKernelsFollowTheirBenchmarks_data();
     void hopperAttentionKernelsFollowTheirBenchmarks();
     void attentionKernelSetsTheLayerTime();
+    void selectiveOpRecomputesEverySecondMatmul();
 
     // Transports.
     void perFlowRate_data();
@@ -1142,6 +1143,52 @@ void TestCostModel::attentionKernelSetsTheLayerTime() {
     const double at1k = attentionRates(hopper, AttentionKernel::Flash2, 1024, 1).fwd;
     const double at16k = attentionRates(hopper, AttentionKernel::Flash2, 16384, 1).fwd;
     QVERIFY(at1k < 0.8 * at16k && at1k > 0.65 * at16k);
+}
+
+void TestCostModel::selectiveOpRecomputesEverySecondMatmul() {
+    // torchtitan's per-op AC on a Llama-style layer (SwiGLU, GQA, matmuls wq
+    // wk wv wo w1 w3 w2): its backward re-runs wk, wo, w3 and the elementwise
+    // work (20 B per hidden value, SwiGLU's 6 B per ffn value, ten kernels);
+    // it keeps the block's input and the outputs of wq, wv, attention, w1, w2.
+    Model llama = gptModel(16, 4096, 32, 8);
+    llama.mlp = MlpKind::SwiGlu;
+    llama.ffn_hidden = 14336;
+    Plan plan = makePlan();
+    plan.recompute = Recompute::SelectiveOp;
+    const GpuModel gpu = h100();
+    const GemmRate rate = gemmRate(gpu, GemmPrecision::Bf16);
+    const double T = 2048, h = 4096, f = 14336, kv = 8 * 128;
+    const double hbm = 3.35e12 * 0.8;
+    const LayerCost op = layerCost(contextOn(gpu, llama, plan));
+    const double redo =
+        gemmTime(gpu, rate, T, kv, h) + gemmTime(gpu, rate, T, h, h) + gemmTime(gpu, rate, T, f, h);
+    const double elementwise = (T * 20 * h + T * 3 * f * 2) / hbm + 10 * 3e-6;
+    QVERIFY_CLOSE(op.recompute_s, redo + elementwise, 1e-9);
+    QVERIFY_CLOSE(op.activation_bytes, 2 * T * (h + h + kv + h + f + h), 1e-12);
+
+    // Between keeping everything and full recompute, in time and memory.
+    Plan none = plan, full = plan;
+    none.recompute = Recompute::None;
+    full.recompute = Recompute::Full;
+    const LayerCost kept = layerCost(contextOn(gpu, llama, none));
+    const LayerCost redone = layerCost(contextOn(gpu, llama, full));
+    QCOMPARE(kept.recompute_s, 0.0);
+    QVERIFY(op.recompute_s < 0.6 * redone.recompute_s);
+    QVERIFY(op.activation_bytes < 0.6 * kept.activation_bytes);
+    QVERIFY(op.activation_bytes > redone.activation_bytes);
+    QVERIFY(op.hw_flops_total > kept.hw_flops_total);
+    QCOMPARE(op.fwd_s, kept.fwd_s);
+
+    // GELU (wq wk wv wo w1 w2): w2 is the sixth matmul, recomputed; w1 kept.
+    const Model gpt = gptModel(); // h 4096, MHA, f 16384
+    const LayerCost gelu = layerCost(contextOn(gpu, gpt, plan));
+    const double fg = 16384;
+    QVERIFY_CLOSE(gelu.recompute_s,
+                  gemmTime(gpu, rate, T, h, h) + gemmTime(gpu, rate, T, h, h) +
+                      gemmTime(gpu, rate, T, h, fg) + (T * 20 * h + T * 2 * fg * 2) / hbm +
+                      10 * 3e-6,
+                  1e-9);
+    QVERIFY_CLOSE(gelu.activation_bytes, 2 * T * (h + h + h + h + fg), 1e-12);
 }
 
 // ============================================================================

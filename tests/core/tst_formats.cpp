@@ -646,7 +646,7 @@ void TestFormats::badDocuments_data() {
     bad("unknown attention kernel", "plan", {"/attention_kernel=\"flash4\""},
         {"plan.json: /attention_kernel: must be one of auto, flash2, flash3, cudnn, got 'flash4'"});
     bad("unknown recompute", "plan", {"/recompute=\"some\""},
-        {"plan.json: /recompute: must be one of none, selective, full, got 'some'"});
+        {"plan.json: /recompute: must be one of none, selective, full, selective-op, got 'some'"});
     bad("ep in rank order", "plan", {"/rank_order=[\"tp\", \"cp\", \"pp\", \"ep\"]"},
         {"plan.json: /rank_order/3: must be one of tp, cp, pp, dp, got 'ep'"});
     bad("rank order not a permutation", "plan", {"/rank_order=[\"tp\", \"tp\", \"pp\", \"dp\"]"},

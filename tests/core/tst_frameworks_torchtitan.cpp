@@ -347,7 +347,7 @@ components = ["model", "loss"]
     QCOMPARE(p.microbatches(), std::int64_t(4)); // local 8 / microbatch 2
     QCOMPARE(p.zero_stage, 3);
     QCOMPARE(p.fsdp_reshard_after_forward, sa::FsdpReshard::Always);
-    QCOMPARE(p.recompute, sa::Recompute::Selective);
+    QCOMPARE(p.recompute, sa::Recompute::SelectiveOp);
     QCOMPARE(p.schedule.kind, sa::ScheduleKind::Interleaved);
     QCOMPARE(p.schedule.virtual_stages, 2); // torchtitan's default for looped schedules
     // generate_llm_fqn_per_model_part(8 stages, 32 layers, 1, 1): 34

@@ -188,6 +188,9 @@ TT_ATTENTION = ("attention_kernel flash2: torchtitan calls PyTorch SDPA, whose f
                 "FlashAttention-2; cuDNN attention was made opt-in before these runs "
                 "(pytorch/pytorch#138522, Oct 2024), and a nightly of 2024-12-04 runs SDPA at "
                 "329 TFLOP/s on an H100 where cuDNN runs at 631 (pytorch/pytorch#142132)")
+TT_SAC = ("'selective op' AC mapped to recompute=selective-op: torchtitan's policy "
+          "(activation_checkpoint.py, 'Saves output of all compute ops, except every second mm') "
+          "recomputes wk, wo, w3 and the elementwise ops in the backward")
 TT_COMMON = ["the cards ran at 500 W: power_limit_w 500 of tdp_w 700, so the 700 W SXM peaks are "
              "sustained at (500/700)^(1/3) = 0.894 (docs/COST_MODEL.md); 96 GB HBM2e at 2.4 TB/s, "
              "the figure torchao's roofline_utils.py gives for Meta's H100 variant",
@@ -366,7 +369,13 @@ for r in kept:
         path = r["plan"]
         doc = load(path)
         doc["attention_kernel"] = "flash2"
+        # torchtitan's "selective op" AC is its own policy (every second
+        # matmul and the elementwise ops recomputed), not Megatron's.
+        if doc["recompute"] == "selective":
+            doc["recompute"] = "selective-op"
         dump(path, doc)
+        r["assumptions"] = [TT_SAC if a == "'selective op' AC mapped to recompute=selective" else a
+                            for a in r["assumptions"]]
         if TT_ATTENTION not in r["assumptions"]:
             r["assumptions"].append(TT_ATTENTION)
 assert len(kept) == len(FIRST_BATCH), "runs.json lost a first-batch run"
