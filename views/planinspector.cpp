@@ -275,6 +275,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
              QStringLiteral("Megatron sequence parallelism with TP"),
              [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
+    addCheck(sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
+             QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "
+                            "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "
+                            "parallel)"),
+             [](Scenario& s, bool v) { s.plan.tp_comm_overlap = v; });
     addCheck(sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
              QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
                             "links (more activation memory)"),
@@ -394,7 +399,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     });
     for (const auto& [field, widget] : editors_) {
         if (field != QLatin1String("dp_overlap") && field != QLatin1String("latency_hiding") &&
-            field != QLatin1String("sequence_parallel"))
+            field != QLatin1String("sequence_parallel") &&
+            field != QLatin1String("tp_comm_overlap"))
             continue;
         if (auto* check = qobject_cast<QCheckBox*>(widget)) {
             const QString f = field;
@@ -402,7 +408,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                 const Plan& p = document_->scenario().plan;
                 check->setChecked(f == QLatin1String("dp_overlap")       ? p.dp_overlap
                                   : f == QLatin1String("latency_hiding") ? p.schedule.latency_hiding
-                                                                         : p.sequence_parallel);
+                                  : f == QLatin1String("tp_comm_overlap") ? p.tp_comm_overlap
+                                                                          : p.sequence_parallel);
             });
         }
     }

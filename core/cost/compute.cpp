@@ -282,6 +282,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.sequence_parallel = plan.sequence_parallel;
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
+    k.tp_comm_overlap = plan.tp_comm_overlap;
     return k;
 }
 
@@ -296,6 +297,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.sequence_parallel = key.sequence_parallel;
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
+    p.tp_comm_overlap = key.tp_comm_overlap;
     return p;
 }
 
@@ -508,6 +510,72 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     }
 }
 
+// TP communication overlapped with the GEMMs (Megatron --tp-comm-overlap,
+// Transformer Engine userbuffers with initialize_ub's default methods; needs
+// sequence parallelism). Forward: the all-gathers before QKV and FC1 run as a
+// ring exchange under those GEMMs (the local chunk first: only what the GEMM
+// cannot cover shows); the reduce-scatters after the projection and FC2 are
+// pipelined in splits, the GEMM losing the communication SMs meanwhile and
+// the last split exposed. Backward: the all-gathers of the output gradients
+// under the projection's and FC2's dgrad (ring exchange), the reduce-scatters
+// of the input gradients under QKV's and FC1's wgrad (bulk). An MoE layer's
+// expert half stays unoverlapped. The times replace layerComm's tp_*_s.
+void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
+    const int ti = int(s.t);
+    if (ti <= 1)
+        return;
+    const KernelConstants& kc = ctx.kc;
+    const GpuModel& gpu = *ctx.gpu;
+    const double bytes = s.T * s.h * kBf16;
+    const double half =
+        0.5 * ringAllReduceTime(bytes, ti,
+                                tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),
+                                ctx.scale_up_step_s); // one all-gather or reduce-scatter
+    const double slow = double(gpu.sms) / std::max(1.0, double(gpu.sms) - kc.tp_overlap_comm_sms);
+    // A GEMM in `n` row chunks: Transformer Engine issues the chunk GEMMs on
+    // up to three streams (_NUM_MAX_UB_STREAMS), so together they fill the
+    // GPU as the whole GEMM does; each chunk adds its kernel's fixed cost.
+    // The exposures are against the GEMM run whole (without FP8 casts,
+    // which do not change).
+    const auto time = [&](const Gemm& g, double n) {
+        return gemmTime(gpu, s.linear, g.m, g.n, g.k, g.batch, kc) + (n - 1) * kc.kernel_overhead_s;
+    };
+    // Ring exchange (all-gather): tp chunk GEMMs, each on the chunk that
+    // arrived during the previous one; the first is local.
+    const auto ring = [&](const Gemm& g) {
+        const double parts = time(g, double(ti));
+        return std::max(parts, half + parts / ti) - time(g, 1);
+    };
+    // Pipelined reduce-scatter: chunk GEMMs on fewer SMs, each chunk's
+    // reduce-scatter behind the next: the last chunk's is exposed when the
+    // GEMM is the longer, the first chunk's GEMM when the traffic is.
+    const auto pipelined = [&](const Gemm& g) {
+        const double n = kc.tp_overlap_splits;
+        const double parts = time(g, n) * slow;
+        return std::max(parts + half / n, parts / n + half) - time(g, 1);
+    };
+    // Bulk: the whole GEMM on fewer SMs beside the whole collective.
+    const auto bulk = [&](const Gemm& g) { return std::max(time(g, 1) * slow, half) - time(g, 1); };
+    // Shapes as m x n x k: forward T x out x in; dgrad T x in x out; wgrad
+    // in x out x T.
+    const double q = (s.headsLocal + 2.0 * s.kvLocal) * s.dh, o = s.headsLocal * s.dh;
+    double fwd = ring({s.T, q, s.h, 1}) + pipelined({s.T, s.h, o, 1});
+    double bwd = ring({s.T, o, s.h, 1}) + bulk({s.h, q, s.T, 1});
+    if (ctx.moe_layer && ctx.model->moe) {
+        fwd += 2.0 * half; // the expert half's all-gather and reduce-scatter as they were
+        bwd += 2.0 * half;
+    } else {
+        const double f = double(ctx.model->ffn_hidden) / s.t;
+        const double up = (s.gated ? 2.0 : 1.0) * f;
+        fwd += ring({s.T, up, s.h, 1}) + pipelined({s.T, s.h, f, 1});
+        bwd += ring({s.T, f, s.h, 1}) + bulk({s.h, up, s.T, 1});
+    }
+    c.tp_fwd_s = fwd;
+    c.tp_bwd_s = bwd;
+    if (ctx.plan->recompute == Recompute::Full)
+        c.tp_recompute_s = fwd;
+}
+
 } // namespace
 
 LayerCost layerCost(const LayerContext& ctx) {
@@ -573,6 +641,8 @@ LayerCost layerCost(const LayerContext& ctx) {
     }
     c.hw_flops_total = hwTotal;
     layerComm(ctx, s, attn, c);
+    if (plan.tp_comm_overlap && s.sp)
+        overlapTpComm(ctx, s, c);
 
     c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer);
     c.wgrad_held_bytes = weightGradHeldBytesPerLayer(model, plan, ctx.moe_layer);

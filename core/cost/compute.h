@@ -54,6 +54,13 @@ struct KernelConstants {
     double flash_fwd_relative = 0.9;
     double flash_bwd_relative = 0.8;
     HopperAttention hopper_attention;
+    // TP communication overlap (Transformer Engine's initialize_ub
+    // defaults): a GEMM overlapped with a pipelined or bulk reduce-scatter
+    // gives the communication kernels 16 SMs ("num_sm"), and a pipelined one
+    // runs in 4 splits ("num_splits"), the last of which is exposed; the
+    // all-gathers use copy engines ("ring_exchange", use_ce).
+    double tp_overlap_comm_sms = 16;
+    double tp_overlap_splits = 4;
     // Sustained tensor clock under a board power limit below the rated
     // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
@@ -195,6 +202,7 @@ struct LayerPlanKey {
     Recompute recompute = Recompute::None;
     bool sequence_parallel = false, flash_attention = false;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
+    bool tp_comm_overlap = false;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);

@@ -700,6 +700,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     }
 
     r.boolean("dp_overlap", p.dp_overlap, kOptional);
+    r.boolean("tp_comm_overlap", p.tp_comm_overlap, kOptional);
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);
     if (const json* g = r.find("grad_reduce_bytes", kOptional)) {
         if (g->is_number_integer() && (g->get<std::int64_t>() == 2 || g->get<std::int64_t>() == 4))

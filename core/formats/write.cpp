@@ -73,11 +73,11 @@ const std::map<std::string, int>& keyRank() {
             "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "sequence_parallel",
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
-            "link_technologies", "dp_overlap", "dp_bucket_mib", "grad_reduce_bytes",
-            "flash_attention", "attention_kernel", "fsdp_reshard_after_forward", "compression",
-            "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
-            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
-            "token_budget", "target_loss",
+            "link_technologies", "dp_overlap", "tp_comm_overlap", "dp_bucket_mib",
+            "grad_reduce_bytes", "flash_attention", "attention_kernel",
+            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
+            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
+            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -342,6 +342,8 @@ nlohmann::json toJson(const Plan& p) {
     }
     j["link_technologies"] = overrides;
     j["dp_overlap"] = p.dp_overlap;
+    if (p.tp_comm_overlap)
+        j["tp_comm_overlap"] = true;
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
     j["flash_attention"] = p.flash_attention;

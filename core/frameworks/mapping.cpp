@@ -108,7 +108,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"fp8_amax_history_len", "FP8 scaling detail"},
         {"fp8_amax_compute_algo", "FP8 scaling detail"},
         {"fp8_param_gather", "FP8 parameter all-gather: not expressible"},
-        {"tp_comm_overlap", "TP communication overlap: not expressible"},
         {"overlap_param_gather",
          "parameter all-gather overlap: the plan's dp_overlap is the gradient reduce"},
         {"overlap_param_gather_with_optimizer_step", "parameter all-gather overlap"},
@@ -160,7 +159,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"overlap_param_sync",
          "parameter all-gather overlap: the plan's dp_overlap is the gradient "
          "reduce"},
-        {"ub_tp_comm_overlap", "TP communication overlap: not expressible"},
         {"kv_channels", "null: hidden / heads"},
     };
     for (const auto& r : exact)
@@ -816,6 +814,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
 
     // ---- data-parallel overlap and buckets
     p.dp_overlap = r.flag("overlap_grad_reduce", "plan:/dp_overlap");
+    // Transformer Engine's userbuffers (NeMo: ub_tp_comm_overlap).
+    p.tp_comm_overlap = r.flag("tp_comm_overlap", "plan:/tp_comm_overlap");
     if (r.has("ddp_num_buckets"))
         r.refuse("ddp_num_buckets", "a bucket count: the documents give a bucket size");
     if (p.dp_overlap) {

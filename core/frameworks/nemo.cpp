@@ -142,6 +142,7 @@ const std::map<std::string, std::string>& renamed() {
         {"num_layers_in_first_pipeline_stage", "decoder_first_pipeline_num_layers"},
         {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"},
         {"use_flash_attention", "use_flash_attn"},
+        {"ub_tp_comm_overlap", "tp_comm_overlap"},
         {"optim.overlap_grad_sync", "overlap_grad_reduce"},
         {"optim.ddp_bucket_size", "ddp_bucket_size"},
     };
@@ -486,6 +487,7 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("activations_checkpoint_num_layers", p.recompute == Recompute::Full ? "1" : "null");
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
+    add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
     add("fp8", yamlBool(m.dtype == DType::FP8));
     if (m.dtype == DType::FP8)
         add("fp8_hybrid", "true");

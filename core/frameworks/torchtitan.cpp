@@ -817,7 +817,11 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     }
     for (const char* k :
          {"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel"})
-        r.ignored(k, "AsyncTP (TP communication overlapped with GEMMs) is not expressible");
+        if (r.has(k))
+            if (auto b = r.boolean(k, false)) {
+                plan.tp_comm_overlap = *b;
+                r.mapped(k, "plan:/tp_comm_overlap (AsyncTP)");
+            }
     for (const char* k : {"parallelism.disable_loss_parallel", "training.disable_loss_parallel"})
         r.ignored(k, "loss parallelism: the logits cost is modelled sharded over tp");
     for (const char* k : {"parallelism.context_parallel_rotate_method",
@@ -1348,6 +1352,8 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     t << "tensor_parallel_degree = " << par.tp << "\n";
     t << "context_parallel_degree = " << par.cp << "\n";
     t << "pipeline_parallel_degree = " << par.pp << "\n";
+    if (plan.tp_comm_overlap)
+        t << "enable_async_tensor_parallel = true\n";
     if (par.ep > 1) {
         if (par.cp > 1)
             problems.push_back({"", "/parallelism/ep",

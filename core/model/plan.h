@@ -179,8 +179,13 @@ struct Plan {
     std::map<Dim, CollectiveAlgo> collectives;             // per dimension
     std::map<std::string, LinkOverride> link_technologies; // by link name
     bool dp_overlap = true;                                // overlap DP/FSDP traffic with backward
-    double dp_bucket_mib = 256;                            // gradient bucket size
-    int grad_reduce_bytes = 4; // bytes per element of reduced gradients (fp32)
+    // TP communication overlapped with the GEMMs next to it (with sequence
+    // parallelism): Megatron --tp-comm-overlap / NeMo ub_tp_comm_overlap
+    // (Transformer Engine userbuffers), torchtitan's AsyncTP. Off by default
+    // as in Megatron and torchtitan.
+    bool tp_comm_overlap = false;
+    double dp_bucket_mib = 256; // gradient bucket size
+    int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).

@@ -141,6 +141,7 @@ private Q_SLOTS:
     void hopperAttentionKernelsFollowTheirBenchmarks();
     void attentionKernelSetsTheLayerTime();
     void selectiveOpRecomputesEverySecondMatmul();
+    void tpCommOverlapHidesUnderTheGemms();
 
     // Transports.
     void perFlowRate_data();
@@ -1189,6 +1190,44 @@ void TestCostModel::selectiveOpRecomputesEverySecondMatmul() {
                       10 * 3e-6,
                   1e-9);
     QVERIFY_CLOSE(gelu.activation_bytes, 2 * T * (h + h + h + h + fg), 1e-12);
+}
+
+void TestCostModel::tpCommOverlapHidesUnderTheGemms() {
+    // TP 8 with sequence parallelism on one NVLink domain: the overlap
+    // (Transformer Engine userbuffers) leaves a small part of the eight
+    // all-gathers and reduce-scatters; it needs SP; it never costs more than
+    // the exposed collectives; and a GEMM too short to hide a collective
+    // leaves the collective's remainder exposed.
+    const Model model = gptModel(16, 8192, 64, 8);
+    Plan plan = makePlan(8);
+    plan.sequence_parallel = true;
+    const auto layer = [&](const Plan& p) { return layerCost(contextOn(h100(), model, p)); };
+    const LayerCost exposed = layer(plan);
+    Plan overlap = plan;
+    overlap.tp_comm_overlap = true;
+    const LayerCost hidden = layer(overlap);
+    QVERIFY(exposed.tp_fwd_s > 0);
+    QVERIFY(hidden.tp_fwd_s < 0.5 * exposed.tp_fwd_s);
+    QVERIFY(hidden.tp_bwd_s < 0.5 * exposed.tp_bwd_s);
+    QVERIFY(hidden.tp_fwd_s > 0); // the last split and the chunked GEMMs' loss stay
+    QCOMPARE(hidden.fwd_s, exposed.fwd_s);
+    QCOMPARE(hidden.tp_bytes, exposed.tp_bytes); // the same traffic, hidden
+    // Without SP (all-reduces) Megatron refuses the overlap: nothing changes.
+    Plan noSp = overlap;
+    noSp.sequence_parallel = false;
+    Plan noSpPlain = plan;
+    noSpPlain.sequence_parallel = false;
+    QVERIFY(layer(noSp) == layer(noSpPlain));
+    // On a slow scale-up link the collectives outlast the GEMMs: overlap
+    // saves at most the GEMM time, so most of the traffic stays exposed.
+    static Cluster slow;
+    slow = clusterOf("slow", {building("B1", 8)}, {}, h100());
+    slow.buildings[0].scale_up_gbps = 50;
+    const LayerCost slowExposed = layerCost(layerContext(slow, slow.buildings[0], model, plan));
+    const LayerCost slowHidden = layerCost(layerContext(slow, slow.buildings[0], model, overlap));
+    QVERIFY(slowHidden.tp_fwd_s < slowExposed.tp_fwd_s);
+    QVERIFY(slowHidden.tp_fwd_s > 0.6 * slowExposed.tp_fwd_s);
+    QVERIFY(slowHidden.tp_fwd_s >= slowExposed.tp_fwd_s - slowExposed.fwd_s);
 }
 
 // ============================================================================

@@ -339,6 +339,17 @@ void TestEditing::everyPlanKnobIsEditable() {
     doc->undoStack()->undo();
     QVERIFY(!hiding->isChecked());
 
+    // TP communication overlap: a click on its box, then undo.
+    QCheckBox* tpOverlap = inspector->checkBox(QStringLiteral("tp_comm_overlap"));
+    QVERIFY(tpOverlap && !tpOverlap->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(tpOverlap);
+    QTest::mouseClick(tpOverlap, Qt::LeftButton, {}, QPoint(4, tpOverlap->height() / 2));
+    QVERIFY(doc->scenario().plan.tp_comm_overlap);
+    QVERIFY(waitForEvaluation());
+    doc->undoStack()->undo();
+    QVERIFY(!doc->scenario().plan.tp_comm_overlap);
+    QVERIFY(!tpOverlap->isChecked());
+
     // The attention kernel: auto, the three fused kernels, then unfused.
     QComboBox* kernel = inspector->comboBox(QStringLiteral("attention_kernel"));
     QVERIFY(kernel);

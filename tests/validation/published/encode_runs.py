@@ -380,5 +380,39 @@ for r in kept:
             r["assumptions"].append(TT_ATTENTION)
 assert len(kept) == len(FIRST_BATCH), "runs.json lost a first-batch run"
 index["runs"] = kept + runs
+
+# TP communication overlap where the run's own launch configuration
+# (tests/data/frameworks/) turns it on: NeMo ub_tp_comm_overlap, Megatron
+# --tp-comm-overlap, torchtitan enable_async_tensor_parallel (AsyncTP).
+import re
+FRAMEWORKS = os.path.join(HERE, "..", "..", "data", "frameworks")
+TP_OVERLAP = [("nemo", ".yaml", re.compile(r"^\s*ub_tp_comm_overlap:\s*true", re.M),
+               "ub_tp_comm_overlap: true"),
+              ("megatron", ".sh", re.compile(r"--tp-comm-overlap\b"), "--tp-comm-overlap"),
+              ("torchtitan", ".toml", re.compile(r"^\s*enable_async_tensor_parallel\s*=\s*true",
+                                                 re.M), "enable_async_tensor_parallel = true")]
+STALE = [r";? ?TP comm overlap \(ub_tp_comm_overlap\) is not expressible",
+         r";? ?--tp-comm-overlap is not expressible", r";? ?TP comm overlap is not expressible",
+         r"TP comm overlap and "]
+for r in index["runs"]:
+    for folder, ext, pattern, flag in TP_OVERLAP:
+        path = os.path.join(FRAMEWORKS, folder, r["id"] + ext)
+        if not os.path.exists(path) or not pattern.search(open(path).read()):
+            continue
+        doc = load(r["plan"])
+        doc["tp_comm_overlap"] = True
+        dump(r["plan"], doc)
+        kept_assumptions = []
+        for a in r["assumptions"]:
+            if a == "AsyncTP (TP comm overlap) is not expressible":
+                continue
+            for stale in STALE:
+                a = re.sub(stale, "", a)
+            if a.startswith("CP's overlap"):
+                a = a.replace("are not expressible", "is not expressible")
+            kept_assumptions.append(a)
+        note = ("tp_comm_overlap true: the run's launch configuration (tests/data/frameworks/%s/"
+                "%s%s) sets %s" % (folder, r["id"], ext, flag))
+        r["assumptions"] = [a for a in kept_assumptions if a != note] + [note]
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
