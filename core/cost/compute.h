@@ -61,6 +61,18 @@ struct KernelConstants {
     // all-gathers use copy engines ("ring_exchange", use_ce).
     double tp_overlap_comm_sms = 16;
     double tp_overlap_splits = 4;
+    // An NCCL collective on its own stream, overlapped with compute (DP
+    // gradient reduce-scatter under backward, the distributed optimizer's
+    // parameter all-gather under forward, FSDP's prefetched gathers): NCCL
+    // runs one CTA per channel, each resident on an SM for the whole
+    // collective (NCCL_MAX_CTAS, default 32 = MAXCHANNELS), and a GEMM sized
+    // to one wave of the SMs spills into a second wave. 24 CTAs is what an
+    // ncclAllGather launched on an H100 in an FSDP prefetch (NVIDIA developer
+    // forum, "Compute-Communication Overlap Causes Severe GEMM Performance
+    // Degradation because of Tail Effect", 2025, Nsight Systems); 24 of 132
+    // SMs is 18%, the mean compute slowdown under overlap Lee et al. measured
+    // on H100, A100, MI250 and MI210 (arXiv:2507.03114: 18.9%, up to 40%).
+    double nccl_overlap_ctas = 24;
     // Sustained tensor clock under a board power limit below the rated
     // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
@@ -76,6 +88,28 @@ struct KernelConstants {
     double fp8_cast_bytes_per_element = 6.0;
     double fp8_cast_kernels = 2.0;
 };
+
+// Compute and a collective that runs beside it on another stream: while both
+// run, the collective's CTAs hold `share` of the SMs and the compute goes at
+// 1 - share of its rate; what remains after the collective ends runs at full
+// rate. slowedCompute is when the compute ends, overlappedWithCompute when
+// both have.
+inline double slowedCompute(double compute_s, double comm_s, double share) {
+    if (!(share > 0) || !(comm_s > 0) || !(compute_s > 0))
+        return compute_s;
+    const double alone = compute_s / (1 - share); // the compute, all of it beside the collective
+    return compute_s + (comm_s < alone ? comm_s : alone) * share;
+}
+inline double overlappedWithCompute(double compute_s, double comm_s, double share) {
+    const double c = slowedCompute(compute_s, comm_s, share);
+    return c > comm_s ? c : comm_s;
+}
+
+// The share of a GPU's SMs an overlapped NCCL collective holds.
+inline double ncclOverlapShare(int sms) {
+    const double ctas = KernelConstants{}.nccl_overlap_ctas;
+    return sms > ctas ? ctas / double(sms) : 0.5;
+}
 
 // The fraction of the BF16 peak (at the sustained clock) the fused attention
 // kernel reaches, forward and backward, for calls over `keys` keys (the

@@ -232,7 +232,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     in.stage_params = st.stageParams;
     const Ref<Zero3> z3 =
         st.zero3.get(in, [&](const Zero3Input& i, Zero3& out) { zero3Collectives(ctx, i, out); });
-    applyZero3(*z3, st.chunkLayers, par.pp, v, st.chunks);
+    applyZero3(*z3, st.chunkLayers, *layout, st.costs, par.pp, v, st.chunks);
     return &*z3;
 }
 

@@ -345,15 +345,21 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
     } else {
         // HSDP: each bucket's all-reduce across workers follows its
         // reduce-scatter inside the worker, behind the last microbatch's
-        // backward (about 2/3 of its compute).
+        // backward (about 2/3 of its compute), whose SMs it shares
+        // (slowedCompute).
         const Evaluation& c = evs[critical];
         const double buckets =
             std::max(1.0, std::ceil(largestStage / shard * plan.grad_reduce_bytes /
                                     std::max(1.0, plan.dp_bucket_mib * 1024 * 1024)));
         const double window =
             c.breakdown.compute_s / double(std::max<std::int64_t>(1, c.microbatches)) * 2.0 / 3.0;
+        const double share = gpu ? ncclOverlapShare(gpu->sms) : 0.0;
         const double exposed =
-            plan.dp_overlap ? std::max(sync_s / buckets, sync_s - window) : sync_s;
+            plan.dp_overlap ? std::max(slowedCompute(window, sync_s - sync_s / buckets, share) +
+                                           sync_s / buckets,
+                                       sync_s) -
+                                  window
+                            : sync_s;
         step = innerStep + exposed;
     }
 

@@ -202,7 +202,11 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
 // What the prefetch cannot hide stretches each chunk's forward and backward.
 // Each FSDP unit (one per layer, as torchtitan and DeepSpeed wrap them) is
 // its own all-gather and reduce-scatter and pays its own latency.
-void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks);
+// The share of the SMs an overlapped NCCL collective takes from the stage's
+// compute: the most any building holding the stage loses (ncclOverlapShare).
+double stageOverlapShare(const Layout& layout, const std::vector<BuildingCosts>& costs, int stage);
+void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout,
+                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks);
 
 // ---- the pipeline's input ---------------------------------------------------
 

@@ -87,17 +87,28 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
     }
 }
 
-void applyZero3(const Zero3& z3, const ChunkLayers& layers, int pp, int v, ChunkTable& chunks) {
+double stageOverlapShare(const Layout& layout, const std::vector<BuildingCosts>& costs, int stage) {
+    double share = 0;
+    for (int b : layout.stageBuildings[std::size_t(stage)])
+        if (const GpuModel* gpu = costs[std::size_t(b)].gpu)
+            share = std::max(share, ncclOverlapShare(gpu->sms));
+    return share;
+}
+
+void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout,
+                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks) {
     for (int s = 0; s < pp; ++s) {
         const CollectiveCost &ag = z3.ag[std::size_t(s)], &rs = z3.rs[std::size_t(s)];
+        const double share = stageOverlapShare(layout, costs, s);
         for (int c = 0; c < v; ++c) {
             const double units = std::max(1, layers.layers[std::size_t(c * pp + s)]);
             const double tAg = std::max(ag.bandwidth_s, z3.shared / 2) + ag.latency_s * units;
             const double tRs = std::max(rs.bandwidth_s, z3.shared / 2) + rs.latency_s * units;
             ChunkTimes& t = chunks[std::size_t(s)][std::size_t(c)];
-            // What the prefetch could not hide is DP time on the critical path.
-            const double f = std::max(t.fwd, tAg);
-            const double b = std::max(t.bwd + t.wgrad, tAg + tRs) - t.wgrad;
+            // What the prefetch could not hide is DP time on the critical path;
+            // what it hides still takes SMs from the compute beside it.
+            const double f = overlappedWithCompute(t.fwd, tAg, share);
+            const double b = overlappedWithCompute(t.bwd + t.wgrad, tAg + tRs, share) - t.wgrad;
             t.fwd = f;
             t.bwd = b;
         }
@@ -297,6 +308,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const std::size_t i = std::size_t(s);
         const double P = (*in.stage_params)[i];
         const double endS = pr.end_s[i];
+        const double share = stageOverlapShare(*in.layout, *in.costs, s);
         double t = 0, buckets = 1;
         if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
@@ -315,15 +327,24 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
                 const double tAg = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]) +
                                    d.agCost[i].latency_s * agBuckets;
+                // Overlapped, the first bucket is exposed and the rest runs
+                // beside the first forwards (this stage's and those before it,
+                // when this stage has no compute), slowing this stage's.
                 const double window = firstFwd + pin.fwd[i][0];
+                const double beside = std::clamp(std::min(tAg, window) - firstFwd, 0.0, tAg);
+                const double slowdown = slowedCompute(pin.fwd[i][0], beside, share) - pin.fwd[i][0];
                 out.gatherExposed[i] =
-                    plan.dp_overlap ? std::max(tAg / agBuckets, tAg - window) : tAg;
+                    plan.dp_overlap ? std::max(tAg / agBuckets + slowdown, tAg - window) : tAg;
             }
         }
         out.time[i] = t;
         const double start = plan.dp_overlap ? pr.last_bwd_start_s[i] : endS;
         out.start[i] = start;
-        out.end[i] = t > 0 ? std::max(start + t, endS + t / buckets) : endS;
+        // The overlapped sync takes SMs from the last backward beside it:
+        // every bucket but the last, which waits for the backward to end.
+        const double computeEnd =
+            start < endS ? start + slowedCompute(endS - start, t - t / buckets, share) : endS;
+        out.end[i] = t > 0 ? std::max(start + t, computeEnd + t / buckets) : endS;
         // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
         // gradients into their shards during its backward: the DP stream
         // runs m of them, none before the stage's first backward.

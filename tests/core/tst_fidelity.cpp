@@ -122,6 +122,7 @@ private Q_SLOTS:
     void gradientsReducedOverDpTimesCp();
     void everyStageHasItsBreakdown();
     void dataParallelSharesLinksWithActivations();
+    void overlappedCollectivesTakeSmsFromCompute();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -405,6 +406,46 @@ void TestFidelity::dataParallelSharesLinksWithActivations() {
     QVERIFY(alone.shared > 0);
     QVERIFY2(shared.shared > alone.shared * 1.01,
              (std::to_string(shared.shared) + " vs " + std::to_string(alone.shared)).c_str());
+}
+
+void TestFidelity::overlappedCollectivesTakeSmsFromCompute() {
+    // While a collective runs beside compute its CTAs hold share of the SMs:
+    // the compute goes at 1 - share while both run, at full rate after.
+    const double share = 0.2;
+    QVERIFY(closeRelative(slowedCompute(10, 2, share), 10 + 2 * share));
+    // A collective longer than the slowed compute: all of it ran slowed.
+    QVERIFY(closeRelative(slowedCompute(8, 100, share), 8 / (1 - share)));
+    QVERIFY(closeRelative(overlappedWithCompute(8, 100, share), 100));
+    QVERIFY(closeRelative(overlappedWithCompute(10, 2, share), 10.4));
+    QCOMPARE(slowedCompute(10, 0, share), 10.0);
+    QCOMPARE(slowedCompute(10, 2, 0), 10.0);
+    // NCCL's CTAs on an H100's 132 SMs and an A100's 108.
+    QVERIFY(closeRelative(ncclOverlapShare(132), KernelConstants{}.nccl_overlap_ctas / 132));
+    QVERIFY(ncclOverlapShare(108) > ncclOverlapShare(132));
+
+    // Data parallelism over 8 hosts of one building, one microbatch per
+    // replica, small buckets: the all-reduce runs beside the backward and
+    // all but its last bucket hides there, but it slows that backward by
+    // share x its time. Without overlap it all comes after the backward.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Plan on = makePlan(8, 1, 8, 256);
+    on.sequence_length = 4096;
+    on.micro_batch_sequences = 32;
+    on.zero_stage = 0;
+    on.dp_bucket_mib = 1;
+    on.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan off = on;
+    off.dp_overlap = false;
+    const Evaluation hidden = evaluated(c, smallLlama(), on);
+    const Evaluation after = evaluated(c, smallLlama(), off);
+    const double sync = after.breakdown.dp_exposed_s; // all of the all-reduce
+    const double slowdown = ncclOverlapShare(h100().sms) * sync;
+    QVERIFY(sync > 0);
+    QVERIFY2(
+        hidden.breakdown.dp_exposed_s >= 0.99 * slowdown,
+        (std::to_string(hidden.breakdown.dp_exposed_s) + " < " + std::to_string(slowdown)).c_str());
+    QVERIFY(hidden.breakdown.dp_exposed_s < 0.5 * sync);
+    QVERIFY(hidden.step_time_s < after.step_time_s);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

@@ -5,6 +5,7 @@
 // a thin link DiLoCo reaches the target loss sooner than synchronous DP,
 // over a fat one it does not, and the optimizer picks accordingly.
 
+#include "cost/compute.h"
 #include "cost/evaluate.h"
 #include "cost/outer.h"
 #include "cost/run.h"
@@ -139,6 +140,23 @@ private Q_SLOTS:
         QCOMPARE(ev.outer_sync->loss_penalty, 0.0);
         QCOMPARE(ev.outer_sync->token_multiplier, 1.0);
         QVERIFY(ev.step_time_s > ev.outer_sync->inner_step_s);
+        // On a fat link the all-reduce of small buckets hides behind the
+        // last backward but its CTAs take SMs from it: it still lengthens
+        // the step by share x its time (the last bucket's share of it comes
+        // after the backward, in full).
+        Scenario fat = campus(51200);
+        fat.plan.outer_sync = h;
+        fat.plan.dp_bucket_mib = 1;
+        const Evaluation f = evaluated(fat);
+        const GpuModel* gpu = fat.cluster.gpuOf(fat.cluster.buildings[0]);
+        QVERIFY(gpu);
+        const double slowdown = ncclOverlapShare(gpu->sms) * f.outer_sync->sync_s;
+        QVERIFY(f.outer_sync->sync_s > 0);
+        QVERIFY2(f.outer_sync->exposed_per_step_s >= 0.999 * slowdown &&
+                     f.outer_sync->exposed_per_step_s < 0.5 * f.outer_sync->sync_s,
+                 (std::to_string(f.outer_sync->exposed_per_step_s) + " vs sync " +
+                  std::to_string(f.outer_sync->sync_s))
+                     .c_str());
     }
 
     void oneWorkerChangesNothing() {
