@@ -453,6 +453,26 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
     return ffnActBytes;
 }
 
+// An MoE layer's token permutations, forward (the backward runs each one's
+// mirror image, the same bytes): the dispatcher gathers each token's top_k
+// copies into expert order before the experts and scatters them back,
+// weighted, after (Megatron-Core token_dispatcher.py permute / unpermute,
+// fused or not; torchtitan's MoE index_select / scatter_add); under EP with
+// several local experts the tokens received from the all-to-all are
+// regrouped by local expert and back again (MoEAlltoAllTokenDispatcher
+// sort_chunks_by_idxs). Each pass reads and writes every copy's hidden
+// vector in BF16.
+double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
+    if (!ctx.moe_layer || !ctx.model->moe)
+        return 0;
+    const MoeConfig& moe = *ctx.model->moe;
+    const double copies = (s.sp ? s.T / s.t : s.T) * moe.top_k * moe.capacity_factor;
+    const double localExperts = double(moe.experts) / s.ep;
+    const double passes = 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
+    return passes *
+           (streamTime(*ctx.gpu, 2.0 * copies * s.h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s);
+}
+
 // TP, CP and EP communication of the layer on the critical path.
 void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore& attn,
                LayerCost& c) {
@@ -604,8 +624,11 @@ LayerCost layerCost(const LayerContext& ctx) {
         s.T * kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) + ffnActBytes;
     const double elemFwdS = streamTime(*ctx.gpu, elemFwd, kc);
     const double elemBwdS = 2.0 * elemFwdS;
-    c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
-    c.bwd_input_s = gemms.dgrad + attn.bwd + elemBwdS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+    const double permuteS = moePermuteTime(ctx, s);
+    c.moe_permute_s = permuteS;
+    c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + permuteS + kKernelsFwd * kc.kernel_overhead_s;
+    c.bwd_input_s =
+        gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
 
     c.model_flops_fwd = gemms.modelFlops + attn.model;
@@ -636,7 +659,7 @@ LayerCost layerCost(const LayerContext& ctx) {
             else
                 redo.add(ctx, s.linear, {s.T, s.h, f, 1});
         }
-        c.recompute_s = redo.fwd + elemFwdS + kKernelsFwd * kc.kernel_overhead_s;
+        c.recompute_s = redo.fwd + elemFwdS + permuteS + kKernelsFwd * kc.kernel_overhead_s;
         hwTotal += redo.hwFlops;
     }
     c.hw_flops_total = hwTotal;

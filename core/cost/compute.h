@@ -159,10 +159,11 @@ double gemmTime(const GpuModel& gpu, double peak_flops, double m, double n, doub
 // One transformer layer, one microbatch, one GPU of a tp x cp cell.
 struct LayerCost {
     // Compute stream times, seconds.
-    double fwd_s = 0;        // forward compute (GEMMs + attention + elementwise)
-    double bwd_input_s = 0;  // backward, input gradients
-    double bwd_weight_s = 0; // backward, weight gradients
-    double recompute_s = 0;  // extra forward work in backward (recompute policy)
+    double fwd_s = 0;         // forward compute (GEMMs + attention + elementwise)
+    double bwd_input_s = 0;   // backward, input gradients
+    double bwd_weight_s = 0;  // backward, weight gradients
+    double recompute_s = 0;   // extra forward work in backward (recompute policy)
+    double moe_permute_s = 0; // of fwd_s, and again of bwd_input_s: MoE token permutations
     // Communication on the critical path, seconds (per layer, per microbatch).
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;

@@ -15,6 +15,7 @@
 #include "cost/stages.h"
 #include "topology/topology.h"
 
+#include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
 
 #include <QTest>
@@ -123,6 +124,7 @@ private Q_SLOTS:
     void everyStageHasItsBreakdown();
     void dataParallelSharesLinksWithActivations();
     void overlappedCollectivesTakeSmsFromCompute();
+    void moeTokensArePermutedAroundTheExperts();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -446,6 +448,43 @@ void TestFidelity::overlappedCollectivesTakeSmsFromCompute() {
         (std::to_string(hidden.breakdown.dp_exposed_s) + " < " + std::to_string(slowdown)).c_str());
     QVERIFY(hidden.breakdown.dp_exposed_s < 0.5 * sync);
     QVERIFY(hidden.step_time_s < after.step_time_s);
+}
+
+void TestFidelity::moeTokensArePermutedAroundTheExperts() {
+    // 8192 tokens per GPU, top 8 of 128 experts, h 2048: each permutation
+    // pass reads and writes 8192 x 8 hidden vectors in BF16. Without EP the
+    // dispatcher permutes and unpermutes (2 passes); under EP 8 (16 local
+    // experts) it also regroups the received tokens by expert and back (4).
+    Model m = smallLlama();
+    MoeConfig moe;
+    moe.experts = 128;
+    moe.top_k = 8;
+    moe.expert_ffn_hidden = 768;
+    m.moe = moe;
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto layer = [&](int ep) {
+        Plan p = makePlan(1, 1, 8, 64);
+        p.micro_batch_sequences = 4;
+        p.parallelism.ep = ep;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const GpuModel& gpu = h100();
+    const double pass = 2.0 * 8192 * 8 * 2048 * 2.0 / (gpu.hbm_tbps * 1e12 * 0.8) + 3e-6;
+    const LayerCost one = layer(1), eight = layer(8);
+    QVERIFY_CLOSE(one.moe_permute_s, 2 * pass, 1e-9);
+    QVERIFY_CLOSE(eight.moe_permute_s, 4 * pass, 1e-9);
+    QVERIFY(one.fwd_s > one.moe_permute_s);
+    // One expert per GPU: nothing to regroup.
+    moe.experts = 8;
+    moe.top_k = 2;
+    m.moe = moe;
+    const double pass2 = 2.0 * 8192 * 2 * 2048 * 2.0 / (gpu.hbm_tbps * 1e12 * 0.8) + 3e-6;
+    QVERIFY_CLOSE(layer(8).moe_permute_s, 2 * pass2, 1e-9);
+    // A dense layer permutes nothing.
+    Plan p = makePlan(1, 1, 8, 64);
+    QCOMPARE(layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).moe_permute_s, 0.0);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
