@@ -41,6 +41,15 @@ Model smallLlama(int layers = 8) {
     return m;
 }
 
+// Routed experts: `experts` of width `ffn`, `topK` per token.
+MoeConfig moeOf(int experts, int topK, int ffn) {
+    MoeConfig moe;
+    moe.experts = experts;
+    moe.top_k = topK;
+    moe.expert_ffn_hidden = ffn;
+    return moe;
+}
+
 // Two buildings of 64 H100 behind one link.
 Cluster twoBuildings(double gbps = 400, double ms = 10) {
     return clusterOf("pair",
@@ -263,11 +272,7 @@ void TestFidelity::zero2ReduceScattersEveryMicrobatch() {
 
 void TestFidelity::capacityPaddingIsNotModelWork() {
     Model m = smallLlama();
-    MoeConfig moe;
-    moe.experts = 8;
-    moe.top_k = 2;
-    moe.expert_ffn_hidden = 4096;
-    m.moe = moe;
+    m.moe = moeOf(8, 2, 4096);
     Plan p = makePlan(1, 1, 8, 64);
     p.parallelism.ep = 8;
     const Cluster c = clusterOf("one", {building("B1", 64)});
@@ -341,10 +346,7 @@ void TestFidelity::everyStageHasItsBreakdown() {
     // An MoE model whose first four layers are dense, on two stages of four
     // layers: stage 0 has no all-to-all, stage 1 does (EP 8 across hosts).
     Model m = smallLlama();
-    MoeConfig moe;
-    moe.experts = 8;
-    moe.top_k = 2;
-    moe.expert_ffn_hidden = 4096;
+    MoeConfig moe = moeOf(8, 2, 4096);
     moe.dense_layers = 4;
     m.moe = moe;
     Plan p = makePlan(2, 2, 16, 64);
@@ -456,10 +458,7 @@ void TestFidelity::moeTokensArePermutedAroundTheExperts() {
     // dispatcher permutes and unpermutes (2 passes); under EP 8 (16 local
     // experts) it also regroups the received tokens by expert and back (4).
     Model m = smallLlama();
-    MoeConfig moe;
-    moe.experts = 128;
-    moe.top_k = 8;
-    moe.expert_ffn_hidden = 768;
+    MoeConfig moe = moeOf(128, 8, 768);
     m.moe = moe;
     const Cluster c = clusterOf("one", {building("B1", 64)});
     const auto layer = [&](int ep) {
