@@ -272,6 +272,12 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                  if (i < 4)
                      s.plan.attention_kernel = AttentionKernel(i);
              });
+    addCombo(sched, QStringLiteral("elementwise"), QStringLiteral("Elementwise ops"),
+             names({"fused (Megatron, TE, torch.compile)", "eager (PyTorch, one kernel per op)"}),
+             QStringLiteral("How norms, RoPE, activation and residual adds run: fused kernels, "
+                            "or PyTorch eager mode, where each op reads and writes HBM "
+                            "(torchtitan without compile)"),
+             [](Scenario& s, int i) { s.plan.elementwise = Elementwise(i); });
     addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
              QStringLiteral("Megatron sequence parallelism with TP"),
              [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
@@ -393,6 +399,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     comboIndex(QStringLiteral("attention_kernel"), [](const Scenario& s) {
         return s.plan.flash_attention ? int(s.plan.attention_kernel) : 4;
     });
+    comboIndex(QStringLiteral("elementwise"),
+               [](const Scenario& s) { return int(s.plan.elementwise); });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

@@ -19,10 +19,9 @@ struct Gemm {
 // hidden: two layer norms (read + write, 4 B/elem each) and two residual
 // adds (two reads, one write: 6 B/elem each) = 20 bytes per hidden element.
 constexpr double kElementwiseBytesPerHidden = 20.0;
-// Kernels per layer: forward ~10 (norms, GEMMs, attention, activation,
-// adds), backward about twice that.
+// Fused kernels per layer: forward ~10 (norms, GEMMs, attention,
+// activation, adds), backward about twice that.
 constexpr double kKernelsFwd = 10.0;
-constexpr double kKernelsBwd = 20.0;
 // Unfused 2021-era attention: scale-mask-softmax and dropout over the
 // b*a*s*s score tensor: ~9 bytes per score element forward (read scores,
 // write probabilities, dropout read/write + 1-byte mask), ~11 backward.
@@ -282,6 +281,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.sequence_parallel = plan.sequence_parallel;
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
+    k.elementwise = plan.elementwise;
     k.tp_comm_overlap = plan.tp_comm_overlap;
     return k;
 }
@@ -297,6 +297,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.sequence_parallel = key.sequence_parallel;
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
+    p.elementwise = key.elementwise;
     p.tp_comm_overlap = key.tp_comm_overlap;
     return p;
 }
@@ -451,6 +452,50 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
     }
     return ffnActBytes;
+}
+
+// A layer's elementwise work in the forward pass: bytes streamed per GPU
+// and kernels launched. Fused (Megatron-Core / Transformer Engine kernels,
+// torch.compile): two norms (read + write, 4 B per element each), two
+// residual adds (6 B each) and the MLP activation, 10 kernels with the
+// GEMMs. Eager: PyTorch runs each tensor op of the block as its own kernel,
+// reading its inputs from HBM and writing its output; the ops are those of
+// torchtitan's Llama block (torchtitan/models/llama/model.py and
+// models/norms.py):
+//   RMSNorm (x2): x.float() 2+4 B, pow 4+4, mean 4, x * rsqrt 4+4,
+//     type_as 4+2, * weight 2+2 = 36 B per element, 7 kernels (with the
+//     row statistics' add and rsqrt);
+//   residual adds (x2): 6 B per element, 1 kernel each;
+//   apply_rotary_emb on Q and K: float() 2+4, complex multiply 4+4,
+//     type_as 4+2 = 20 B per element, 3 kernels each;
+//   repeat_kv with fewer KV heads than query heads: K and V expanded and
+//     copied (read the KV width, write the query width, 2 B each), 2 kernels;
+//   the attention output's transpose(1, 2).contiguous(): 2+2 B per element;
+//   the MLP: silu(w1 x) 2+2 and * w3 x 4+2 = 10 B per FFN element for
+//     SwiGLU, 2 kernels (GELU: 2+2, 1 kernel);
+//   separate GEMMs for wq, wk and wv (7 GEMM kernels for SwiGLU).
+// The backward streams about twice the forward's bytes in twice the
+// kernels, as for the fused ops.
+struct ElementwiseWork {
+    double bytes = 0;
+    double kernels = 0;
+};
+ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
+                                   double ffnActBytes) {
+    const double hN = s.h / (s.sp ? s.t : 1.0); // norms and residuals: split by SP only
+    if (ctx.plan->elementwise != Elementwise::Eager)
+        return {s.T * kElementwiseBytesPerHidden * hN + ffnActBytes, kKernelsFwd};
+    const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
+    const bool repeat = s.headsLocal > s.kvLocal;
+    ElementwiseWork w;
+    w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 20.0 * (hq + hk) +
+                     (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
+              (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+    // 14 norm, 2 residual, 6 RoPE, 2 repeat, 1 transpose, 2 (1) activation
+    // kernels, 7 GEMMs (wq, wk, wv, wo, w1, w2, w3) and the attention.
+    w.kernels = 14.0 + 2.0 + 6.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
+                (s.gated ? 7.0 : 6.0) + 1.0;
+    return w;
 }
 
 // An MoE layer's token permutations, forward (the backward runs each one's
@@ -620,16 +665,16 @@ LayerCost layerCost(const LayerContext& ctx) {
 
     // Memory-bound elementwise work; norms and residuals are split by TP
     // only with sequence parallelism.
-    const double elemFwd =
-        s.T * kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) + ffnActBytes;
-    const double elemFwdS = streamTime(*ctx.gpu, elemFwd, kc);
+    const ElementwiseWork elem = elementwiseForward(ctx, s, ffnActBytes);
+    const double elemFwdS = streamTime(*ctx.gpu, elem.bytes, kc);
     const double elemBwdS = 2.0 * elemFwdS;
+    const double kernelsFwd = elem.kernels, kernelsBwd = 2.0 * elem.kernels;
     const double permuteS = moePermuteTime(ctx, s);
     c.moe_permute_s = permuteS;
-    c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + permuteS + kKernelsFwd * kc.kernel_overhead_s;
+    c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + permuteS + kernelsFwd * kc.kernel_overhead_s;
     c.bwd_input_s =
-        gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
-    c.bwd_weight_s = gemms.wgrad + 0.5 * kKernelsBwd * kc.kernel_overhead_s;
+        gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
+    c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
 
     c.model_flops_fwd = gemms.modelFlops + attn.model;
     c.model_flops_total = 3.0 * c.model_flops_fwd;
@@ -659,7 +704,7 @@ LayerCost layerCost(const LayerContext& ctx) {
             else
                 redo.add(ctx, s.linear, {s.T, s.h, f, 1});
         }
-        c.recompute_s = redo.fwd + elemFwdS + permuteS + kKernelsFwd * kc.kernel_overhead_s;
+        c.recompute_s = redo.fwd + elemFwdS + permuteS + kernelsFwd * kc.kernel_overhead_s;
         hwTotal += redo.hwFlops;
     }
     c.hw_flops_total = hwTotal;

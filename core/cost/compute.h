@@ -238,6 +238,7 @@ struct LayerPlanKey {
     bool sequence_parallel = false, flash_attention = false;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;
+    Elementwise elementwise = Elementwise::Fused;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);

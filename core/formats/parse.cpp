@@ -714,6 +714,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                {"flash2", AttentionKernel::Flash2},
                                {"flash3", AttentionKernel::Flash3},
                                {"cudnn", AttentionKernel::Cudnn}});
+    r.choice<Elementwise>("elementwise", p.elementwise, kOptional,
+                          {{"fused", Elementwise::Fused}, {"eager", Elementwise::Eager}});
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

@@ -74,7 +74,7 @@ const std::map<std::string, int>& keyRank() {
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "tp_comm_overlap", "dp_bucket_mib",
-            "grad_reduce_bytes", "flash_attention", "attention_kernel",
+            "grad_reduce_bytes", "flash_attention", "attention_kernel", "elementwise",
             "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
             "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
             "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
@@ -349,6 +349,8 @@ nlohmann::json toJson(const Plan& p) {
     j["flash_attention"] = p.flash_attention;
     if (p.attention_kernel != AttentionKernel::Auto)
         j["attention_kernel"] = toString(p.attention_kernel);
+    if (p.elementwise != Elementwise::Fused)
+        j["elementwise"] = toString(p.elementwise);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

@@ -829,10 +829,31 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                           "parallelism.context_parallel_load_balancer"})
         r.ignored(k, "CP exchange and load balancing: the plan's CP is balanced chunk pairs with "
                      "a KV exchange ring");
-    for (const char* k :
-         {"compile.enable", "compile.components", "compile.backend", "training.compile",
-          "experimental.enable_compiled_autograd", "parallelism.enable_compiled_autograd"})
-        r.ignored(k, "torch.compile: the cost model has no compiler fusion");
+    // torch.compile (Inductor) fuses the block's elementwise ops; without it
+    // (torchtitan's default) PyTorch runs them eagerly, one kernel per op.
+    plan.elementwise = Elementwise::Eager;
+    if (r.has("training.compile"))
+        if (auto b = r.boolean("training.compile", false)) {
+            plan.elementwise = *b ? Elementwise::Fused : Elementwise::Eager;
+            r.mapped("training.compile", "plan:/elementwise");
+        }
+    if (r.has("compile.enable"))
+        if (auto b = r.boolean("compile.enable", false)) {
+            bool blocks = true; // components default: model and loss
+            if (r.has("compile.components"))
+                if (auto parts = r.strings("compile.components")) {
+                    blocks = std::find(parts->begin(), parts->end(), "model") != parts->end();
+                    r.mapped("compile.components", "plan:/elementwise (the model component)");
+                }
+            plan.elementwise = *b && blocks ? Elementwise::Fused : Elementwise::Eager;
+            r.mapped("compile.enable", "plan:/elementwise");
+        }
+    if (r.has("compile.components") && !r.has("compile.enable"))
+        r.ignored("compile.components", "compile is off (compile.enable is not set)");
+    for (const char* k : {"compile.backend", "experimental.enable_compiled_autograd",
+                          "parallelism.enable_compiled_autograd"})
+        r.ignored(k, "the compiler's backend and compiled autograd: elementwise fusion is "
+                     "plan:/elementwise");
 
     // ---- batch ---------------------------------------------------------------------------
     const std::string localKey = r.pick({"training.local_batch_size", "training.batch_size"}, old);
@@ -1420,6 +1441,12 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
         t << "mode = \"full\"\n";
         break;
     }
+    // Fused elementwise ops are torch.compile's; eager is torchtitan's default.
+    t << "\n[compile]\n";
+    if (plan.elementwise == Elementwise::Fused)
+        t << "enable = true\ncomponents = [\"model\", \"loss\"]\n";
+    else
+        t << "enable = false\n";
     // What torchtitan has no setting for.
     if (par.tp > 1 && !plan.sequence_parallel)
         notes.push_back("sequence_parallel false: torchtitan's TP always shards norms over the "

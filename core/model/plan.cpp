@@ -44,6 +44,16 @@ const char* toString(AttentionKernel k) {
     return "?";
 }
 
+const char* toString(Elementwise e) {
+    switch (e) {
+    case Elementwise::Fused:
+        return "fused";
+    case Elementwise::Eager:
+        return "eager";
+    }
+    return "?";
+}
+
 const char* toString(CompressionMethod m) {
     switch (m) {
     case CompressionMethod::Bf16:

@@ -38,6 +38,12 @@ enum class FsdpReshard { Default, Always, Never };
 // Engine picks (get_attention_backend prefers FusedAttention on Hopper and
 // newer, FlashAttention-2 before).
 enum class AttentionKernel { Auto, Flash2, Flash3, Cudnn };
+// How a layer's elementwise ops (norms, RoPE, activation, residual adds,
+// layout copies) run. Fused: in a few fused kernels, as Megatron-Core and
+// Transformer Engine run them and as torch.compile (Inductor) generates
+// them. Eager: PyTorch eager mode, one kernel per tensor op, each reading its
+// inputs from HBM and writing its output (torchtitan without [compile]).
+enum class Elementwise { Fused, Eager };
 inline bool fsdpPerMicrobatch(int zero, FsdpReshard reshard, int pp) {
     return zero == 3 &&
            (reshard == FsdpReshard::Always || (reshard == FsdpReshard::Default && pp == 1));
@@ -191,6 +197,7 @@ struct Plan {
     // softmax and its output kept in memory).
     bool flash_attention = true;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
+    Elementwise elementwise = Elementwise::Fused;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
     // The routing the job asks the network for (a traffic-engineering policy
     // for its flows); absent: the cluster's `routing`.
@@ -232,6 +239,7 @@ const char* toString(ScheduleKind k);
 const char* toString(CollectiveAlgo a);
 const char* toString(FsdpReshard r);
 const char* toString(AttentionKernel k);
+const char* toString(Elementwise e);
 const char* toString(CompressionMethod m);
 const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);

@@ -134,6 +134,7 @@ private Q_SLOTS:
     void dataParallelSharesLinksWithActivations();
     void overlappedCollectivesTakeSmsFromCompute();
     void moeTokensArePermutedAroundTheExperts();
+    void eagerOpsStreamEachTensor();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -484,6 +485,35 @@ void TestFidelity::moeTokensArePermutedAroundTheExperts() {
     // A dense layer permutes nothing.
     Plan p = makePlan(1, 1, 8, 64);
     QCOMPARE(layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).moe_permute_s, 0.0);
+}
+
+void TestFidelity::eagerOpsStreamEachTensor() {
+    // torchtitan's Llama block in PyTorch eager mode (no torch.compile): each
+    // op reads its inputs and writes its output. Against the fused kernels, a
+    // token of the forward streams 64 more bytes per hidden element in the
+    // two RMSNorms (36 B each against 4), 24 B per Q and K element in RoPE
+    // (20 B) and repeat_kv (4 B: GQA 16/4), 4 B per Q element in the output
+    // transpose and 4 B more per FFN element in silu(w1 x) * w3 x; 25 more
+    // kernels. The backward streams twice the forward's bytes.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const GpuModel& gpu = h100();
+    const double hbm = gpu.hbm_tbps * 1e12 * 0.8;
+    for (int tp : {1, 2}) {
+        Plan p = makePlan(tp, 1, 8 / tp, 64);
+        p.micro_batch_sequences = 4; // 8192 tokens
+        const LayerCost fused = layerCost(layerContext(c, c.buildings[0], smallLlama(), p));
+        p.elementwise = Elementwise::Eager;
+        const LayerCost eager = layerCost(layerContext(c, c.buildings[0], smallLlama(), p));
+        // Norms are split over TP by sequence parallelism, Q, K and the FFN
+        // by heads and columns.
+        const double h = 2048.0 / tp, q = 2048.0 / tp, k = 512.0 / tp, f = 8192.0 / tp;
+        const double bytes = 8192 * (64 * h + 24 * (q + k) + 4 * q + 4 * f);
+        QVERIFY_CLOSE(eager.fwd_s - fused.fwd_s, bytes / hbm + 25 * 3e-6, 1e-9);
+        QVERIFY_CLOSE(eager.bwd_input_s - fused.bwd_input_s, 2 * bytes / hbm + 25 * 3e-6, 1e-9);
+        QVERIFY_CLOSE(eager.bwd_weight_s - fused.bwd_weight_s, 25 * 3e-6, 1e-9);
+        // The same FLOPs either way: eager only moves more bytes.
+        QCOMPARE(eager.model_flops_total, fused.model_flops_total);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

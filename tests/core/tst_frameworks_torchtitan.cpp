@@ -165,6 +165,8 @@ private Q_SLOTS:
     void everyKeyAccounted();
     void currentLayout();
     void worldSize();
+    void compileSetsElementwise_data();
+    void compileSetsElementwise();
     void refusals_data();
     void refusals();
     void roundTripSamples_data();
@@ -359,7 +361,8 @@ components = ["model", "loss"]
     QCOMPARE(p.rank_order,
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::DP, sa::Dim::PP}));
     QCOMPARE(im.model->dtype, sa::DType::FP8);
-    QVERIFY(hasIgnored(im, "compile.enable"));
+    QCOMPARE(p.elementwise, sa::Elementwise::Fused); // [compile] of the model component
+    QVERIFY(findMapped(im, "compile.enable") != nullptr);
 
     // The example of docs/FRAMEWORKS-TORCHTITAN.md: layers_per_stage 11 gives
     // ceil((80 + 1 + 1) / 11) = 8 stages; generate_llm_fqn_per_model_part
@@ -440,6 +443,39 @@ void TestFrameworksTorchtitan::worldSize() {
     QVERIFY2(im.ok(), problemsOf(im).c_str());
     QCOMPARE(im.model->vocab, std::int64_t(32000));
     QCOMPARE(im.plan->name, std::string("named"));
+}
+
+// torch.compile decides how the elementwise ops run: fused by Inductor when
+// the model component is compiled, eager (one kernel per op) otherwise, and
+// eager is torchtitan's default.
+void TestFrameworksTorchtitan::compileSetsElementwise_data() {
+    QTest::addColumn<QString>("compile");
+    QTest::addColumn<bool>("fused");
+    QTest::newRow("absent") << "" << false;
+    QTest::newRow("old layout, on") << "[training]\ncompile = true\n" << true;
+    QTest::newRow("old layout, off") << "[training]\ncompile = false\n" << false;
+    QTest::newRow("on, default components") << "[compile]\nenable = true\n" << true;
+    QTest::newRow("on, model") << "[compile]\nenable = true\ncomponents = [\"model\"]\n" << true;
+    QTest::newRow("on, loss only") << "[compile]\nenable = true\ncomponents = [\"loss\"]\n"
+                                   << false;
+    QTest::newRow("off") << "[compile]\nenable = false\ncomponents = [\"model\"]\n" << false;
+}
+
+void TestFrameworksTorchtitan::compileSetsElementwise() {
+    QFETCH(QString, compile);
+    QFETCH(bool, fused);
+    const std::string toml = "[model]\nflavor = \"8B\"\n" + compile.toStdString() +
+                             "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                             "[activation_checkpoint]\nmode = \"full\"\n";
+    const Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QCOMPARE(im.plan->elementwise, fused ? sa::Elementwise::Fused : sa::Elementwise::Eager);
+    // Exported and read back, the setting survives as [compile].
+    const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
+    QVERIFY(out.problems.empty());
+    const Imported again = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(again.ok(), problemsOf(again).c_str());
+    QCOMPARE(again.plan->elementwise, im.plan->elementwise);
 }
 
 // ---- refusals -------------------------------------------------------------------

@@ -370,6 +370,22 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(doc->scenario().plan.flash_attention);
     QCOMPARE(doc->scenario().plan.attention_kernel, AttentionKernel::Auto);
     QCOMPARE(kernel->currentIndex(), 0);
+
+    // Eager elementwise ops stream more bytes: the step gets slower.
+    QComboBox* elementwise = inspector->comboBox(QStringLiteral("elementwise"));
+    QVERIFY(elementwise);
+    QCOMPARE(elementwise->currentIndex(), 0);
+    QVERIFY(waitForEvaluation());
+    const double fusedStep = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    inspector->scrollArea()->ensureWidgetVisible(elementwise);
+    elementwise->setFocus();
+    QTest::keyClick(elementwise, Qt::Key_Down);
+    QCOMPARE(doc->scenario().plan.elementwise, Elementwise::Eager);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s > fusedStep);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.elementwise, Elementwise::Fused);
+    QCOMPARE(elementwise->currentIndex(), 0);
 }
 
 void TestEditing::wheelOverUnfocusedFieldScrollsTheInspector() {

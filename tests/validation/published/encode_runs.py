@@ -414,5 +414,27 @@ for r in index["runs"]:
         note = ("tp_comm_overlap true: the run's launch configuration (tests/data/frameworks/%s/"
                 "%s%s) sets %s" % (folder, r["id"], ext, flag))
         r["assumptions"] = [a for a in kept_assumptions if a != note] + [note]
+
+# Elementwise kernels from the torchtitan launch configurations: compile on
+# (Inductor fuses the elementwise ops) or off (PyTorch eager, one kernel per
+# op).
+COMPILE = re.compile(r"^\s*(?:compile|enable)\s*=\s*(true|false)", re.M)
+NO_COMPILE = "torch.compile is not expressible (the model has no notion of kernel fusion by the compiler)"
+for r in index["runs"]:
+    path = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    if not os.path.exists(path):
+        continue
+    m = COMPILE.search(open(path).read())
+    compiled = bool(m) and m.group(1) == "true"
+    doc = load(r["plan"])
+    doc.pop("elementwise", None)
+    if not compiled:
+        doc["elementwise"] = "eager"
+    dump(r["plan"], doc)
+    note = ("elementwise %s: the run's launch configuration (tests/data/frameworks/torchtitan/%s.toml) "
+            "sets compile = %s" % ("fused" if compiled else "eager", r["id"],
+                                   "true" if compiled else "false"))
+    r["assumptions"] = [a for a in r["assumptions"]
+                        if a != NO_COMPILE and not a.startswith("elementwise ")] + [note]
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
