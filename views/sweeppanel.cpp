@@ -46,7 +46,8 @@ SweepPanel::SweepPanel(Document* document, QWidget* parent)
     takeWheelOnlyWhenFocused(parameterBox_);
     baselinesBox_->setChecked(true);
     baselinesBox_->setToolTip(
-        QStringLiteral("Also sweep the production (Llama 3) and prior-art (Atlas/CrossPipe) "
+        QStringLiteral("Also sweep the production plan (the model's recipe: Llama 3's, or "
+                       "Megatron-Core's for an MoE model) and the prior-art (Atlas/CrossPipe) "
                        "plans for this cluster"));
     exportButton_->setEnabled(false);
     status_->setTextFormat(Qt::PlainText);

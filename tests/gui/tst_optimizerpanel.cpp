@@ -189,6 +189,7 @@ private Q_SLOTS:
     void wheelLeavesAnUnfocusedAxisAlone();
     void tableShowsTheRun();
     void outerSyncControlsBuildTheCliAxis();
+    void productionColumnNamesTheModelsRecipe();
     void screenshot();
 
 private:
@@ -1068,6 +1069,39 @@ void TestOptimizerPanel::outerSyncControlsBuildTheCliAxis() {
     QCOMPARE(f->text(), QStringLiteral("2,8"));
     QVERIFY(hsdp->isChecked());
     QVERIFY(panel_->options().space.outer_syncs == o.space.outer_syncs);
+}
+
+// The "vs prod." column says which recipe the production baseline followed
+// for the model searched: Llama 3's for a dense model, not for Mixtral.
+void TestOptimizerPanel::productionColumnNamesTheModelsRecipe() {
+    auto* table = panel_->findChild<QTableView*>();
+    QVERIFY(table);
+    auto tip = [&] {
+        return table->model()
+            ->headerData(OptimizerResultsModel::SpeedupProduction, Qt::Horizontal, Qt::ToolTipRole)
+            .toString();
+    };
+    QVERIFY(runSmall());
+    QVERIFY2(tip().contains(QStringLiteral("Llama 3 recipe")), qPrintable(tip()));
+
+    auto mixtral = loadScenarioFile(sampleScenarioFile("two-buildings-mixtral.json"));
+    QVERIFY(mixtral.ok());
+    QVERIFY(mixtral.value->model.moe);
+    doc_->reset(*mixtral.value);
+    OptimizerOptions o;
+    o.max_evaluations = 1000;
+    o.baseline_evaluations = 300;
+    o.seeds = 1;
+    o.top_k = 3;
+    o.threads = 2;
+    panel_->setOptions(o);
+    QSignalSpy finished(panel_.get(), &OptimizerPanel::finished);
+    panel_->run();
+    QVERIFY(finished.wait(120000));
+    QVERIFY(panel_->result());
+    QVERIFY(findBaseline(panel_->result()->baselines, "production"));
+    QVERIFY2(tip().contains(QStringLiteral("MoE")), qPrintable(tip()));
+    QVERIFY2(!tip().contains(QStringLiteral("Llama 3 recipe")), qPrintable(tip()));
 }
 
 void TestOptimizerPanel::screenshot() {
