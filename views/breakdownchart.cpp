@@ -131,11 +131,10 @@ BreakdownChart::BreakdownChart(QWidget* parent)
     timeAxis_->setTitleText(QStringLiteral("Time per training step (s)"));
     timeAxis_->setMinorTickCount(1);
     connect(series_, &QHorizontalStackedBarSeries::hovered, this, &BreakdownChart::showToolTip);
-    applyClear(QStringLiteral("No evaluation yet"));
+    clear(QStringLiteral("No evaluation yet"));
 }
 
 QBarSet* BreakdownChart::set(Category c) const {
-    refresh_.flush();
     const auto sets = series_->barSets();
     return c >= 0 && c < sets.size() ? sets[c] : nullptr;
 }
@@ -183,26 +182,8 @@ QColor BreakdownChart::categoryColor(Category c) {
 void BreakdownChart::setEvaluation(std::shared_ptr<const Evaluation> current,
                                    std::shared_ptr<const Evaluation> pinned, QString currentLabel,
                                    QString pinnedLabel) {
-    refresh_.set([this, current = std::move(current), pinned = std::move(pinned),
-                  currentLabel = std::move(currentLabel), pinnedLabel = std::move(pinnedLabel)] {
-        applyEvaluation(current, pinned, currentLabel, pinnedLabel);
-    });
-}
-
-void BreakdownChart::clear(const QString& message) {
-    refresh_.set([this, message] { applyClear(message); });
-}
-
-void BreakdownChart::showEvent(QShowEvent* event) {
-    refresh_.flush();
-    QChartView::showEvent(event);
-}
-
-void BreakdownChart::applyEvaluation(std::shared_ptr<const Evaluation> current,
-                                     std::shared_ptr<const Evaluation> pinned,
-                                     const QString& currentLabel, const QString& pinnedLabel) {
     if (!current) {
-        applyClear(QStringLiteral("No evaluation"));
+        clear(QStringLiteral("No evaluation"));
         return;
     }
     evaluations_.clear();
@@ -264,7 +245,7 @@ void BreakdownChart::applyEvaluation(std::shared_ptr<const Evaluation> current,
     chart()->setTitle(title);
 }
 
-void BreakdownChart::applyClear(const QString& message) {
+void BreakdownChart::clear(const QString& message) {
     evaluations_.clear();
     message_ = message;
     for (QBarSet* s : series_->barSets())

@@ -5,7 +5,6 @@
 // compare with (before above, after below). Each category keeps its colour in every chart.
 
 #include "cost/evaluation.h"
-#include "deferredrefresh.h"
 
 #include <QChartView>
 #include <QColor>
@@ -52,43 +51,20 @@ public:
 
     // For tests and exports. set(c) is series()->barSets()[c]; its value at
     // bar i is that evaluation's breakdown field, in seconds.
-    QHorizontalStackedBarSeries* series() const {
-        refresh_.flush();
-        return series_;
-    }
+    QHorizontalStackedBarSeries* series() const { return series_; }
     QBarSet* set(Category c) const;
-    QBarCategoryAxis* barAxis() const {
-        refresh_.flush();
-        return barAxis_;
-    }
-    QValueAxis* timeAxis() const {
-        refresh_.flush();
-        return timeAxis_;
-    }
+    QBarCategoryAxis* barAxis() const { return barAxis_; }
+    QValueAxis* timeAxis() const { return timeAxis_; }
     // The message of clear(); empty while bars are shown.
-    QString message() const {
-        refresh_.flush();
-        return message_;
-    }
-    int barCount() const {
-        refresh_.flush();
-        return int(evaluations_.size());
-    }
+    QString message() const { return message_; }
+    int barCount() const { return int(evaluations_.size()); }
 
     static QString categoryName(Category c);
     static QColor categoryColor(Category c);
 
-protected:
-    void showEvent(QShowEvent* event) override;
-
 private:
     void showToolTip(bool status, int index, QBarSet* set);
-    void applyEvaluation(std::shared_ptr<const Evaluation> current,
-                         std::shared_ptr<const Evaluation> pinned, const QString& currentLabel,
-                         const QString& pinnedLabel);
-    void applyClear(const QString& message);
 
-    mutable DeferredRefresh refresh_{this};
     QHorizontalStackedBarSeries* series_;
     QBarCategoryAxis* barAxis_;
     QValueAxis* timeAxis_;

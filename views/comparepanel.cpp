@@ -168,8 +168,7 @@ ComparePanel::ComparePanel(QWidget* parent)
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionMode(QAbstractItemView::NoSelection);
     table_->verticalHeader()->hide();
-    // Sized once per refresh by apply(), not again on every cell it sets.
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
     table_->horizontalHeader()->setMinimumSectionSize(110);
     plans_->setTextFormat(Qt::PlainText);
@@ -191,59 +190,25 @@ ComparePanel::ComparePanel(QWidget* parent)
 void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
                                   std::shared_ptr<const Evaluation> current,
                                   const QString& pinnedLabel, const QString& currentLabel) {
-    // Behind another dock's tab the panel is not seen: it catches up when
-    // shown (or read), so a drop does not lay out a table nobody looks at.
-    refresh_.set([this, pinned = std::move(pinned), current = std::move(current), pinnedLabel,
-                  currentLabel] { apply(pinned, current, pinnedLabel, currentLabel); });
-}
-
-void ComparePanel::showEvent(QShowEvent* event) {
-    flush();
-    QWidget::showEvent(event);
-}
-
-void ComparePanel::apply(const std::shared_ptr<const Evaluation>& pinned,
-                         const std::shared_ptr<const Evaluation>& current,
-                         const QString& pinnedLabel, const QString& currentLabel) {
-    const QStringList headers{
-        QString(), pinnedLabel.isEmpty() ? QStringLiteral("Pinned") : pinnedLabel,
-        currentLabel.isEmpty() ? QStringLiteral("Current") : currentLabel, QStringLiteral("Δ")};
-    bool changed = false;
-    for (int c = 0; c < headers.size(); ++c) {
-        QTableWidgetItem* header = table_->horizontalHeaderItem(c);
-        if (!header) {
-            table_->setHorizontalHeaderItem(c, new QTableWidgetItem(headers[c]));
-            changed = true;
-        } else if (header->text() != headers[c]) {
-            header->setText(headers[c]);
-            changed = true;
-        }
-    }
+    table_->setHorizontalHeaderLabels(
+        {QString(), pinnedLabel.isEmpty() ? QStringLiteral("Pinned") : pinnedLabel,
+         currentLabel.isEmpty() ? QStringLiteral("Current") : currentLabel, QStringLiteral("Δ")});
     const QColor better(0x1b, 0x7a, 0x3a);
     const QColor worse(0xb4, 0x23, 0x18);
     for (int r = 0; r < RowCount; ++r) {
         const auto row = Row(r);
-        // The items live as long as the table; only what differs is set, so
-        // the columns are measured again only when a text changed.
         auto cell = [&](int column, const QString& text) {
-            QTableWidgetItem* item = table_->item(r, column);
-            if (!item) {
-                item = new QTableWidgetItem(text);
-                item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
-                                                   : Qt::AlignRight | Qt::AlignVCenter);
-                table_->setItem(r, column, item);
-                changed = true;
-            } else if (item->text() != text) {
-                item->setText(text);
-                changed = true;
-            }
+            auto* item = new QTableWidgetItem(text);
+            item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
+                                               : Qt::AlignRight | Qt::AlignVCenter);
+            table_->setItem(r, column, item);
             return item;
         };
         cell(0, rowName(row));
         cell(1, pinned ? formatRow(row, value(*pinned, row)) : QStringLiteral("—"));
         cell(2, current ? formatRow(row, value(*current, row)) : QStringLiteral("—"));
         if (!pinned || !current) {
-            cell(3, QString())->setData(Qt::ForegroundRole, QVariant());
+            cell(3, QString());
             continue;
         }
         const double a = value(*pinned, row);
@@ -265,16 +230,12 @@ void ComparePanel::apply(const std::shared_ptr<const Evaluation>& pinned,
         QTableWidgetItem* item = cell(3, delta);
         if (a != b && std::abs(b - a) > 1e-12 * std::max(std::abs(a), std::abs(b)))
             item->setForeground((b < a) == lowerIsBetter(row) ? better : worse);
-        else
-            item->setData(Qt::ForegroundRole, QVariant());
     }
-    if (changed) {
-        table_->resizeColumnsToContents();
-        int width = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
-        for (int c = 0; c < table_->columnCount(); ++c)
-            width += table_->columnWidth(c);
-        table_->setFixedWidth(width);
-    }
+    table_->resizeColumnsToContents();
+    int width = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
+    for (int c = 0; c < table_->columnCount(); ++c)
+        width += table_->columnWidth(c);
+    table_->setFixedWidth(width);
     if (current)
         chart_->setEvaluation(current, pinned, currentLabel, pinnedLabel);
     else
@@ -310,7 +271,6 @@ void ComparePanel::setPlans(const QString& pinnedDescription, const QString& cur
 }
 
 QString ComparePanel::summary() const {
-    flush();
     return summary_->text();
 }
 

@@ -5,7 +5,6 @@
 // line that says where the difference comes from.
 
 #include "cost/evaluation.h"
-#include "deferredrefresh.h"
 
 #include <QString>
 #include <QWidget>
@@ -36,15 +35,9 @@ public:
     // One line per plan under the summary (what each plan is).
     void setPlans(const QString& pinnedDescription, const QString& currentDescription);
 
-    QTableWidget* table() const {
-        flush();
-        return table_;
-    }
+    QTableWidget* table() const { return table_; }
     // Both breakdowns as bars, beside the table.
-    BreakdownChart* chart() const {
-        flush();
-        return chart_;
-    }
+    BreakdownChart* chart() const { return chart_; }
     // "Current is 14.2 % faster than pinned: bubble −0.61 s, exposed DP −0.12 s, ..."
     QString summary() const;
 
@@ -69,17 +62,7 @@ public:
     // The figure of a row in base units (seconds, tokens/s, fraction, GiB, bytes).
     static double value(const Evaluation& ev, Row row);
 
-protected:
-    void showEvent(QShowEvent* event) override;
-
 private:
-    // Applies what setEvaluations() left for when the panel is seen.
-    void flush() const { refresh_.flush(); }
-    void apply(const std::shared_ptr<const Evaluation>& pinned,
-               const std::shared_ptr<const Evaluation>& current, const QString& pinnedLabel,
-               const QString& currentLabel);
-
-    mutable DeferredRefresh refresh_{this};
     QLabel* summary_;
     QString unpinnedNote_;
     bool pinned_ = false;

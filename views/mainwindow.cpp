@@ -1194,7 +1194,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         colour(stepLabel_, snapshot->preview ? QColor(0x1c, 0x7e, 0xd6) : QColor());
         mfuLabel_->setText(QStringLiteral("MFU %1").arg(formatPercent(e->mfu)));
         showRun(*e);
-        runPanel_->setEvaluation(snapshot->evaluation, snapshot->plan);
+        runPanel_->setEvaluation(e, snapshot->plan);
         const auto& m = e->memory;
         if (m.fits) {
             memoryLabel_->setText(

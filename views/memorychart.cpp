@@ -68,11 +68,10 @@ MemoryChart::MemoryChart(QWidget* parent)
     stageAxis_->setGridLineVisible(false);
     memoryAxis_->setTitleText(QStringLiteral("Memory per GPU (GiB)"));
     connect(series_, &QStackedBarSeries::hovered, this, &MemoryChart::showToolTip);
-    applyClear(QStringLiteral("No evaluation yet"));
+    clear(QStringLiteral("No evaluation yet"));
 }
 
 int MemoryChart::stageCount() const {
-    refresh_.flush();
     return fits_->count();
 }
 
@@ -83,7 +82,6 @@ double MemoryChart::peakAt(int stage) const {
 }
 
 double MemoryChart::capacityAt(int stage) const {
-    refresh_.flush();
     if (stage < 0 || 2 * stage >= capacity_->count())
         return 0;
     return capacity_->at(2 * stage).y();
@@ -91,35 +89,18 @@ double MemoryChart::capacityAt(int stage) const {
 
 void MemoryChart::setEvaluation(std::shared_ptr<const Evaluation> evaluation,
                                 QStringList buildingNames) {
-    refresh_.set(
-        [this, evaluation = std::move(evaluation), buildingNames = std::move(buildingNames)] {
-            applyEvaluation(evaluation, buildingNames);
-        });
-}
-
-void MemoryChart::clear(const QString& message) {
-    refresh_.set([this, message] { applyClear(message); });
-}
-
-void MemoryChart::showEvent(QShowEvent* event) {
-    refresh_.flush();
-    QChartView::showEvent(event);
-}
-
-void MemoryChart::applyEvaluation(const std::shared_ptr<const Evaluation>& evaluation,
-                                  const QStringList& buildingNames) {
     if (!evaluation) {
-        applyClear(QStringLiteral("No evaluation"));
+        clear(QStringLiteral("No evaluation"));
         return;
     }
     const MemoryUsage& m = evaluation->memory;
     const std::size_t n = std::min(m.per_stage_peak_gib.size(), m.per_stage_capacity_gib.size());
     if (n == 0) {
-        applyClear(QStringLiteral("No per-stage memory in this evaluation"));
+        clear(QStringLiteral("No per-stage memory in this evaluation"));
         return;
     }
     evaluation_ = std::move(evaluation);
-    buildingNames_ = buildingNames;
+    buildingNames_ = std::move(buildingNames);
     message_.clear();
 
     fits_->remove(0, fits_->count());
@@ -172,7 +153,7 @@ void MemoryChart::applyEvaluation(const std::shared_ptr<const Evaluation>& evalu
                               .arg(formatGib(worstPeak), formatGib(worstCap)));
 }
 
-void MemoryChart::applyClear(const QString& message) {
+void MemoryChart::clear(const QString& message) {
     evaluation_.reset();
     message_ = message;
     fits_->remove(0, fits_->count());

@@ -5,7 +5,6 @@
 // limit gets its own colour.
 
 #include "cost/evaluation.h"
-#include "deferredrefresh.h"
 
 #include <QChartView>
 #include <QStringList>
@@ -32,52 +31,23 @@ public:
 
     // Stage i's peak is in fitsSet() when it is within its GPU's memory and
     // in overSet() when it is not; the other set holds 0 at i.
-    QStackedBarSeries* series() const {
-        refresh_.flush();
-        return series_;
-    }
-    QBarSet* fitsSet() const {
-        refresh_.flush();
-        return fits_;
-    }
-    QBarSet* overSet() const {
-        refresh_.flush();
-        return over_;
-    }
+    QStackedBarSeries* series() const { return series_; }
+    QBarSet* fitsSet() const { return fits_; }
+    QBarSet* overSet() const { return over_; }
     // Two points per stage, (i - w, capacity) and (i + w, capacity).
-    QLineSeries* capacitySeries() const {
-        refresh_.flush();
-        return capacity_;
-    }
-    QValueAxis* stageAxis() const {
-        refresh_.flush();
-        return stageAxis_;
-    }
-    QValueAxis* memoryAxis() const {
-        refresh_.flush();
-        return memoryAxis_;
-    }
+    QLineSeries* capacitySeries() const { return capacity_; }
+    QValueAxis* stageAxis() const { return stageAxis_; }
+    QValueAxis* memoryAxis() const { return memoryAxis_; }
     int stageCount() const;
     double peakAt(int stage) const;     // from the bars, GiB
     double capacityAt(int stage) const; // from the limit line, GiB
-    QString message() const {
-        refresh_.flush();
-        return message_;
-    }
+    QString message() const { return message_; }
 
     static QColor fitsColor() { return QColor(0x4c, 0x78, 0xa8); }
     static QColor overColor() { return QColor(0xd6, 0x27, 0x28); }
 
-protected:
-    void showEvent(QShowEvent* event) override;
-
 private:
     void showToolTip(bool status, int index, QBarSet* set);
-    void applyEvaluation(const std::shared_ptr<const Evaluation>& evaluation,
-                         const QStringList& buildingNames);
-    void applyClear(const QString& message);
-
-    mutable DeferredRefresh refresh_{this};
 
     QStackedBarSeries* series_;
     QBarSet* fits_;

@@ -51,19 +51,10 @@ RunPanel::RunPanel(QWidget* parent)
     tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     tree_->header()->setStretchLastSection(true);
     layout->addWidget(tree_, 1);
-    applyClear(QStringLiteral("No plan"));
+    clear(QStringLiteral("No plan"));
 }
 
 void RunPanel::clear(const QString& why) {
-    refresh_.set([this, why] { applyClear(why); });
-}
-
-void RunPanel::showEvent(QShowEvent* event) {
-    refresh_.flush();
-    QWidget::showEvent(event);
-}
-
-void RunPanel::applyClear(const QString& why) {
     tree_->clear();
     note_->setText(why);
     note_->show();
@@ -90,7 +81,6 @@ void RunPanel::row(QTreeWidgetItem* parent, const QString& figure, const QString
 }
 
 QString RunPanel::value(const QString& groupTitle, const QString& figure) const {
-    refresh_.flush();
     for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
         const QTreeWidgetItem* g = tree_->topLevelItem(i);
         if (g->text(0) != groupTitle)
@@ -102,13 +92,9 @@ QString RunPanel::value(const QString& groupTitle, const QString& figure) const 
     return {};
 }
 
-void RunPanel::setEvaluation(std::shared_ptr<const Evaluation> e, const Plan& plan) {
-    refresh_.set([this, e = std::move(e), plan] { apply(e.get(), plan); });
-}
-
-void RunPanel::apply(const Evaluation* e, const Plan& plan) {
+void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
     if (!e) {
-        applyClear(QStringLiteral("The plan cannot be evaluated: no run figures."));
+        clear(QStringLiteral("The plan cannot be evaluated: no run figures."));
         return;
     }
     tree_->setUpdatesEnabled(false);

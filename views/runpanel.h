@@ -6,12 +6,9 @@
 // row per figure, grouped; the values can be selected and copied.
 
 #include "cost/evaluation.h"
-#include "deferredrefresh.h"
 #include "model/scenario.h"
 
 #include <QWidget>
-
-#include <memory>
 
 class QLabel;
 class QTreeWidget;
@@ -25,29 +22,19 @@ public:
     explicit RunPanel(QWidget* parent = nullptr);
 
     // Shows `e`, the evaluation of `plan`; null: the plan cannot be evaluated.
-    // Behind another dock's tab it waits until the panel is seen or read.
-    void setEvaluation(std::shared_ptr<const Evaluation> e, const Plan& plan);
+    void setEvaluation(const Evaluation* e, const Plan& plan);
     void clear(const QString& why);
 
-    QTreeWidget* tree() const {
-        refresh_.flush();
-        return tree_;
-    }
+    QTreeWidget* tree() const { return tree_; }
     // The value shown for a figure ("Goodput", "Cost per step", ...) under
     // its group ("Goodput", "Per step", ...); empty when not shown.
     QString value(const QString& group, const QString& figure) const;
 
-protected:
-    void showEvent(QShowEvent* event) override;
-
 private:
-    void apply(const Evaluation* e, const Plan& plan);
-    void applyClear(const QString& why);
     QTreeWidgetItem* group(const QString& title);
     void row(QTreeWidgetItem* group, const QString& figure, const QString& value,
              const QString& toolTip = {});
 
-    mutable DeferredRefresh refresh_{this};
     QLabel* note_;
     QTreeWidget* tree_;
 };

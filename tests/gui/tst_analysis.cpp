@@ -26,7 +26,6 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTabBar>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -63,7 +62,6 @@ private Q_SLOTS:
     void cleanup();
     void viewsFollowTheEvaluation();
     void pinAndCompare();
-    void hiddenDocksCatchUpWhenTheirTabIsClicked();
     void exportsParse();
     void sweepRunsAndExportsCsv();
     void frameworkExportImportRoundTrips();
@@ -203,62 +201,6 @@ void TestAnalysis::pinAndCompare() {
     window_->clearPinnedPlan();
     QVERIFY(!window_->timelinePane()->isComparing());
     QCOMPARE(chart->barCount(), 1);
-}
-
-// The compare panel and the charts behind other docks' tabs are not laid
-// out on every change; clicking their tab shows the latest evaluation,
-// read straight from the widgets (not through the panels' accessors, which
-// would bring them up to date themselves).
-void TestAnalysis::hiddenDocksCatchUpWhenTheirTabIsClicked() {
-    window_->pinCurrentPlan();
-    QVERIFY(window_->pinnedSnapshot());
-    auto clickTab = [&](const QString& title) {
-        for (QTabBar* bar : window_->findChildren<QTabBar*>())
-            for (int i = 0; i < bar->count(); ++i)
-                if (bar->tabText(i) == title && bar->isVisible()) {
-                    QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(i).center());
-                    return true;
-                }
-        return false;
-    };
-    // The timeline in front: Compare and Charts are behind their tabs.
-    QVERIFY(clickTab(QStringLiteral("Timeline")));
-    Plan plan = window_->document()->scenario().plan;
-    for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB}) {
-        plan.schedule.kind = kind;
-        plan.schedule.virtual_stages = 1;
-        window_->document()->setPlan(plan, QStringLiteral("schedule"));
-        QVERIFY(waitForEvaluation());
-    }
-    const auto shown = window_->shownSnapshot();
-    QVERIFY(shown->evaluation);
-    const QString step = formatStepTime(shown->evaluation->step_time_s);
-
-    QVERIFY(clickTab(QStringLiteral("Compare")));
-    auto* compare = window_->findChild<ComparePanel*>();
-    QVERIFY(QTest::qWaitFor([&] { return compare->isVisible() && compare->width() > 200; }));
-    auto* table = compare->findChild<QTableWidget*>();
-    QVERIFY(table);
-    QVERIFY(table->item(ComparePanel::StepTime, 2));
-    QCOMPARE(table->item(ComparePanel::StepTime, 2)->text(), step);
-
-    QVERIFY(clickTab(QStringLiteral("Charts")));
-    BreakdownChart* chart =
-        window_->findChild<QTabWidget*>(QStringLiteral("chartTabs"))->findChild<BreakdownChart*>();
-    QVERIFY(QTest::qWaitFor([&] { return chart->isVisible() && chart->width() > 200; }));
-    const auto all = chart->chart()->series();
-    QCOMPARE(all.size(), 1);
-    auto* series = qobject_cast<QHorizontalStackedBarSeries*>(all.front());
-    QVERIFY(series);
-    QBarSet* bubble = series->barSets()[BreakdownChart::Bubble];
-    QCOMPARE(bubble->count(), 2);
-    QCOMPARE(bubble->at(0), shown->evaluation->breakdown.bubble_s);
-
-    // In front, the chart follows the next change at once.
-    plan.schedule.kind = ScheduleKind::GPipe;
-    window_->document()->setPlan(plan, QStringLiteral("schedule"));
-    QVERIFY(waitForEvaluation());
-    QCOMPARE(bubble->at(0), window_->shownSnapshot()->evaluation->breakdown.bubble_s);
 }
 
 void TestAnalysis::exportsParse() {
