@@ -482,9 +482,11 @@ struct ElementwiseWork {
 };
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                                    double ffnActBytes) {
-    const double hN = s.h / (s.sp ? s.t : 1.0); // norms and residuals: split by SP only
+    // Norms and residuals are split by TP only with sequence parallelism.
     if (ctx.plan->elementwise != Elementwise::Eager)
-        return {s.T * kElementwiseBytesPerHidden * hN + ffnActBytes, kKernelsFwd};
+        return {s.T * kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) + ffnActBytes,
+                kKernelsFwd};
+    const double hN = s.h / (s.sp ? s.t : 1.0);
     const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
     const bool repeat = s.headsLocal > s.kvLocal;
     ElementwiseWork w;
