@@ -511,6 +511,14 @@ OptimizerOptions OptimizerPanel::options() const {
     return o;
 }
 
+OptimizerPanel::BaselineKey OptimizerPanel::baselineKey(const Scenario& current,
+                                                        const Plan& asOpened,
+                                                        const OptimizerOptions& options) {
+    const BaselineOptions b = baselineOptions(options);
+    return {current.cluster, current.model,     baselineBasePlan(asOpened, current.plan),
+            b.gpu_budget,    b.max_evaluations, b.size};
+}
+
 void OptimizerPanel::run() {
     if (document_->isEmpty()) {
         showMessage(QStringLiteral("Open a scenario to search its plans."));
@@ -550,12 +558,22 @@ void OptimizerPanel::run() {
     std::shared_ptr<const Evaluator> evaluator = evaluatorSource_ ? evaluatorSource_() : nullptr;
     if (evaluator && !(evaluator->cluster() == searching_.cluster))
         evaluator.reset();
-    auto job = [state, evaluator, scenario = searching_,
+    searchingKey_ = baselineKey(searching_, document_->baseline().plan, o);
+    if (o.baselines && cachedKey_ && *cachedKey_ == searchingKey_)
+        o.given_baselines = cachedBaselines_;
+    auto job = [state, evaluator, scenario = searching_, baselineBase = searchingKey_.base,
                 o = std::move(o)](const std::atomic<bool>&) mutable {
         Outcome out;
         try {
             if (!evaluator)
                 evaluator = std::make_shared<const Evaluator>(scenario.cluster);
+            if (o.baselines && !o.given_baselines) {
+                auto b = std::make_shared<const std::vector<BaselineResult>>(
+                    computeBaselines(*evaluator, scenario.model, baselineBase, baselineOptions(o)));
+                o.given_baselines = b;
+                if (!state->stop.load()) // complete: the panel may keep them
+                    out.baselines = std::move(b);
+            }
             out.result = optimize(*evaluator, scenario.model, scenario.plan, o);
         } catch (const std::exception& e) {
             out.error = QStringLiteral("The search failed: %1").arg(QString::fromUtf8(e.what()));
@@ -636,6 +654,10 @@ void OptimizerPanel::onFinished(const std::shared_ptr<RunState>& state,
         Q_EMIT finished();
         return;
     }
+    if (outcome->baselines) {
+        cachedKey_ = searchingKey_;
+        cachedBaselines_ = outcome->baselines;
+    }
     result_ = std::shared_ptr<const OptimizerResult>(outcome, &outcome->result);
     searched_ = searching_;
     const bool priced = clusterPriced(searched_.cluster);
@@ -712,6 +734,10 @@ void OptimizerPanel::updateResultStatus() {
         tip << QStringLiteral("No plan on these GPUs can be faster than %1 (compute at the best "
                               "GEMM efficiency; unavoidable cross-building traffic)")
                    .arg(formatStepTime(r.lower_bound.step_s()));
+    if (!r.baselines.empty())
+        tip << QStringLiteral("Baselines: found once per scenario, from the plan as opened with "
+                              "the current batch and token budget, on the current cluster and "
+                              "model; editing the plan does not move them.");
     for (const BaselineResult& b : r.baselines)
         tip << QStringLiteral("%1: %2 (%3)")
                    .arg(fromStd(b.title), fromStd(b.recipe), fromStd(b.source));

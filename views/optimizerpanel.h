@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QCheckBox;
@@ -133,6 +134,9 @@ private:
     struct Outcome {
         OptimizerResult result;
         QString error;
+        // The baselines the worker computed (none when they came from the
+        // cache or it was cancelled before they were complete).
+        std::shared_ptr<const std::vector<BaselineResult>> baselines;
     };
     void onFinished(const std::shared_ptr<RunState>& state, std::shared_ptr<const Outcome> outcome);
     void onDocumentChanged();
@@ -160,6 +164,24 @@ private:
     std::shared_ptr<const OptimizerResult> result_;
     Scenario searched_; // the scenario the shown result belongs to
     Scenario searching_;
+    // Baselines are computed once per scenario: on the plan as opened (with
+    // the current workload, baselineBasePlan) and the current cluster and
+    // model, with the search's baseline options. Editing the plan reuses
+    // them; a new cluster, model, workload, space or budget recomputes.
+    struct BaselineKey {
+        Cluster cluster;
+        Model model;
+        Plan base;
+        std::int64_t gpu_budget = 0;
+        std::int64_t max_evaluations = 0;
+        SpaceSize size = SpaceSize::Default;
+        bool operator==(const BaselineKey&) const = default;
+    };
+    static BaselineKey baselineKey(const Scenario& current, const Plan& asOpened,
+                                   const OptimizerOptions& options);
+    std::optional<BaselineKey> cachedKey_;
+    std::shared_ptr<const std::vector<BaselineResult>> cachedBaselines_;
+    BaselineKey searchingKey_;
     bool running_ = false;
     QString runningLabel_; // "Searching plans for MODEL on CLUSTER by OBJECTIVE"
     QElapsedTimer clock_;

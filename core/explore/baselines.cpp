@@ -237,6 +237,15 @@ const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines)
     return best;
 }
 
+Plan baselineBasePlan(const Plan& asOpened, const Plan& current) {
+    Plan p = asOpened;
+    p.sequence_length = current.sequence_length;
+    p.global_batch_sequences = current.global_batch_sequences;
+    p.token_budget = current.token_budget;
+    p.target_loss = current.target_loss;
+    return p;
+}
+
 Plan defaultBasePlan() {
     Plan p;
     p.name = "base";

@@ -107,6 +107,14 @@ const BaselineResult* findBaseline(const std::vector<BaselineResult>& baselines,
 // The fastest feasible prior-art row, or nullptr.
 const BaselineResult* bestPriorArt(const std::vector<BaselineResult>& baselines);
 
+// The plan baselines are computed from while a plan is being edited: the
+// plan as it was opened (what is run today), with the workload of the
+// current plan (sequence length, global batch, token budget, target loss),
+// so that edits to degrees, placement, schedule or links do not move the
+// baselines while a new batch or token budget, which changes the question,
+// does.
+Plan baselineBasePlan(const Plan& asOpened, const Plan& current);
+
 // A base plan for a search without one: the Llama 3 405B pre-training
 // batch (2,048 sequences of 8,192 tokens, Dubey et al. 2024, Table 4) and
 // the plan defaults; tp*cp*pp*dp = 1 marks it as "no degrees given".

@@ -847,15 +847,9 @@ std::vector<std::pair<std::string, Plan>> seedPlans(const Evaluator& evaluator, 
                                                     OptimizerResult& result) {
     std::vector<std::pair<std::string, Plan>> seeds;
     if (options.baselines) {
-        BaselineOptions b;
-        b.gpu_budget = options.space.gpu_budget;
-        b.max_evaluations = options.baseline_evaluations > 0
-                                ? options.baseline_evaluations
-                                : std::max<std::int64_t>(500, options.max_evaluations / 8);
-        b.size = options.space.size;
-        b.threads = options.threads;
-        b.cancel = options.cancel;
-        result.baselines = computeBaselines(evaluator, model, base, b);
+        result.baselines = options.given_baselines
+                               ? *options.given_baselines
+                               : computeBaselines(evaluator, model, base, baselineOptions(options));
         for (const BaselineResult& r : result.baselines)
             if (r.feasible)
                 seeds.emplace_back(r.name, r.plan);
@@ -891,6 +885,18 @@ std::string strategyDescription(bool exhaustive, int prefix, const OptimizerResu
 }
 
 } // namespace
+
+BaselineOptions baselineOptions(const OptimizerOptions& options) {
+    BaselineOptions b;
+    b.gpu_budget = options.space.gpu_budget;
+    b.max_evaluations = options.baseline_evaluations > 0
+                            ? options.baseline_evaluations
+                            : std::max<std::int64_t>(500, options.max_evaluations / 8);
+    b.size = options.space.size;
+    b.threads = options.threads;
+    b.cancel = options.cancel;
+    return b;
+}
 
 bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective o) {
     const auto scoreA = scoreOf(a.step_time_s, a.cross_building_bytes, a.run, o);

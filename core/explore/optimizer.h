@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,13 @@ struct OptimizerOptions {
     // Evaluation budget of each baseline recipe's search (0: max_evaluations
     // / 8, at least 500).
     std::int64_t baseline_evaluations = 0;
+    // Baselines computed beforehand (computeBaselines with baselineOptions()
+    // of these options, possibly on another base plan: the explorer's are
+    // those of the scenario as opened, so that they stay put while the plan
+    // is edited). When set they are reported and seed the search instead of
+    // being computed again; a seed the space cannot hold is listed in
+    // seeds_not_in_space.
+    std::shared_ptr<const std::vector<BaselineResult>> given_baselines;
     // The full space is first searched in the default space (a quarter of
     // the budget) and seeded with its best, so that a larger space never
     // finds a worse plan than the smaller one.
@@ -167,6 +175,9 @@ struct OptimizerResult {
     // Speedup of the best plan over a baseline: baseline / best - 1 (0.25 = 25% faster).
     std::optional<double> speedupOver(const BaselineResult& b) const;
 };
+
+// The options the optimizer's own baseline searches run with.
+BaselineOptions baselineOptions(const OptimizerOptions& options);
 
 // Order of scored plans under an objective: primary, secondary, then key.
 bool betterThan(const ScoredPlan& a, const ScoredPlan& b, Objective objective);

@@ -29,6 +29,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
 #include <QLegendMarker>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -190,6 +191,7 @@ private Q_SLOTS:
     void tableShowsTheRun();
     void outerSyncControlsBuildTheCliAxis();
     void productionColumnNamesTheModelsRecipe();
+    void baselinesStayWhileThePlanIsEdited();
     void screenshot();
 
 private:
@@ -1102,6 +1104,58 @@ void TestOptimizerPanel::productionColumnNamesTheModelsRecipe() {
     QVERIFY(findBaseline(panel_->result()->baselines, "production"));
     QVERIFY2(tip().contains(QStringLiteral("MoE")), qPrintable(tip()));
     QVERIFY2(!tip().contains(QStringLiteral("Llama 3 recipe")), qPrintable(tip()));
+}
+
+// The baselines are those of the scenario as opened: loading the best plan
+// and searching again compares against the same as-given, production and
+// prior-art figures; a new global batch (another question) recomputes them.
+void TestOptimizerPanel::baselinesStayWhileThePlanIsEdited() {
+    QVERIFY(runSmall());
+    const std::vector<BaselineResult> first = panel_->result()->baselines;
+    const BaselineResult* asGiven = findBaseline(first, "as-given");
+    QVERIFY(asGiven && asGiven->feasible);
+    QCOMPARE(asGiven->plan, scenario_.plan);
+
+    const OptimizerResult& r = *panel_->result();
+    int row = -1;
+    for (std::size_t i = 0; i < r.top.size(); ++i)
+        if (r.top[i].plan != scenario_.plan && r.top[i].step_time_s < asGiven->step_time_s) {
+            row = int(i);
+            break;
+        }
+    QVERIFY(row >= 0);
+    QVERIFY(panel_->loadResult(row));
+    const Plan loaded = doc_->scenario().plan;
+    QVERIFY(loaded != scenario_.plan);
+
+    QVERIFY(runSmall());
+    const std::vector<BaselineResult>& second = panel_->result()->baselines;
+    QCOMPARE(second.size(), first.size());
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        QCOMPARE(second[i].name, first[i].name);
+        QCOMPARE(second[i].plan, first[i].plan);
+        QCOMPARE(second[i].step_time_s, first[i].step_time_s);
+    }
+    // The speedups are over those same baselines.
+    const BaselineResult* production = findBaseline(second, "production");
+    QVERIFY(production && production->feasible);
+    QCOMPARE(*panel_->result()->speedupOver(*production),
+             production->step_time_s / panel_->result()->top.front().step_time_s - 1.0);
+    auto* status = panel_->findChild<QLabel*>(QStringLiteral("optimizerStatus"));
+    QVERIFY(status);
+    QVERIFY2(status->toolTip().contains(QStringLiteral("as opened")),
+             qPrintable(status->toolTip()));
+
+    // Twice the global batch: the baselines answer the new question.
+    Plan bigger = loaded;
+    bigger.global_batch_sequences *= 2;
+    doc_->setPlan(bigger, QStringLiteral("Double the batch"));
+    QVERIFY(runSmall());
+    const BaselineResult* again = findBaseline(panel_->result()->baselines, "as-given");
+    QVERIFY(again);
+    QCOMPARE(again->plan.global_batch_sequences, 2 * scenario_.plan.global_batch_sequences);
+    QCOMPARE(again->plan.parallelism, scenario_.plan.parallelism);
+    QVERIFY(again->step_time_s > asGiven->step_time_s);
 }
 
 void TestOptimizerPanel::screenshot() {
