@@ -1236,7 +1236,7 @@ void MainWindow::onChipDragTargetChanged(const ChipDrop& drop) {
         return;
     }
     const DropOutcome outcome = applyDrop(document_->scenario(), drop);
-    view_->setDropHint(outcome.ok());
+    view_->setDropHint(outcome.ok(), outcome.displaced);
     if (outcome.ok()) {
         statusBar()->showMessage(outcome.description + QStringLiteral(": release to apply"));
         // The heatmap and the status bar show what the drop would give.

@@ -3,6 +3,10 @@
 #include "formats/documents.h"
 #include "units.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
+
 namespace sa::views {
 
 QString chipLabel(const GroupChip& chip) {
@@ -31,7 +35,65 @@ QString nameOf(const Cluster& cluster, int building) {
 
 } // namespace
 
+namespace {
+
+DropOutcome placeDrop(const Scenario& scenario, const ChipDrop& drop);
+
+// The chips of `building` a move that does not fit may trade places with,
+// best first.
+std::vector<GroupChip> swapCandidates(const Scenario& scenario, const GroupChip& moving,
+                                      int building) {
+    const PlacementResult placed = placeCells(scenario.cluster, scenario.plan);
+    if (!placed.ok())
+        return {};
+    const std::vector<GroupChip> runs = chipsOf(placed.grid);
+    std::vector<GroupChip> all = splitByStage(runs);
+    all.insert(all.end(), runs.begin(), runs.end());
+    std::vector<GroupChip> out;
+    for (const GroupChip& c : all)
+        if (c.building == building && std::find(out.begin(), out.end(), c) == out.end())
+            out.push_back(c);
+    auto rank = [&](const GroupChip& c) {
+        return std::make_tuple(c.gpus != moving.gpus, std::abs(c.stage_first - moving.stage_first),
+                               std::abs(c.replica_first - moving.replica_first), c.stage_first,
+                               c.replica_first, c.gpus);
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const GroupChip& a, const GroupChip& b) { return rank(a) < rank(b); });
+    return out;
+}
+
+} // namespace
+
 DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop) {
+    DropOutcome out = placeDrop(scenario, drop);
+    if (out.ok() || drop.swapWith || drop.building < 0 ||
+        drop.building >= int(scenario.cluster.buildings.size()))
+        return out;
+    // No room: the first chip of the target that can trade places.
+    constexpr std::size_t kMaxTries = 24; // each try places every cell once
+    const std::vector<GroupChip> candidates = swapCandidates(scenario, drop.chip, drop.building);
+    for (std::size_t i = 0; i < candidates.size() && i < kMaxTries; ++i) {
+        ChipDrop swap = drop;
+        swap.swapWith = candidates[i];
+        DropOutcome proposed = placeDrop(scenario, swap);
+        if (!proposed.ok())
+            continue;
+        proposed.displaced = candidates[i];
+        proposed.description =
+            QStringLiteral("%1 is full: %2")
+                .arg(nameOf(scenario.cluster, drop.building), proposed.description);
+        return proposed;
+    }
+    out.problem += candidates.empty() ? QStringLiteral("; no chip there to swap with")
+                                      : QStringLiteral("; no chip of %1 can trade places with it")
+                                            .arg(nameOf(scenario.cluster, drop.building));
+    return out;
+}
+
+namespace {
+
+DropOutcome placeDrop(const Scenario& scenario, const ChipDrop& drop) {
     DropOutcome out;
     const Cluster& cluster = scenario.cluster;
     if (drop.building < 0 || drop.building >= int(cluster.buildings.size())) {
@@ -55,8 +117,6 @@ DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop) {
     const PlacementResult placed = placeCells(cluster, out.plan);
     if (!placed.ok()) {
         out.problem = QString::fromStdString(placed.problems.front().message);
-        if (!drop.swapWith)
-            out.problem += QStringLiteral(" — drop it onto a chip of the same size to swap");
         return out;
     }
     Scenario next = scenario;
@@ -66,6 +126,8 @@ DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop) {
         out.problem = QString::fromStdString(problems.front().str());
     return out;
 }
+
+} // namespace
 
 std::vector<GroupChip> splitByStage(const std::vector<GroupChip>& chips) {
     std::vector<GroupChip> out;

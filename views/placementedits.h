@@ -21,13 +21,21 @@ struct ChipDrop {
 };
 
 struct DropOutcome {
-    Plan plan;           // the plan after the drop (valid only when problem is empty)
+    Plan plan; // the plan after the drop (valid only when problem is empty)
+    // A plain move into a building without room for it became a swap with
+    // this chip of the target building, which goes to the dragged chip's.
+    std::optional<GroupChip> displaced;
     QString description; // "Move S0–5 · R0–127 to B2": undo text and status message
     QString problem;     // why the drop is refused; empty when it is legal
     bool ok() const { return problem.isEmpty(); }
 };
 
 // The plan after `drop`, checked with sa::placeCells and sa::validateScenario.
+// A move into a building that has no room for the chip proposes a swap:
+// the target building's chips (per stage and whole runs) are tried, those of
+// the dragged chip's GPU count first, then by the nearest stage and
+// replicas, and the first that places and validates is displaced to the
+// dragged chip's building. Refused when none does.
 DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop);
 
 // One chip per pipeline stage: a chip spanning stages 0–15 becomes sixteen,

@@ -151,6 +151,7 @@ public:
     void setMemoryWarning(bool warn, const QString& detail);
     // Outlined while a dragged chip hovers over it (a swap).
     void setSwapTarget(bool on);
+    bool isSwapTarget() const { return swapTarget_; }
     bool isDragging() const { return dragging_; }
     // Moves the chip as a drag would, without a mouse (screenshots, tests).
     void showDraggedTo(QPointF scenePos);

@@ -774,6 +774,9 @@ void TopologyView::setDragTarget(int building, int swapWith) {
         old->setDropState(BuildingItem::DropState::None);
     if (auto* old = chipItem(dragSwap_))
         old->setSwapTarget(false);
+    if (auto* old = chipItem(displaced_))
+        old->setSwapTarget(false);
+    displaced_ = -1;
     dragTarget_ = building;
     dragSwap_ = swapWith;
     ChipDrop drop;
@@ -784,7 +787,7 @@ void TopologyView::setDragTarget(int building, int swapWith) {
     Q_EMIT chipDragTargetChanged(drop);
 }
 
-void TopologyView::setDropHint(bool legal) {
+void TopologyView::setDropHint(bool legal, const std::optional<GroupChip>& displaced) {
     if (dragChip_ < 0)
         return;
     if (auto* item = buildingItem(dragTarget_))
@@ -792,6 +795,17 @@ void TopologyView::setDropHint(bool legal) {
                                  : BuildingItem::DropState::Illegal);
     if (auto* item = chipItem(dragSwap_))
         item->setSwapTarget(legal);
+    if (auto* old = chipItem(displaced_))
+        old->setSwapTarget(false);
+    displaced_ = -1;
+    if (legal && displaced) {
+        // The displaced chip as shown: the same cells, per stage or whole.
+        for (std::size_t i = 0; i < chips_.size() && displaced_ < 0; ++i)
+            if (chips_[i] == *displaced)
+                displaced_ = int(i);
+        if (auto* item = chipItem(displaced_))
+            item->setSwapTarget(true);
+    }
 }
 
 void TopologyView::resetDropStates() {
@@ -804,6 +818,7 @@ void TopologyView::resetDropStates() {
     for (auto* c : chipItems_)
         if (c)
             c->setSwapTarget(false);
+    displaced_ = -1;
 }
 
 void TopologyView::finishChipDrag(int chip, QPointF scenePos) {

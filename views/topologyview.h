@@ -76,8 +76,12 @@ public:
                   const std::vector<std::int64_t>& gpusUsed);
     // Colours links and uplinks; nullptr shows the plain topology.
     void setEvaluation(std::shared_ptr<const Evaluation> evaluation, const QString& note = {});
-    // Feedback on the current drag target: green when the drop is legal.
-    void setDropHint(bool legal);
+    // Feedback on the current drag target: green when the drop is legal;
+    // `displaced`, the chip a move into a full building would swap out
+    // (applyDrop), is outlined as a swap target.
+    void setDropHint(bool legal, const std::optional<GroupChip>& displaced = std::nullopt);
+    // The chip the current drag target would displace, or -1.
+    int displacedChip() const { return displaced_; }
 
     const Cluster& cluster() const { return cluster_; }
     const TopologyLayout& topologyLayout() const { return layout_; }
@@ -170,6 +174,7 @@ private:
     int dragChip_ = -1;
     int dragTarget_ = -1;
     int dragSwap_ = -1;
+    int displaced_ = -1;
     bool previewing_ = false;
     bool legendBeside_ = false;
     bool relayingOut_ = false;

@@ -40,7 +40,7 @@ private Q_SLOTS:
     void saveOpenRoundTrip();
     void exportPlan();
     void swapStagesThroughDocument();
-    void moveIntoFullBuildingIsRefused();
+    void moveIntoFullBuildingProposesSwap();
     void splitByStage();
     void samplesAreFound();
 
@@ -273,17 +273,46 @@ void TestDocument::swapStagesThroughDocument() {
     QCOMPARE(doc_->scenario(), original);
 }
 
-void TestDocument::moveIntoFullBuildingIsRefused() {
+void TestDocument::moveIntoFullBuildingProposesSwap() {
     const Scenario original = doc_->scenario();
     const PlacementResult placed = placeCells(original.cluster, original.plan);
-    const auto chips = chipsOf(placed.grid);
+    const auto chips = views::splitByStage(chipsOf(placed.grid));
+    // Stage 3 of B3's replicas onto B1, which is full: B1's chip of the
+    // same size and stage goes to B3 instead.
     ChipDrop drop;
-    drop.chip = chips.front();
-    drop.building = drop.chip.building == 0 ? 1 : 0;
+    for (const auto& c : chips)
+        if (c.building == 2 && c.stage_first == 3)
+            drop.chip = c;
+    QCOMPARE(drop.chip.building, 2);
+    drop.building = 0;
     const DropOutcome outcome = applyDrop(original, drop);
-    QVERIFY(!outcome.ok());
-    QVERIFY2(outcome.problem.contains(QLatin1String("GPUs")), qPrintable(outcome.problem));
-    QVERIFY(outcome.problem.contains(QLatin1String("swap")));
+    QVERIFY2(outcome.ok(), qPrintable(outcome.problem));
+    QVERIFY(outcome.displaced);
+    QCOMPARE(outcome.displaced->building, 0);
+    QCOMPARE(outcome.displaced->gpus, drop.chip.gpus);
+    QCOMPARE(outcome.displaced->stage_first, 3);
+    QVERIFY2(outcome.description.startsWith(QStringLiteral("B1 is full: Swap S3 · R512–767")),
+             qPrintable(outcome.description));
+    Scenario next = original;
+    next.plan = outcome.plan;
+    const PlacementResult after = placeCells(next.cluster, next.plan);
+    QVERIFY(after.ok());
+    QCOMPARE(after.grid.at(3, drop.chip.replica_first), 0);
+    QCOMPARE(after.grid.at(3, outcome.displaced->replica_first), 2);
+    QCOMPARE(after.gpus_used, placed.gpus_used);
+
+    // An explicit swap that cannot fit stays refused: B1's whole run of
+    // 32,768 GPUs for one stage of 2,048 would overfill B3.
+    const auto runs = chipsOf(placed.grid);
+    ChipDrop tooBig = drop;
+    for (const auto& c : runs)
+        if (c.building == 0)
+            tooBig.swapWith = c;
+    QVERIFY(tooBig.swapWith && tooBig.swapWith->gpus > drop.chip.gpus);
+    const DropOutcome refused = applyDrop(original, tooBig);
+    QVERIFY(!refused.ok());
+    QVERIFY(!refused.displaced);
+    QVERIFY2(refused.problem.contains(QLatin1String("GPUs")), qPrintable(refused.problem));
 }
 
 void TestDocument::splitByStage() {

@@ -72,6 +72,7 @@ private Q_SLOTS:
     void showsTheCluster();
     void dragStageChangesEvaluationAndUndoRestores();
     void illegalDropIsRefused();
+    void dropOnAFullBuildingProposesASwap();
     void badFileKeepsDocumentAndShowsMessage();
     void inspectorValidatesAsYouType();
     void linkTableModelPassesTester();
@@ -239,15 +240,56 @@ void TestMainWindow::dragStageChangesEvaluationAndUndoRestores() {
 void TestMainWindow::illegalDropIsRefused() {
     TopologyView* view = window_->topologyView();
     const Scenario original = window_->document()->scenario();
+    // Stage 3 of B3 swapped for all of B1 (32,768 GPUs): B3 cannot hold it.
     ChipDrop drop;
     drop.chip = view->chips()[std::size_t(chipOf(3, 2))];
-    drop.building = 0; // B1 is full: a move without a swap cannot fit
+    drop.building = 0;
+    const PlacementResult placed = placeCells(original.cluster, original.plan);
+    for (const GroupChip& c : chipsOf(placed.grid))
+        if (c.building == 0)
+            drop.swapWith = c;
+    QVERIFY(drop.swapWith);
     Q_EMIT view->chipDropped(drop);
     QCOMPARE(window_->document()->scenario(), original);
     QCOMPARE(window_->document()->undoStack()->count(), 0);
     const QString message = window_->statusBar()->currentMessage();
     QVERIFY2(message.startsWith(QLatin1String("Refused")), qPrintable(message));
-    QVERIFY(message.contains(QLatin1String("B1")));
+    QVERIFY(message.contains(QLatin1String("B3")));
+}
+
+// Dragged onto a full building's header (no chip under the mouse): the drop
+// proposes a swap, outlines the chip it would displace, says so in the
+// status bar and applies it on release as one undo step.
+void TestMainWindow::dropOnAFullBuildingProposesASwap() {
+    TopologyView* view = window_->topologyView();
+    const Scenario original = window_->document()->scenario();
+    const int moving = chipOf(3, 2);
+    QVERIFY(moving >= 0);
+    const QPoint start = view->mapFromScene(view->chipItem(moving)->sceneBoundingRect().center());
+    const QPoint end = view->mapFromScene(view->topologyLayout().buildings()[0].header.center());
+    QVERIFY(view->viewport()->rect().contains(end));
+    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, start);
+    for (int i = 1; i <= 10; ++i)
+        QTest::mouseMove(view->viewport(), start + (end - start) * i / 10);
+    QVERIFY(QTest::qWaitFor([&] {
+        const auto s = window_->shownSnapshot();
+        return s && s->preview;
+    }));
+    QVERIFY(view->buildingItem(0)->dropState() == BuildingItem::DropState::Legal);
+    const int displaced = view->displacedChip();
+    QVERIFY(displaced >= 0);
+    QCOMPARE(view->chips()[std::size_t(displaced)].building, 0);
+    QCOMPARE(view->chips()[std::size_t(displaced)].stage_first, 3);
+    QVERIFY(view->chipItem(displaced)->isSwapTarget());
+    const QString message = window_->statusBar()->currentMessage();
+    QVERIFY2(message.startsWith(QLatin1String("B1 is full: Swap S3")), qPrintable(message));
+    QVERIFY2(message.contains(QLatin1String("release to apply")), qPrintable(message));
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, end);
+    QTRY_COMPARE(window_->document()->undoStack()->count(), 1);
+    QVERIFY(window_->document()->undoStack()->undoText().startsWith(QLatin1String("B1 is full")));
+    QVERIFY(view->displacedChip() < 0);
+    window_->document()->undoStack()->undo();
+    QCOMPARE(window_->document()->scenario(), original);
 }
 
 void TestMainWindow::badFileKeepsDocumentAndShowsMessage() {
