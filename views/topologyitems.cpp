@@ -50,6 +50,10 @@ const QColor kInk(0x1f, 0x29, 0x33);
 const QColor kMuted(0x5c, 0x6b, 0x7a);
 const QColor kBorder(0x8a, 0x99, 0xab);
 
+double lodOf(const QPainter* painter, const QStyleOptionGraphicsItem* option) {
+    return option ? option->levelOfDetailFromTransform(painter->worldTransform()) : 1.0;
+}
+
 // Black or white text, whichever reads better on `fill`.
 QColor textOn(const QColor& fill) {
     const double luminance = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
@@ -57,6 +61,13 @@ QColor textOn(const QColor& fill) {
 }
 
 } // namespace
+
+double readablePx(double px, double scale) {
+    if (!(scale > 0))
+        return px;
+    // Whole pixels (pixelFont rounds), never below the minimum on screen.
+    return std::max(px, std::ceil(kMinScreenTextPx / scale - 1e-9));
+}
 
 // ---------------------------------------------------------------- regions
 
@@ -72,15 +83,17 @@ QRectF RegionItem::boundingRect() const {
     return region_.rect.adjusted(-1, -1, 1, 1);
 }
 
-void RegionItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void RegionItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     painter->setRenderHint(QPainter::Antialiasing);
     painter->setPen(QPen(QColor(0xc5, 0xcf, 0xdb), 1.5));
     painter->setBrush(QColor(0xea, 0xef, 0xf5));
     painter->drawRoundedRect(region_.rect, 14, 14);
     painter->setPen(kMuted);
-    painter->setFont(pixelFont(15, true));
+    painter->setFont(pixelFont(readablePx(15, lodOf(painter, option)), true));
+    const QFontMetricsF fm(painter->font());
     painter->drawText(region_.title, Qt::AlignLeft | Qt::AlignVCenter,
-                      QStringLiteral("Region %1").arg(region_.name));
+                      fm.elidedText(QStringLiteral("Region %1").arg(region_.name), Qt::ElideRight,
+                                    region_.title.width()));
 }
 
 // ---------------------------------------------------------------- uplinks
@@ -97,7 +110,7 @@ QRectF UplinkItem::boundingRect() const {
     return rect_.adjusted(-2, -2, 2, 2);
 }
 
-void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     painter->setRenderHint(QPainter::Antialiasing);
     QColor fill(0xdf, 0xe6, 0xee);
     if (heat_)
@@ -109,17 +122,27 @@ void UplinkItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidg
     painter->setPen(QPen(fill.darker(125), 1));
     painter->setBrush(fill);
     painter->drawRoundedRect(bar, 4, 4);
-    QString text = QStringLiteral("uplink %1").arg(formatBandwidthGbps(capacityGbps_));
-    if (heat_ && heat_->bytes_per_step > 0)
-        text +=
-            QStringLiteral("  ·  %1/step  ·  peak %2")
-                .arg(formatBytes(heat_->bytes_per_step), formatPercent(heat_->peak_utilization));
-    painter->setFont(pixelFont(11));
+    const QString capacity = QStringLiteral("uplink %1").arg(formatBandwidthGbps(capacityGbps_));
+    QStringList shorter; // the traffic, ever shorter
+    if (heat_ && heat_->bytes_per_step > 0) {
+        const QString bytes = formatBytes(heat_->bytes_per_step);
+        const QString peak = formatPercent(heat_->peak_utilization);
+        shorter << QStringLiteral("%1/step  ·  peak %2").arg(bytes, peak)
+                << QStringLiteral("%1 · %2").arg(bytes, peak) << peak;
+    }
+    painter->setFont(pixelFont(readablePx(11, lodOf(painter, option))));
     // Text sits on the bar when the bar is tall enough, else on the grey track.
     painter->setPen(h >= 14 ? textOn(fill) : kInk);
     const QFontMetricsF fm(painter->font());
-    painter->drawText(rect_, Qt::AlignCenter,
-                      fm.elidedText(text, Qt::ElideRight, rect_.width() - 8));
+    // Capacity and traffic; short of room, the traffic (the capacity is in
+    // the tooltip).
+    const double room = rect_.width() - 8;
+    QString text = shorter.isEmpty() ? capacity : capacity + QStringLiteral("  ·  ") + shorter[0];
+    for (const QString& s : shorter)
+        if (fm.horizontalAdvance(text) > room)
+            text = s;
+    painter->drawText(rect_, Qt::AlignCenter | Qt::TextDontClip,
+                      fm.elidedText(text, Qt::ElideRight, room));
 }
 
 void UplinkItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
@@ -180,26 +203,45 @@ void ZoneItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     // Zoomed out, the zone's name would be too small to read: the tile
     // keeps only its GPU count, as large as the tile allows (the name is in
     // the tooltip).
-    const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-    if (9.5 * lod < 7) {
+    const double lod = lodOf(painter, option);
+    const double namePx = readablePx(9.5, lod);
+    const double countPx = readablePx(11, lod);
+    const QString count = formatCount(gpus_);
+    if (QFontMetricsF(pixelFont(namePx)).height() +
+            QFontMetricsF(pixelFont(countPx, true)).height() >
+        text.height() + 3) {
+        // No room for two readable lines: the GPU count alone, as large as
+        // the tile allows, or nothing when even that does not fit (the
+        // tooltip and the building's header have it).
+        const double px = std::max(countPx, std::min(17.0, text.height() - 2));
+        const QFontMetricsF big(pixelFont(px, true));
+        const QRectF wide = zone_.rect.adjusted(1, 5, -1, -1);
+        // A tile standing for several zones says how many (its GPUs are in
+        // the tooltip): a sum there would read as one zone's size.
+        QString shown = count;
+        if (zone_.lastZone > zone_.firstZone) {
+            const int n = zone_.lastZone - zone_.firstZone + 1;
+            shown = QStringLiteral("+%1 zones").arg(n);
+            if (big.horizontalAdvance(shown) > wide.width())
+                shown = QStringLiteral("+%1").arg(n);
+        }
+        if (big.horizontalAdvance(shown) > wide.width() || big.height() > wide.height() + 6)
+            return;
         painter->setPen(kInk);
-        const double px = std::min(17.0, text.height() - 2);
         painter->setFont(pixelFont(px, true));
-        const QFontMetricsF big(painter->font());
-        painter->drawText(text, Qt::AlignCenter,
-                          big.elidedText(formatCount(gpus_), Qt::ElideRight, text.width()));
+        painter->drawText(wide, Qt::AlignCenter | Qt::TextDontClip, shown);
         return;
     }
     painter->setPen(kMuted);
-    painter->setFont(pixelFont(9.5));
+    painter->setFont(pixelFont(namePx));
     QFontMetricsF fm(painter->font());
     painter->drawText(text, Qt::AlignHCenter | Qt::AlignTop,
                       fm.elidedText(name, Qt::ElideRight, text.width()));
     painter->setPen(kInk);
-    painter->setFont(pixelFont(11, true));
+    painter->setFont(pixelFont(countPx, true));
     fm = QFontMetricsF(painter->font());
     painter->drawText(text, Qt::AlignHCenter | Qt::AlignBottom,
-                      fm.elidedText(formatCount(gpus_), Qt::ElideRight, text.width()));
+                      fm.elidedText(count, Qt::ElideRight, text.width()));
 }
 
 void ZoneItem::setHeat(std::optional<LinkHeat> heat, double width, const QString& toolTip) {
@@ -261,7 +303,7 @@ QRectF BuildingItem::boundingRect() const {
     return geometry_.rect.adjusted(-3, -3, 3, 3);
 }
 
-void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
     painter->setRenderHint(QPainter::Antialiasing);
     QPen pen(kBorder, 1.5);
     QColor fill = Qt::white;
@@ -285,25 +327,33 @@ void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWi
     painter->drawRoundedRect(geometry_.rect, 8, 8);
 
     const QRectF h = geometry_.header;
+    const double lod = lodOf(painter, option);
+    const double namePx = readablePx(17, lod);
+    const double countPx = readablePx(13, lod);
     painter->setPen(kInk);
-    painter->setFont(pixelFont(17, true));
-    QFontMetricsF fm(painter->font());
     const QRectF top(h.left(), h.top(), h.width(), 24);
     QString count = QStringLiteral("%1 GPUs").arg(formatCount(gpus_));
     if (used_ >= 0 && used_ != gpus_)
         count = QStringLiteral("%1 / %2 GPUs").arg(formatCount(used_), formatCount(gpus_));
-    painter->setFont(pixelFont(13, true));
-    const double countWidth = QFontMetricsF(painter->font()).horizontalAdvance(count);
-    painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, count);
-    painter->setFont(pixelFont(17, true));
-    painter->drawText(top.adjusted(0, 0, -countWidth - 8, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                      fm.elidedText(name_, Qt::ElideRight, top.width() - countWidth - 8));
-    painter->setPen(kMuted);
-    painter->setFont(pixelFont(11.5));
+    painter->setFont(pixelFont(countPx, true));
+    QFontMetricsF fm(painter->font());
+    if (fm.horizontalAdvance(count) > h.width() * 0.6)
+        count = formatCount(used_ >= 0 && used_ != gpus_ ? used_ : gpus_);
+    const double countWidth = fm.horizontalAdvance(count);
+    painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, count);
+    painter->setFont(pixelFont(namePx, true));
     fm = QFontMetricsF(painter->font());
-    painter->drawText(QRectF(h.left(), h.top() + 24, h.width(), 18),
-                      Qt::AlignLeft | Qt::AlignVCenter,
-                      fm.elidedText(gpuLine_, Qt::ElideRight, h.width()));
+    painter->drawText(top.adjusted(0, 0, -countWidth - 8, 0),
+                      Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip,
+                      fm.elidedText(name_, Qt::ElideRight, top.width() - countWidth - 8));
+    // The GPU line where a readable size fits its row (else in the tooltip).
+    const QRectF second(h.left(), h.top() + 24, h.width(), 18);
+    painter->setPen(kMuted);
+    painter->setFont(pixelFont(readablePx(11.5, lod)));
+    fm = QFontMetricsF(painter->font());
+    if (fm.height() <= second.height() + 4)
+        painter->drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
+                          fm.elidedText(gpuLine_, Qt::ElideRight, h.width()));
 }
 
 void BuildingItem::setDropState(DropState state) {
@@ -397,17 +447,54 @@ LinkLabelItem::LinkLabelItem(QPointF anchor, QPointF side, const Link& link)
     relayout();
 }
 
+void LinkLabelItem::setTextScale(double scale) {
+    if (readablePx(12, scale) == readablePx(12, scale_) &&
+        readablePx(11, scale) == readablePx(11, scale_)) {
+        scale_ = scale;
+        return;
+    }
+    scale_ = scale;
+    relayout();
+    update();
+}
+
+void LinkLabelItem::setMaxWidth(double width) {
+    if (width == maxWidth_)
+        return;
+    maxWidth_ = width;
+    relayout();
+    update();
+}
+
 void LinkLabelItem::relayout() {
     prepareGeometryChange();
-    const QFontMetricsF bold(pixelFont(12, true));
-    const QFontMetricsF plain(pixelFont(11));
-    double w = bold.horizontalAdvance(line1_);
-    double h = 18;
-    if (!line2_.isEmpty()) {
-        w = std::max(w, plain.horizontalAdvance(line2_));
-        h += 16;
+    const QFontMetricsF bold(pixelFont(readablePx(12, scale_), true));
+    const QFontMetricsF plain(pixelFont(readablePx(11, scale_)));
+    // Two lines (capacity and latency, then traffic); where the box would be
+    // wider than the room beside the line, each part on its own line.
+    rows_.clear();
+    rows_.push_back({line1_, true});
+    if (!line2_.isEmpty())
+        rows_.push_back({line2_, false});
+    auto widest = [&] {
+        double w = 0;
+        for (const Row& r : rows_)
+            w = std::max(w, (r.bold ? bold : plain).horizontalAdvance(r.text));
+        return w + 14;
+    };
+    if (widest() > maxWidth_) {
+        std::vector<Row> split;
+        for (const Row& r : rows_)
+            for (const QString& part : r.text.split(QStringLiteral(" · ")))
+                split.push_back({part, r.bold});
+        rows_ = std::move(split);
     }
-    w += 14;
+    const double w = widest();
+    double h = 2;
+    for (Row& r : rows_) {
+        r.height = std::max(r.bold ? 17.0 : 16.0, (r.bold ? bold : plain).height());
+        h += r.height;
+    }
     // Centre beside the line: half the box's extent along `side`, half the
     // widest line and a gap.
     const double extent = std::fabs(side_.x()) * w / 2 + std::fabs(side_.y()) * h / 2;
@@ -424,15 +511,14 @@ void LinkLabelItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QW
     painter->setPen(QPen(accent_, 1.5));
     painter->setBrush(QColor(255, 255, 255, 235));
     painter->drawRoundedRect(rect_, 6, 6);
-    painter->setPen(kInk);
-    painter->setFont(pixelFont(12, true));
-    painter->drawText(QRectF(rect_.left(), rect_.top() + 1, rect_.width(), 17), Qt::AlignCenter,
-                      line1_);
-    if (!line2_.isEmpty()) {
-        painter->setFont(pixelFont(11));
-        painter->setPen(kMuted);
-        painter->drawText(QRectF(rect_.left(), rect_.top() + 17, rect_.width(), 16),
-                          Qt::AlignCenter, line2_);
+    double y = rect_.top() + 1;
+    for (const Row& r : rows_) {
+        painter->setPen(r.bold ? kInk : kMuted);
+        painter->setFont(r.bold ? pixelFont(readablePx(12, scale_), true)
+                                : pixelFont(readablePx(11, scale_)));
+        painter->drawText(QRectF(rect_.left(), y, rect_.width(), r.height), Qt::AlignCenter,
+                          r.text);
+        y += r.height;
     }
 }
 
@@ -460,12 +546,8 @@ void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const 
 
 // ---------------------------------------------------------------- chips
 
-namespace {
-constexpr double kChipFontPx = 11.5;
-}
-
 ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const QString& label,
-                   QColor color, QPointF pos, double height, std::int64_t cellGpus)
+                   QColor color, QPointF pos, double height, std::int64_t cellGpus, double fontPx)
     : view_(view)
     , index_(index)
     , chip_(chip)
@@ -473,9 +555,10 @@ ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const Q
     , label_(label)
     , fullLabel_(chipLabel(chip))
     , home_(pos)
-    , cellGpus_(cellGpus) {
-    size_ = QSizeF(widthFor(label_), height);
-    fullSize_ = QSizeF(widthFor(fullLabel_), height);
+    , cellGpus_(cellGpus)
+    , fontPx_(fontPx) {
+    size_ = QSizeF(widthFor(label_, fontPx_), height);
+    fullSize_ = QSizeF(widthFor(fullLabel_, fontPx_), height);
     setPos(pos);
     setZValue(4);
     setAcceptHoverEvents(true);
@@ -493,19 +576,20 @@ ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const Q
     updateToolTip();
 }
 
-ChipItem::ChipItem(int hidden, QPointF pos, double height, const QString& toolTip)
+ChipItem::ChipItem(int hidden, QPointF pos, double height, const QString& toolTip, double fontPx)
     : color_(QColor(0xe9, 0xec, 0xef))
     , label_(QStringLiteral("+%1 more").arg(hidden))
-    , home_(pos) {
-    size_ = QSizeF(widthFor(label_), height);
+    , home_(pos)
+    , fontPx_(fontPx) {
+    size_ = QSizeF(widthFor(label_, fontPx_), height);
     fullSize_ = size_;
     setPos(pos);
     setZValue(4);
     setToolTip(toolTip);
 }
 
-double ChipItem::widthFor(const QString& label) {
-    return textWidth(label, kChipFontPx, true) + 14;
+double ChipItem::widthFor(const QString& label, double fontPx) {
+    return textWidth(label, fontPx, true) + 14;
 }
 
 QRectF ChipItem::boundingRect() const {
@@ -539,8 +623,8 @@ void ChipItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
     painter->setBrush(color_);
     painter->drawRoundedRect(r, 6, 6);
     painter->setPen(textOn(color_));
-    painter->setFont(pixelFont(kChipFontPx, true));
-    painter->drawText(r, Qt::AlignCenter, dragging_ ? fullLabel_ : label_);
+    painter->setFont(pixelFont(fontPx_, true));
+    painter->drawText(r, Qt::AlignCenter | Qt::TextDontClip, dragging_ ? fullLabel_ : label_);
 }
 
 void ChipItem::reuse(int index, QPointF home) {
@@ -613,16 +697,17 @@ void ChipItem::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     view_->finishChipDrag(index_, at);
 }
 
-ChipGroupLabel::ChipGroupLabel(const QString& text, QPointF pos, double height)
+ChipGroupLabel::ChipGroupLabel(const QString& text, QPointF pos, double height, double fontPx)
     : text_(text)
-    , size_(widthFor(text), height) {
+    , fontPx_(fontPx)
+    , size_(widthFor(text, fontPx), height) {
     setPos(pos);
     setZValue(4);
     setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }
 
-double ChipGroupLabel::widthFor(const QString& text) {
-    return textWidth(text, 11, true) + 4;
+double ChipGroupLabel::widthFor(const QString& text, double fontPx) {
+    return textWidth(text, fontPx, true) + 4;
 }
 
 QRectF ChipGroupLabel::boundingRect() const {
@@ -631,8 +716,8 @@ QRectF ChipGroupLabel::boundingRect() const {
 
 void ChipGroupLabel::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
     painter->setPen(kMuted);
-    painter->setFont(pixelFont(11, true));
-    painter->drawText(boundingRect(), Qt::AlignLeft | Qt::AlignVCenter, text_);
+    painter->setFont(pixelFont(fontPx_, true));
+    painter->drawText(boundingRect(), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text_);
 }
 
 } // namespace sa::views

@@ -15,6 +15,16 @@ namespace sa::views {
 
 class TopologyView;
 
+// No topology text is drawn smaller on screen than 9 pt (12 px at 96 dpi).
+// Items draw a text of nominal size `px` (scene pixels) at readablePx(px,
+// scale), where `scale` is the view's scene-to-screen scale; what no longer
+// fits its box at that size is shortened or left to the tooltip (level of
+// detail), and comes back when zoomed in.
+inline constexpr double kMinScreenTextPx = 12;
+double readablePx(double px, double scale);
+// The chips' and chip headers' nominal text size.
+inline constexpr double kChipFontPx = 11.5;
+
 // Traffic of one link or uplink as the items show it (aggregated when a
 // tile stands for several zones).
 struct LinkHeat {
@@ -114,6 +124,11 @@ public:
     // from the line) so that the line's width and colour stay visible.
     LinkLabelItem(QPointF anchor, QPointF side, const Link& link);
     QRectF labelRect() const { return rect_; }
+    // The view's scale: the box grows so that its text stays readable.
+    void setTextScale(double scale);
+    // Room beside the line (between two buildings side by side): a wider
+    // box puts each part of its text on a line of its own.
+    void setMaxWidth(double width);
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     void setHeat(std::optional<LinkHeat> heat, const QString& technology, const QString& toolTip);
@@ -126,6 +141,14 @@ private:
     QString line2_;
     QColor accent_;
     QRectF rect_;
+    double scale_ = 1;
+    double maxWidth_ = 1e9;
+    struct Row {
+        QString text;
+        bool bold = false;
+        double height = 0;
+    };
+    std::vector<Row> rows_;
 };
 
 // A run of grid cells (pipeline stages x DP replicas) held by one building.
@@ -133,12 +156,16 @@ class ChipItem : public QGraphicsItem {
 public:
     // `label` is the short text shown in place ("S3" under a replica
     // header); while dragged the chip shows its full name ("S3 · R0–255").
+    // `fontPx`: the label's size in scene pixels (readablePx of kChipFontPx).
     ChipItem(TopologyView* view, int index, const GroupChip& chip, const QString& label,
-             QColor color, QPointF pos, double height, std::int64_t cellGpus);
+             QColor color, QPointF pos, double height, std::int64_t cellGpus,
+             double fontPx = kChipFontPx);
     // A summary chip for the chips that did not fit ("+3 more"): not draggable.
-    ChipItem(int hidden, QPointF pos, double height, const QString& toolTip);
+    ChipItem(int hidden, QPointF pos, double height, const QString& toolTip,
+             double fontPx = kChipFontPx);
 
-    static double widthFor(const QString& label);
+    static double widthFor(const QString& label, double fontPx = kChipFontPx);
+    double fontPx() const { return fontPx_; }
 
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
@@ -182,18 +209,20 @@ private:
     bool swapTarget_ = false;
     QPointF grabOffset_;
     QString baseToolTip_;
+    double fontPx_ = kChipFontPx;
 };
 
 // The replica range heading a row of stage chips ("R0–255").
 class ChipGroupLabel : public QGraphicsItem {
 public:
-    ChipGroupLabel(const QString& text, QPointF pos, double height);
-    static double widthFor(const QString& text);
+    ChipGroupLabel(const QString& text, QPointF pos, double height, double fontPx = 11);
+    static double widthFor(const QString& text, double fontPx = 11);
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
 private:
     QString text_;
+    double fontPx_;
     QSizeF size_;
 };
 

@@ -240,10 +240,32 @@ double TopologyView::paneAspect() const {
     return std::clamp(double(vp.width()) / vp.height(), 0.3, 6.0);
 }
 
+// Level of detail: where the full layout would be shrunk so far that its
+// text is enlarged for readability (readablePx), the zones collapse into one
+// row of three tiles (the last summarising the rest) and the chips get
+// their rows.
+LayoutMetrics TopologyView::metricsForPane(const Cluster& cluster) const {
+    LayoutMetrics m;
+    const QSize vp = viewport()->size();
+    if (vp.width() < 50 || vp.height() < 50 || cluster.buildings.empty())
+        return m;
+    const QRectF b = TopologyLayout::compute(cluster, m, paneAspect()).bounds();
+    if (b.isEmpty())
+        return m;
+    const double fit = std::min(vp.width() / b.width(), vp.height() / b.height());
+    if (readablePx(kChipFontPx, fit) <= kChipFontPx * 1.25)
+        return m;
+    m.maxZoneRows = 1;
+    m.maxZoneColumns = 3; // tiles wide enough for "3,072" at the enlarged size
+    m.chipRows = 6;
+    return m;
+}
+
 void TopologyView::relayoutForPane() {
     if (relayingOut_ || !autoFit_ || dragChip_ >= 0 || previewing_ || cluster_.buildings.empty())
         return;
-    const TopologyLayout next = TopologyLayout::compute(cluster_, {}, paneAspect());
+    const TopologyLayout next =
+        TopologyLayout::compute(cluster_, metricsForPane(cluster_), paneAspect());
     if (next.bounds().size() == layout_.bounds().size())
         return;
     // The same cluster, chips and heat in the arrangement for this pane.
@@ -286,7 +308,7 @@ void TopologyView::setCluster(const Cluster& cluster) {
 
     cluster_ = cluster;
     topology_ = cluster.buildings.empty() ? nullptr : std::make_unique<Topology>(cluster);
-    layout_ = TopologyLayout::compute(cluster, {}, paneAspect());
+    layout_ = TopologyLayout::compute(cluster, metricsForPane(cluster), paneAspect());
 
     for (const auto& region : layout_.regions())
         scene_->addItem(new RegionItem(region));
@@ -336,7 +358,12 @@ void TopologyView::setCluster(const Cluster& cluster) {
         const double norm = std::hypot(side.x(), side.y());
         side = norm > 0 ? side / norm : QPointF(0, -1);
         auto* label = new LinkLabelItem(path.labelAnchor, side, link);
+        // Above or below a mostly level line between two buildings: no
+        // wider than the gap between them.
+        if (!path.curved && std::fabs(side.y()) > std::fabs(side.x()))
+            label->setMaxWidth(std::fabs(path.to.x() - path.from.x()) - 8);
         scene_->addItem(label);
+        label->setTextScale(zoomFactor());
         labels_[std::size_t(path.link)] = label;
     }
     // Room around the layout to pan and to centre it beside the legend.
@@ -382,8 +409,14 @@ void TopologyView::rebuildChips() {
     overflowItems_.clear();
 
     const auto& metrics = layout_.metrics();
-    const double h = metrics.chipRowHeight - 5;
-    const double overflowW = ChipItem::widthFor(QStringLiteral("+999 more"));
+    // Readable at the view's scale: larger text makes wider, taller chips,
+    // fewer to a row and fewer rows (the rest go into "+N more").
+    chipScale_ = zoomFactor();
+    const double chipPx = readablePx(kChipFontPx, chipScale_);
+    const double headerPx = readablePx(11, chipScale_);
+    const double h = std::max(metrics.chipRowHeight - 5, std::ceil(chipPx * 1.2) + 1);
+    const double rowStep = std::max(metrics.chipRowHeight, h + 5);
+    const double overflowW = ChipItem::widthFor(QStringLiteral("+999 more"), chipPx);
     for (const auto& geo : layout_.buildings()) {
         std::vector<int> mine;
         for (std::size_t i = 0; i < chips_.size(); ++i)
@@ -425,16 +458,22 @@ void TopologyView::rebuildChips() {
                 // The replica range and its GPUs per stage: every chip of the
                 // group holds that many GPUs per stage it covers.
                 const int stages = c.stage_last - c.stage_first + 1;
-                const QString text = QStringLiteral("R%1 · %2 GPUs/stage")
-                                         .arg(formatRange(c.replica_first, c.replica_last),
-                                              formatCount(c.gpus / std::max(1, stages)));
-                slots.push_back({-1, text, ChipGroupLabel::widthFor(text)});
+                // Enlarged for the scale, the replica range alone (the
+                // chips' tooltips give the GPUs).
+                const QString text =
+                    headerPx > 11
+                        ? QStringLiteral("R%1").arg(formatRange(c.replica_first, c.replica_last))
+                        : QStringLiteral("R%1 · %2 GPUs/stage")
+                              .arg(formatRange(c.replica_first, c.replica_last),
+                                   formatCount(c.gpus / std::max(1, stages)));
+                slots.push_back({-1, text, ChipGroupLabel::widthFor(text, headerPx)});
             }
             const QString label =
                 QStringLiteral("S%1").arg(formatRange(c.stage_first, c.stage_last));
-            slots.push_back({mine[k], label, ChipItem::widthFor(label)});
+            slots.push_back({mine[k], label, ChipItem::widthFor(label, chipPx)});
         }
         const QRectF area = geo.chipArea;
+        const int rows = std::max(1, int(std::floor((area.height() - h) / rowStep + 1e-9)) + 1);
         double x = area.left();
         int row = 0;
         for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -456,7 +495,7 @@ void TopologyView::rebuildChips() {
         // What does not fit is summarised in a last "+N more" chip.
         std::size_t cut = slots.size();
         for (std::size_t k = 0; k < slots.size(); ++k)
-            if (slots[k].row >= metrics.chipRows) {
+            if (slots[k].row >= rows) {
                 cut = k;
                 break;
             }
@@ -464,14 +503,14 @@ void TopologyView::rebuildChips() {
             while (cut > 0 &&
                    (slots[cut - 1].chip < 0 ||
                     slots[cut - 1].x + slots[cut - 1].width + 5 + overflowW > area.right() ||
-                    slots[cut - 1].row >= metrics.chipRows))
+                    slots[cut - 1].row >= rows))
                 --cut;
         }
         for (std::size_t k = 0; k < cut; ++k) {
             const Slot& slot = slots[k];
-            const QPointF pos(slot.x, area.top() + slot.row * metrics.chipRowHeight);
+            const QPointF pos(slot.x, area.top() + slot.row * rowStep);
             if (slot.chip < 0) {
-                auto* label = new ChipGroupLabel(slot.label, pos, h);
+                auto* label = new ChipGroupLabel(slot.label, pos, h, headerPx);
                 scene_->addItem(label);
                 overflowItems_.push_back(label);
                 continue;
@@ -479,8 +518,9 @@ void TopologyView::rebuildChips() {
             const GroupChip& chip = chips_[std::size_t(slot.chip)];
             const auto key = std::make_tuple(chip.stage_first, chip.stage_last, chip.replica_first,
                                              chip.replica_last, chip.building, chip.gpus);
-            if (auto it = reusable.find(key);
-                it != reusable.end() && it->second->label() == slot.label) {
+            if (auto it = reusable.find(key); it != reusable.end() &&
+                                              it->second->label() == slot.label &&
+                                              it->second->fontPx() == chipPx) {
                 it->second->reuse(slot.chip, pos);
                 chipItems_[std::size_t(slot.chip)] = it->second;
                 reusable.erase(it);
@@ -490,7 +530,8 @@ void TopologyView::rebuildChips() {
             // buildings read as one.
             const QColor color =
                 kChipPalette[std::size_t(chip.stage_first) % std::size(kChipPalette)];
-            auto* item = new ChipItem(this, slot.chip, chip, slot.label, color, pos, h, cellGpus_);
+            auto* item =
+                new ChipItem(this, slot.chip, chip, slot.label, color, pos, h, cellGpus_, chipPx);
             scene_->addItem(item);
             chipItems_[std::size_t(slot.chip)] = item;
         }
@@ -502,14 +543,15 @@ void TopologyView::rebuildChips() {
                     hidden << chipLabel(chips_[std::size_t(slots[k].chip)]);
                     ++count;
                 }
-            const QPointF pos =
-                cut > 0 ? QPointF(slots[cut - 1].x + slots[cut - 1].width + 5,
-                                  area.top() + slots[cut - 1].row * metrics.chipRowHeight)
-                        : area.topLeft();
+            const QPointF pos = cut > 0 ? QPointF(slots[cut - 1].x + slots[cut - 1].width + 5,
+                                                  area.top() + slots[cut - 1].row * rowStep)
+                                        : area.topLeft();
             auto* summary = new ChipItem(count, pos, h,
-                                         QStringLiteral("Not shown (switch off View ▸ Chips per "
-                                                        "Pipeline Stage for fewer chips):<br>") +
-                                             hidden.join(QStringLiteral("<br>")));
+                                         QStringLiteral("Not shown (zoom in, or switch off View ▸ "
+                                                        "Chips per Pipeline Stage for fewer "
+                                                        "chips):<br>") +
+                                             hidden.join(QStringLiteral("<br>")),
+                                         chipPx);
             scene_->addItem(summary);
             overflowItems_.push_back(summary);
         }
@@ -918,12 +960,32 @@ double TopologyView::zoomFactor() const {
     return transform().m11();
 }
 
+// Text stays readable at the new scale (readablePx): link labels resize,
+// chips are laid out again when their text size changes.
+void TopologyView::applyTextScale() {
+    const double s = zoomFactor();
+    for (auto* label : labels_)
+        if (label)
+            label->setTextScale(s);
+    if (readablePx(kChipFontPx, s) == readablePx(kChipFontPx, chipScale_) &&
+        readablePx(11, s) == readablePx(11, chipScale_))
+        return;
+    if (dragChip_ >= 0) {
+        // The chip under the mouse stays; the chips are rebuilt at the drop.
+        if (!pendingChips_)
+            pendingChips_ = chips_;
+        return;
+    }
+    rebuildChips();
+}
+
 void TopologyView::scaleBy(double factor) {
     const double target = std::clamp(zoomFactor() * factor, kMinZoom, kMaxZoom);
     const double f = target / zoomFactor();
     if (std::fabs(f - 1) < 1e-9)
         return;
     scale(f, f);
+    applyTextScale();
     Q_EMIT zoomChanged(zoomFactor());
 }
 
@@ -960,6 +1022,7 @@ void TopologyView::fitToView() {
     scale(s, s);
     centerOn(b.center() + (QPointF(vp.width() / 2, vp.height() / 2) - free.center()) / s);
     placeLegend();
+    applyTextScale();
     Q_EMIT zoomChanged(zoomFactor());
 }
 

@@ -136,6 +136,8 @@ protected:
 
 private:
     void rebuildChips();
+    void applyTextScale();
+    LayoutMetrics metricsForPane(const Cluster& cluster) const;
     void applyHeat();
     void applyMemoryWarnings();
     void scaleBy(double factor);
@@ -175,6 +177,7 @@ private:
     int dragTarget_ = -1;
     int dragSwap_ = -1;
     int displaced_ = -1;
+    double chipScale_ = 1; // the scale the chips were laid out for
     bool previewing_ = false;
     bool legendBeside_ = false;
     bool relayingOut_ = false;

@@ -14,6 +14,7 @@
 
 #include "../common/mainwindow_wait.h"
 #include "../common/samples.h"
+#include "../common/text_recorder.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -22,6 +23,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QGraphicsScene>
 #include <QImage>
 #include <QLabel>
 #include <QMimeData>
@@ -82,6 +84,7 @@ private Q_SLOTS:
     void dropToRepaintedHeatmap();
     void f1OpensTheGuide();
     void topologyFollowsItsPane();
+    void topologyTextIsReadable();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -619,8 +622,29 @@ void TestMainWindow::topologyFollowsItsPane() {
     QVERIFY(QTest::qWaitFor([&] { return aspect() < wideAspect; }));
     QCOMPARE(wide.chips().size(), chips);
     QVERIFY(wide.evaluation());
-    for (std::size_t i = 0; i < chips; ++i)
-        QVERIFY(wide.chipItem(int(i)));
+    // Chips too many for the pane at a readable size are counted in "+N
+    // more" chips; zoomed in, their text needs no enlarging and more show.
+    const auto shownAndSummarised = [&] {
+        int shown = 0, summarised = 0;
+        for (std::size_t i = 0; i < chips; ++i)
+            shown += wide.chipItem(int(i)) ? 1 : 0;
+        for (QGraphicsItem* item : wide.scene()->items()) {
+            auto* chip = dynamic_cast<ChipItem*>(item);
+            if (chip && chip->index() < 0 && chip->label().startsWith(QLatin1Char('+')))
+                summarised += chip->label().mid(1).section(QLatin1Char(' '), 0, 0).toInt();
+        }
+        return std::make_pair(shown, summarised);
+    };
+    const auto [shownFit, summarisedFit] = shownAndSummarised();
+    QCOMPARE(shownFit + summarisedFit, int(chips));
+    for (int i = 0; i < 4; ++i)
+        wide.zoomIn();
+    const auto [shownZoomed, summarisedZoomed] = shownAndSummarised();
+    QCOMPARE(shownZoomed + summarisedZoomed, int(chips));
+    QVERIFY2(
+        summarisedFit == 0 || shownZoomed > shownFit,
+        qPrintable(QStringLiteral("%1 shown at fit, %2 zoomed").arg(shownFit).arg(shownZoomed)));
+    wide.fitToView();
 
     // 420 x 520: the full key would crowd the pane; a click unfolds it and
     // the choice then stays.
@@ -634,6 +658,50 @@ void TestMainWindow::topologyFollowsItsPane() {
     QVERIFY(!legend->isCollapsed());
     QTest::mouseClick(legend, Qt::LeftButton, {}, legend->rect().center());
     QVERIFY(legend->isCollapsed());
+}
+
+// Every text of the topology, as painted at 1280x800 and 1920x1080, is at
+// least 9 pt on screen (12 px at 96 dpi), and the essentials are there:
+// building names and sizes, zone sizes, every stage chip, the link labels.
+void TestMainWindow::topologyTextIsReadable() {
+    TopologyView* view = window_->topologyView();
+    for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
+        window_->resize(size);
+        QTest::qWait(50);
+        QCoreApplication::processEvents();
+        // Painted directly, not from the items' pixmap caches.
+        for (QGraphicsItem* item : view->scene()->items())
+            item->setCacheMode(QGraphicsItem::NoCache);
+        sa::testing::TextRecorder recorder(view->viewport()->size());
+        {
+            QPainter painter(&recorder);
+            view->render(&painter);
+        }
+        const auto& texts = recorder.texts();
+        QStringList all;
+        for (const auto& t : texts) {
+            all << t.text;
+            QVERIFY2(t.screen_px >= kMinScreenTextPx - 0.01,
+                     qPrintable(QStringLiteral("%1x%2: \"%3\" at %4 px")
+                                    .arg(size.width())
+                                    .arg(size.height())
+                                    .arg(t.text)
+                                    .arg(t.screen_px)));
+        }
+        const QString where = QStringLiteral("%1x%2: ").arg(size.width()).arg(size.height());
+        qInfo("%stopology pane %dx%d at scale %.3f, %zu texts", qPrintable(where),
+              view->viewport()->width(), view->viewport()->height(), view->zoomFactor(),
+              texts.size());
+        for (const QString& must :
+             {QStringLiteral("B1"), QStringLiteral("B3"), QStringLiteral("32,768 GPUs"),
+              QStringLiteral("3,072"), QStringLiteral("24 Tbit/s"), QStringLiteral("S0"),
+              QStringLiteral("S15")})
+            QVERIFY2(all.contains(must), qPrintable(where + must + QStringLiteral(" missing: ") +
+                                                    all.join(QStringLiteral(" | "))));
+        // Every chip is drawn, none summarised.
+        for (std::size_t i = 0; i < view->chips().size(); ++i)
+            QVERIFY2(view->chipItem(int(i)), qPrintable(where + QString::number(i)));
+    }
 }
 
 QTEST_MAIN(TestMainWindow)
