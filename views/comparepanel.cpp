@@ -190,18 +190,37 @@ ComparePanel::ComparePanel(QWidget* parent)
 void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
                                   std::shared_ptr<const Evaluation> current,
                                   const QString& pinnedLabel, const QString& currentLabel) {
-    table_->setHorizontalHeaderLabels(
-        {QString(), pinnedLabel.isEmpty() ? QStringLiteral("Pinned") : pinnedLabel,
-         currentLabel.isEmpty() ? QStringLiteral("Current") : currentLabel, QStringLiteral("Δ")});
+    const QStringList headers = {
+        QString(), pinnedLabel.isEmpty() ? QStringLiteral("Pinned") : pinnedLabel,
+        currentLabel.isEmpty() ? QStringLiteral("Current") : currentLabel, QStringLiteral("Δ")};
+    for (int c = 0; c < headers.size(); ++c) {
+        const QTableWidgetItem* h = table_->horizontalHeaderItem(c);
+        if (!h || h->text() != headers[c]) {
+            table_->setHorizontalHeaderLabels(headers);
+            break;
+        }
+    }
+    // The columns are measured once, below, not after every cell: with
+    // ResizeToContents each cell's change would measure its whole column.
+    QHeaderView* header = table_->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::Interactive);
     const QColor better(0x1b, 0x7a, 0x3a);
     const QColor worse(0xb4, 0x23, 0x18);
     for (int r = 0; r < RowCount; ++r) {
         const auto row = Row(r);
+        // The items stay; only a changed text or colour is set.
         auto cell = [&](int column, const QString& text) {
-            auto* item = new QTableWidgetItem(text);
-            item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
-                                               : Qt::AlignRight | Qt::AlignVCenter);
-            table_->setItem(r, column, item);
+            QTableWidgetItem* item = table_->item(r, column);
+            if (!item) {
+                item = new QTableWidgetItem(text);
+                item->setTextAlignment(column == 0 ? Qt::AlignLeft | Qt::AlignVCenter
+                                                   : Qt::AlignRight | Qt::AlignVCenter);
+                table_->setItem(r, column, item);
+            } else if (item->text() != text) {
+                item->setText(text);
+            }
+            if (item->data(Qt::ForegroundRole).isValid())
+                item->setData(Qt::ForegroundRole, QVariant());
             return item;
         };
         cell(0, rowName(row));
@@ -232,6 +251,7 @@ void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
             item->setForeground((b < a) == lowerIsBetter(row) ? better : worse);
     }
     table_->resizeColumnsToContents();
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
     int width = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
     for (int c = 0; c < table_->columnCount(); ++c)
         width += table_->columnWidth(c);

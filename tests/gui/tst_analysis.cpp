@@ -184,6 +184,18 @@ void TestAnalysis::pinAndCompare() {
         compare->table()->item(ComparePanel::StepTime, 3)->text().endsWith(QStringLiteral("%")));
     QCOMPARE(ComparePanel::value(*after->evaluation, ComparePanel::Bubble),
              after->evaluation->breakdown.bubble_s);
+    // The Δ is coloured by which way the step moved; back at the pinned
+    // plan, the table's items (kept between updates) lose the colour.
+    QTableWidgetItem* delta = compare->table()->item(ComparePanel::StepTime, 3);
+    QVERIFY(delta->data(Qt::ForegroundRole).isValid());
+    QCOMPARE(delta->foreground().color().red() > delta->foreground().color().green(), slower);
+    window_->document()->undoStack()->undo();
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(compare->table()->item(ComparePanel::StepTime, 3), delta);
+    QCOMPARE(delta->text(), QStringLiteral("="));
+    QVERIFY(!delta->data(Qt::ForegroundRole).isValid());
+    window_->document()->undoStack()->redo();
+    QVERIFY(waitForEvaluation());
 
     // The two timelines share one time axis: zooming one moves the other.
     TimelineView* pinned = window_->timelinePane()->pinned();
