@@ -1,12 +1,14 @@
 // Random use of the explorer as a user would use it, offscreen: typed
 // values (committed with Enter, dropped with Escape), combo steps, the
 // wheel over unfocused fields, chip drags (some cancelled with Escape),
-// undo and redo, and now and then another sample opened. After every
-// action: the document is valid, the shown evaluation is the document's
-// (never a stale or preview one), the inspector shows the document's
-// values, the status bar shows the evaluation's step, and the evaluation
-// equals the core's for the same document; every 40 actions the document
-// is written out and `scaleacross evaluate --json` must give the same step.
+// undo and redo, small optimizer searches (cancelled, left running under
+// the next edits, or awaited and their best plan loaded), and now and then
+// another sample opened. After every action: the document is valid, the
+// shown evaluation is the document's (never a stale or preview one), the
+// inspector shows the document's values, the status bar shows the
+// evaluation's step, and the evaluation equals the core's for the same
+// document; every 40 actions the document is written out and `scaleacross
+// evaluate --json` must give the same step.
 //
 // SCALEACROSS_MONKEY_STEPS (default 240) and SCALEACROSS_MONKEY_SEED
 // (default 20261202) set the run; a failure prints the seed, the step and
@@ -17,6 +19,7 @@
 #include "formats/documents.h"
 #include "liveevaluation.h"
 #include "mainwindow.h"
+#include "optimizerpanel.h"
 #include "planinspector.h"
 #include "topologyitems.h"
 #include "topologyview.h"
@@ -31,6 +34,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QScrollArea>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -59,12 +63,14 @@ private:
     bool cliAgrees(QString* why);
     void typeInto(QAbstractSpinBox* box, const QString& text);
     void drag(bool release);
+    void optimizerRun();
 
     std::unique_ptr<MainWindow> window_;
     std::mt19937 rng_;
     QStringList log_;
     QTemporaryDir dir_;
     int cliChecks_ = 0;
+    int optimizerRuns_ = 0;
 };
 
 void TestMonkey::initTestCase() {
@@ -107,6 +113,35 @@ void TestMonkey::drag(bool release) {
     } else {
         QTest::keyClick(view, Qt::Key_Escape);
         QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, end);
+    }
+}
+
+// A small search: cancelled at once, left running while the next actions
+// edit the document, or awaited and its best plan loaded.
+void TestMonkey::optimizerRun() {
+    OptimizerPanel* panel = window_->optimizerPanel();
+    OptimizerOptions o;
+    o.max_evaluations = 400;
+    o.baseline_evaluations = 100;
+    o.seeds = 1;
+    o.top_k = 3;
+    o.threads = 2;
+    panel->setOptions(o);
+    const int how = int(rng_() % 3);
+    log_ << QStringLiteral("optimizer run, %1")
+                .arg(how == 0   ? QStringLiteral("cancelled")
+                     : how == 1 ? QStringLiteral("left running")
+                                : QStringLiteral("awaited, best loaded"));
+    QSignalSpy finished(panel, &OptimizerPanel::finished);
+    panel->run();
+    ++optimizerRuns_;
+    if (how == 0) {
+        panel->cancel();
+    } else if (how == 2) {
+        if (panel->isRunning() && !finished.wait(120000))
+            return;
+        if (panel->result() && !panel->result()->top.empty())
+            panel->loadResult(0);
     }
 }
 
@@ -174,9 +209,11 @@ bool TestMonkey::step(int i) {
     } else if (kind < 88) {
         log_ << QStringLiteral("undo");
         QTest::keyClick(window_.get(), Qt::Key_Z, Qt::ControlModifier);
-    } else if (kind < 96) {
+    } else if (kind < 95) {
         log_ << QStringLiteral("redo");
         QTest::keyClick(window_.get(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    } else if (kind < 97) {
+        optimizerRun();
     } else if (kind < 98) {
         inspector->findChild<QLineEdit*>(QStringLiteral("layers_per_stage"))->clear();
         log_ << QStringLiteral("clear the layer split (not committed)");
@@ -309,9 +346,12 @@ void TestMonkey::randomUse() {
                                       last.join(QStringLiteral("\n  ")))));
         }
     }
-    qInfo("monkey: %d actions (seed %u), %d CLI comparisons, %lld undo steps at the end", steps,
-          seed, cliChecks_, (long long)window_->document()->undoStack()->count());
+    qInfo("monkey: %d actions (seed %u), %d CLI comparisons, %d optimizer runs, %lld undo steps "
+          "at the end",
+          steps, seed, cliChecks_, optimizerRuns_,
+          (long long)window_->document()->undoStack()->count());
     QVERIFY(cliChecks_ >= steps / 40 - 1);
+    QVERIFY(steps < 200 || optimizerRuns_ > 0);
     window_->document()->undoStack()->setClean();
     window_.reset();
 }
