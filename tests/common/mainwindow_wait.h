@@ -4,6 +4,7 @@
 
 #include "liveevaluation.h"
 #include "mainwindow.h"
+#include "topologyview.h"
 
 #include <QTest>
 
@@ -35,6 +36,22 @@ inline bool showSample(sa::views::MainWindow& window, const QString& path, bool 
             return false;
     }
     return waitForShownEvaluation(window, ms);
+}
+
+// Presses the mouse at `start` in the topology view, moves it to `end` in
+// ten steps, as a hand would, and waits until the drop there is previewed.
+// The button stays down: the caller releases it or presses Escape.
+inline bool dragAndHover(sa::views::MainWindow& window, QPoint start, QPoint end, int ms = 5000) {
+    QWidget* viewport = window.topologyView()->viewport();
+    QTest::mousePress(viewport, Qt::LeftButton, {}, start);
+    for (int i = 1; i <= 10; ++i)
+        QTest::mouseMove(viewport, start + (end - start) * i / 10);
+    return QTest::qWaitFor(
+        [&] {
+            const auto s = window.shownSnapshot();
+            return s && s->preview;
+        },
+        ms);
 }
 
 } // namespace sa::testing

@@ -143,13 +143,7 @@ void TestEditing::dragChip(int chip, int target, bool release) {
     QVERIFY(from && onto);
     const QPoint start = view->mapFromScene(from->sceneBoundingRect().center());
     const QPoint end = view->mapFromScene(onto->sceneBoundingRect().center());
-    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, start);
-    for (int i = 1; i <= 10; ++i)
-        QTest::mouseMove(view->viewport(), start + (end - start) * i / 10);
-    QVERIFY(QTest::qWaitFor([&] {
-        const auto s = window_->shownSnapshot();
-        return s && s->preview;
-    }));
+    QVERIFY(sa::testing::dragAndHover(*window_, start, end));
     if (release)
         QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, end);
 }

@@ -209,14 +209,8 @@ void TestMainWindow::dragStageChangesEvaluationAndUndoRestores() {
     const QPoint start = view->mapFromScene(from->sceneBoundingRect().center());
     const QPoint end = view->mapFromScene(to->sceneBoundingRect().center());
     QSignalSpy dropped(view, &TopologyView::chipDropped);
-    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, start);
-    for (int i = 1; i <= 10; ++i)
-        QTest::mouseMove(view->viewport(), start + (end - start) * i / 10);
     // While hovering: a legal swap, previewed.
-    QVERIFY(QTest::qWaitFor([&] {
-        const auto s = window_->shownSnapshot();
-        return s && s->preview;
-    }));
+    QVERIFY(sa::testing::dragAndHover(*window_, start, end));
     QVERIFY(view->buildingItem(0)->dropState() == BuildingItem::DropState::Legal);
     QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, end);
     QTRY_COMPARE(dropped.count(), 1);
@@ -271,13 +265,7 @@ void TestMainWindow::dropOnAFullBuildingProposesASwap() {
     const QPoint start = view->mapFromScene(view->chipItem(moving)->sceneBoundingRect().center());
     const QPoint end = view->mapFromScene(view->topologyLayout().buildings()[0].header.center());
     QVERIFY(view->viewport()->rect().contains(end));
-    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, start);
-    for (int i = 1; i <= 10; ++i)
-        QTest::mouseMove(view->viewport(), start + (end - start) * i / 10);
-    QVERIFY(QTest::qWaitFor([&] {
-        const auto s = window_->shownSnapshot();
-        return s && s->preview;
-    }));
+    QVERIFY(sa::testing::dragAndHover(*window_, start, end));
     QVERIFY(view->buildingItem(0)->dropState() == BuildingItem::DropState::Legal);
     const int displaced = view->displacedChip();
     QVERIFY(displaced >= 0);
