@@ -49,10 +49,21 @@ std::vector<GroupChip> swapCandidates(const Scenario& scenario, const GroupChip&
     const std::vector<GroupChip> runs = chipsOf(placed.grid);
     std::vector<GroupChip> all = splitByStage(runs);
     all.insert(all.end(), runs.begin(), runs.end());
+    // Whole chips, and the parts of larger ones with as many replicas as
+    // the moving chip (a part of a run moved with Shift swaps with a part).
+    const int replicas = moving.replica_last - moving.replica_first + 1;
     std::vector<GroupChip> out;
-    for (const GroupChip& c : all)
-        if (c.building == building && std::find(out.begin(), out.end(), c) == out.end())
+    auto add = [&](const GroupChip& c) {
+        if (std::find(out.begin(), out.end(), c) == out.end())
             out.push_back(c);
+    };
+    for (const GroupChip& c : all) {
+        if (c.building != building)
+            continue;
+        add(c);
+        if (c.replica_last - c.replica_first + 1 > replicas)
+            add(replicasOf(c, replicas));
+    }
     auto rank = [&](const GroupChip& c) {
         return std::make_tuple(c.gpus != moving.gpus, std::abs(c.stage_first - moving.stage_first),
                                std::abs(c.replica_first - moving.replica_first), c.stage_first,
@@ -128,6 +139,15 @@ DropOutcome placeDrop(const Scenario& scenario, const ChipDrop& drop) {
 }
 
 } // namespace
+
+GroupChip replicasOf(const GroupChip& chip, int replicas) {
+    const int all = chip.replica_last - chip.replica_first + 1;
+    const int n = std::clamp(replicas, 1, std::max(1, all));
+    GroupChip part = chip;
+    part.replica_last = chip.replica_first + n - 1;
+    part.gpus = all > 0 ? chip.gpus / all * n : chip.gpus;
+    return part;
+}
 
 std::vector<GroupChip> splitByStage(const std::vector<GroupChip>& chips) {
     std::vector<GroupChip> out;

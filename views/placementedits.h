@@ -42,6 +42,10 @@ DropOutcome applyDrop(const Scenario& scenario, const ChipDrop& drop);
 // so a single stage can be dragged.
 std::vector<GroupChip> splitByStage(const std::vector<GroupChip>& chips);
 
+// The first `replicas` DP replicas of `chip` (all of its stages), with
+// their share of its GPUs: what a Shift+drop moves.
+GroupChip replicasOf(const GroupChip& chip, int replicas);
+
 QString chipLabel(const GroupChip& chip); // "S0–5 · R0–127"
 
 } // namespace sa::views

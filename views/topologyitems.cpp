@@ -569,7 +569,8 @@ ChipItem::ChipItem(TopologyView* view, int index, const GroupChip& chip, const Q
     baseToolTip_ = QStringLiteral("<b>Pipeline stages %1 × DP replicas %2</b><br>%3 GPUs: %4 "
                                   "model-parallel groups of %5<br><i>Drag to another building "
                                   "to move these groups there, or onto a chip there to swap "
-                                  "the two.</i>")
+                                  "the two; Shift on release moves only some of its "
+                                  "replicas.</i>")
                        .arg(formatRange(chip.stage_first, chip.stage_last),
                             formatRange(chip.replica_first, chip.replica_last),
                             formatCount(chip.gpus), formatCount(cells), formatCount(cellGpus));
@@ -694,7 +695,7 @@ void ChipItem::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     const QPointF at = event->scenePos();
     returnHome();
     // May delete this item (the plan changes, chips are rebuilt): last.
-    view_->finishChipDrag(index_, at);
+    view_->finishChipDrag(index_, at, event->modifiers());
 }
 
 ChipGroupLabel::ChipGroupLabel(const QString& text, QPointF pos, double height, double fontPx)

@@ -4,6 +4,7 @@
 #include "topologyitems.h"
 #include "units.h"
 
+#include <QInputDialog>
 #include <QKeyEvent>
 #include <QLinearGradient>
 #include <QMetaObject>
@@ -863,14 +864,18 @@ void TopologyView::resetDropStates() {
     displaced_ = -1;
 }
 
-void TopologyView::finishChipDrag(int chip, QPointF scenePos) {
+void TopologyView::finishChipDrag(int chip, QPointF scenePos, Qt::KeyboardModifiers modifiers) {
     if (chip != dragChip_)
         return;
     ChipDrop drop;
     drop.chip = chips_[std::size_t(chip)];
     drop.building = layout_.buildingAt(scenePos);
     const int swapWith = chipAt(scenePos);
-    if (swapWith >= 0 && chips_[std::size_t(swapWith)].building == drop.building)
+    // Shift: only some of the chip's replicas move (asked below); a part
+    // swaps with an equal part there when the building is full (applyDrop).
+    const bool split =
+        (modifiers & Qt::ShiftModifier) && drop.chip.replica_last > drop.chip.replica_first;
+    if (!split && swapWith >= 0 && chips_[std::size_t(swapWith)].building == drop.building)
         drop.swapWith = chips_[std::size_t(swapWith)];
     dragChip_ = -1;
     dragTarget_ = -1;
@@ -880,18 +885,51 @@ void TopologyView::finishChipDrag(int chip, QPointF scenePos) {
     // rebuilds the chips, including the one being released.
     QMetaObject::invokeMethod(
         this,
-        [this, drop] {
+        [this, drop, split]() mutable {
             if (pendingChips_) {
                 chips_ = std::move(*pendingChips_);
                 pendingChips_.reset();
                 rebuildChips();
             }
-            if (drop.building >= 0 && drop.building != drop.chip.building)
-                Q_EMIT chipDropped(drop);
-            else
+            if (drop.building < 0 || drop.building == drop.chip.building) {
                 Q_EMIT chipDragCancelled();
+                return;
+            }
+            if (split) {
+                const std::optional<int> n = askReplicas(drop.chip, drop.building);
+                if (!n) {
+                    Q_EMIT chipDragCancelled();
+                    return;
+                }
+                drop.chip = replicasOf(drop.chip, *n);
+            }
+            Q_EMIT chipDropped(drop);
         },
         Qt::QueuedConnection);
+}
+
+std::optional<int> TopologyView::askReplicas(const GroupChip& chip, int building) {
+    const int all = chip.replica_last - chip.replica_first + 1;
+    QInputDialog dialog(this);
+    dialog.setObjectName(QStringLiteral("splitChipDialog"));
+    dialog.setWindowTitle(QStringLiteral("Move Part of a Chip"));
+    dialog.setInputMode(QInputDialog::IntInput);
+    dialog.setIntRange(1, all);
+    dialog.setIntValue(std::max(1, all / 2));
+    const QString target =
+        building >= 0 && building < int(cluster_.buildings.size())
+            ? QString::fromStdString(cluster_.buildings[std::size_t(building)].name)
+            : QString();
+    dialog.setLabelText(
+        QStringLiteral("How many of the %1 DP replicas of S%2 · R%3 (%4 GPUs each) move to %5? "
+                       "The first ones go.")
+            .arg(all)
+            .arg(formatRange(chip.stage_first, chip.stage_last),
+                 formatRange(chip.replica_first, chip.replica_last),
+                 formatCount(chip.gpus / std::max(1, all)), target));
+    if (dialog.exec() != QDialog::Accepted)
+        return std::nullopt;
+    return dialog.intValue();
 }
 
 void TopologyView::previewChipDrag(int chip, int building, int swapWith) {

@@ -109,7 +109,9 @@ public:
     // Called by chip items.
     void beginChipDrag(int chip);
     void moveChipDrag(int chip, QPointF scenePos);
-    void finishChipDrag(int chip, QPointF scenePos);
+    // Released with Shift: a dialog asks how many of the chip's replicas
+    // move, and only those are dropped.
+    void finishChipDrag(int chip, QPointF scenePos, Qt::KeyboardModifiers modifiers = {});
 
 public Q_SLOTS:
     void zoomIn();
@@ -138,6 +140,7 @@ private:
     void rebuildChips();
     void applyTextScale();
     LayoutMetrics metricsForPane(const Cluster& cluster) const;
+    std::optional<int> askReplicas(const GroupChip& chip, int building);
     void applyHeat();
     void applyMemoryWarnings();
     void scaleBy(double factor);

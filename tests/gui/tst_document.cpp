@@ -326,6 +326,15 @@ void TestDocument::splitByStage() {
         QCOMPARE(parts[std::size_t(i)].building, 1);
     }
     QCOMPARE(chipLabel(c), QStringLiteral("S2–5 · R0–9 · 320 GPUs"));
+    // A part of its replicas, with its share of the GPUs; clamped to the chip.
+    const GroupChip part = views::replicasOf(c, 3);
+    QCOMPARE(part.replica_first, 0);
+    QCOMPARE(part.replica_last, 2);
+    QCOMPARE(part.stage_first, 2);
+    QCOMPARE(part.stage_last, 5);
+    QCOMPARE(part.gpus, std::int64_t(96));
+    QCOMPARE(views::replicasOf(c, 99), c);
+    QCOMPARE(views::replicasOf(c, 0).replica_last, 0);
 }
 
 void TestDocument::samplesAreFound() {

@@ -17,6 +17,7 @@
 #include "../common/text_recorder.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QComboBox>
 #include <QDialog>
 #include <QDir>
@@ -38,6 +39,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QUrl>
 
 #include <QWheelEvent>
@@ -75,6 +77,7 @@ private Q_SLOTS:
     void dragStageChangesEvaluationAndUndoRestores();
     void illegalDropIsRefused();
     void dropOnAFullBuildingProposesASwap();
+    void shiftDropMovesSomeReplicas();
     void badFileKeepsDocumentAndShowsMessage();
     void inspectorValidatesAsYouType();
     void linkTableModelPassesTester();
@@ -646,6 +649,80 @@ void TestMainWindow::topologyFollowsItsPane() {
     QVERIFY(!legend->isCollapsed());
     QTest::mouseClick(legend, Qt::LeftButton, {}, legend->rect().center());
     QVERIFY(legend->isCollapsed());
+}
+
+// Released with Shift, a chip asks how many of its replicas move; into a
+// full building those trade places with as many of the same stage there.
+// Escape in the dialog drops nothing.
+void TestMainWindow::shiftDropMovesSomeReplicas() {
+    TopologyView* view = window_->topologyView();
+    const Scenario original = window_->document()->scenario();
+    const int moving = chipOf(3, 2);
+    QVERIFY(moving >= 0);
+    const GroupChip chip = view->chips()[std::size_t(moving)];
+    QCOMPARE(chip.replica_first, 512);
+    const QPoint start = view->mapFromScene(view->chipItem(moving)->sceneBoundingRect().center());
+    const QPoint end = view->mapFromScene(view->topologyLayout().buildings()[0].header.center());
+    // The dialog runs its own event loop: a timer answers it once it is up.
+    QTimer poll;
+    poll.setInterval(20);
+    QString typed;
+    Qt::Key key = Qt::Key_Escape;
+    int seenMaximum = 0;
+    QString seenName;
+    QObject::connect(&poll, &QTimer::timeout, [&] {
+        QWidget* dialog = QApplication::activeModalWidget();
+        if (!dialog)
+            return;
+        poll.stop();
+        seenName = dialog->objectName();
+        auto* spin = dialog->findChild<QSpinBox*>();
+        if (!spin)
+            return;
+        seenMaximum = spin->maximum();
+        if (!typed.isEmpty()) {
+            spin->setFocus();
+            QTest::keyClick(spin, Qt::Key_A, Qt::ControlModifier);
+            QTest::keyClicks(spin, typed);
+        }
+        QTest::keyClick(spin, key);
+    });
+    auto answer = [&](const QString& t, Qt::Key k) {
+        typed = t;
+        key = k;
+        seenMaximum = 0;
+        poll.start();
+    };
+
+    // Escape: nothing moves.
+    QVERIFY(sa::testing::dragAndHover(*window_, start, end));
+    answer(QString(), Qt::Key_Escape);
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, end);
+    QTRY_COMPARE(seenMaximum, 256);
+    QCOMPARE(seenName, QStringLiteral("splitChipDialog"));
+    QTest::qWait(50);
+    QCOMPARE(window_->document()->scenario(), original);
+    QCOMPARE(window_->document()->undoStack()->count(), 0);
+
+    // 64 of the 256 replicas.
+    QVERIFY(sa::testing::dragAndHover(*window_, start, end));
+    answer(QStringLiteral("64"), Qt::Key_Return);
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, end);
+    QTRY_COMPARE(window_->document()->undoStack()->count(), 1);
+    const QString text = window_->document()->undoStack()->undoText();
+    QVERIFY2(text.startsWith(QStringLiteral("B1 is full: Swap S3 · R512–575 · 512 GPUs (B3)")),
+             qPrintable(text));
+    const Scenario& after = window_->document()->scenario();
+    const PlacementResult placed = placeCells(after.cluster, after.plan);
+    QVERIFY(placed.ok());
+    QCOMPARE(placed.grid.at(3, 512), 0); // moved
+    QCOMPARE(placed.grid.at(3, 575), 0);
+    QCOMPARE(placed.grid.at(3, 576), 2); // stayed
+    QCOMPARE(placed.grid.at(3, 0), 2);   // the part of B1's stage 3 it swapped with
+    QCOMPARE(placed.grid.at(3, 64), 0);
+    QCOMPARE(placed.gpus_used, placeCells(original.cluster, original.plan).gpus_used);
+    window_->document()->undoStack()->undo();
+    QCOMPARE(window_->document()->scenario(), original);
 }
 
 // Every text of the topology, as painted at 1280x800 and 1920x1080, is at
