@@ -16,6 +16,9 @@ ctest --preset ci -j "$(nproc)" --timeout 600
 # skips them.
 if [[ ${SCALEACROSS_SANITIZERS:-1} != 0 ]]; then
   SANITIZER_GUI=OFF ./tools/run-sanitizers.sh asan
+  # The random use of the explorer (tst_monkey, which runs the CLI too)
+  # under ASan + UBSan: the views built into the same build/asan.
+  SANITIZER_GUI=ON TARGETS="tst_monkey scaleacross" ./tools/run-sanitizers.sh asan -R '^tst_monkey$'
   SANITIZER_GUI=OFF TARGETS="tst_optimizer tst_jobtracker tst_sweep_csv" \
     TSAN_TESTS='^(tst_optimizer|tst_jobtracker|tst_sweep_csv)$' ./tools/run-sanitizers.sh tsan
 fi
