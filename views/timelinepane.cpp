@@ -22,6 +22,9 @@ TimelinePane::TimelinePane(QWidget* parent)
     splitter_->addWidget(current_);
     splitter_->setChildrenCollapsible(false);
     pinned_->hide();
+    // The current timeline's legend and scroll bar, below, serve both.
+    pinned_->setLegendShown(false);
+    pinned_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(splitter_);
@@ -60,6 +63,9 @@ void TimelinePane::clearCurrent(const QString& message) {
 void TimelinePane::setPinned(std::shared_ptr<const Evaluation> evaluation,
                              const QStringList& buildingNames, const QString& title) {
     comparing_ = evaluation != nullptr;
+    // Two timelines share the pane: each fits all its stages into its half.
+    current_->setFitRows(comparing_);
+    pinned_->setFitRows(comparing_);
     if (!comparing_) {
         pinned_->clear(QString());
         pinned_->hide();

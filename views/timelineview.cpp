@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sa::views {
 
@@ -54,6 +55,7 @@ constexpr double kFitPadding = 0.01;    // of the step, on each side
 constexpr double kSimilarStep = 1.5;    // a new step within this ratio keeps the zoom
 constexpr int kRightMargin = 18;
 constexpr int kLabelPadding = 10;
+constexpr int kMinFitRowPx = 2; // a compute row's least height in compare mode
 
 bool isCompute(OpKind k) {
     return k == OpKind::Forward || k == OpKind::Backward || k == OpKind::WeightGrad ||
@@ -168,12 +170,19 @@ void TimelineView::rebuild() {
     bubbles_.clear();
     contentHeight_ = 0;
     hasWeightGrad_ = hasRecompute_ = hasDpSync_ = false;
+    // The legend's entries first: its height decides what room fitted rows get.
+    if (evaluation_)
+        for (const TimelineOp& op : evaluation_->timeline.ops) {
+            hasWeightGrad_ |= op.kind == OpKind::WeightGrad;
+            hasRecompute_ |= op.kind == OpKind::Recompute;
+            hasDpSync_ |= op.kind == OpKind::DpSync;
+        }
     computeMetrics();
     if (!evaluation_)
         return;
     const Timeline& tl = evaluation_->timeline;
     const int stages = std::max(0, tl.stages);
-    const int chunks = std::max(1, tl.chunks);
+    const int chunks = rowsPerStage();
 
     double y = 0;
     for (int s = 0; s < stages; ++s) {
@@ -271,6 +280,74 @@ void TimelineView::computeMetrics() {
         labels = std::max(labels, fm.horizontalAdvance(widest));
     }
     m_.labelWidth = std::max({96, minimumLabelWidth_, labels + 2 * kLabelPadding + 12});
+    mergedChunks_ = false;
+    if (fitRows_)
+        fitRowsToHeight();
+}
+
+// Compare mode: two timelines share the dock's height, so the rows of each
+// shrink until every stage fits its pane (a stage's chunks into one row,
+// a compute row down to kMinFitRowPx, the send and sync lanes down to a
+// pixel); the building bands
+// keep their height, so building names stay readable. Labels that no longer
+// fit a row are thinned out when painted.
+void TimelineView::fitRowsToHeight() {
+    if (!evaluation_)
+        return;
+    const int stages = std::max(0, evaluation_->timeline.stages);
+    if (stages == 0)
+        return;
+    int bands = 0;
+    int last = std::numeric_limits<int>::min();
+    for (int s = 0; s < stages; ++s)
+        if (const int b = stageBuilding(s); s == 0 || b != last) {
+            ++bands;
+            last = b;
+        }
+    const double available = rowsBottom(viewport()->size()) - rowsTop();
+    auto fits = [&] {
+        const double perStage = rowsPerStage() * m_.rowHeight + 2 * m_.laneHeight + m_.stageGap;
+        return bands * m_.bandHeight + stages * perStage <= available;
+    };
+    if (fits())
+        return;
+    // A stage's chunks run on the same GPUs and never overlap in time: one
+    // row shows them all (the tooltip still names the chunk).
+    mergedChunks_ = evaluation_->timeline.chunks > 1;
+    if (fits())
+        return;
+    // Each stage's share of the height: the send and sync lanes a fifth of
+    // it each (at least a pixel), the compute rows the rest (at least
+    // kMinFitRowPx); no gap between stages when that is short (alternate
+    // shades still tell them apart).
+    const int rows = rowsPerStage();
+    const double share = (available - bands * m_.bandHeight) / stages;
+    m_.stageGap = share >= 12 ? 1 : 0;
+    const double room = share - m_.stageGap;
+    m_.laneHeight = std::clamp(int(std::floor(room / 5)), 1, m_.laneHeight);
+    m_.rowHeight = std::max(kMinFitRowPx, int(std::floor((room - 2 * m_.laneHeight) / rows)));
+}
+
+int TimelineView::rowsPerStage() const {
+    return mergedChunks_ || !evaluation_ ? 1 : std::max(1, evaluation_->timeline.chunks);
+}
+
+void TimelineView::setLegendShown(bool shown) {
+    if (shown == legendShown_)
+        return;
+    legendShown_ = shown;
+    rebuild();
+    updateScrollBars();
+    viewport()->update();
+}
+
+void TimelineView::setFitRows(bool fit) {
+    if (fit == fitRows_)
+        return;
+    fitRows_ = fit;
+    rebuild();
+    updateScrollBars();
+    viewport()->update();
 }
 
 void TimelineView::setMinimumLabelWidth(int px) {
@@ -291,15 +368,16 @@ int TimelineView::laneOf(const TimelineOp& op) const {
     if (!evaluation_ || op.stage < 0 || op.stage >= int(stages_.size()))
         return -1;
     const int chunks = std::max(1, evaluation_->timeline.chunks);
+    const int rows = rowsPerStage();
     const StageBlock& block = stages_[std::size_t(op.stage)];
     if (isCompute(op.kind)) {
         if (op.chunk < 0 || op.chunk >= chunks)
             return -1;
-        return block.firstLane + op.chunk;
+        return block.firstLane + (rows == 1 ? 0 : op.chunk);
     }
     if (isSend(op.kind))
-        return block.firstLane + chunks;
-    return block.firstLane + chunks + 1;
+        return block.firstLane + rows;
+    return block.firstLane + rows + 1;
 }
 
 int TimelineView::stageBuilding(int stage) const {
@@ -352,7 +430,7 @@ QString TimelineView::rowLabel(int row) const {
     if (row < 0 || row >= rowCount())
         return {};
     const Lane& lane = lanes_[std::size_t(computeLanes_[std::size_t(row)])];
-    if (evaluation_ && evaluation_->timeline.chunks > 1)
+    if (rowsPerStage() > 1)
         return QStringLiteral("Stage %1 · chunk %2").arg(lane.stage).arg(lane.chunk);
     return QStringLiteral("Stage %1").arg(lane.stage);
 }
@@ -444,8 +522,7 @@ std::optional<TimelineView::Bubble> TimelineView::bubbleAt(QPoint pos) const {
     const QRect area = timeArea();
     const double y = *contentY;
     for (std::size_t s = 0; s < stages_.size(); ++s) {
-        const double computeBottom =
-            stages_[s].top + std::max(1, evaluation_->timeline.chunks) * m_.rowHeight;
+        const double computeBottom = stages_[s].top + rowsPerStage() * m_.rowHeight;
         if (y < stages_[s].top || y >= computeBottom)
             continue;
         const double t = scale_.t(pos.x() - area.left());
@@ -664,7 +741,10 @@ void TimelineView::updateScrollBars() {
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
     QAbstractScrollArea::resizeEvent(event);
-    computeMetrics();
+    if (fitRows_ && evaluation_)
+        rebuild(); // the rows follow the pane's size (and the legend's lines)
+    else
+        computeMetrics();
     scale_.setWidth(timeArea().width());
     updateZoomLimits();
     if (fitted_ && evaluation_)
@@ -849,7 +929,7 @@ void TimelineView::paintFrame(QPainter& p, const Frame& f) const {
 
 void TimelineView::paintLanes(QPainter& p, const Frame& f, const QRect& area) const {
     const double top = area.top() - f.scrollY;
-    const int chunks = std::max(1, evaluation_->timeline.chunks);
+    const int rows = rowsPerStage();
     // Building bands across the whole width, a dark rule where the building
     // changes.
     for (std::size_t b = 0; b < bands_.size(); ++b) {
@@ -870,7 +950,7 @@ void TimelineView::paintLanes(QPainter& p, const Frame& f, const QRect& area) co
         if (s % 2 == 1)
             p.fillRect(r, QColor(0xfa, 0xfb, 0xfc));
         // The lanes for sends and sync: a faint floor.
-        const double lanesTop = top + stages_[s].top + chunks * m_.rowHeight;
+        const double lanesTop = top + stages_[s].top + rows * m_.rowHeight;
         p.fillRect(QRectF(area.left(), lanesTop, area.width(), 2 * m_.laneHeight),
                    QColor(0xf5, 0xf6, 0xf8));
     }
@@ -908,12 +988,12 @@ void TimelineView::paintLanes(QPainter& p, const Frame& f, const QRect& area) co
 
 void TimelineView::paintBubbles(QPainter& p, const Frame& f, const QRect& area) const {
     const double top = area.top() - f.scrollY;
-    const int chunks = std::max(1, evaluation_->timeline.chunks);
+    const int rows = rowsPerStage();
     const double tBegin = f.scale.visibleBegin();
     const double tEnd = f.scale.visibleEnd();
     for (std::size_t s = 0; s < stages_.size(); ++s) {
         const double y = top + stages_[s].top;
-        const double h = chunks * m_.rowHeight;
+        const double h = rows * m_.rowHeight;
         if (y + h < area.top() || y > area.bottom())
             continue;
         const auto& list = bubbles_[s];
@@ -935,7 +1015,8 @@ void TimelineView::paintLane(QPainter& p, const Frame& f, const Lane& lane, cons
                              double top) const {
     const auto& ops = evaluation_->timeline.ops;
     const bool compute = lane.kind == LaneKind::Compute;
-    const double inset = compute ? 2 : 1;
+    // Rows squeezed to a few pixels (compare mode) keep their whole height.
+    const double inset = std::min(compute ? 2.0 : 1.0, std::floor((lane.height - 1) / 3.0));
     const double y = top + inset;
     const double h = lane.height - 2 * inset;
     const double tBegin = f.scale.visibleBegin();
@@ -1019,7 +1100,7 @@ void TimelineView::paintLane(QPainter& p, const Frame& f, const Lane& lane, cons
 void TimelineView::paintLabels(QPainter& p, const Frame& f) const {
     const int top = rowsTop();
     const double y0 = top - f.scrollY;
-    const int chunks = std::max(1, evaluation_->timeline.chunks);
+    const int chunks = rowsPerStage();
     const int bottom = rowsBottom(f.size);
     p.fillRect(QRect(0, top, m_.labelWidth, bottom - top), QColor(0xfb, 0xfc, 0xfd));
     // The column's edge first: building names run over it into their band.
@@ -1033,12 +1114,22 @@ void TimelineView::paintLabels(QPainter& p, const Frame& f) const {
             paintBand(p, f, b, y, false);
     }
 
+    const int line = QFontMetrics(font()).height();
+    if (m_.rowHeight < line - 2) {
+        paintSqueezedLabels(p, y0, top, bottom, line);
+        p.setFont(font());
+        if (const auto sticky = stickyBand(f))
+            paintBand(p, f, sticky->first, sticky->second, true);
+        return;
+    }
     QFont tiny = font();
     tiny.setPixelSize(std::max(8, m_.laneHeight - 1));
     for (const Lane& lane : lanes_) {
         const QRectF r(kLabelPadding, y0 + lane.y, m_.labelWidth - 2 * kLabelPadding, lane.height);
         if (r.bottom() < top || r.top() > bottom)
             continue;
+        if (lane.kind != LaneKind::Compute && lane.height < 9)
+            continue; // no room for its name
         if (lane.kind == LaneKind::Compute) {
             p.setFont(font());
             p.setPen(kInk);
@@ -1057,6 +1148,35 @@ void TimelineView::paintLabels(QPainter& p, const Frame& f) const {
     p.setFont(font());
     if (const auto sticky = stickyBand(f))
         paintBand(p, f, sticky->first, sticky->second, true);
+}
+
+// Rows lower than a line of text: one "Stage s" per stage, centred on its
+// rows at the normal size (or up to half a line lower), skipping a stage
+// whose label would still run into the one above it or into a building band.
+void TimelineView::paintSqueezedLabels(QPainter& p, double y0, int top, int bottom,
+                                       int line) const {
+    p.setFont(font());
+    p.setPen(kInk);
+    const int chunks = rowsPerStage();
+    double taken = -std::numeric_limits<double>::infinity();
+    std::size_t band = 0;
+    for (std::size_t s = 0; s < stages_.size(); ++s) {
+        while (band < bands_.size() && bands_[band].firstStage <= int(s)) {
+            taken = std::max(taken, y0 + bands_[band].y + m_.bandHeight);
+            ++band;
+        }
+        const double rowsTopY = y0 + stages_[s].top;
+        const double centre = rowsTopY + chunks * m_.rowHeight / 2.0;
+        // Pushed down by up to half a line to clear the label or band above.
+        const double y = std::max(centre - line / 2.0, taken);
+        if (y > centre)
+            continue;
+        const QRectF r(kLabelPadding, y, m_.labelWidth - 2 * kLabelPadding, line);
+        if (r.bottom() < top || r.top() > bottom)
+            continue;
+        p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("Stage %1").arg(s));
+        taken = r.bottom();
+    }
 }
 
 std::optional<std::pair<std::size_t, double>> TimelineView::stickyBand(const Frame& f) const {
@@ -1205,6 +1325,8 @@ std::vector<LegendEntry> legendEntries(bool weightGrad, bool recompute, bool dpS
 } // namespace
 
 int TimelineView::legendHeightFor(int width) const {
+    if (!legendShown_)
+        return 0;
     const QFontMetrics fm(font());
     int lines = 1;
     int x = kLabelPadding;
@@ -1220,6 +1342,8 @@ int TimelineView::legendHeightFor(int width) const {
 }
 
 void TimelineView::paintLegend(QPainter& p, const Frame& f) const {
+    if (!legendShown_)
+        return;
     const int height = legendHeightFor(f.size.width());
     const QRect band(0, f.size.height() - height, f.size.width(), height);
     p.fillRect(band, Qt::white);

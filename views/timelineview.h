@@ -56,6 +56,13 @@ public:
     // Shows [begin_s, end_s] across the time area (compare mode aligns two
     // views with it).
     void setTimeRange(double begin_s, double end_s);
+    // Compare mode: the rows shrink so that every stage fits the view's
+    // height (labels thinned out where a row is lower than a line of text);
+    // off, each row keeps a line of text and the view scrolls.
+    void setFitRows(bool fit);
+    bool fitsRows() const { return fitRows_; }
+    // The legend of colours under the rows (compare mode shows it once).
+    void setLegendShown(bool shown);
     // Sets the scale as another view reports it through scaleChanged().
     void setScale(double t0, double secondsPerPixel);
     // Whether the view refits itself on resize and on new evaluations (true
@@ -157,6 +164,10 @@ private:
 
     void rebuild();
     void computeMetrics();
+    void fitRowsToHeight();
+    // Compute rows per stage: the chunks, or one when fitting merged them.
+    int rowsPerStage() const;
+    void paintSqueezedLabels(QPainter& p, double y0, int top, int bottom, int line) const;
     int laneOf(const TimelineOp& op) const;
     // The y in content coordinates under `pos` when it is over the time area
     // (not the axis, the labels or a sticky building band).
@@ -196,6 +207,9 @@ private:
     bool fitted_ = true;
     double lastMakespan_ = 0;
     int minimumLabelWidth_ = 0;
+    bool fitRows_ = false;
+    bool mergedChunks_ = false; // fitting put a stage's chunks in one row
+    bool legendShown_ = true;
     std::vector<Lane> lanes_;
     std::vector<int> computeLanes_; // lane index of each compute row
     std::vector<StageBlock> stages_;

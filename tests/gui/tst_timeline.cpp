@@ -8,6 +8,7 @@
 #include "cost/evaluate.h"
 #include "cost/schedule.h"
 #include "formats/documents.h"
+#include "timelinepane.h"
 #include "timelineview.h"
 #include "units.h"
 
@@ -97,6 +98,14 @@ bool isCompute(OpKind k) {
            k == OpKind::Recompute;
 }
 
+// The first compute op of `stage`'s first chunk in `view`'s timeline.
+TimelineOp firstCompute(const TimelineView& view, int stage) {
+    for (const TimelineOp& op : view.evaluation()->timeline.ops)
+        if (op.stage == stage && op.chunk == 0 && isCompute(op.kind))
+            return op;
+    return {};
+}
+
 // Scrolls `rect`'s row into the middle of the time area.
 QRectF reveal(TimelineView& view, const TimelineOp& op) {
     QRectF rect = view.opRect(op);
@@ -163,6 +172,7 @@ private Q_SLOTS:
     void keysAndFit();
     void followsNewEvaluations();
     void twoViewsInStep();
+    void compareFitsEveryStage();
     void dragPans();
     void bubbles();
     void exportImage();
@@ -530,6 +540,64 @@ void TestTimeline::twoViewsInStep() {
     QCOMPARE(b.scale().visibleBegin(), 1.0);
     QVERIFY(std::fabs(b.scale().visibleEnd() - 2.0) < 1e-9);
     QCOMPARE(b.scale().x(1.5), a.scale().x(1.5));
+}
+
+void TestTimeline::compareFitsEveryStage() {
+    // Compare mode as a user sees it: the interleaved plan (8 stages x 2
+    // chunks) pinned over the 1F1B one in a dock 460 px high.
+    TimelinePane pane;
+    pane.resize(1000, 460);
+    pane.setCurrent(interleaved_.evaluation, interleaved_.buildings, QStringLiteral("current"));
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    TimelineView* current = pane.current();
+    // Alone, the rows keep a line of text each and the view scrolls.
+    QVERIFY(current->verticalScrollBar()->maximum() > 0);
+    const double aloneRow = current->opRect(firstCompute(*current, 0)).height();
+
+    pane.setPinned(oneFOneB_.evaluation, oneFOneB_.buildings, QStringLiteral("pinned"));
+    QCoreApplication::processEvents();
+    TimelineView* pinned = pane.pinned();
+    QVERIFY(pinned->isVisible());
+    auto fitsEveryStage = [](TimelineView* v) {
+        if (v->verticalScrollBar()->maximum() != 0)
+            return QStringLiteral("scrolls by %1 px").arg(v->verticalScrollBar()->maximum());
+        const QRect area = v->timeArea();
+        for (int s = 0; s < v->evaluation()->timeline.stages; ++s) {
+            const TimelineOp op = firstCompute(*v, s);
+            const QRectF r = v->opRect(op);
+            if (!area.contains(r.center().toPoint()))
+                return QStringLiteral("stage %1 drawn at y %2 outside %3..%4")
+                    .arg(s)
+                    .arg(r.center().y())
+                    .arg(area.top())
+                    .arg(area.bottom());
+            const auto hit = v->opAt(r.center().toPoint());
+            if (!hit || hit->stage != s)
+                return QStringLiteral("stage %1 not hit where drawn").arg(s);
+        }
+        return QString();
+    };
+    QCOMPARE(fitsEveryStage(current), QString());
+    QCOMPARE(fitsEveryStage(pinned), QString());
+    const double squeezed = current->opRect(firstCompute(*current, 0)).height();
+    QVERIFY2(squeezed < aloneRow,
+             qPrintable(QStringLiteral("%1 vs %2").arg(squeezed).arg(aloneRow)));
+
+    // A taller dock gives the rows back some height; still no scrolling.
+    pane.resize(1000, 760);
+    QCoreApplication::processEvents();
+    QCOMPARE(fitsEveryStage(current), QString());
+    QCOMPARE(fitsEveryStage(pinned), QString());
+    QVERIFY(current->opRect(firstCompute(*current, 0)).height() > squeezed);
+
+    // Unpinned: one timeline again, rows of a text line, scrolling.
+    pane.resize(1000, 460);
+    pane.setPinned(nullptr, {}, {});
+    QCoreApplication::processEvents();
+    QVERIFY(pinned->isHidden());
+    QCOMPARE(current->opRect(firstCompute(*current, 0)).height(), aloneRow);
+    QVERIFY(current->verticalScrollBar()->maximum() > 0);
 }
 
 void TestTimeline::dragPans() {
