@@ -315,6 +315,12 @@ void MainWindow::pinCurrentPlan() {
         QStringLiteral("Pinned · %1 · step %2")
             .arg(describePlan(pinned_->plan), formatStepTime(pinned_->evaluation->step_time_s)));
     unpinAction_->setEnabled(true);
+    // Two timelines need the room of one: at least half the window's height,
+    // 60 % on a short screen (below 1,000 px).
+    const int room = height() * (height() < 1000 ? 6 : 5) / 10;
+    if (QDockWidget* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+        dock && !dock->isFloating() && dock->height() < room)
+        resizeDocks({dock}, {room}, Qt::Vertical);
     updateAnalysis();
     statusBar()->showMessage(
         QStringLiteral("Pinned %1: change the plan to compare against it").arg(plan), 5000);
@@ -1159,15 +1165,46 @@ void MainWindow::showRun(const Evaluation& e) {
     runLabel_->setToolTip(tip.join(QLatin1Char('\n')));
 }
 
+namespace {
+
+// Posted at low priority after a new evaluation reached the heatmap: it
+// queues behind the window's update request, so the topology is painted
+// first and the other docks follow in the next turn of the event loop.
+const QEvent::Type kRefreshPanels = QEvent::Type(QEvent::registerEventType());
+
+} // namespace
+
+bool MainWindow::event(QEvent* event) {
+    if (event->type() == kRefreshPanels) {
+        refreshPanels();
+        return true;
+    }
+    return QMainWindow::event(event);
+}
+
+void MainWindow::refreshPanels() {
+    if (!panelsPending_)
+        return;
+    panelsPending_ = false;
+    linkModel_->setEvaluation(shown_ ? shown_->evaluation : nullptr);
+    updateAnalysis();
+    if (shown_)
+        runPanel_->setEvaluation(shown_->evaluation.get(), shown_->plan);
+    Q_EMIT panelsRefreshed();
+}
+
 void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot) {
     shown_ = snapshot;
     const Evaluation* e = snapshot->evaluation.get();
     const QString previewNote =
         snapshot->preview ? QStringLiteral("preview of the drop") : QString();
+    // The heatmap and the status bar now; the docks below after the paint.
     view_->setEvaluation(snapshot->evaluation,
                          e ? previewNote : QStringLiteral("cannot evaluate this plan"));
-    linkModel_->setEvaluation(snapshot->evaluation);
-    updateAnalysis();
+    if (!panelsPending_) {
+        panelsPending_ = true;
+        QCoreApplication::postEvent(this, new QEvent(kRefreshPanels), Qt::LowEventPriority);
+    }
     auto colour = [](QLabel* l, const QColor& c) {
         l->setStyleSheet(c.isValid() ? QStringLiteral("color: %1;").arg(c.name()) : QString());
     };
@@ -1177,7 +1214,6 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         mfuLabel_->clear();
         runLabel_->clear();
         runLabel_->setToolTip({});
-        runPanel_->setEvaluation(nullptr, snapshot->plan);
         memoryLabel_->clear();
         deltaLabel_->clear();
         colour(stepLabel_, QColor(0xc9, 0x2a, 0x2a));
@@ -1194,7 +1230,6 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         colour(stepLabel_, snapshot->preview ? QColor(0x1c, 0x7e, 0xd6) : QColor());
         mfuLabel_->setText(QStringLiteral("MFU %1").arg(formatPercent(e->mfu)));
         showRun(*e);
-        runPanel_->setEvaluation(e, snapshot->plan);
         const auto& m = e->memory;
         if (m.fits) {
             memoryLabel_->setText(

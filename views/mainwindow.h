@@ -73,7 +73,11 @@ public:
     QString lastError() const { return lastError_; }
     QString statusText() const;
     // The evaluation the views show now (the document's or a drop preview).
+    // The topology's heatmap and the status bar take it at once; the docks
+    // (links, timeline, charts, compare, run) right after the heatmap's
+    // paint. panelsUpToDate(): they show it too.
     std::shared_ptr<const EvaluationSnapshot> shownSnapshot() const { return shown_; }
+    bool panelsUpToDate() const { return !panelsPending_; }
 
     // The topology picture as PNG (twice the scene's resolution) or SVG.
     bool exportTopologyImage(const QString& path, QString* error) const;
@@ -116,8 +120,11 @@ public Q_SLOTS:
 Q_SIGNALS:
     // The status bar shows the prediction for the current scenario.
     void statusUpdated();
+    // The docks show the evaluation the heatmap shows.
+    void panelsRefreshed();
 
 protected:
+    bool event(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -125,6 +132,7 @@ protected:
 
 private:
     void createActions();
+    void refreshPanels();
     void createMenus();
     void createStatusBar();
     void readSettings();
@@ -169,6 +177,7 @@ private:
     QAction* pinAction_ = nullptr;
     QAction* unpinAction_ = nullptr;
     std::shared_ptr<const EvaluationSnapshot> pinned_;
+    bool panelsPending_ = false; // the docks wait for the heatmap's paint
     QString pinnedLabel_;
     // Why the pinned plan was dropped by the last open, for its message.
     QString unpinNote_;

@@ -150,7 +150,8 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
     if (!waitUntil(
             [&] {
                 const auto shown = window.shownSnapshot();
-                return shown && !shown->preview && window.liveEvaluation()->isUpToDate();
+                return shown && !shown->preview && window.liveEvaluation()->isUpToDate() &&
+                       window.panelsUpToDate();
             },
             15000))
         std::fprintf(stderr, "no evaluation after 15 s\n");
@@ -164,7 +165,7 @@ int runScreenshotTour(MainWindow& window, const QString& dirPath) {
     auto upToDate = [&] {
         const auto shown = window.shownSnapshot();
         return shown && !shown->preview && window.liveEvaluation()->isUpToDate() &&
-               shown->revision == window.liveEvaluation()->revision();
+               shown->revision == window.liveEvaluation()->revision() && window.panelsUpToDate();
     };
     Plan ppOuter = doc->scenario().plan;
     ppOuter.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};

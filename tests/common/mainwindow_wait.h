@@ -1,6 +1,7 @@
 #pragma once
 // For the widget tests: wait until the main window shows the evaluation of
-// the current document (not a drag preview, not an older revision).
+// the current document (not a drag preview, not an older revision), in the
+// heatmap and in every dock.
 
 #include "liveevaluation.h"
 #include "mainwindow.h"
@@ -15,7 +16,8 @@ inline bool waitForShownEvaluation(const sa::views::MainWindow& window, int ms) 
         [&] {
             const auto shown = window.shownSnapshot();
             return shown && !shown->preview && window.liveEvaluation()->isUpToDate() &&
-                   shown->revision == window.liveEvaluation()->revision();
+                   shown->revision == window.liveEvaluation()->revision() &&
+                   window.panelsUpToDate();
         },
         ms);
 }

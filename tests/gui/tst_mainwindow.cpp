@@ -9,6 +9,8 @@
 #include "liveevaluation.h"
 #include "mainwindow.h"
 #include "planinspector.h"
+#include "timelinepane.h"
+#include "timelineview.h"
 #include "topologyitems.h"
 #include "topologyview.h"
 
@@ -21,6 +23,7 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -29,6 +32,7 @@
 #include <QLabel>
 #include <QMimeData>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -85,6 +89,9 @@ private Q_SLOTS:
     void droppedFileOpensAndIsRecent();
     void exportsTopologyImages();
     void dropToRepaintedHeatmap();
+    void heatmapPaintsBeforeTheDocks();
+    void pinningGivesTheTimelinesRoom_data();
+    void pinningGivesTheTimelinesRoom();
     void f1OpensTheGuide();
     void topologyFollowsItsPane();
     void topologyTextIsReadable();
@@ -567,6 +574,70 @@ void TestMainWindow::dropToRepaintedHeatmap() {
 }
 
 // Help > Guide (F1): the views and keys, with links to docs that exist.
+void TestMainWindow::heatmapPaintsBeforeTheDocks() {
+    // A drop repaints the heatmap first; the link table, timeline, charts,
+    // compare and run docks take the evaluation right after that paint.
+    TopologyView* view = window_->topologyView();
+    std::vector<bool> docksReadyAtPaint;
+    connect(view, &TopologyView::heatmapPainted, this,
+            [&] { docksReadyAtPaint.push_back(window_->panelsUpToDate()); });
+    const auto before = window_->shownSnapshot()->evaluation;
+    const ChipDrop drop{view->chips()[std::size_t(chipOf(0, 1))], 0,
+                        view->chips()[std::size_t(chipOf(15, 0))]};
+    Q_EMIT view->chipDropped(drop);
+    QVERIFY(waitForEvaluation());
+    const auto shown = window_->shownSnapshot()->evaluation;
+    QVERIFY(shown && shown != before);
+    QVERIFY(!docksReadyAtPaint.empty());
+    QCOMPARE(docksReadyAtPaint.back(), false);
+    // Then every dock shows what the heatmap shows.
+    QVERIFY(window_->panelsUpToDate());
+    QCOMPARE(window_->timelinePane()->current()->evaluation(), shown);
+    QCOMPARE(window_->linkTableModel()->rowCount(), int(shown->links.size()));
+    window_->document()->undoStack()->undo();
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(window_->timelinePane()->current()->evaluation(),
+             window_->shownSnapshot()->evaluation);
+}
+
+void TestMainWindow::pinningGivesTheTimelinesRoom_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1280x800") << QSize(1280, 800);
+    QTest::newRow("1920x1080") << QSize(1920, 1080);
+}
+
+void TestMainWindow::pinningGivesTheTimelinesRoom() {
+    // A pinned plan and the current one share the timeline dock: it grows to
+    // half the window (60 % on a short screen) and each timeline shows every
+    // one of the 16 stages without scrolling.
+    QFETCH(QSize, size);
+    window_->resize(size);
+    QTest::qWait(50);
+    window_->showDock(QStringLiteral("timeline"));
+    window_->pinCurrentPlan();
+    TopologyView* view = window_->topologyView();
+    Q_EMIT view->chipDropped(ChipDrop{view->chips()[std::size_t(chipOf(0, 1))], 0,
+                                      view->chips()[std::size_t(chipOf(15, 0))]});
+    QVERIFY(waitForEvaluation());
+    QTest::qWait(50);
+    auto* dock = window_->findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+    QVERIFY(dock);
+    QVERIFY2(
+        dock->height() >= window_->height() * 45 / 100,
+        qPrintable(QStringLiteral("dock %1 of %2").arg(dock->height()).arg(window_->height())));
+    for (TimelineView* t :
+         {window_->timelinePane()->current(), window_->timelinePane()->pinned()}) {
+        QVERIFY(t->isVisible());
+        QVERIFY(t->fitsRows());
+        QCOMPARE(t->verticalScrollBar()->maximum(), 0);
+        QCOMPARE(t->evaluation()->timeline.stages, 16);
+    }
+    window_->clearPinnedPlan();
+    QVERIFY(!window_->timelinePane()->current()->fitsRows());
+    window_->document()->undoStack()->undo();
+    QVERIFY(waitForEvaluation());
+}
+
 void TestMainWindow::f1OpensTheGuide() {
     window_->show();
     QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
