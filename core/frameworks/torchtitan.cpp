@@ -1270,6 +1270,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "sequence_parallel",
                                                       "zero_stage",
                                                       "recompute",
+                                                      "recompute_method",
+                                                      "recompute_layers",
+                                                      "fp8_recipe",
+                                                      "fp8_linear",
                                                       "schedule",
                                                       "rank_order",
                                                       "placement",
@@ -1550,6 +1554,16 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         }
         if (!want.contains("placement") && got.contains("placement"))
             comment["placement"] = nullptr;
+        // Written only when not the default; torchtitan's float8 reads back as
+        // torchao's Float8Linear with current scaling.
+        if (back.plan->fp8_linear != plan.fp8_linear) {
+            comment["fp8_linear"] = toString(plan.fp8_linear);
+            notes.push_back(std::string("fp8_linear ") + toString(plan.fp8_linear) +
+                            ": torchtitan's float8 is torchao's Float8Linear; kept in the "
+                            "scaleacross comment");
+        }
+        if (back.plan->fp8_recipe != plan.fp8_recipe)
+            comment["fp8_recipe"] = toString(plan.fp8_recipe);
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {
             comment["attention_kernel"] = toString(plan.attention_kernel);
