@@ -50,12 +50,14 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         // Quantise the forward inputs (activation m x k, weight k x n) and,
         // in backward, the output gradient (m x n); each cast also writes the
         // transposed copy the backward GEMM reads (dgrad and wgrad reuse them).
-        const double castKernels = kc.fp8_cast_kernels * kc.kernel_overhead_s;
+        const bool delayed = rate.fp8_recipe == Fp8Recipe::Delayed;
+        const double castBytes =
+            delayed ? kc.fp8_delayed_cast_bytes_per_element : kc.fp8_cast_bytes_per_element;
+        const double castKernels =
+            (delayed ? kc.fp8_delayed_cast_kernels : kc.fp8_cast_kernels) * kc.kernel_overhead_s;
         t.fwd +=
-            streamTime(gpu, kc.fp8_cast_bytes_per_element * (g.m * g.k + g.k * g.n) * g.batch, kc) +
-            2.0 * castKernels;
-        t.dgrad +=
-            streamTime(gpu, kc.fp8_cast_bytes_per_element * g.m * g.n * g.batch, kc) + castKernels;
+            streamTime(gpu, castBytes * (g.m * g.k + g.k * g.n) * g.batch, kc) + 2.0 * castKernels;
+        t.dgrad += streamTime(gpu, castBytes * g.m * g.n * g.batch, kc) + castKernels;
     }
     return t;
 }
@@ -192,7 +194,8 @@ double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool mo
     return tokens * kBf16 * perValue;
 }
 
-double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer) {
+double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer,
+                               bool fp8Linear) {
     const double t = plan.parallelism.tp;
     const double h = double(model.hidden);
     const double dh = double(model.headDim());
@@ -241,9 +244,23 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     const bool gated = model.mlp == MlpKind::SwiGlu;
     ffnIn = (gated ? 2.0 : 1.0) * ffn;
     ffnOut = ffn;
-    const double replicated = 8.0 * h;
+    double replicated = 8.0 * h;
     double split = 2.0 * (qDim + kvDim) + 2.0 * kvDim + 2.0 * qDim // Q, K, V, projection input
                    + tokensFactor * (kBf16 * ffnIn + kBf16 * ffnOut);
+    if (fp8Linear && plan.fp8_linear == Fp8Linear::TransformerEngine) {
+        // Transformer Engine's FP8 linears save their input as FP8 for the
+        // backward, 1 byte per element (TE 1.8 module/linear.py keeps
+        // inputmat_t, the FP8 transpose, or the FP8 input under SP;
+        // layernorm_linear.py keeps the norm's FP8 output ln_out beside the
+        // BF16 norm input; 2.x keeps the quantized input's columnwise data):
+        // the QKV and FC1 inputs drop to 1 byte (the norm inputs stay
+        // BF16), the FC2 input too (Megatron's activation output, freed once
+        // FC2 has its FP8 copy). The projection's FP8 input is a copy beside
+        // the attention output that the attention kernel itself keeps in
+        // BF16 for its backward: 1 byte more.
+        replicated = 6.0 * h;
+        split += qDim - tokensFactor * ffnOut;
+    }
     if (!plan.flash_attention && plan.recompute == Recompute::None)
         split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
     const double perToken = sp ? (replicated + split) / t : replicated + split / t;
@@ -283,6 +300,8 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.attention_kernel = plan.attention_kernel;
     k.elementwise = plan.elementwise;
     k.tp_comm_overlap = plan.tp_comm_overlap;
+    k.fp8_recipe = plan.fp8_recipe;
+    k.fp8_linear = plan.fp8_linear;
     return k;
 }
 
@@ -299,6 +318,8 @@ Plan planOf(const LayerPlanKey& key) {
     p.attention_kernel = key.attention_kernel;
     p.elementwise = key.elementwise;
     p.tp_comm_overlap = key.tp_comm_overlap;
+    p.fp8_recipe = key.fp8_recipe;
+    p.fp8_linear = key.fp8_linear;
     return p;
 }
 
@@ -355,6 +376,7 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.headsLocal = double(model.heads) / s.t;
     s.kvLocal = std::max(1.0, double(model.kv_heads) / s.t);
     s.linear = gemmRate(*ctx.gpu, linearPrecision(*ctx.gpu, model), ctx.kc);
+    s.linear.fp8_recipe = plan.fp8_recipe;
     s.bf16 = gemmRate(*ctx.gpu, GemmPrecision::Bf16, ctx.kc);
     s.sp = plan.sequence_parallel && s.t > 1;
     s.gated = model.mlp == MlpKind::SwiGlu;
@@ -714,12 +736,20 @@ LayerCost layerCost(const LayerContext& ctx) {
     if (plan.tp_comm_overlap && s.sp)
         overlapTpComm(ctx, s, c);
 
-    c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer);
+    const bool fp8 = s.linear.precision == GemmPrecision::Fp8;
+    if (fp8 && plan.fp8_linear == Fp8Linear::TransformerEngine) {
+        // Every linear weight of the layer; the norms and the BF16 router
+        // have no FP8 copy.
+        c.fp8_copy_params = c.params - 2.0 * s.h;
+        if (ctx.moe_layer && model.moe)
+            c.fp8_copy_params -= s.h * model.moe->experts;
+    }
+    c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer, fp8);
     c.wgrad_held_bytes = weightGradHeldBytesPerLayer(model, plan, ctx.moe_layer);
     if (plan.recompute == Recompute::Full) {
         Plan noRecompute = plan;
         noRecompute.recompute = Recompute::None;
-        c.transient_bytes = activationBytesPerLayer(model, noRecompute, ctx.moe_layer);
+        c.transient_bytes = activationBytesPerLayer(model, noRecompute, ctx.moe_layer, fp8);
     }
     return c;
 }

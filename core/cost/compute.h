@@ -84,9 +84,22 @@ struct KernelConstants {
     // forward and the transposed backward GEMM: 6 bytes per element in two
     // kernels (torchao torchao/testing/training/roofline_utils.py,
     // "tensorwise"; Transformer Engine's Float8CurrentScaling does the same
-    // passes). Delayed scaling folds the amax into the cast (4 B, 1 kernel).
+    // passes).
     double fp8_cast_bytes_per_element = 6.0;
     double fp8_cast_kernels = 2.0;
+    // Delayed scaling (Transformer Engine's DelayedScaling) casts with the
+    // scale taken from the amax history and reduces the tensor's amax inside
+    // the same kernel (transformer_engine/common/transpose/cast_transpose.cu,
+    // cast_transpose_kernel: "computes amax" into amax_ptr while it writes
+    // the output and its transpose): read 2 B, write 1 + 1 B, one kernel.
+    double fp8_delayed_cast_bytes_per_element = 4.0;
+    double fp8_delayed_cast_kernels = 1.0;
+    // Transformer Engine's FP8 linear layers keep their weight's FP8 copy and
+    // its transpose across the microbatches of a step (module/base.py
+    // get_fp8_workspace with cache_name "weight", filled on the first
+    // microbatch; 2.x get_weight_workspace with rowwise and columnwise
+    // usage): 1 + 1 bytes per parameter.
+    double fp8_weight_copy_bytes = 2.0;
 };
 
 // Compute and a collective that runs beside it on another stream: while both
@@ -139,6 +152,7 @@ struct GemmRate {
     double peak_flops = 0;
     double efficiency = 0;
     GemmPrecision precision = GemmPrecision::Bf16;
+    Fp8Recipe fp8_recipe = Fp8Recipe::Current; // how an FP8 GEMM's inputs are cast
 };
 GemmRate gemmRate(const GpuModel& gpu, GemmPrecision precision, const KernelConstants& kc = {});
 
@@ -184,6 +198,9 @@ struct LayerCost {
     // Parameters held per GPU (after TP/EP sharding, before ZeRO).
     double params = 0;
     double expert_params = 0; // part of params that are expert weights (sharded by ep)
+    // Of params, the weights of FP8 linear layers whose FP8 copies
+    // Transformer Engine keeps (KernelConstants::fp8_weight_copy_bytes).
+    double fp8_copy_params = 0;
     // Activation bytes kept per microbatch until its backward.
     double activation_bytes = 0;
     // Peak transient activation bytes while backpropagating this layer
@@ -239,6 +256,8 @@ struct LayerPlanKey {
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;
     Elementwise elementwise = Elementwise::Fused;
+    Fp8Recipe fp8_recipe = Fp8Recipe::Current;
+    Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);
@@ -278,7 +297,10 @@ double ringAllGatherTime(double bytes, int n, double bytes_per_s, double alpha_s
 // Activation bytes per layer per microbatch, Korthikanti et al. 2022,
 // "Reducing Activation Recomputation in Large Transformer Models", Table 2,
 // generalised to GQA and a gated MLP (see docs/COST_MODEL.md).
-double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer);
+// fp8Linear: the linear layers run FP8 (linearPrecision); with Transformer
+// Engine's layers (plan fp8_linear) their saved inputs are FP8.
+double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer,
+                               bool fp8Linear = false);
 
 // Bytes a deferred weight-gradient pass (zero-bubble's W) keeps alive per
 // layer per microbatch after its input-gradient pass: every linear layer's

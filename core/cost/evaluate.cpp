@@ -213,7 +213,8 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     epExchange(ctx,
                {&*layout, &*transports, transports.version(), &st.costs, par.ep, bool(model.moe)},
                st.ep);
-    chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, par.pp, v, plan.recompute,
+    chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
+                plan.recompute, plan.recompute_method, plan.recompute_layers,
                 plan.schedule.kind == ScheduleKind::ZeroBubble},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);

@@ -23,6 +23,10 @@ StageMemory stageMemory(const StageMemoryInput& in) {
     if (z >= 3) // sharded, plus the two layers gathered at once (prefetch)
         m.weights = dense * kWeightBytes / in.dp_shard + experts * kWeightBytes / in.ep_shard +
                     2.0 * in.params / std::max(1, in.layers) * kWeightBytes;
+    // FP8 weight copies live beside the weights they are cast from: all of
+    // them, or under ZeRO-3 those of the two layers gathered at once.
+    m.weights += in.fp8_copy_bytes *
+                 (z >= 3 ? 2.0 * in.fp8_copy_params / std::max(1, in.layers) : in.fp8_copy_params);
     const double g = in.grad_bytes, o = optimizerStateBytes(in.grad_bytes);
     m.gradients = z >= 2 ? dense * g / in.dp_shard + experts * g / in.ep_shard : in.params * g;
     m.optimizer = z >= 1 ? dense * o / in.dp_shard + experts * o / in.ep_shard : in.params * o;

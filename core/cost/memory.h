@@ -49,9 +49,14 @@ struct StageMemoryInput {
     int layers = 1;           // of the stage (ZeRO-3 gathers two layers at once)
     double activation_bytes = 0;
     double residual_bytes = 0; // top-k's error-feedback residual (fp32, of the DP shard)
+    // Of params, those whose FP8 copy and transpose Transformer Engine keeps
+    // (fp8_weight_copy_bytes each); with ZeRO-3 only the gathered layers'.
+    double fp8_copy_params = 0;
+    double fp8_copy_bytes = 2.0;
 };
 struct StageMemory {
-    double weights = 0, gradients = 0, optimizer = 0, activations = 0; // bytes
+    double weights = 0, gradients = 0, optimizer = 0, activations = 0; // bytes; weights with
+                                                                       // the FP8 copies
     double residual = 0;                                               // bytes
     double total_gib = 0; // with fragmentation and the runtime's overhead
 };

@@ -112,6 +112,9 @@ struct BuildingCosts {
     bool used = false; // holds a stage of this plan (set by the caller)
     const GpuModel* gpu = nullptr;
     LayerCost dense, moe;
+    // With full recompute: the layers as they cost without it (the layers
+    // that block recompute leaves alone).
+    LayerCost dense_kept, moe_kept;
     EdgeCost embedding, logits;
 };
 void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, BuildingCosts& out);
@@ -120,6 +123,7 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
 // how many of them have experts.
 struct ChunkLayers {
     std::vector<int> layers, moe; // [virtual stage]
+    std::vector<int> first;       // [virtual stage]: the model index of its first layer
 };
 void chunkLayers(const Model& model, const std::vector<int>& stageLayers, int pp, int v,
                  ChunkLayers& out);
@@ -148,15 +152,19 @@ struct ChunkTimes {
     double compute = 0, tp = 0, cp = 0, ep = 0; // per microbatch, fwd+bwd parts
     double params = 0, expert_params = 0;
     double activation = 0, transient = 0;
-    double wgrad_held = 0; // of activation, kept by a deferred weight gradient
+    double wgrad_held = 0;      // of activation, kept by a deferred weight gradient
+    double fp8_copy_params = 0; // of params, with Transformer Engine's FP8 weight copies
 };
 struct ChunkTimesInput {
     const Layout* layout = nullptr;
     const std::vector<BuildingCosts>* costs = nullptr;
     const ChunkLayers* chunks = nullptr;
     const std::vector<double>* ep_cross_s = nullptr;
+    const Model* model = nullptr;
     int pp = 1, v = 1;
     Recompute recompute = Recompute::None;
+    RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+    int recompute_layers = 1;
     bool zero_bubble = false;
 };
 // [stage][chunk]: the slowest building holding the stage.

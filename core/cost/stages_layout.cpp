@@ -205,6 +205,17 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
         out.moe = layerCost(lc);
         lc.moe_layer = false;
     }
+    if (plan.recompute == Recompute::Full) {
+        Plan kept = plan;
+        kept.recompute = Recompute::None;
+        LayerContext lk =
+            layerContext(cluster, cluster.buildings[std::size_t(in.building)], in.model, kept);
+        out.dense_kept = layerCost(lk);
+        if (in.model.moe) {
+            lk.moe_layer = true;
+            out.moe_kept = layerCost(lk);
+        }
+    }
     out.embedding = embeddingCost(lc);
     out.logits = logitsCost(lc);
 }
@@ -214,12 +225,14 @@ void chunkLayers(const Model& model, const std::vector<int>& stageLayers, int pp
     const int nV = pp * v;
     out.layers.assign(std::size_t(nV), 0);
     out.moe.assign(std::size_t(nV), 0);
+    out.first.assign(std::size_t(nV), 0);
     int next = 0;
     for (int vs = 0; vs < nV; ++vs) {
         const int s = vs % pp, c = vs / pp;
         const int layers = stageLayers[std::size_t(s)];
         const int n = layers / v + (c < layers % v ? 1 : 0);
         out.layers[std::size_t(vs)] = n;
+        out.first[std::size_t(vs)] = next;
         out.moe[std::size_t(vs)] = model.moeLayersIn(next, n);
         next += n;
     }
@@ -302,6 +315,51 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     t.activation += n * L.activation_bytes;
     t.wgrad_held += n * L.wgrad_held_bytes;
     t.transient = std::max(t.transient, L.transient_bytes);
+    t.fp8_copy_params += n * L.fp8_copy_params;
+}
+
+// One chunk's layers on one building under the plan's recompute. Full
+// recompute selects its layers as Megatron-Core's checkpointed forward of a
+// TransformerBlock does (megatron/core/recompute.py; one block per model
+// chunk, so per virtual stage under interleaving):
+//   block N:   the first N layers of the chunk are recomputed, each keeping
+//              only its input; the others run as without recompute;
+//   uniform N: the layers in groups of N, each group's input checkpointed,
+//              every layer recomputed: ceil(n / N) inputs kept, and while a
+//              group is backpropagated its N layers are re-materialised.
+void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput& in, int vs,
+                    double epCross) {
+    const int n = in.chunks->layers[std::size_t(vs)];
+    const int nMoe = in.chunks->moe[std::size_t(vs)];
+    const int nDense = n - nMoe;
+    if (in.recompute != Recompute::Full || n <= 0 ||
+        (in.recompute_method == RecomputeMethod::Uniform && in.recompute_layers <= 1)) {
+        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
+        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+        return;
+    }
+    if (in.recompute_method == RecomputeMethod::Block) {
+        const int redo = std::min(n, in.recompute_layers);
+        const int redoMoe =
+            in.model ? in.model->moeLayersIn(in.chunks->first[std::size_t(vs)], redo) : 0;
+        const int redoDense = redo - redoMoe;
+        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble);
+        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble);
+        addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble);
+        addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble);
+        return;
+    }
+    // Uniform groups of N > 1: times as every layer recomputed; memory as
+    // one checkpointed input per group, plus a whole group re-materialised.
+    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
+    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+    const int group = std::min(n, in.recompute_layers);
+    const int groups = (n + group - 1) / group;
+    const LayerCost& one = nDense > 0 ? k.dense : k.moe;
+    t.activation += groups * one.activation_bytes - double(nDense) * k.dense.activation_bytes -
+                    double(nMoe) * k.moe.activation_bytes;
+    t.transient =
+        std::max(k.dense.transient_bytes, nMoe > 0 ? k.moe.transient_bytes : 0.0) * double(group);
 }
 
 } // namespace
@@ -313,16 +371,13 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
         row.assign(std::size_t(v), ChunkTimes{});
     for (int vs = 0; vs < nV; ++vs) {
         const int s = vs % pp, c = vs / pp;
-        const int nMoe = in.chunks->moe[std::size_t(vs)];
-        const int nDense = in.chunks->layers[std::size_t(vs)] - nMoe;
         const double epCross = (*in.ep_cross_s)[std::size_t(s)];
         ChunkTimes best;
         double bestTotal = -1;
         for (int b : in.layout->stageBuildings[std::size_t(s)]) {
             const BuildingCosts& k = (*in.costs)[std::size_t(b)];
             ChunkTimes t;
-            addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
-            addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+            addChunkLayers(t, k, in, vs, epCross);
             if (vs == 0) {
                 t.fwd += k.embedding.fwd_s + k.embedding.tp_fwd_s;
                 t.bwd += k.embedding.bwd_s;

@@ -88,6 +88,8 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
         si.grad_bytes = plan.grad_reduce_bytes;
         si.params = (*in.stage_params)[std::size_t(s)];
         si.expert_params = sumChunks(cs, &ChunkTimes::expert_params);
+        si.fp8_copy_params = sumChunks(cs, &ChunkTimes::fp8_copy_params);
+        si.fp8_copy_bytes = KernelConstants{}.fp8_weight_copy_bytes;
         // The data-parallel group with CP (Megatron's dp x cp); experts over
         // the expert-data-parallel group dp x cp / ep.
         si.dp_shard = double(dp) * par.cp;
@@ -156,8 +158,14 @@ struct StepTraffic {
         double epLayers = 0;
         for (int n : in.chunks->moe)
             epLayers = std::max(epLayers, double(n));
-        epCalls = 4.0 * input.microbatches * epLayers *
-                  (in.plan->recompute == Recompute::Full ? 1.5 : 1.0);
+        // Full recompute runs the forward's two all-to-alls again in the
+        // recomputed layers (block: the first recompute_layers of a chunk).
+        double redone = 0;
+        if (in.plan->recompute == Recompute::Full)
+            redone = in.plan->recompute_method == RecomputeMethod::Block
+                         ? std::min(epLayers, double(in.plan->recompute_layers))
+                         : epLayers;
+        epCalls = 4.0 * input.microbatches * epLayers + 2.0 * input.microbatches * redone;
     }
     DirectedBytes bytes(int edge, int dir) const {
         DirectedBytes b;

@@ -824,9 +824,17 @@ void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o)
     probe.micro_batch_sequences = s.structure.micro_batch;
     for (Recompute r : s.recompute) {
         probe.recompute = r;
-        double act = activationBytesPerLayer(model_, probe, false);
+        // The smaller of BF16 and FP8 saved inputs (the GPU decides which
+        // the layers run), of dense and MoE layers.
+        double act = std::min(activationBytesPerLayer(model_, probe, false),
+                              activationBytesPerLayer(model_, probe, false, true));
         if (model_.moe)
-            act = std::min(act, activationBytesPerLayer(model_, probe, true));
+            act = std::min(act, std::min(activationBytesPerLayer(model_, probe, true),
+                                         activationBytesPerLayer(model_, probe, true, true)));
+        // Uniform full recompute over groups of N layers keeps one input a
+        // group: at least 1/N of a layer's each.
+        if (r == Recompute::Full && base_.recompute_method == RecomputeMethod::Uniform)
+            act /= std::max(1, base_.recompute_layers);
         s.activation_per_layer.push_back(act);
     }
 }
@@ -1125,6 +1133,11 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
     p.micro_batch_sequences = axes.structure.micro_batch;
     p.schedule = axes.schedules[c.choice[kSchedule]];
     p.recompute = axes.recompute[c.choice[kRecompute]];
+    // The base plan's choice of layers for full recompute; the other
+    // policies always cover every layer.
+    const bool full = p.recompute == Recompute::Full;
+    p.recompute_method = full ? base_.recompute_method : RecomputeMethod::Uniform;
+    p.recompute_layers = full ? base_.recompute_layers : 1;
     const ZeroChoice& zc = axes.zero[c.choice[kZero]];
     p.zero_stage = zc.stage;
     p.fsdp_reshard_after_forward = zc.stage == 3 ? zc.reshard : base_.fsdp_reshard_after_forward;
@@ -1235,7 +1248,9 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
 
 double DesignSpace::hardwareFlopsFactor(const Candidate& c) const {
     const StructureAxes& axes = structures_[c.structure];
-    if (axes.recompute[c.choice[kRecompute]] != Recompute::Full)
+    // Block recompute re-runs only some layers: no extra FLOPs are certain.
+    if (axes.recompute[c.choice[kRecompute]] != Recompute::Full ||
+        base_.recompute_method == RecomputeMethod::Block)
         return 1.0;
     // Backward is twice the forward, so the layers' forward is a third of
     // their model FLOPs; the logits (logitsLayers_ layer equivalents) are

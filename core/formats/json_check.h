@@ -148,6 +148,7 @@ inline constexpr IntRange kBatchRange{1, kMaxBatchSequences};
 inline constexpr IntRange kDegreeRange{1, kMaxDegree};
 inline constexpr IntRange kZeroStageRange{0, 3, true};
 inline constexpr IntRange kVirtualStagesRange{1, kMaxLayers};
+inline constexpr IntRange kRecomputeLayersRange{1, kMaxLayers};
 inline constexpr IntRange kIndexRange{0, kMaxDegree};
 
 inline constexpr NumberRange kPositive{0, true, std::nullopt, false};

@@ -598,6 +598,10 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                          {"selective", Recompute::Selective},
                          {"full", Recompute::Full},
                          {"selective-op", Recompute::SelectiveOp}});
+    r.choice<RecomputeMethod>(
+        "recompute_method", p.recompute_method, kOptional,
+        {{"uniform", RecomputeMethod::Uniform}, {"block", RecomputeMethod::Block}});
+    r.integer("recompute_layers", p.recompute_layers, kOptional, formats::kRecomputeLayersRange);
     r.boolean("sequence_parallel", p.sequence_parallel, kOptional);
     ObjectReader sched = r.object("schedule", kOptional);
     sched.choice<ScheduleKind>("kind", p.schedule.kind, kOptional,
@@ -716,6 +720,11 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                {"cudnn", AttentionKernel::Cudnn}});
     r.choice<Elementwise>("elementwise", p.elementwise, kOptional,
                           {{"fused", Elementwise::Fused}, {"eager", Elementwise::Eager}});
+    r.choice<Fp8Recipe>("fp8_recipe", p.fp8_recipe, kOptional,
+                        {{"current", Fp8Recipe::Current}, {"delayed", Fp8Recipe::Delayed}});
+    r.choice<Fp8Linear>(
+        "fp8_linear", p.fp8_linear, kOptional,
+        {{"transformer-engine", Fp8Linear::TransformerEngine}, {"torchao", Fp8Linear::Torchao}});
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

@@ -373,6 +373,14 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         batchOk = false;
     }
     checkInt(d, "/zero_stage", p.zero_stage, kZeroStageRange);
+    // Megatron: --recompute-method and --recompute-num-layers select the
+    // layers of full recompute; "selective always uses all layers".
+    if (checkInt(d, "/recompute_layers", p.recompute_layers, kRecomputeLayersRange) &&
+        !d.isBad("/recompute_layers") && p.recompute != Recompute::Full &&
+        (p.recompute_layers != 1 || p.recompute_method != RecomputeMethod::Uniform))
+        d.error(p.recompute_layers != 1 ? "/recompute_layers" : "/recompute_method",
+                std::string("selects the layers of full recompute; recompute is '") +
+                    toString(p.recompute) + "'");
 
     const bool vOk =
         checkInt(d, "/schedule/virtual_stages", p.schedule.virtual_stages, kVirtualStagesRange) &&

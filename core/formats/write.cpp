@@ -70,14 +70,15 @@ const std::map<std::string, int>& keyRank() {
             "shared_experts", "dense_layers", "capacity_factor",
             // plan
             "sequence_length", "global_batch_sequences", "micro_batch_sequences", "parallelism",
-            "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "sequence_parallel",
-            "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
-            "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
-            "link_technologies", "dp_overlap", "tp_comm_overlap", "dp_bucket_mib",
-            "grad_reduce_bytes", "flash_attention", "attention_kernel", "elementwise",
-            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
-            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
-            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
+            "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "recompute_method",
+            "recompute_layers", "sequence_parallel", "schedule", "kind", "virtual_stages",
+            "latency_hiding", "rank_order", "placement", "runs", "stages", "replicas", "building",
+            "layers_per_stage", "collectives", "link_technologies", "dp_overlap", "tp_comm_overlap",
+            "dp_bucket_mib", "grad_reduce_bytes", "flash_attention", "attention_kernel",
+            "elementwise", "fp8_recipe", "fp8_linear", "fsdp_reshard_after_forward", "compression",
+            "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
+            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
+            "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -298,6 +299,10 @@ nlohmann::json toJson(const Plan& p) {
                         {"ep", p.parallelism.ep}};
     j["zero_stage"] = p.zero_stage;
     j["recompute"] = toString(p.recompute);
+    if (p.recompute_method != RecomputeMethod::Uniform)
+        j["recompute_method"] = toString(p.recompute_method);
+    if (p.recompute_layers != 1)
+        j["recompute_layers"] = p.recompute_layers;
     j["sequence_parallel"] = p.sequence_parallel;
     j["schedule"] = {{"kind", toString(p.schedule.kind)},
                      {"virtual_stages", p.schedule.virtual_stages},
@@ -351,6 +356,10 @@ nlohmann::json toJson(const Plan& p) {
         j["attention_kernel"] = toString(p.attention_kernel);
     if (p.elementwise != Elementwise::Fused)
         j["elementwise"] = toString(p.elementwise);
+    if (p.fp8_recipe != Fp8Recipe::Current)
+        j["fp8_recipe"] = toString(p.fp8_recipe);
+    if (p.fp8_linear != Fp8Linear::TransformerEngine)
+        j["fp8_linear"] = toString(p.fp8_linear);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

@@ -102,11 +102,11 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"qk_layernorm", "architecture detail the documents do not describe"},
         {"apply_query_key_layer_scaling", "numerics"},
         {"attention_softmax_in_fp32", "numerics"},
-        {"fp8_recipe", "FP8 scaling recipe: the documents say only that GEMMs run in FP8"},
+        {"fp8_recipe", "FP8 is off (no --fp8-format)"},
         {"fp8_margin", "FP8 scaling detail"},
         {"fp8_interval", "FP8 scaling detail"},
-        {"fp8_amax_history_len", "FP8 scaling detail"},
-        {"fp8_amax_compute_algo", "FP8 scaling detail"},
+        {"fp8_amax_history_len", "FP8 is off (no --fp8-format)"},
+        {"fp8_amax_compute_algo", "FP8 is off (no --fp8-format)"},
         {"fp8_param_gather", "FP8 parameter all-gather: not expressible"},
         {"overlap_param_gather",
          "parameter all-gather overlap: the plan's dp_overlap is the gradient reduce"},
@@ -1091,12 +1091,11 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         if (legacyFull && !gran) {
             // 2021 Megatron-LM: --checkpoint-activations with --checkpoint-num-layers
             // (default 1) layers per checkpoint.
-            auto n = r.integer("checkpoint_num_layers", "plan:/recompute").value_or(1);
-            if (n != 1)
-                r.refuse("checkpoint_num_layers",
-                         "checkpoints every " + integerText(n) +
-                             " layers; the documents' full recompute keeps every layer's input");
+            auto n =
+                r.integer("checkpoint_num_layers", "plan:/recompute_layers (uniform)").value_or(1);
             p.recompute = Recompute::Full;
+            p.recompute_method = RecomputeMethod::Uniform;
+            p.recompute_layers = int(n);
         } else if (!gran) {
             p.recompute = Recompute::None;
             if (r.has("recompute_method"))
@@ -1113,8 +1112,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 r.refuse("recompute_num_layers", "must not be given with selective recompute");
         } else if (*gran == "full") {
             p.recompute = Recompute::Full;
-            auto method = r.text("recompute_method", "plan:/recompute (full)");
-            auto n = r.integer("recompute_num_layers", "plan:/recompute (full)", 0);
+            auto method = r.text("recompute_method", "plan:/recompute_method");
+            auto n = r.integer("recompute_num_layers", "plan:/recompute_layers", 0);
             if (!method) {
                 r.refuse("recompute_granularity", "full recompute needs a recompute method "
                                                   "(uniform or block)");
@@ -1122,30 +1121,49 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 if (!r.has("recompute_num_layers"))
                     r.refuse("recompute_num_layers",
                              "missing: full recompute needs the number of layers");
+            } else if (*n < 1) {
+                // TransformerConfig: "recompute_num_layers must be between 1 and
+                // num_layers_per_pipeline_rank".
+                r.refuse("recompute_num_layers",
+                         "must be at least 1 with full recompute, got " + integerText(*n));
             } else if (*method == "uniform") {
-                if (*n != 1)
-                    r.refuse("recompute_num_layers",
-                             "uniform recompute checkpoints every " + integerText(*n) +
-                                 " layers; the documents' full recompute keeps every layer's "
-                                 "input (1)");
+                p.recompute_method = RecomputeMethod::Uniform;
+                p.recompute_layers = int(*n);
             } else if (*method == "block") {
-                int chunk = 0;
-                const std::vector<int> counts =
-                    lps.empty() && pp > 0 ? std::vector<int>(std::size_t(pp), (L + pp - 1) / pp)
-                                          : lps;
-                for (int c : counts)
-                    chunk = std::max(chunk, (c + vp - 1) / vp);
-                if (*n < chunk)
-                    r.refuse("recompute_num_layers",
-                             "block recompute of " + integerText(*n) + " of the " +
-                                 std::to_string(chunk) +
-                                 " layers of each (virtual) stage: partial recompute is not "
-                                 "expressible");
+                // megatron/core/recompute.py: the first N layers of each model
+                // chunk's TransformerBlock.
+                p.recompute_method = RecomputeMethod::Block;
+                p.recompute_layers = int(*n);
             } else {
                 r.refuse("recompute_method", "must be uniform or block, got '" + *method + "'");
             }
         } else {
             r.refuse("recompute_granularity", "must be full or selective, got '" + *gran + "'");
+        }
+    }
+
+    // ---- FP8 scaling recipe (Transformer Engine's layers: plan fp8_linear's default)
+    if (m.dtype == DType::FP8) {
+        // Megatron-Core's TransformerConfig.fp8_recipe defaults to "delayed"
+        // (TE DelayedScaling), the only recipe before --fp8-recipe existed
+        // (NeMo 24.07); "tensorwise" is TE's Float8CurrentScaling.
+        auto recipe = r.text("fp8_recipe", "plan:/fp8_recipe");
+        if (!recipe || *recipe == "delayed")
+            p.fp8_recipe = Fp8Recipe::Delayed;
+        else if (*recipe == "tensorwise")
+            p.fp8_recipe = Fp8Recipe::Current;
+        else if (*recipe == "mxfp8" || *recipe == "blockwise")
+            r.refuse("fp8_recipe", "'" + *recipe +
+                                       "': block-scaled FP8 (one scale per block of values) is "
+                                       "not expressible (plan fp8_recipe: current or delayed)");
+        else
+            r.refuse("fp8_recipe",
+                     "must be delayed, tensorwise, mxfp8 or blockwise, got '" + *recipe + "'");
+        for (const char* k : {"fp8_amax_history_len", "fp8_amax_compute_algo"}) {
+            if (p.fp8_recipe == Fp8Recipe::Delayed)
+                r.text(k, "plan:/fp8_recipe (delayed: the amax history)");
+            else if (r.has(k))
+                r.unuse(k, "only delayed scaling keeps an amax history");
         }
     }
 

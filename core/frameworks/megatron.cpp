@@ -620,16 +620,18 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     if (p.grad_reduce_bytes == 2)
         add("--grad-reduce-in-bf16");
     add("--bf16");
-    if (m.dtype == DType::FP8)
+    if (m.dtype == DType::FP8) {
         add("--fp8-format", "hybrid");
+        add("--fp8-recipe", p.fp8_recipe == Fp8Recipe::Delayed ? "delayed" : "tensorwise");
+    }
     if (p.recompute == Recompute::Selective || p.recompute == Recompute::SelectiveOp) {
         // (torchtitan's per-op policy has no Megatron counterpart: the
         // nearest is Megatron's selective recompute.)
         add("--recompute-granularity", "selective");
     } else if (p.recompute == Recompute::Full) {
         add("--recompute-granularity", "full");
-        add("--recompute-method", "uniform");
-        add("--recompute-num-layers", "1");
+        add("--recompute-method", toString(p.recompute_method));
+        add("--recompute-num-layers", std::to_string(p.recompute_layers));
     }
     add("--transformer-impl", "transformer_engine");
     if (p.tp_comm_overlap)

@@ -483,14 +483,26 @@ Exported exportNemo(const Model& m, const Plan& p) {
         : p.recompute == Recompute::SelectiveOp
             ? "selective" // torchtitan's per-op policy: NeMo's nearest
             : toString(p.recompute));
-    add("activations_checkpoint_method", p.recompute == Recompute::Full ? "uniform" : "null");
-    add("activations_checkpoint_num_layers", p.recompute == Recompute::Full ? "1" : "null");
+    add("activations_checkpoint_method",
+        p.recompute == Recompute::Full ? toString(p.recompute_method) : "null");
+    add("activations_checkpoint_num_layers",
+        p.recompute == Recompute::Full ? std::to_string(p.recompute_layers) : "null");
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
     add("fp8", yamlBool(m.dtype == DType::FP8));
-    if (m.dtype == DType::FP8)
+    if (m.dtype == DType::FP8) {
         add("fp8_hybrid", "true");
+        // NeMo 24.07's only recipe is delayed scaling (its launcher's amax
+        // history: 1024 steps, max); current scaling is NeMo 2's
+        // fp8_recipe: tensorwise.
+        if (p.fp8_recipe == Fp8Recipe::Delayed) {
+            add("fp8_amax_history_len", "1024");
+            add("fp8_amax_compute_algo", "max");
+        } else {
+            add("fp8_recipe", "tensorwise");
+        }
+    }
     if (m.moe) {
         add("num_moe_experts", num(m.moe->experts));
         add("moe_router_topk", num(m.moe->top_k));

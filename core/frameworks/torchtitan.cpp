@@ -606,8 +606,9 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                 fp8 = true;
             r.mapped("float8.enable_float8_linear", "model:/dtype");
         }
-        const std::string f8why = fp8 ? "Float8 detail (scaling recipe, FSDP float8 all-gather, "
-                                        "filtered modules): not expressible; GEMMs run FP8"
+        const std::string f8why = fp8 ? "Float8 detail (FSDP float8 all-gather, filtered modules, "
+                                        "scaling variants): not expressible; GEMMs run FP8 "
+                                        "with torchao's tensorwise current scaling"
                                       : "Float8 is not enabled (no float8 converter)";
         for (const char* k :
              {"float8.enable_fsdp_float8_all_gather",
@@ -829,6 +830,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                           "parallelism.context_parallel_load_balancer"})
         r.ignored(k, "CP exchange and load balancing: the plan's CP is balanced chunk pairs with "
                      "a KV exchange ring");
+    // torchao's Float8Linear (tensorwise: dynamic per-tensor scaling) saves
+    // its BF16 input and weight for the backward and keeps no FP8 copies
+    // (torchao/float8/float8_linear.py, matmul_with_hp_or_float8_args).
+    if (fp8) {
+        plan.fp8_recipe = Fp8Recipe::Current;
+        plan.fp8_linear = Fp8Linear::Torchao;
+    }
     // torch.compile (Inductor) fuses the block's elementwise ops; without it
     // (torchtitan's default) PyTorch runs them eagerly, one kernel per op.
     plan.elementwise = Elementwise::Eager;
@@ -1262,6 +1270,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "sequence_parallel",
                                                       "zero_stage",
                                                       "recompute",
+                                                      "recompute_method",
+                                                      "recompute_layers",
+                                                      "fp8_recipe",
+                                                      "fp8_linear",
                                                       "schedule",
                                                       "rank_order",
                                                       "placement",
@@ -1542,6 +1554,16 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         }
         if (!want.contains("placement") && got.contains("placement"))
             comment["placement"] = nullptr;
+        // Written only when not the default; torchtitan's float8 reads back as
+        // torchao's Float8Linear with current scaling.
+        if (back.plan->fp8_linear != plan.fp8_linear) {
+            comment["fp8_linear"] = toString(plan.fp8_linear);
+            notes.push_back(std::string("fp8_linear ") + toString(plan.fp8_linear) +
+                            ": torchtitan's float8 is torchao's Float8Linear; kept in the "
+                            "scaleacross comment");
+        }
+        if (back.plan->fp8_recipe != plan.fp8_recipe)
+            comment["fp8_recipe"] = toString(plan.fp8_recipe);
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {
             comment["attention_kernel"] = toString(plan.attention_kernel);

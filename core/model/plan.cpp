@@ -54,6 +54,36 @@ const char* toString(Elementwise e) {
     return "?";
 }
 
+const char* toString(RecomputeMethod m) {
+    switch (m) {
+    case RecomputeMethod::Uniform:
+        return "uniform";
+    case RecomputeMethod::Block:
+        return "block";
+    }
+    return "?";
+}
+
+const char* toString(Fp8Recipe r) {
+    switch (r) {
+    case Fp8Recipe::Current:
+        return "current";
+    case Fp8Recipe::Delayed:
+        return "delayed";
+    }
+    return "?";
+}
+
+const char* toString(Fp8Linear l) {
+    switch (l) {
+    case Fp8Linear::TransformerEngine:
+        return "transformer-engine";
+    case Fp8Linear::Torchao:
+        return "torchao";
+    }
+    return "?";
+}
+
 const char* toString(CompressionMethod m) {
     switch (m) {
     case CompressionMethod::Bf16:

@@ -44,6 +44,28 @@ enum class AttentionKernel { Auto, Flash2, Flash3, Cudnn };
 // them. Eager: PyTorch eager mode, one kernel per tensor op, each reading its
 // inputs from HBM and writing its output (torchtitan without [compile]).
 enum class Elementwise { Fused, Eager };
+// Which layers full recompute re-runs (Megatron --recompute-method with
+// --recompute-num-layers N; megatron/core/recompute.py, the checkpointed
+// forward of a TransformerBlock, one per model chunk). Uniform: the chunk's
+// layers in groups of N, each group's input checkpointed and every layer
+// recomputed (N = 1: each layer's input). Block: the first N layers of each
+// model chunk (pipeline stage, or virtual stage under interleaving)
+// recomputed, the rest keep all their activations.
+enum class RecomputeMethod { Uniform, Block };
+// How an FP8 GEMM's input gets its scale. Current: per-tensor dynamic
+// scaling, an amax pass before each cast (torchao's float8 tensorwise,
+// Transformer Engine's Float8CurrentScaling, Megatron --fp8-recipe
+// tensorwise). Delayed: the scale from the amax history of earlier
+// iterations, the amax computed inside the cast kernel (Transformer Engine's
+// DelayedScaling, Megatron --fp8-recipe delayed).
+enum class Fp8Recipe { Current, Delayed };
+// Which library runs the FP8 linear layers, which decides what they keep.
+// TransformerEngine: each linear saves its input for the backward as FP8 (1
+// byte per element; the norm input and the FC1 output stay BF16) and caches
+// its weight's FP8 copy and transposed copy (2 bytes per parameter) across
+// the microbatches of a step. Torchao: Float8Linear saves the BF16 input and
+// weight and casts them again in the backward; no copies are kept.
+enum class Fp8Linear { TransformerEngine, Torchao };
 inline bool fsdpPerMicrobatch(int zero, FsdpReshard reshard, int pp) {
     return zero == 3 &&
            (reshard == FsdpReshard::Always || (reshard == FsdpReshard::Default && pp == 1));
@@ -178,6 +200,10 @@ struct Plan {
     Parallelism parallelism;
     int zero_stage = 1;
     Recompute recompute = Recompute::None;
+    // With recompute full: which layers (Megatron's default granularity is
+    // every layer, uniform 1).
+    RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+    int recompute_layers = 1;
     bool sequence_parallel = true;
     Schedule schedule;
     std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
@@ -198,6 +224,10 @@ struct Plan {
     bool flash_attention = true;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     Elementwise elementwise = Elementwise::Fused;
+    // FP8 models only (docs/COST_MODEL.md "FP8"): the scaling recipe and the
+    // library of the FP8 linear layers.
+    Fp8Recipe fp8_recipe = Fp8Recipe::Current;
+    Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
     // The routing the job asks the network for (a traffic-engineering policy
     // for its flows); absent: the cluster's `routing`.
@@ -240,6 +270,9 @@ const char* toString(CollectiveAlgo a);
 const char* toString(FsdpReshard r);
 const char* toString(AttentionKernel k);
 const char* toString(Elementwise e);
+const char* toString(RecomputeMethod m);
+const char* toString(Fp8Recipe r);
+const char* toString(Fp8Linear l);
 const char* toString(CompressionMethod m);
 const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);

@@ -184,9 +184,9 @@ void TestCliFrameworks::importRefusals_data() {
                               "--vocab-size",
                               "32000",
                               "--bf16"};
-    QTest::newRow("partial recompute")
+    QTest::newRow("block recompute of no layer")
         << (base + QStringList{"--recompute-granularity", "full", "--recompute-method", "block",
-                               "--recompute-num-layers", "3"})
+                               "--recompute-num-layers", "0"})
         << "--recompute-num-layers";
     QTest::newRow("tp does not divide the world") << QStringList{"import",
                                                                  "megatron",

@@ -135,6 +135,11 @@ private Q_SLOTS:
     void overlappedCollectivesTakeSmsFromCompute();
     void moeTokensArePermutedAroundTheExperts();
     void eagerOpsStreamEachTensor();
+    void delayedScalingCastsInOnePass();
+    void transformerEngineSavesFp8Inputs();
+    void partialRecomputeSelectsLayers_data();
+    void partialRecomputeSelectsLayers();
+    void blockRecomputeBetweenNoneAndFull();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -514,6 +519,169 @@ void TestFidelity::eagerOpsStreamEachTensor() {
         // The same FLOPs either way: eager only moves more bytes.
         QCOMPARE(eager.model_flops_total, fused.model_flops_total);
     }
+}
+
+void TestFidelity::delayedScalingCastsInOnePass() {
+    // Current scaling reads each GEMM input twice (amax, cast: 2 + 2 B) and
+    // writes the FP8 copy and its transpose (1 + 1 B) in two kernels;
+    // Transformer Engine's delayed scaling casts with the scale from the
+    // amax history and reduces the amax inside the cast kernel: 2 B fewer
+    // per element and one kernel fewer per input. Forward: activation
+    // m x k and weight k x n of each linear GEMM; backward: its output
+    // gradient m x n.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const GpuModel& gpu = h100();
+    const double hbm = gpu.hbm_tbps * 1e12 * 0.8;
+    Model m = smallLlama();
+    m.dtype = DType::FP8;
+    Plan p = makePlan(1, 1, 8, 64);
+    p.micro_batch_sequences = 4; // 8192 tokens
+    const LayerCost current = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.fp8_recipe = Fp8Recipe::Delayed;
+    const LayerCost delayed = layerCost(layerContext(c, c.buildings[0], m, p));
+    const double T = 8192;
+    struct G {
+        double n, k;
+    };
+    // QKV (2048 + 2 x 512 wide), projection, gate + up, down.
+    const G gemms[] = {{3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}};
+    double fwd = 0, bwd = 0;
+    for (const G& g : gemms) {
+        fwd += 2.0 * (T * g.k + g.k * g.n) / hbm + 2 * 3e-6;
+        bwd += 2.0 * T * g.n / hbm + 3e-6;
+    }
+    QVERIFY_CLOSE(current.fwd_s - delayed.fwd_s, fwd, 1e-9);
+    QVERIFY_CLOSE(current.bwd_input_s - delayed.bwd_input_s, bwd, 1e-9);
+    QCOMPARE(delayed.bwd_weight_s, current.bwd_weight_s);
+    // A BF16 model casts nothing: the recipe changes nothing.
+    Plan b = makePlan(1, 1, 8, 64);
+    b.micro_batch_sequences = 4;
+    const LayerCost bf16 = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    b.fp8_recipe = Fp8Recipe::Delayed;
+    QCOMPARE(layerCost(layerContext(c, c.buildings[0], smallLlama(), b)), bf16);
+    // The layer-cost memo key tells the recipes apart.
+    QVERIFY(!(layerPlanKey(p) == layerPlanKey(makePlan(1, 1, 8, 64))));
+}
+
+void TestFidelity::transformerEngineSavesFp8Inputs() {
+    // Transformer Engine's FP8 linears save their inputs for the backward as
+    // FP8: the QKV and FC1 inputs (the norms' outputs) and the FC2 input at
+    // 1 byte instead of 2; the projection keeps an FP8 copy beside the
+    // attention output the attention kernel keeps (1 byte more per Q
+    // element). torchao's Float8Linear saves the BF16 input, as BF16 does.
+    // Per token at tp 1 (h 2048, q 2048, f 8192): 2h + f - q = 10240 bytes
+    // fewer. TE also keeps each linear weight's FP8 copy and transpose
+    // (2 bytes per parameter) through the step.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Model m = smallLlama();
+    m.dtype = DType::FP8;
+    Plan p = makePlan(1, 1, 8, 64);
+    p.micro_batch_sequences = 4; // 8192 tokens
+    p.fp8_linear = Fp8Linear::Torchao;
+    const LayerCost ao = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.fp8_linear = Fp8Linear::TransformerEngine;
+    const LayerCost te = layerCost(layerContext(c, c.buildings[0], m, p));
+    const LayerCost bf16 = layerCost(layerContext(c, c.buildings[0], smallLlama(), p));
+    QCOMPARE(ao.activation_bytes, bf16.activation_bytes);
+    QVERIFY_CLOSE(ao.activation_bytes - te.activation_bytes, 8192.0 * 10240, 1e-6);
+    QCOMPARE(ao.fp8_copy_params, 0.0);
+    QCOMPARE(bf16.fp8_copy_params, 0.0);
+    QCOMPARE(te.fp8_copy_params, te.params - 2 * 2048.0); // all but the norms
+    // Full recompute re-materialises a layer with FP8 inputs.
+    p.recompute = Recompute::Full;
+    QCOMPARE(layerCost(layerContext(c, c.buildings[0], m, p)).transient_bytes, te.activation_bytes);
+    // In memory: the copies sit beside the bf16 weights, 2 bytes each.
+    const Cluster c8 = clusterOf("one", {building("B1", 8)});
+    Plan q = makePlan(1, 1, 1, 8);
+    q.global_batch_sequences = 8;
+    const Evaluation withCopies = evaluated(c8, m, q);
+    q.fp8_linear = Fp8Linear::Torchao;
+    const Evaluation without = evaluated(c8, m, q);
+    const double copyParams = 8 * te.fp8_copy_params;
+    QVERIFY_CLOSE((withCopies.memory.weights_gib - without.memory.weights_gib) * kGiB,
+                  2.0 * copyParams, 1e-3);
+    QVERIFY(!(layerPlanKey(q) == layerPlanKey(makePlan(1, 1, 1, 8))));
+}
+
+void TestFidelity::partialRecomputeSelectsLayers_data() {
+    QTest::addColumn<int>("method"); // RecomputeMethod
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("virtualStages");
+    QTest::addColumn<int>("redone");      // layers re-run per chunk
+    QTest::addColumn<int>("inputsKept");  // layers per chunk keeping only an input
+    QTest::addColumn<int>("wholeKept");   // layers per chunk keeping everything
+    QTest::addColumn<int>("transientOf"); // layers re-materialised at once
+    // A chunk of 6 layers (pp 2, 12 layers) or two of 3 (interleaved).
+    QTest::newRow("uniform 1") << int(RecomputeMethod::Uniform) << 1 << 1 << 6 << 6 << 0 << 1;
+    QTest::newRow("block 2") << int(RecomputeMethod::Block) << 2 << 1 << 2 << 2 << 4 << 1;
+    QTest::newRow("block 2, two chunks")
+        << int(RecomputeMethod::Block) << 2 << 2 << 2 << 2 << 1 << 1;
+    QTest::newRow("block beyond the chunk")
+        << int(RecomputeMethod::Block) << 8 << 1 << 6 << 6 << 0 << 1;
+    // Groups of 4 over 6 layers: two checkpointed inputs.
+    QTest::newRow("uniform 4") << int(RecomputeMethod::Uniform) << 4 << 1 << 6 << 2 << 0 << 4;
+}
+
+void TestFidelity::partialRecomputeSelectsLayers() {
+    // Megatron-Core's checkpointed forward (megatron/core/recompute.py), per
+    // model chunk: block N recomputes the chunk's first N layers and leaves
+    // the rest alone; uniform N checkpoints the input of every group of N
+    // layers, recomputes them all and re-materialises a group at a time.
+    QFETCH(int, method);
+    QFETCH(int, n);
+    QFETCH(int, virtualStages);
+    QFETCH(int, redone);
+    QFETCH(int, inputsKept);
+    QFETCH(int, wholeKept);
+    QFETCH(int, transientOf);
+    LayerCost full, kept;
+    full.fwd_s = kept.fwd_s = 1;
+    full.bwd_input_s = kept.bwd_input_s = 2;
+    full.recompute_s = 1;
+    full.activation_bytes = 10;
+    full.transient_bytes = kept.activation_bytes = 100;
+    BuildingCosts costs;
+    costs.dense = full;
+    costs.dense_kept = kept;
+    const std::vector<BuildingCosts> all = {costs};
+    const Model m = smallLlama(12);
+    ChunkLayers chunks;
+    chunkLayers(m, {6, 6}, 2, virtualStages, chunks);
+    Layout layout;
+    layout.stageBuildings = {{0}, {0}};
+    const std::vector<double> cross = {0, 0};
+    ChunkTable table;
+    chunkTimes({&layout, &all, &chunks, &cross, &m, 2, virtualStages, Recompute::Full,
+                RecomputeMethod(method), n, false},
+               table);
+    const ChunkTimes& t = table[1][0]; // no embedding or logits on it
+    const int layers = 6 / virtualStages;
+    QCOMPARE(t.fwd, double(layers));
+    QCOMPARE(t.bwd, 2.0 * layers + redone);
+    QCOMPARE(t.activation, 10.0 * inputsKept + 100.0 * wholeKept);
+    QCOMPARE(t.transient, 100.0 * transientOf);
+}
+
+void TestFidelity::blockRecomputeBetweenNoneAndFull() {
+    // Evaluated end to end: block recompute of every layer of a stage is
+    // full recompute; of fewer layers, a step between none and full, and
+    // more memory than full, less than none.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    Plan p = makePlan(2, 2, 4, 128); // 4 layers a stage
+    const Evaluation none = evaluated(c, m, p);
+    p.recompute = Recompute::Full;
+    const Evaluation full = evaluated(c, m, p);
+    p.recompute_method = RecomputeMethod::Block;
+    p.recompute_layers = 4;
+    const Evaluation all = evaluated(c, m, p);
+    QCOMPARE(all.step_time_s, full.step_time_s);
+    QCOMPARE(all.memory.peak_gib_per_gpu, full.memory.peak_gib_per_gpu);
+    p.recompute_layers = 2;
+    const Evaluation half = evaluated(c, m, p);
+    QVERIFY(half.step_time_s < full.step_time_s && half.step_time_s > none.step_time_s);
+    QVERIFY(half.memory.peak_gib_per_gpu > full.memory.peak_gib_per_gpu);
+    QVERIFY(half.memory.peak_gib_per_gpu < none.memory.peak_gib_per_gpu);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

@@ -434,16 +434,14 @@ void TestFrameworks::refusals_data() {
         "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size "
         "2 ");
     const int M = int(Framework::Megatron), N = int(Framework::Nemo);
-    QTest::newRow("partial recompute (block)")
+    QTest::newRow("block recompute of no layer")
         << M
-        << base + "--recompute-granularity full --recompute-method block --recompute-num-layers 3"
+        << base + "--recompute-granularity full --recompute-method block --recompute-num-layers 0"
         << "--recompute-num-layers"
-        << "partial recompute";
-    QTest::newRow("uniform recompute of 2 layers")
-        << M
-        << base + "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2"
-        << "--recompute-num-layers"
-        << "every 2 layers";
+        << "at least 1";
+    QTest::newRow("block-scaled FP8") << M << base + "--fp8-format hybrid --fp8-recipe mxfp8"
+                                      << "--fp8-recipe"
+                                      << "block-scaled FP8";
     QTest::newRow("full recompute without a method")
         << M << base + "--recompute-granularity full --recompute-num-layers 1"
         << "--recompute-granularity"
@@ -495,12 +493,12 @@ void TestFrameworks::refusals_data() {
                        "  ffn_hidden_size: 4096\n  num_attention_heads: 16\n"
                        "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
                        "  optim: {name: distributed_fused_adam}\n");
-    QTest::newRow("nemo partial recompute")
+    QTest::newRow("nemo block recompute of no layer")
         << N
         << yaml + "  activations_checkpoint_granularity: full\n"
-                  "  activations_checkpoint_method: block\n  activations_checkpoint_num_layers: 1\n"
+                  "  activations_checkpoint_method: block\n  activations_checkpoint_num_layers: 0\n"
         << "model.activations_checkpoint_num_layers"
-        << "partial recompute";
+        << "at least 1";
     QTest::newRow("nemo recompute per pipeline stage")
         << N << yaml + "  activations_checkpoint_layers_per_pipeline: 2\n"
         << "model.activations_checkpoint_layers_per_pipeline"
@@ -726,6 +724,26 @@ void TestFrameworks::megatronDefaults() {
     QCOMPARE(v.plan->schedule.kind, sa::ScheduleKind::Interleaved);
     QCOMPARE(v.plan->schedule.virtual_stages, 4);     // 12 layers per stage / 3
     QCOMPARE(v.plan->recompute, sa::Recompute::Full); // every layer of each 3-layer chunk
+    QCOMPARE(v.plan->recompute_method, sa::RecomputeMethod::Block);
+    QCOMPARE(v.plan->recompute_layers, 3);
+    // Partial recompute: the first 2 layers of each chunk, or groups of 2.
+    Imported b2 = imp({"--recompute-granularity", "full", "--recompute-method", "block",
+                       "--recompute-num-layers", "2"});
+    QVERIFY2(b2.ok(), problems(b2.problems).constData());
+    QCOMPARE(b2.plan->recompute_method, sa::RecomputeMethod::Block);
+    QCOMPARE(b2.plan->recompute_layers, 2);
+    Imported u2 = imp({"--recompute-granularity", "full", "--recompute-method", "uniform",
+                       "--recompute-num-layers", "2"});
+    QVERIFY2(u2.ok(), problems(u2.problems).constData());
+    QCOMPARE(u2.plan->recompute_method, sa::RecomputeMethod::Uniform);
+    QCOMPARE(u2.plan->recompute_layers, 2);
+    // FP8: Megatron-Core's default recipe is delayed; tensorwise is current.
+    Imported d8 = imp({"--fp8-format", "hybrid"});
+    QVERIFY2(d8.ok(), problems(d8.problems).constData());
+    QCOMPARE(d8.plan->fp8_recipe, sa::Fp8Recipe::Delayed);
+    Imported c8 = imp({"--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"});
+    QVERIFY2(c8.ok(), problems(c8.problems).constData());
+    QCOMPARE(c8.plan->fp8_recipe, sa::Fp8Recipe::Current);
     Imported u =
         imp({"--pipeline-model-parallel-size", "4", "--decoder-first-pipeline-num-layers", "4",
              "--decoder-last-pipeline-num-layers", "6", "--torch-fsdp2-no-reshard-after-forward"});

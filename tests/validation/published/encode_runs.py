@@ -436,5 +436,46 @@ for r in index["runs"]:
                                    "true" if compiled else "false"))
     r["assumptions"] = [a for a in r["assumptions"]
                         if a != NO_COMPILE and not a.startswith("elementwise ")] + [note]
+
+# FP8 scaling recipe and FP8 linear layers from the launch configurations:
+# NeMo 24.07 (Transformer Engine DelayedScaling, its only recipe; the YAML
+# sets fp8_amax_history_len / fp8_amax_compute_algo), Megatron-Bridge
+# (--fp8-recipe tensorwise: TE Float8CurrentScaling, "FP8-CS"), torchtitan
+# (torchao Float8Linear, tensorwise dynamic scaling: current; saves BF16
+# inputs and keeps no FP8 weight copies).
+AMAX = re.compile(r"^\s*fp8_amax_history_len:\s*(\d+)\s*\n\s*fp8_amax_compute_algo:\s*(\w+)",
+                  re.M)
+for r in index["runs"]:
+    if load(r["model"]).get("dtype") != "fp8":
+        continue
+    doc = load(r["plan"])
+    doc.pop("fp8_recipe", None)
+    doc.pop("fp8_linear", None)
+    nemo = os.path.join(FRAMEWORKS, "nemo", r["id"] + ".yaml")
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    if os.path.exists(nemo):
+        m = AMAX.search(open(nemo).read())
+        assert m, nemo + " has no amax history"
+        doc["fp8_recipe"] = "delayed"
+        note = ("fp8_recipe delayed: the run's launch configuration (tests/data/frameworks/nemo/"
+                "%s.yaml) sets fp8_amax_history_len %s, fp8_amax_compute_algo %s (Transformer "
+                "Engine DelayedScaling, NeMo 24.07's only recipe); Transformer Engine's FP8 "
+                "layers (saved FP8 inputs, FP8 weight copies)" % (r["id"], m.group(1), m.group(2)))
+    elif os.path.exists(megatron) and "--fp8-recipe tensorwise" in open(megatron).read():
+        note = ("fp8_recipe current: the run's launch configuration (tests/data/frameworks/"
+                "megatron/%s.sh) sets --fp8-recipe tensorwise (Transformer Engine "
+                "Float8CurrentScaling); Transformer Engine's FP8 layers (saved FP8 inputs, FP8 "
+                "weight copies)" % r["id"])
+    elif os.path.exists(titan):
+        doc["fp8_linear"] = "torchao"
+        note = ("fp8_recipe current, fp8_linear torchao: torchtitan's float8 converter is "
+                "torchao's Float8Linear with tensorwise dynamic scaling (BF16 inputs saved, no FP8 "
+                "weight copies)")
+    else:
+        raise SystemExit("no launch configuration states the FP8 recipe of " + r["id"])
+    dump(r["plan"], doc)
+    r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("fp8_recipe ")] + [note]
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
