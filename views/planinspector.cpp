@@ -260,6 +260,15 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addCombo(sched, QStringLiteral("recompute"), QStringLiteral("Recompute"), recomputeNames,
              QStringLiteral("Activation recomputation"),
              [](Scenario& s, int i) { s.plan.recompute = kRecompute[std::size_t(i)]; });
+    addCombo(sched, QStringLiteral("recompute_method"), QStringLiteral("Recompute method"),
+             names({"uniform (every layer, an input kept per N)", "block (first N per chunk)"}),
+             QStringLiteral("With full recompute (Megatron --recompute-method): uniform "
+                            "recomputes every layer, keeping one input per group of N layers; "
+                            "block recomputes only the first N layers of each model chunk"),
+             [](Scenario& s, int i) { s.plan.recompute_method = RecomputeMethod(i); });
+    addSpin(sched, QStringLiteral("recompute_layers"), QStringLiteral("Recompute layers"), 1, 4096,
+            QStringLiteral("N of the recompute method (Megatron --recompute-num-layers)"),
+            [](Scenario& s, int v) { s.plan.recompute_layers = v; });
     // The fused kernels in AttentionKernel's order, then the unfused 2021 kernels.
     addCombo(sched, QStringLiteral("attention_kernel"), QStringLiteral("Attention kernel"),
              names({"auto (cuDNN on Hopper)", "FlashAttention-2", "FlashAttention-3", "cuDNN",
@@ -278,6 +287,19 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "or PyTorch eager mode, where each op reads and writes HBM "
                             "(torchtitan without compile)"),
              [](Scenario& s, int i) { s.plan.elementwise = Elementwise(i); });
+    addCombo(sched, QStringLiteral("fp8_recipe"), QStringLiteral("FP8 scaling"),
+             names({"current (per tensor, each step)", "delayed (amax history)"}),
+             QStringLiteral("FP8 models: current scaling reads each tensor twice (amax, then "
+                            "cast: torchtitan, Megatron --fp8-recipe tensorwise); delayed takes "
+                            "the scale from the history and casts in one pass (Megatron and NeMo "
+                            "default)"),
+             [](Scenario& s, int i) { s.plan.fp8_recipe = Fp8Recipe(i); });
+    addCombo(sched, QStringLiteral("fp8_linear"), QStringLiteral("FP8 layers"),
+             names({"Transformer Engine", "torchao Float8Linear"}),
+             QStringLiteral("FP8 models: Transformer Engine saves the linear layers' inputs in "
+                            "FP8 and keeps FP8 weight copies; torchao saves bf16 inputs and "
+                            "keeps no copies"),
+             [](Scenario& s, int i) { s.plan.fp8_linear = Fp8Linear(i); });
     addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
              QStringLiteral("Megatron sequence parallelism with TP"),
              [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
@@ -401,6 +423,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     });
     comboIndex(QStringLiteral("elementwise"),
                [](const Scenario& s) { return int(s.plan.elementwise); });
+    comboIndex(QStringLiteral("recompute_method"),
+               [](const Scenario& s) { return int(s.plan.recompute_method); });
+    spinValue(QStringLiteral("recompute_layers"),
+              [](const Scenario& s) { return s.plan.recompute_layers; });
+    comboIndex(QStringLiteral("fp8_recipe"),
+               [](const Scenario& s) { return int(s.plan.fp8_recipe); });
+    comboIndex(QStringLiteral("fp8_linear"),
+               [](const Scenario& s) { return int(s.plan.fp8_linear); });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

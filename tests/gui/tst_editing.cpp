@@ -55,6 +55,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges_data();
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
+    void partialRecomputeAndFp8Fields();
     void wheelOverUnfocusedFieldScrollsTheInspector();
     void wheelChangesTheFocusedField();
     void escapeCancelsAChipDrag();
@@ -380,6 +381,43 @@ void TestEditing::everyPlanKnobIsEditable() {
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.elementwise, Elementwise::Fused);
     QCOMPARE(elementwise->currentIndex(), 0);
+}
+
+void TestEditing::partialRecomputeAndFp8Fields() {
+    // Full recompute of every layer, then of the first 2 of each chunk only
+    // (Megatron's block method, typed and applied with Enter): less is
+    // recomputed, so the step gets faster and the memory larger.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    choose(inspector->comboBox(QStringLiteral("recompute")), 2);
+    QCOMPARE(doc->scenario().plan.recompute, Recompute::Full);
+    QVERIFY(waitForEvaluation());
+    const Evaluation full = *window_->liveEvaluation()->current()->evaluation;
+    choose(inspector->comboBox(QStringLiteral("recompute_method")), 1);
+    QCOMPARE(doc->scenario().plan.recompute_method, RecomputeMethod::Block);
+    QSpinBox* layers = spin("recompute_layers");
+    typeInto(layers, QStringLiteral("2"));
+    QCOMPARE(doc->scenario().plan.recompute_layers, 1); // not before Enter
+    QTest::keyClick(layers, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.recompute_layers, 2);
+    QCOMPARE(doc->undoStack()->count(), 3);
+    QVERIFY(waitForEvaluation());
+    const Evaluation& block = *window_->liveEvaluation()->current()->evaluation;
+    QVERIFY(block.step_time_s < full.step_time_s);
+    QVERIFY(block.memory.peak_gib_per_gpu > full.memory.peak_gib_per_gpu);
+
+    // The FP8 knobs edit the plan too (a BF16 model ignores them).
+    choose(inspector->comboBox(QStringLiteral("fp8_recipe")), 1);
+    QCOMPARE(doc->scenario().plan.fp8_recipe, Fp8Recipe::Delayed);
+    choose(inspector->comboBox(QStringLiteral("fp8_linear")), 1);
+    QCOMPARE(doc->scenario().plan.fp8_linear, Fp8Linear::Torchao);
+    QCOMPARE(doc->undoStack()->count(), 5);
+    doc->undoStack()->undo();
+    doc->undoStack()->undo();
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.recompute_layers, 1);
+    QCOMPARE(layers->value(), 1);
+    QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
 }
 
 void TestEditing::wheelOverUnfocusedFieldScrollsTheInspector() {
