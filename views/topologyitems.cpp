@@ -470,12 +470,15 @@ void LinkLabelItem::relayout() {
     prepareGeometryChange();
     const QFontMetricsF bold(pixelFont(readablePx(12, scale_), true));
     const QFontMetricsF plain(pixelFont(readablePx(11, scale_)));
-    // Two lines (capacity and latency, then traffic); where the box would be
-    // wider than the room beside the line, each part on its own line.
+    // Three lines (capacity and latency, traffic, busy time and dimensions);
+    // where the box would be wider than the room beside the line, each part
+    // on its own line.
     rows_.clear();
     rows_.push_back({line1_, true});
     if (!line2_.isEmpty())
         rows_.push_back({line2_, false});
+    if (!line3_.isEmpty())
+        rows_.push_back({line3_, false});
     auto widest = [&] {
         double w = 0;
         for (const Row& r : rows_)
@@ -502,6 +505,13 @@ void LinkLabelItem::relayout() {
     rect_ = QRectF(c.x() - w / 2, c.y() - h / 2, w, h);
 }
 
+QStringList LinkLabelItem::lines() const {
+    QStringList out;
+    for (const Row& r : rows_)
+        out << r.text;
+    return out;
+}
+
 QRectF LinkLabelItem::boundingRect() const {
     return rect_.adjusted(-2, -2, 2, 2);
 }
@@ -524,10 +534,18 @@ void LinkLabelItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QW
 
 void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const QString& toolTip) {
     const QString oldLine = line2_;
+    const QString oldLine3 = line3_;
     const QColor oldAccent = accent_;
+    line3_.clear();
     if (heat && heat->bytes_per_step > 0) {
         line2_ = QStringLiteral("%1/step · peak %2")
                      .arg(formatBytes(heat->bytes_per_step), formatPercent(heat->peak_utilization));
+        QStringList dims;
+        for (Dim d : heat->dims)
+            dims << QString::fromLatin1(toString(d)).toUpper();
+        line3_ = QStringLiteral("busy %1").arg(formatSeconds(heat->busy_s));
+        if (!dims.isEmpty())
+            line3_ += QStringLiteral(" · ") + dims.join(QStringLiteral(", "));
         accent_ = HeatScale::colorFor(heat->peak_utilization);
     } else if (heat) {
         line2_ = QStringLiteral("idle");
@@ -538,7 +556,7 @@ void LinkLabelItem::setHeat(std::optional<LinkHeat> heat, const QString&, const 
     }
     if (toolTip != this->toolTip())
         setToolTip(toolTip);
-    if (line2_ == oldLine && accent_ == oldAccent)
+    if (line2_ == oldLine && line3_ == oldLine3 && accent_ == oldAccent)
         return;
     relayout();
     update();

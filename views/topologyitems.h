@@ -117,13 +117,17 @@ private:
     double backgroundShare_ = 0;
 };
 
-// The label at the middle of a link: capacity and latency, then traffic.
+// The label at the middle of a link: capacity and latency, then traffic
+// (bytes per step and peak utilisation), then how long it is busy in a step
+// and which parallel dimensions cross it.
 class LinkLabelItem : public QGraphicsItem {
 public:
     // Beside the line at `anchor`, pushed along the unit vector `side` (away
     // from the line) so that the line's width and colour stay visible.
     LinkLabelItem(QPointF anchor, QPointF side, const Link& link);
     QRectF labelRect() const { return rect_; }
+    // The text as laid out, a line each.
+    QStringList lines() const;
     // The view's scale: the box grows so that its text stays readable.
     void setTextScale(double scale);
     // Room beside the line (between two buildings side by side): a wider
@@ -139,6 +143,7 @@ private:
     QPointF side_;
     QString line1_;
     QString line2_;
+    QString line3_; // busy time and the dimensions crossing
     QColor accent_;
     QRectF rect_;
     double scale_ = 1;

@@ -165,6 +165,15 @@ void TestMainWindow::showsTheCluster() {
                             HeatScale::kMaxWidth / 2, HeatScale::kMaxWidth / 2)
                      .contains(path.labelAnchor));
     }
+    // Every inter-building link's label says, without hovering, its bytes
+    // and peak, how long it is busy in the step and which dimensions cross
+    // (the sample's DP is outermost: DP crosses every link).
+    for (const auto& path : view->topologyLayout().links()) {
+        const QString text = view->linkLabel(path.link)->lines().join(QLatin1Char(' '));
+        QVERIFY2(text.contains(QLatin1String("/step")) && text.contains(QLatin1String("peak")) &&
+                     text.contains(QLatin1String("busy ")) && text.contains(QLatin1String("DP")),
+                 qPrintable(text));
+    }
     // Link tooltips carry bandwidth, latency, technology and traffic.
     const QString tip = view->linkItem(1)->toolTip();
     QVERIFY2(tip.contains(QLatin1String("24 Tbit/s")), qPrintable(tip));
