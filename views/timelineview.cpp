@@ -332,22 +332,22 @@ int TimelineView::rowsPerStage() const {
     return mergedChunks_ || !evaluation_ ? 1 : std::max(1, evaluation_->timeline.chunks);
 }
 
-void TimelineView::setLegendShown(bool shown) {
-    if (shown == legendShown_)
+// A switch that changes the rows' layout: laid out again and repainted.
+void TimelineView::setLayoutSwitch(bool& option, bool value) {
+    if (option == value)
         return;
-    legendShown_ = shown;
+    option = value;
     rebuild();
     updateScrollBars();
     viewport()->update();
 }
 
+void TimelineView::setLegendShown(bool shown) {
+    setLayoutSwitch(legendShown_, shown);
+}
+
 void TimelineView::setFitRows(bool fit) {
-    if (fit == fitRows_)
-        return;
-    fitRows_ = fit;
-    rebuild();
-    updateScrollBars();
-    viewport()->update();
+    setLayoutSwitch(fitRows_, fit);
 }
 
 void TimelineView::setMinimumLabelWidth(int px) {

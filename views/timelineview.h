@@ -165,6 +165,7 @@ private:
     void rebuild();
     void computeMetrics();
     void fitRowsToHeight();
+    void setLayoutSwitch(bool& option, bool value);
     // Compute rows per stage: the chunks, or one when fitting merged them.
     int rowsPerStage() const;
     void paintSqueezedLabels(QPainter& p, double y0, int top, int bottom, int line) const;
