@@ -315,9 +315,9 @@ void MainWindow::pinCurrentPlan() {
         QStringLiteral("Pinned · %1 · step %2")
             .arg(describePlan(pinned_->plan), formatStepTime(pinned_->evaluation->step_time_s)));
     unpinAction_->setEnabled(true);
-    // Two timelines need the room of one: at least half the window's height,
-    // 60 % on a short screen (below 1,000 px).
-    const int room = height() * (height() < 1000 ? 6 : 5) / 10;
+    // Two timelines need the room of one: at least half the window's height
+    // (more would leave the topology too small to read on a short screen).
+    const int room = height() / 2;
     if (QDockWidget* dock = findChild<QDockWidget*>(QStringLiteral("timelineDock"));
         dock && !dock->isFloating() && dock->height() < room)
         resizeDocks({dock}, {room}, Qt::Vertical);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace sa::views {
 
@@ -466,38 +467,58 @@ void LinkLabelItem::setMaxWidth(double width) {
     update();
 }
 
+void LinkLabelItem::setMaxHeight(double height) {
+    if (height == maxHeight_)
+        return;
+    maxHeight_ = height;
+    relayout();
+    update();
+}
+
 void LinkLabelItem::relayout() {
     prepareGeometryChange();
     const QFontMetricsF bold(pixelFont(readablePx(12, scale_), true));
     const QFontMetricsF plain(pixelFont(readablePx(11, scale_)));
     // Three lines (capacity and latency, traffic, busy time and dimensions);
-    // where the box would be wider than the room beside the line, each part
-    // on its own line.
+    // a line wider than the room beside the link (the gap between two
+    // buildings) splits into its parts, a line each.
+    auto widthOf = [&](const Row& r) { return (r.bold ? bold : plain).horizontalAdvance(r.text); };
     rows_.clear();
-    rows_.push_back({line1_, true});
-    if (!line2_.isEmpty())
-        rows_.push_back({line2_, false});
-    if (!line3_.isEmpty())
-        rows_.push_back({line3_, false});
+    int line3Rows = 0;
+    for (const auto& [text, isBold, third] :
+         {std::tuple{line1_, true, false}, std::tuple{line2_, false, false},
+          std::tuple{line3_, false, true}}) {
+        if (text.isEmpty())
+            continue;
+        const Row whole{text, isBold};
+        QStringList parts{text};
+        if (widthOf(whole) + 14 > maxWidth_)
+            parts = text.split(QStringLiteral(" · "));
+        for (const QString& part : parts)
+            rows_.push_back({part, isBold});
+        if (third)
+            line3Rows = int(parts.size());
+    }
     auto widest = [&] {
         double w = 0;
         for (const Row& r : rows_)
-            w = std::max(w, (r.bold ? bold : plain).horizontalAdvance(r.text));
+            w = std::max(w, widthOf(r));
         return w + 14;
     };
-    if (widest() > maxWidth_) {
-        std::vector<Row> split;
-        for (const Row& r : rows_)
-            for (const QString& part : r.text.split(QStringLiteral(" · ")))
-                split.push_back({part, r.bold});
-        rows_ = std::move(split);
-    }
-    const double w = widest();
     double h = 2;
     for (Row& r : rows_) {
         r.height = std::max(r.bold ? 17.0 : 16.0, (r.bold ? bold : plain).height());
         h += r.height;
     }
+    // A box wider than the gap lies over the buildings on both sides: short
+    // of height below their titles, the busy time and dimensions go first
+    // (they stay in the tooltip and the Links tab).
+    if (widest() > maxWidth_ && h > maxHeight_ && line3Rows > 0 && int(rows_.size()) > line3Rows)
+        for (int i = 0; i < line3Rows; ++i) {
+            h -= rows_.back().height;
+            rows_.pop_back();
+        }
+    const double w = widest();
     // Centre beside the line: half the box's extent along `side`, half the
     // widest line and a gap.
     const double extent = std::fabs(side_.x()) * w / 2 + std::fabs(side_.y()) * h / 2;

@@ -133,6 +133,9 @@ public:
     // Room beside the line (between two buildings side by side): a wider
     // box puts each part of its text on a line of its own.
     void setMaxWidth(double width);
+    // Room between the line and the top of the buildings' content (titles
+    // excluded): a box taller than that drops its busy-time line.
+    void setMaxHeight(double height);
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     void setHeat(std::optional<LinkHeat> heat, const QString& technology, const QString& toolTip);
@@ -148,6 +151,7 @@ private:
     QRectF rect_;
     double scale_ = 1;
     double maxWidth_ = 1e9;
+    double maxHeight_ = 1e9;
     struct Row {
         QString text;
         bool bold = false;

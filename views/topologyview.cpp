@@ -361,8 +361,13 @@ void TopologyView::setCluster(const Cluster& cluster) {
         auto* label = new LinkLabelItem(path.labelAnchor, side, link);
         // Above or below a mostly level line between two buildings: no
         // wider than the gap between them.
-        if (!path.curved && std::fabs(side.y()) > std::fabs(side.x()))
+        if (!path.curved && std::fabs(side.y()) > std::fabs(side.x())) {
             label->setMaxWidth(std::fabs(path.to.x() - path.from.x()) - 8);
+            // Up to below the two buildings' title rows.
+            const double top = std::max(layout_.buildings()[std::size_t(path.a)].header.bottom(),
+                                        layout_.buildings()[std::size_t(path.b)].header.bottom());
+            label->setMaxHeight(path.labelAnchor.y() - top - HeatScale::kMaxWidth / 2 - 4);
+        }
         scene_->addItem(label);
         label->setTextScale(zoomFactor());
         labels_[std::size_t(path.link)] = label;

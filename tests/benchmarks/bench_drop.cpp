@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -106,7 +107,7 @@ void dropToRepaintedHeatmap(benchmark::State& state, Until until) {
     Explorer e("three-buildings-405b.json");
     sa::views::TopologyView* view = e.window.topologyView();
     // TopologyView::heatmapPainted: the first paint after a new evaluation.
-    std::int64_t paintedRevision = -1;
+    std::optional<std::uint64_t> paintedRevision;
     QObject::connect(view, &sa::views::TopologyView::heatmapPainted, view, [&] {
         if (const auto shown = e.window.shownSnapshot(); shown && !shown->preview)
             paintedRevision = shown->revision;

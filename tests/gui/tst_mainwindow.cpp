@@ -166,14 +166,27 @@ void TestMainWindow::showsTheCluster() {
                      .contains(path.labelAnchor));
     }
     // Every inter-building link's label says, without hovering, its bytes
-    // and peak, how long it is busy in the step and which dimensions cross
-    // (the sample's DP is outermost: DP crosses every link).
-    for (const auto& path : view->topologyLayout().links()) {
-        const QString text = view->linkLabel(path.link)->lines().join(QLatin1Char(' '));
-        QVERIFY2(text.contains(QLatin1String("/step")) && text.contains(QLatin1String("peak")) &&
-                     text.contains(QLatin1String("busy ")) && text.contains(QLatin1String("DP")),
-                 qPrintable(text));
-    }
+    // and peak; with room beside the line, how long it is busy in the step
+    // and which dimensions cross (the sample's DP is outermost: DP crosses
+    // every link). At 1920 x 1080 every label has that room.
+    auto labelsSay = [&](bool busy) {
+        for (const auto& path : view->topologyLayout().links()) {
+            const QString text = view->linkLabel(path.link)->lines().join(QLatin1Char(' '));
+            if (!text.contains(QLatin1String("/step")) || !text.contains(QLatin1String("peak")))
+                return text;
+            if (busy &&
+                (!text.contains(QLatin1String("busy ")) || !text.contains(QLatin1String("DP"))))
+                return text;
+        }
+        return QString();
+    };
+    QCOMPARE(labelsSay(false), QString());
+    window_->resize(1920, 1080);
+    QTest::qWait(50);
+    view->fitToView();
+    QCOMPARE(labelsSay(true), QString());
+    window_->resize(1400, 900);
+    QTest::qWait(50);
     // Link tooltips carry bandwidth, latency, technology and traffic.
     const QString tip = view->linkItem(1)->toolTip();
     QVERIFY2(tip.contains(QLatin1String("24 Tbit/s")), qPrintable(tip));
@@ -610,16 +623,21 @@ void TestMainWindow::heatmapPaintsBeforeTheDocks() {
 }
 
 void TestMainWindow::pinningGivesTheTimelinesRoom_data() {
+    // The stages each timeline shows without scrolling, of 16 (before the
+    // rows were fitted, 2 to 3 at 1280 x 800).
     QTest::addColumn<QSize>("size");
-    QTest::newRow("1280x800") << QSize(1280, 800);
-    QTest::newRow("1920x1080") << QSize(1920, 1080);
+    QTest::addColumn<int>("pinnedStages");
+    QTest::addColumn<int>("currentStages");
+    QTest::newRow("1280x800") << QSize(1280, 800) << 16 << 14;
+    QTest::newRow("1920x1080") << QSize(1920, 1080) << 16 << 16;
 }
 
 void TestMainWindow::pinningGivesTheTimelinesRoom() {
     // A pinned plan and the current one share the timeline dock: it grows to
-    // half the window (60 % on a short screen) and each timeline shows every
-    // one of the 16 stages without scrolling.
+    // half the window and each timeline squeezes its rows to show its stages.
     QFETCH(QSize, size);
+    QFETCH(int, pinnedStages);
+    QFETCH(int, currentStages);
     window_->resize(size);
     QTest::qWait(50);
     window_->showDock(QStringLiteral("timeline"));
@@ -634,13 +652,27 @@ void TestMainWindow::pinningGivesTheTimelinesRoom() {
     QVERIFY2(
         dock->height() >= window_->height() * 45 / 100,
         qPrintable(QStringLiteral("dock %1 of %2").arg(dock->height()).arg(window_->height())));
-    for (TimelineView* t :
-         {window_->timelinePane()->current(), window_->timelinePane()->pinned()}) {
+    auto shownStages = [](const TimelineView* t) {
+        int shown = 0;
+        const QRect area = t->timeArea();
+        for (int s = 0; s < t->evaluation()->timeline.stages; ++s)
+            for (const TimelineOp& op : t->evaluation()->timeline.ops)
+                if (op.stage == s && op.kind == OpKind::Forward) {
+                    shown += area.contains(t->opRect(op).center().toPoint()) ? 1 : 0;
+                    break;
+                }
+        return shown;
+    };
+    const TimelinePane* pane = window_->timelinePane();
+    for (const TimelineView* t : {pane->current(), pane->pinned()}) {
         QVERIFY(t->isVisible());
         QVERIFY(t->fitsRows());
-        QCOMPARE(t->verticalScrollBar()->maximum(), 0);
         QCOMPARE(t->evaluation()->timeline.stages, 16);
     }
+    QVERIFY2(shownStages(pane->pinned()) >= pinnedStages,
+             qPrintable(QString::number(shownStages(pane->pinned()))));
+    QVERIFY2(shownStages(pane->current()) >= currentStages,
+             qPrintable(QString::number(shownStages(pane->current()))));
     window_->clearPinnedPlan();
     QVERIFY(!window_->timelinePane()->current()->fitsRows());
     window_->document()->undoStack()->undo();
@@ -841,8 +873,14 @@ void TestMainWindow::topologyTextIsReadable() {
              {QStringLiteral("B1"), QStringLiteral("B3"), QStringLiteral("32,768 GPUs"),
               QStringLiteral("3,072"), QStringLiteral("24 Tbit/s"), QStringLiteral("S0"),
               QStringLiteral("S15")})
-            QVERIFY2(all.contains(must), qPrintable(where + must + QStringLiteral(" missing: ") +
-                                                    all.join(QStringLiteral(" | "))));
+            // A text of its own, or the first part of a link label's line.
+            QVERIFY2(all.contains(must) ||
+                         std::any_of(all.begin(), all.end(),
+                                     [&](const QString& t) {
+                                         return t.startsWith(must + QStringLiteral(" · "));
+                                     }),
+                     qPrintable(where + must + QStringLiteral(" missing: ") +
+                                all.join(QStringLiteral(" | "))));
         // Every chip is drawn, none summarised.
         for (std::size_t i = 0; i < view->chips().size(); ++i)
             QVERIFY2(view->chipItem(int(i)), qPrintable(where + QString::number(i)));
