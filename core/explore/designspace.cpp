@@ -824,13 +824,16 @@ void DesignSpace::buildMemoryAxes(StructureAxes& s, const DesignSpaceOptions& o)
     probe.micro_batch_sequences = s.structure.micro_batch;
     for (Recompute r : s.recompute) {
         probe.recompute = r;
-        // The smaller of BF16 and FP8 saved inputs (the GPU decides which
-        // the layers run), of dense and MoE layers.
-        double act = std::min(activationBytesPerLayer(model_, probe, false),
-                              activationBytesPerLayer(model_, probe, false, true));
+        // An FP8 model: the smaller of BF16 and FP8 saved inputs (the GPU
+        // decides which the layers run); of dense and MoE layers.
+        const bool fp8 = model_.dtype == DType::FP8;
+        auto perLayer = [&](bool moe) {
+            const double bf16 = activationBytesPerLayer(model_, probe, moe);
+            return fp8 ? std::min(bf16, activationBytesPerLayer(model_, probe, moe, true)) : bf16;
+        };
+        double act = perLayer(false);
         if (model_.moe)
-            act = std::min(act, std::min(activationBytesPerLayer(model_, probe, true),
-                                         activationBytesPerLayer(model_, probe, true, true)));
+            act = std::min(act, perLayer(true));
         // Uniform full recompute over groups of N layers keeps one input a
         // group: at least 1/N of a layer's each.
         if (r == Recompute::Full && base_.recompute_method == RecomputeMethod::Uniform)

@@ -74,6 +74,7 @@ private Q_SLOTS:
     void stageMemoryShardsExperts();
     void boundNeverAboveEvaluated_data();
     void boundNeverAboveEvaluated();
+    void bf16BoundKeepsBf16Activations();
 };
 
 void TestMemoryBound::bytesPerParameter_data() {
@@ -143,6 +144,24 @@ void TestMemoryBound::boundNeverAboveEvaluated() {
     QVERIFY2(st.evaluated > 50, std::to_string(st.evaluated).c_str());
     QVERIFY(st.prunedByBound > 0);
     QVERIFY2(st.tightest > 0.8, std::to_string(st.tightest).c_str());
+}
+
+void TestMemoryBound::bf16BoundKeepsBf16Activations() {
+    // FP8 saved inputs shrink an FP8 model's activations only: the bound of
+    // a BF16 model stays on its BF16 activations, above the same model's in
+    // FP8 wherever activations count (a looser bound prunes less and lets
+    // the search enumerate fewer axes).
+    const Cluster cluster = smallCluster(true);
+    const Plan base = basePlan(128);
+    Model fp8 = smallModel();
+    fp8.dtype = DType::FP8;
+    const DesignSpace bf16Space(cluster, smallModel(), base, smallSpace());
+    const DesignSpace fp8Space(cluster, fp8, base, smallSpace());
+    int above = 0;
+    for (const Candidate& c : everyCandidate(bf16Space))
+        if (bf16Space.memoryLowerBoundGiB(c) > fp8Space.memoryLowerBoundGiB(c) * (1 + 1e-9))
+            ++above;
+    QVERIFY2(above > 0, "the BF16 bound equals the FP8 one everywhere");
 }
 
 QTEST_GUILESS_MAIN(TestMemoryBound)
