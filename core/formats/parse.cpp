@@ -6,6 +6,7 @@
 #include "formats/checks.h"
 #include "formats/documents.h"
 #include "formats/json_check.h"
+#include "model/framework_defaults.h"
 
 #include <filesystem>
 
@@ -580,6 +581,14 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     ObjectReader r(d, &j, "");
     if (!readHeader(r, d, kPlanFormat, inlinePart))
         return p;
+    // A framework's defaults first; every knob the document gives is read
+    // over them.
+    TrainingFramework framework = TrainingFramework::MegatronCore;
+    if (r.choice<TrainingFramework>("framework", framework, kOptional,
+                                    {{"megatron-core", TrainingFramework::MegatronCore},
+                                     {"nemo", TrainingFramework::Nemo},
+                                     {"torchtitan", TrainingFramework::Torchtitan}}))
+        p = frameworkDefaults(framework);
     readName(r, d, p.name, "plan");
     r.string("description", p.description, kOptional, false);
     r.integer("sequence_length", p.sequence_length, kRequired, formats::kSequenceRange);
@@ -705,6 +714,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
 
     r.boolean("dp_overlap", p.dp_overlap, kOptional);
     r.boolean("tp_comm_overlap", p.tp_comm_overlap, kOptional);
+    const bool bucketGiven = r.find("dp_bucket_mib", kOptional) != nullptr;
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);
     if (const json* g = r.find("grad_reduce_bytes", kOptional)) {
         if (g->is_number_integer() && (g->get<std::int64_t>() == 2 || g->get<std::int64_t>() == 4))
@@ -803,6 +813,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.number("token_budget", p.token_budget, kOptional, formats::kNonNegative);
     r.number("target_loss", p.target_loss, kOptional, formats::kNonNegative);
     r.finish();
+    applyDerivedFrameworkDefaults(p, bucketGiven);
     formats::checkPlan(p, d);
     return p;
 }

@@ -69,16 +69,16 @@ const std::map<std::string, int>& keyRank() {
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
             "shared_experts", "dense_layers", "capacity_factor",
             // plan
-            "sequence_length", "global_batch_sequences", "micro_batch_sequences", "parallelism",
-            "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute", "recompute_method",
-            "recompute_layers", "sequence_parallel", "schedule", "kind", "virtual_stages",
-            "latency_hiding", "rank_order", "placement", "runs", "stages", "replicas", "building",
-            "layers_per_stage", "collectives", "link_technologies", "dp_overlap", "tp_comm_overlap",
-            "dp_bucket_mib", "grad_reduce_bytes", "flash_attention", "attention_kernel",
-            "elementwise", "fp8_recipe", "fp8_linear", "fsdp_reshard_after_forward", "compression",
-            "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
-            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
-            "token_budget", "target_loss",
+            "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
+            "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute",
+            "recompute_method", "recompute_layers", "sequence_parallel", "schedule", "kind",
+            "virtual_stages", "latency_hiding", "rank_order", "placement", "runs", "stages",
+            "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
+            "dp_overlap", "tp_comm_overlap", "dp_bucket_mib", "grad_reduce_bytes",
+            "flash_attention", "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear",
+            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
+            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
+            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -289,6 +289,11 @@ nlohmann::json toJson(const Plan& p) {
     json j = body(kPlanFormat);
     j["name"] = p.name;
     j["description"] = p.description;
+    // With a framework, every knob is written: one left out would read back
+    // as the framework's default, not the format's.
+    const bool all = p.framework.has_value();
+    if (all)
+        j["framework"] = toString(*p.framework);
     j["sequence_length"] = p.sequence_length;
     j["global_batch_sequences"] = p.global_batch_sequences;
     j["micro_batch_sequences"] = p.micro_batch_sequences;
@@ -299,9 +304,9 @@ nlohmann::json toJson(const Plan& p) {
                         {"ep", p.parallelism.ep}};
     j["zero_stage"] = p.zero_stage;
     j["recompute"] = toString(p.recompute);
-    if (p.recompute_method != RecomputeMethod::Uniform)
+    if (all || p.recompute_method != RecomputeMethod::Uniform)
         j["recompute_method"] = toString(p.recompute_method);
-    if (p.recompute_layers != 1)
+    if (all || p.recompute_layers != 1)
         j["recompute_layers"] = p.recompute_layers;
     j["sequence_parallel"] = p.sequence_parallel;
     j["schedule"] = {{"kind", toString(p.schedule.kind)},
@@ -347,18 +352,18 @@ nlohmann::json toJson(const Plan& p) {
     }
     j["link_technologies"] = overrides;
     j["dp_overlap"] = p.dp_overlap;
-    if (p.tp_comm_overlap)
-        j["tp_comm_overlap"] = true;
+    if (all || p.tp_comm_overlap)
+        j["tp_comm_overlap"] = p.tp_comm_overlap;
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
     j["flash_attention"] = p.flash_attention;
-    if (p.attention_kernel != AttentionKernel::Auto)
+    if (all || p.attention_kernel != AttentionKernel::Auto)
         j["attention_kernel"] = toString(p.attention_kernel);
-    if (p.elementwise != Elementwise::Fused)
+    if (all || p.elementwise != Elementwise::Fused)
         j["elementwise"] = toString(p.elementwise);
-    if (p.fp8_recipe != Fp8Recipe::Current)
+    if (all || p.fp8_recipe != Fp8Recipe::Current)
         j["fp8_recipe"] = toString(p.fp8_recipe);
-    if (p.fp8_linear != Fp8Linear::TransformerEngine)
+    if (all || p.fp8_linear != Fp8Linear::TransformerEngine)
         j["fp8_linear"] = toString(p.fp8_linear);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)

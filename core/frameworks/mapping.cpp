@@ -475,19 +475,6 @@ std::int64_t knownTokenizerVocab(const std::string& name) {
     return 0;
 }
 
-double defaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {
-    const std::int64_t params = std::max<std::int64_t>(40000000, 1000000 * dpTimesCp);
-    return double(params) * gradBytes / (1024.0 * 1024.0);
-}
-
-std::vector<Dim> megatronRankOrder(bool tpPpDp) {
-    // parallel_state.initialize_model_parallel order "tp-cp-ep-dp-pp" (ep lives
-    // inside dp in the documents); --use-tp-pp-dp-mapping: "tp-cp-ep-pp-dp".
-    if (tpPpDp)
-        return {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
-    return {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
-}
-
 std::optional<Carried> parseCarried(const std::string& text, const std::string& file,
                                     std::vector<Diagnostic>& problems) {
     json j = json::parse(text, nullptr, false);
@@ -731,6 +718,10 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             r.refuse("fp16", "--bf16 and --fp16 together");
     }
 
+    // Megatron's (NeMo's) defaults for what the configuration leaves out,
+    // shared with the plan's "framework" key.
+    const Plan fw =
+        frameworkDefaults(nemo ? TrainingFramework::Nemo : TrainingFramework::MegatronCore);
     Plan p;
     p.name = in.name;
     p.description = in.description;
@@ -753,7 +744,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         if (fp16)
             p.grad_reduce_bytes = inFp32 ? 4 : 2;
         else
-            p.grad_reduce_bytes = inBf16 || (!inFp32 && mainGrads == "bf16") ? 2 : 4;
+            p.grad_reduce_bytes =
+                inBf16 || (!inFp32 && mainGrads == "bf16") ? 2 : fw.grad_reduce_bytes;
     }
 
     // ---- optimizer sharding
@@ -808,7 +800,7 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                              "must be fp32, bf16, fp16 or auto, got '" + *comm + "'");
             }
         } else {
-            p.zero_stage = distOpt ? 1 : 0;
+            p.zero_stage = distOpt ? 1 : fw.zero_stage;
         }
     }
 
@@ -1148,7 +1140,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         // (TE DelayedScaling), the only recipe before --fp8-recipe existed
         // (NeMo 24.07); "tensorwise" is TE's Float8CurrentScaling.
         auto recipe = r.text("fp8_recipe", "plan:/fp8_recipe");
-        if (!recipe || *recipe == "delayed")
+        if (!recipe)
+            p.fp8_recipe = fw.fp8_recipe;
+        else if (*recipe == "delayed")
             p.fp8_recipe = Fp8Recipe::Delayed;
         else if (*recipe == "tensorwise")
             p.fp8_recipe = Fp8Recipe::Current;

@@ -7,6 +7,7 @@
 // framework cannot say is written and read here too.
 
 #include "frameworks/framework.h"
+#include "model/framework_defaults.h"
 
 #include <nlohmann/json.hpp>
 
@@ -92,12 +93,12 @@ void carryDifferences(const Model& want, const Plan& want_plan, const Imported& 
 // Notes for the keys carried (one sentence each).
 std::vector<std::string> carriedNotes(const Carried& c, const char* framework);
 
-// Megatron's default gradient bucket (distributed_data_parallel.py:
-// max(40M, 1M x dp) parameters) in MiB of reduced gradients.
-double defaultBucketMib(std::int64_t dpTimesCp, int gradBytes);
-// Megatron's default 3D rank order "tp-cp-ep-dp-pp" as document rank order
-// (innermost first), and the one --use-tp-pp-dp-mapping gives.
-std::vector<Dim> megatronRankOrder(bool tpPpDp);
+// Megatron's defaults, shared with the plan's "framework" key
+// (model/framework_defaults.h).
+inline double defaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {
+    return megatronDefaultBucketMib(dpTimesCp, gradBytes);
+}
+using sa::megatronRankOrder;
 
 // The documents' name: the options' name, else the file's stem, else `fallback`.
 std::string documentName(const ImportOptions& opt, const std::string& fallback);

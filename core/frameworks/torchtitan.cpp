@@ -10,6 +10,7 @@
 // The exporter writes the current layout.
 
 #include "frameworks/framework.h"
+#include "model/framework_defaults.h"
 
 #include "formats/documents.h"
 
@@ -654,15 +655,15 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         }
     }
 
+    // torchtitan's defaults (model/framework_defaults.cpp, with their
+    // sources), shared with the plan's "framework" key: SDPA's flash backend
+    // (FlashAttention-2), sequence-parallel norms under TP, eager elementwise
+    // ops, torchao's tensorwise FP8.
+    const Plan tt = frameworkDefaults(TrainingFramework::Torchtitan);
     Plan plan;
-    plan.flash_attention = true; // torchtitan's attention is SDPA (flash / cuDNN kernels)
-    // SDPA's flash backend is FlashAttention-2; its cuDNN backend is opt-in
-    // (pytorch/pytorch#138522, PyTorch 2.5.1) and first on Hopper only with
-    // cuDNN newer than 9.15 (sdp_utils.cpp check_prefer_cudnn_attention).
-    plan.attention_kernel = AttentionKernel::Flash2;
-    // torchtitan's TP plan always shards norms and dropout over the sequence
-    // (SequenceParallel), parallelize_llama apply_tp.
-    plan.sequence_parallel = true;
+    plan.flash_attention = tt.flash_attention;
+    plan.attention_kernel = tt.attention_kernel;
+    plan.sequence_parallel = tt.sequence_parallel;
     if (auto d = r.string("job.description", ""); d && r.has("job.description")) {
         plan.description = *d;
         r.mapped("job.description", "plan:/description");
@@ -767,7 +768,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     plan.parallelism.dp = int(rep * (shard > 0 ? shard : 1));
     plan.zero_stage = fsdp ? 3 : 0;
     if (!fsdp && rep > 1)
-        plan.dp_bucket_mib = 100; // apply_ddp: replicate(..., bucket_cap_mb=100)
+        plan.dp_bucket_mib = kTorchtitanDdpBucketMib;
 
     // Expert parallelism: borrowed from dp_shard (x cp, x tp when etp = 1).
     if (ep > 1) {
@@ -834,12 +835,12 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     // its BF16 input and weight for the backward and keeps no FP8 copies
     // (torchao/float8/float8_linear.py, matmul_with_hp_or_float8_args).
     if (fp8) {
-        plan.fp8_recipe = Fp8Recipe::Current;
-        plan.fp8_linear = Fp8Linear::Torchao;
+        plan.fp8_recipe = tt.fp8_recipe;
+        plan.fp8_linear = tt.fp8_linear;
     }
     // torch.compile (Inductor) fuses the block's elementwise ops; without it
     // (torchtitan's default) PyTorch runs them eagerly, one kernel per op.
-    plan.elementwise = Elementwise::Eager;
+    plan.elementwise = tt.elementwise;
     if (r.has("training.compile"))
         if (auto b = r.boolean("training.compile", false)) {
             plan.elementwise = *b ? Elementwise::Fused : Elementwise::Eager;

@@ -84,6 +84,18 @@ const char* toString(Fp8Linear l) {
     return "?";
 }
 
+const char* toString(TrainingFramework f) {
+    switch (f) {
+    case TrainingFramework::MegatronCore:
+        return "megatron-core";
+    case TrainingFramework::Nemo:
+        return "nemo";
+    case TrainingFramework::Torchtitan:
+        return "torchtitan";
+    }
+    return "?";
+}
+
 const char* toString(CompressionMethod m) {
     switch (m) {
     case CompressionMethod::Bf16:
@@ -178,6 +190,14 @@ std::optional<CollectiveAlgo> algoFromString(const std::string& s) {
                              CollectiveAlgo::Hierarchical})
         if (s == toString(a))
             return a;
+    return std::nullopt;
+}
+
+std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& s) {
+    for (TrainingFramework f :
+         {TrainingFramework::MegatronCore, TrainingFramework::Nemo, TrainingFramework::Torchtitan})
+        if (s == toString(f))
+            return f;
     return std::nullopt;
 }
 

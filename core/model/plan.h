@@ -66,6 +66,11 @@ enum class Fp8Recipe { Current, Delayed };
 // the microbatches of a step. Torchao: Float8Linear saves the BF16 input and
 // weight and casts them again in the backward; no copies are kept.
 enum class Fp8Linear { TransformerEngine, Torchao };
+// The training framework whose defaults the plan's knobs take (plan
+// "framework"; absent: the document format's own defaults). The defaults
+// and their sources: frameworkDefaults() in core/model/framework_defaults.h,
+// docs/FRAMEWORKS.md "Framework defaults".
+enum class TrainingFramework { MegatronCore, Nemo, Torchtitan };
 inline bool fsdpPerMicrobatch(int zero, FsdpReshard reshard, int pp) {
     return zero == 3 &&
            (reshard == FsdpReshard::Always || (reshard == FsdpReshard::Default && pp == 1));
@@ -194,6 +199,7 @@ struct Checkpointing {
 struct Plan {
     std::string name;
     std::string description;
+    std::optional<TrainingFramework> framework;
     std::int64_t sequence_length = 0;
     std::int64_t global_batch_sequences = 0;
     std::int64_t micro_batch_sequences = 1;
@@ -273,11 +279,13 @@ const char* toString(Elementwise e);
 const char* toString(RecomputeMethod m);
 const char* toString(Fp8Recipe r);
 const char* toString(Fp8Linear l);
+const char* toString(TrainingFramework f);
 const char* toString(CompressionMethod m);
 const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);
 std::optional<CollectiveAlgo> algoFromString(const std::string& s);
+std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& s);
 
 } // namespace sa

@@ -1,7 +1,9 @@
 // Strict loading, canonical saving and cross-document checks of the
 // cluster, model, plan and scenario documents, and `scaleacross check`.
 
+#include "cost/evaluate.h"
 #include "formats/documents.h"
+#include "model/framework_defaults.h"
 
 #include "../common/files.h"
 #include "../common/fixtures.h"
@@ -175,6 +177,12 @@ private Q_SLOTS:
     void goodDocuments();
     void defaults();
     void ncclKnobDefaults();
+    void frameworkDefaults_data();
+    void frameworkDefaults();
+    void frameworkKnobOverrides();
+    void frameworkRoundTrip();
+    void frameworkEvaluatesAsWrittenOut();
+    void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
     void badDocuments();
@@ -1254,6 +1262,163 @@ void TestFormats::cliCheck() {
         QCOMPARE(stderrText, err);
     else
         QVERIFY2(stderrText.contains(err), qPrintable(stderrText));
+}
+
+void TestFormats::frameworkDefaults_data() {
+    QTest::addColumn<QString>("framework");
+    QTest::addColumn<int>("zero");
+    QTest::addColumn<bool>("sequenceParallel");
+    QTest::addColumn<bool>("dpOverlap");
+    QTest::addColumn<bool>("flash");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("elementwise");
+    QTest::addColumn<int>("recipe");
+    QTest::addColumn<int>("linear");
+    QTest::addColumn<double>("bucketMib");
+    // kPlan: dp 64, cp 1; Megatron's overlap is off, so its bucket stays the
+    // format's 256 MiB.
+    QTest::newRow("megatron-core")
+        << "megatron-core" << 0 << false << false << true << int(sa::AttentionKernel::Auto)
+        << int(sa::Elementwise::Fused) << int(sa::Fp8Recipe::Delayed)
+        << int(sa::Fp8Linear::TransformerEngine) << 256.0;
+    QTest::newRow("nemo") << "nemo" << 0 << false << false << false
+                          << int(sa::AttentionKernel::Auto) << int(sa::Elementwise::Fused)
+                          << int(sa::Fp8Recipe::Delayed) << int(sa::Fp8Linear::TransformerEngine)
+                          << 256.0;
+    QTest::newRow("torchtitan") << "torchtitan" << 3 << true << true << true
+                                << int(sa::AttentionKernel::Flash2) << int(sa::Elementwise::Eager)
+                                << int(sa::Fp8Recipe::Current) << int(sa::Fp8Linear::Torchao)
+                                << 256.0;
+}
+
+void TestFormats::frameworkDefaults() {
+    QFETCH(QString, framework);
+    QFETCH(int, zero);
+    QFETCH(bool, sequenceParallel);
+    QFETCH(bool, dpOverlap);
+    QFETCH(bool, flash);
+    QFETCH(int, kernel);
+    QFETCH(int, elementwise);
+    QFETCH(int, recipe);
+    QFETCH(int, linear);
+    QFETCH(double, bucketMib);
+    const auto loaded =
+        sa::parsePlan(edited(kPlan, {"/framework=\"" + framework + "\""}), "plan.json");
+    QVERIFY2(loaded.ok(), qPrintable(strings(loaded.problems).join("; ")));
+    const sa::Plan& p = *loaded.value;
+    QVERIFY(p.framework.has_value());
+    QCOMPARE(QString::fromLatin1(sa::toString(*p.framework)), framework);
+    QCOMPARE(p.zero_stage, zero);
+    QCOMPARE(p.sequence_parallel, sequenceParallel);
+    QCOMPARE(p.dp_overlap, dpOverlap);
+    QCOMPARE(p.flash_attention, flash);
+    QCOMPARE(int(p.attention_kernel), kernel);
+    QCOMPARE(int(p.elementwise), elementwise);
+    QCOMPARE(int(p.fp8_recipe), recipe);
+    QCOMPARE(int(p.fp8_linear), linear);
+    QCOMPARE(p.dp_bucket_mib, bucketMib);
+    QCOMPARE(p.grad_reduce_bytes, 4);
+    QCOMPARE(p.rank_order,
+             (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::DP, sa::Dim::PP}));
+    // The document's own fields are untouched by the defaults.
+    QCOMPARE(p.parallelism.dp, 64);
+    QCOMPARE(p.name, std::string("pp-across-buildings"));
+    QVERIFY(p.placement.has_value());
+
+    // Without the key: the format's defaults, as before.
+    const sa::Plan plain = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QVERIFY(!plain.framework);
+    QCOMPARE(plain.zero_stage, 1);
+    QCOMPARE(plain.sequence_parallel, true);
+    QCOMPARE(plain.fp8_recipe, sa::Fp8Recipe::Current);
+    QCOMPARE(plain.rank_order,
+             (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
+}
+
+void TestFormats::frameworkKnobOverrides() {
+    // A knob the document gives wins over the framework's default.
+    const sa::Plan tt = parsed(sa::parsePlan(
+        edited(kPlan, {"/framework=\"torchtitan\"", "/zero_stage=1", "/elementwise=\"fused\"",
+                       "/rank_order=[\"tp\",\"cp\",\"pp\",\"dp\"]"}),
+        "plan.json"));
+    QCOMPARE(tt.zero_stage, 1);
+    QCOMPARE(tt.elementwise, sa::Elementwise::Fused);
+    QCOMPARE(tt.rank_order,
+             (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
+    QCOMPARE(tt.fp8_linear, sa::Fp8Linear::Torchao); // not given: the framework's
+    // torchtitan's DDP bucket (no FSDP) unless the document gives one.
+    const sa::Plan ddp = parsed(
+        sa::parsePlan(edited(kPlan, {"/framework=\"torchtitan\"", "/zero_stage=0"}), "plan.json"));
+    QCOMPARE(ddp.dp_bucket_mib, sa::kTorchtitanDdpBucketMib);
+    const sa::Plan ddpGiven = parsed(sa::parsePlan(
+        edited(kPlan, {"/framework=\"torchtitan\"", "/zero_stage=0", "/dp_bucket_mib=64"}),
+        "plan.json"));
+    QCOMPARE(ddpGiven.dp_bucket_mib, 64.0);
+    // Megatron's bucket follows dp and the gradient bytes when overlap is on.
+    const sa::Plan mc =
+        parsed(sa::parsePlan(edited(kPlan, {"/framework=\"megatron-core\"", "/dp_overlap=true",
+                                            "/grad_reduce_bytes=2", "/sequence_parallel=true"}),
+                             "plan.json"));
+    QCOMPARE(mc.dp_bucket_mib, sa::megatronDefaultBucketMib(64, 2));
+    QCOMPARE(mc.dp_bucket_mib, 64e6 * 2 / (1024.0 * 1024.0)); // 1M x dp 64 > 40M
+    QCOMPARE(mc.sequence_parallel, true);
+    QCOMPARE(mc.zero_stage, 0);
+}
+
+void TestFormats::frameworkRoundTrip() {
+    for (const char* fw : {"megatron-core", "nemo", "torchtitan"}) {
+        // Overrides that equal the format's defaults must survive writing.
+        const sa::Plan p = parsed(sa::parsePlan(
+            edited(kPlan, {QString("/framework=\"%1\"").arg(fw), "/elementwise=\"fused\"",
+                           "/attention_kernel=\"auto\"", "/fp8_recipe=\"current\"",
+                           "/fp8_linear=\"transformer-engine\""}),
+            "plan.json"));
+        QVERIFY(p.framework.has_value());
+        const std::string text = sa::dumpCanonical(sa::toJson(p));
+        QVERIFY(text.find("\"framework\"") != std::string::npos);
+        const sa::Plan back = parsed(sa::parsePlan(text, "plan.json"));
+        QVERIFY2(back == p, fw);
+        QCOMPARE(back.elementwise, sa::Elementwise::Fused);
+    }
+    // Without a framework the written text has no framework key.
+    const sa::Plan plain = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QVERIFY(sa::dumpCanonical(sa::toJson(plain)).find("\"framework\"") == std::string::npos);
+}
+
+void TestFormats::frameworkEvaluatesAsWrittenOut() {
+    // A plan that only names torchtitan evaluates as the same plan with
+    // torchtitan's knobs written out, and differently from the format's
+    // defaults.
+    const std::string only = edited(kPlan, {"/framework=\"torchtitan\""});
+    const std::string written = edited(
+        kPlan, {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true",
+                "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
+                "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
+                "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
+                "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]"});
+    sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
+    a.plan = parsed(sa::parsePlan(only, "plan.json"));
+    b.plan = parsed(sa::parsePlan(written, "plan.json"));
+    auto step = [](const sa::Scenario& s) {
+        const sa::EvaluationResult r = sa::evaluate(s);
+        if (const auto* e = std::get_if<sa::EvaluationError>(&r))
+            qFatal("evaluate failed: %s", e->str().c_str());
+        return std::get<sa::Evaluation>(r).step_time_s;
+    };
+    QVERIFY(!b.plan.framework);
+    b.plan.framework = a.plan.framework;
+    QVERIFY(a.plan == b.plan);
+    const double sa_ = step(a), sb = step(b), sc = step(c);
+    QCOMPARE(sa_, sb);
+    QVERIFY2(sa_ != sc, "torchtitan's defaults must change the evaluation");
+}
+
+void TestFormats::frameworkUnknown() {
+    const auto problems =
+        strings(sa::parsePlan(edited(kPlan, {"/framework=\"megatron\""}), "plan.json").problems);
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems[0], QString("plan.json: /framework: must be one of megatron-core, nemo, "
+                                  "torchtitan, got 'megatron'"));
 }
 
 QTEST_GUILESS_MAIN(TestFormats)

@@ -64,6 +64,7 @@ private Q_SLOTS:
     void shardsMergeToTheUnshardedResult();
     void baselinesFollowTheirRecipes();
     void designSpaceKeepsLinkKnobs();
+    void candidatesKeepTheFramework();
     void designSpaceOfTheSample();
     void cliShardsAndMerge();
 };
@@ -316,6 +317,29 @@ void TestOptimizer::baselinesFollowTheirRecipes() {
 
 // The base plan's NCCL knobs on a link stay with that link's technology in
 // every candidate (the link axes vary the technology and the flows).
+void TestOptimizer::candidatesKeepTheFramework() {
+    const Cluster cluster = smallCluster(false);
+    const Model model = smallModel();
+    Plan base = basePlan(128);
+    base.framework = TrainingFramework::Torchtitan;
+    const DesignSpace space(cluster, model, base, smallSpace());
+    int seen = 0;
+    for (const Candidate& c : everyCandidate(space)) {
+        QCOMPARE(space.plan(c).framework, base.framework);
+        ++seen;
+    }
+    QVERIFY(seen > 0);
+    OptimizerOptions o;
+    o.space = smallSpace();
+    o.baselines = false;
+    o.top_k = 3;
+    o.threads = 2;
+    const OptimizerResult r = optimize(Evaluator(cluster), model, base, o);
+    QVERIFY(!r.top.empty());
+    for (const ScoredPlan& p : r.top)
+        QCOMPARE(p.plan.framework, base.framework);
+}
+
 void TestOptimizer::designSpaceKeepsLinkKnobs() {
     auto loaded = loadScenarioFile(sampleScenarioFile("three-buildings-405b.json"));
     QVERIFY(loaded.ok());

@@ -1,0 +1,144 @@
+#include "model/framework_defaults.h"
+
+#include <algorithm>
+
+namespace sa {
+
+namespace {
+
+// Megatron-LM's pretrain_gpt.py arguments (megatron/training/arguments.py)
+// and Megatron-Core's configs, each knob at the value the framework uses
+// when its setting is not given.
+Plan megatronCore() {
+    Plan p;
+    // --use-distributed-optimizer is off by default: plain DDP, every rank
+    // holds the whole optimizer state.
+    p.zero_stage = 0;
+    // validate_args: with --bf16 the gradients are accumulated and reduced in
+    // fp32 (accumulate_allreduce_grads_in_fp32) unless --grad-reduce-in-bf16.
+    p.grad_reduce_bytes = 4;
+    // --overlap-grad-reduce and --tp-comm-overlap are off by default.
+    p.dp_overlap = false;
+    p.tp_comm_overlap = false;
+    // --sequence-parallel is off by default.
+    p.sequence_parallel = false;
+    // --recompute-granularity: default None.
+    p.recompute = Recompute::None;
+    // Without virtual stages Megatron runs 1F1B
+    // (forward_backward_pipelining_without_interleaving).
+    p.schedule.kind = ScheduleKind::OneFOneB;
+    // parallel_state.initialize_model_parallel: order "tp-cp-ep-dp-pp".
+    p.rank_order = megatronRankOrder(false);
+    // --transformer-impl transformer_engine, --attention-backend auto: TE
+    // picks the fused kernel (plan attention_kernel auto).
+    p.flash_attention = true;
+    p.attention_kernel = AttentionKernel::Auto;
+    // Transformer Engine's fused layers and Megatron's bias/activation and
+    // softmax fusions (on by default).
+    p.elementwise = Elementwise::Fused;
+    // TransformerConfig.fp8_recipe defaults to "delayed" (TE DelayedScaling);
+    // FP8 linears are Transformer Engine's.
+    p.fp8_recipe = Fp8Recipe::Delayed;
+    p.fp8_linear = Fp8Linear::TransformerEngine;
+    p.framework = TrainingFramework::MegatronCore;
+    return p;
+}
+
+// NeMo (1.x / 24.x MegatronGPTModel): model.* keys are Megatron's settings,
+// read with Megatron's defaults, except where NeMo's code defaults differ.
+Plan nemo() {
+    Plan p = megatronCore();
+    // model.transformer_engine: cfg.get('transformer_engine', False) and
+    // model.use_flash_attention default False: Megatron-Core's local layers
+    // with the unfused attention core. (optim.name has no default; without a
+    // distributed optimizer it is plain Adam: zero_stage 0.
+    // optim.grad_sync_dtype: fp32 by default, as Megatron's.)
+    p.flash_attention = false;
+    p.framework = TrainingFramework::Nemo;
+    return p;
+}
+
+// torchtitan's JobConfig (torchtitan/config/job_config.py) and
+// parallelize_llama.
+Plan torchtitan() {
+    Plan p;
+    // parallelism.data_parallel_shard_degree = -1: FSDP2 (fully_shard) over
+    // every remaining GPU; fsdp_reshard_after_forward = "default".
+    p.zero_stage = 3;
+    p.fsdp_reshard_after_forward = FsdpReshard::Default;
+    // training.mixed_precision_reduce = "float32" (the only value accepted).
+    p.grad_reduce_bytes = 4;
+    // FSDP2 prefetches and reduce-scatters on their own streams.
+    p.dp_overlap = true;
+    // parallelism.enable_async_tensor_parallel = false.
+    p.tp_comm_overlap = false;
+    // apply_tp always shards norms over the sequence (SequenceParallel).
+    p.sequence_parallel = true;
+    // parallelism.pipeline_parallel_schedule = "1F1B".
+    p.schedule.kind = ScheduleKind::OneFOneB;
+    // ParallelDims.build_mesh: [pp, dp_replicate, dp_shard, cp, tp] outermost
+    // first.
+    p.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    // SDPA's flash backend (FlashAttention-2); its cuDNN backend is opt-in
+    // (pytorch/pytorch#138522) and preferred on Hopper only with cuDNN newer
+    // than 9.15 (sdp_utils.cpp check_prefer_cudnn_attention).
+    p.flash_attention = true;
+    p.attention_kernel = AttentionKernel::Flash2;
+    // compile.enable = false: eager PyTorch, one kernel per op.
+    p.elementwise = Elementwise::Eager;
+    // torchao Float8Linear, tensorwise (dynamic per-tensor) scaling; it saves
+    // BF16 inputs and keeps no FP8 weight copies.
+    p.fp8_recipe = Fp8Recipe::Current;
+    p.fp8_linear = Fp8Linear::Torchao;
+    // activation_checkpoint: mode "selective", selective_ac_option "2" (full
+    // recompute of every second layer) is not expressible; recompute stays
+    // none.
+    p.framework = TrainingFramework::Torchtitan;
+    return p;
+}
+
+} // namespace
+
+Plan frameworkDefaults(TrainingFramework f) {
+    switch (f) {
+    case TrainingFramework::MegatronCore:
+        return megatronCore();
+    case TrainingFramework::Nemo:
+        return nemo();
+    case TrainingFramework::Torchtitan:
+        return torchtitan();
+    }
+    return Plan{};
+}
+
+void applyDerivedFrameworkDefaults(Plan& p, bool bucketGiven) {
+    if (!p.framework || bucketGiven)
+        return;
+    switch (*p.framework) {
+    case TrainingFramework::MegatronCore:
+    case TrainingFramework::Nemo:
+        if (p.dp_overlap)
+            p.dp_bucket_mib = megatronDefaultBucketMib(
+                std::int64_t(p.parallelism.dp) * p.parallelism.cp, p.grad_reduce_bytes);
+        break;
+    case TrainingFramework::Torchtitan:
+        if (p.zero_stage == 0)
+            p.dp_bucket_mib = kTorchtitanDdpBucketMib;
+        break;
+    }
+}
+
+double megatronDefaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {
+    const std::int64_t params = std::max<std::int64_t>(40000000, 1000000 * dpTimesCp);
+    return double(params) * gradBytes / (1024.0 * 1024.0);
+}
+
+std::vector<Dim> megatronRankOrder(bool tpPpDp) {
+    // ep lives inside dp in the documents; --use-tp-pp-dp-mapping gives
+    // "tp-cp-ep-pp-dp".
+    if (tpPpDp)
+        return {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+    return {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+}
+
+} // namespace sa
