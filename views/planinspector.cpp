@@ -4,6 +4,7 @@
 #include "cost/placement.h"
 #include "document.h"
 #include "formats/documents.h"
+#include "model/framework_defaults.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -241,6 +242,38 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             [](Scenario& s, int v) { s.plan.micro_batch_sequences = v; });
 
     QFormLayout* sched = group(QStringLiteral("Schedule and memory"));
+    // A framework sets its software defaults (kernels, fusion, FP8, ZeRO,
+    // gradient bytes, overlap, bucket, sequence parallelism) as one undo
+    // step; the plan's structure (degrees, rank order, schedule, recompute)
+    // stays the user's. Each knob stays editable below.
+    addCombo(sched, QStringLiteral("framework"), QStringLiteral("Framework"),
+             names({"none (the format's defaults)", "Megatron-Core", "NeMo", "torchtitan"}),
+             QStringLiteral("Sets the framework's defaults for the kernels, fusion, FP8, ZeRO "
+                            "stage, gradient bytes, DP overlap and bucket and sequence "
+                            "parallelism (docs/FRAMEWORKS.md \"Framework defaults\"); the degrees, "
+                            "rank order, schedule and recompute stay as they are"),
+             [](Scenario& s, int i) {
+                 Plan& p = s.plan;
+                 if (i == 0) {
+                     p.framework.reset();
+                     return;
+                 }
+                 const Plan d = frameworkDefaults(TrainingFramework(i - 1));
+                 p.framework = d.framework;
+                 p.zero_stage = d.zero_stage;
+                 p.fsdp_reshard_after_forward = d.fsdp_reshard_after_forward;
+                 p.grad_reduce_bytes = d.grad_reduce_bytes;
+                 p.dp_overlap = d.dp_overlap;
+                 p.dp_bucket_mib = d.dp_bucket_mib;
+                 p.tp_comm_overlap = d.tp_comm_overlap;
+                 p.sequence_parallel = d.sequence_parallel;
+                 p.flash_attention = d.flash_attention;
+                 p.attention_kernel = d.attention_kernel;
+                 p.elementwise = d.elementwise;
+                 p.fp8_recipe = d.fp8_recipe;
+                 p.fp8_linear = d.fp8_linear;
+                 applyDerivedFrameworkDefaults(p, false);
+             });
     QStringList scheduleNames;
     for (auto k : kSchedules)
         scheduleNames << QString::fromLatin1(toString(k));
@@ -423,6 +456,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     });
     comboIndex(QStringLiteral("elementwise"),
                [](const Scenario& s) { return int(s.plan.elementwise); });
+    comboIndex(QStringLiteral("framework"),
+               [](const Scenario& s) { return s.plan.framework ? int(*s.plan.framework) + 1 : 0; });
     comboIndex(QStringLiteral("recompute_method"),
                [](const Scenario& s) { return int(s.plan.recompute_method); });
     spinValue(QStringLiteral("recompute_layers"),

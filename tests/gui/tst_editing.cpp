@@ -56,6 +56,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
     void partialRecomputeAndFp8Fields();
+    void frameworkSetsItsDefaults();
     void wheelOverUnfocusedFieldScrollsTheInspector();
     void wheelChangesTheFocusedField();
     void escapeCancelsAChipDrag();
@@ -418,6 +419,32 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.recompute_layers, 1);
     QCOMPARE(layers->value(), 1);
     QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
+}
+
+void TestEditing::frameworkSetsItsDefaults() {
+    // Choosing torchtitan in the combo, by keyboard: its software defaults
+    // (FSDP, SDPA's FlashAttention-2, eager elementwise ops) in one undo
+    // step, the plan's structure untouched; undo puts the plan back.
+    Document* doc = window_->document();
+    const Plan before = doc->scenario().plan;
+    QComboBox* framework = window_->inspector()->comboBox(QStringLiteral("framework"));
+    QVERIFY(framework);
+    QCOMPARE(framework->currentIndex(), 0);
+    choose(framework, 3);
+    const Plan& p = doc->scenario().plan;
+    QVERIFY(p.framework == TrainingFramework::Torchtitan);
+    QCOMPARE(p.zero_stage, 3);
+    QCOMPARE(p.attention_kernel, AttentionKernel::Flash2);
+    QCOMPARE(p.elementwise, Elementwise::Eager);
+    QCOMPARE(p.parallelism, before.parallelism);
+    QCOMPARE(p.rank_order, before.rank_order);
+    QCOMPARE(p.schedule, before.schedule);
+    QCOMPARE(doc->undoStack()->count(), 1);
+    QCOMPARE(window_->inspector()->comboBox(QStringLiteral("elementwise"))->currentIndex(), 1);
+    QVERIFY(waitForEvaluation());
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan, before);
+    QCOMPARE(framework->currentIndex(), 0);
 }
 
 void TestEditing::wheelOverUnfocusedFieldScrollsTheInspector() {
