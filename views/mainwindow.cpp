@@ -1190,7 +1190,6 @@ void MainWindow::refreshPanels() {
     updateAnalysis();
     if (shown_)
         runPanel_->setEvaluation(shown_->evaluation.get(), shown_->plan);
-    Q_EMIT panelsRefreshed();
 }
 
 void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot) {

@@ -120,8 +120,6 @@ public Q_SLOTS:
 Q_SIGNALS:
     // The status bar shows the prediction for the current scenario.
     void statusUpdated();
-    // The docks show the evaluation the heatmap shows.
-    void panelsRefreshed();
 
 protected:
     bool event(QEvent* event) override;

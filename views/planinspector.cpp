@@ -253,26 +253,10 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "parallelism (docs/FRAMEWORKS.md \"Framework defaults\"); the degrees, "
                             "rank order, schedule and recompute stay as they are"),
              [](Scenario& s, int i) {
-                 Plan& p = s.plan;
-                 if (i == 0) {
-                     p.framework.reset();
-                     return;
-                 }
-                 const Plan d = frameworkDefaults(TrainingFramework(i - 1));
-                 p.framework = d.framework;
-                 p.zero_stage = d.zero_stage;
-                 p.fsdp_reshard_after_forward = d.fsdp_reshard_after_forward;
-                 p.grad_reduce_bytes = d.grad_reduce_bytes;
-                 p.dp_overlap = d.dp_overlap;
-                 p.dp_bucket_mib = d.dp_bucket_mib;
-                 p.tp_comm_overlap = d.tp_comm_overlap;
-                 p.sequence_parallel = d.sequence_parallel;
-                 p.flash_attention = d.flash_attention;
-                 p.attention_kernel = d.attention_kernel;
-                 p.elementwise = d.elementwise;
-                 p.fp8_recipe = d.fp8_recipe;
-                 p.fp8_linear = d.fp8_linear;
-                 applyDerivedFrameworkDefaults(p, false);
+                 if (i == 0)
+                     s.plan.framework.reset();
+                 else
+                     applyFrameworkSoftwareDefaults(s.plan, TrainingFramework(i - 1));
              });
     QStringList scheduleNames;
     for (auto k : kSchedules)

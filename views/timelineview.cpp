@@ -227,9 +227,6 @@ void TimelineView::rebuild() {
         if (lane < 0 || !(op.end_s > op.start_s))
             continue;
         lanes_[std::size_t(lane)].ops.push_back(int(i));
-        hasWeightGrad_ |= op.kind == OpKind::WeightGrad;
-        hasRecompute_ |= op.kind == OpKind::Recompute;
-        hasDpSync_ |= op.kind == OpKind::DpSync;
     }
     for (Lane& lane : lanes_) {
         std::stable_sort(lane.ops.begin(), lane.ops.end(), [&tl](int a, int b) {
@@ -288,9 +285,8 @@ void TimelineView::computeMetrics() {
 // Compare mode: two timelines share the dock's height, so the rows of each
 // shrink until every stage fits its pane (a stage's chunks into one row,
 // a compute row down to kMinFitRowPx, the send and sync lanes down to a
-// pixel); the building bands
-// keep their height, so building names stay readable. Labels that no longer
-// fit a row are thinned out when painted.
+// pixel); the building bands keep their height, so building names stay
+// readable. Labels that no longer fit a row are thinned out when painted.
 void TimelineView::fitRowsToHeight() {
     if (!evaluation_)
         return;

@@ -302,6 +302,8 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.tp_comm_overlap = plan.tp_comm_overlap;
     k.fp8_recipe = plan.fp8_recipe;
     k.fp8_linear = plan.fp8_linear;
+    k.block_recompute =
+        plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
     return k;
 }
 
@@ -320,6 +322,8 @@ Plan planOf(const LayerPlanKey& key) {
     p.tp_comm_overlap = key.tp_comm_overlap;
     p.fp8_recipe = key.fp8_recipe;
     p.fp8_linear = key.fp8_linear;
+    if (key.block_recompute)
+        p.recompute_method = RecomputeMethod::Block;
     return p;
 }
 

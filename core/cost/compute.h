@@ -258,6 +258,9 @@ struct LayerPlanKey {
     Elementwise elementwise = Elementwise::Fused;
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
+    // Full recompute of some layers only (Megatron's block method): the
+    // building's costs then hold the layers without recompute too.
+    bool block_recompute = false;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);

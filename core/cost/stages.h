@@ -112,8 +112,8 @@ struct BuildingCosts {
     bool used = false; // holds a stage of this plan (set by the caller)
     const GpuModel* gpu = nullptr;
     LayerCost dense, moe;
-    // With full recompute: the layers as they cost without it (the layers
-    // that block recompute leaves alone).
+    // With block recompute: the layers as they cost without it (the layers
+    // it leaves alone).
     LayerCost dense_kept, moe_kept;
     EdgeCost embedding, logits;
 };

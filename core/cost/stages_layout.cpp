@@ -205,7 +205,7 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
         out.moe = layerCost(lc);
         lc.moe_layer = false;
     }
-    if (plan.recompute == Recompute::Full) {
+    if (in.plan.block_recompute) {
         Plan kept = plan;
         kept.recompute = Recompute::None;
         LayerContext lk =

@@ -128,6 +128,24 @@ void applyDerivedFrameworkDefaults(Plan& p, bool bucketGiven) {
     }
 }
 
+void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
+    const Plan d = frameworkDefaults(f);
+    p.framework = d.framework;
+    p.zero_stage = d.zero_stage;
+    p.fsdp_reshard_after_forward = d.fsdp_reshard_after_forward;
+    p.grad_reduce_bytes = d.grad_reduce_bytes;
+    p.dp_overlap = d.dp_overlap;
+    p.dp_bucket_mib = d.dp_bucket_mib;
+    p.tp_comm_overlap = d.tp_comm_overlap;
+    p.sequence_parallel = d.sequence_parallel;
+    p.flash_attention = d.flash_attention;
+    p.attention_kernel = d.attention_kernel;
+    p.elementwise = d.elementwise;
+    p.fp8_recipe = d.fp8_recipe;
+    p.fp8_linear = d.fp8_linear;
+    applyDerivedFrameworkDefaults(p, false);
+}
+
 double megatronDefaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {
     const std::int64_t params = std::max<std::int64_t>(40000000, 1000000 * dpTimesCp);
     return double(params) * gradBytes / (1024.0 * 1024.0);

@@ -21,6 +21,12 @@ Plan frameworkDefaults(TrainingFramework f);
 // DDP bucket without FSDP.
 void applyDerivedFrameworkDefaults(Plan& p, bool bucketGiven);
 
+// Gives `p` framework `f` and its software defaults (kernels, fusion, FP8,
+// ZeRO, gradient bytes, DP overlap and bucket, sequence parallelism), as
+// choosing the framework in the explorer does; the plan's structure
+// (degrees, rank order, schedule, recompute) stays.
+void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f);
+
 // Megatron's default gradient bucket (megatron/core/distributed/
 // distributed_data_parallel.py: max(40M, 1M x dp) parameters, dp the
 // gradients' reduction group, dp x cp) in MiB of reduced gradients.
