@@ -247,8 +247,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     // step; the plan's structure (degrees, rank order, schedule, recompute)
     // stays the user's. Each knob stays editable below.
     addCombo(sched, QStringLiteral("framework"), QStringLiteral("Framework"),
-             names({"none (the format's defaults)", "Megatron-Core", "NeMo", "torchtitan"}),
-             QStringLiteral("Sets the framework's defaults for the kernels, fusion, FP8, ZeRO "
+             names({"none", "Megatron-Core", "NeMo", "torchtitan"}),
+             QStringLiteral("none: the document format's defaults. A framework sets its defaults "
+                            "for the kernels, fusion, FP8, ZeRO "
                             "stage, gradient bytes, DP overlap and bucket and sequence "
                             "parallelism (docs/FRAMEWORKS.md \"Framework defaults\"); the degrees, "
                             "rank order, schedule and recompute stay as they are"),
@@ -278,7 +279,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
              QStringLiteral("Activation recomputation"),
              [](Scenario& s, int i) { s.plan.recompute = kRecompute[std::size_t(i)]; });
     addCombo(sched, QStringLiteral("recompute_method"), QStringLiteral("Recompute method"),
-             names({"uniform (every layer, an input kept per N)", "block (first N per chunk)"}),
+             names({"uniform", "block"}),
              QStringLiteral("With full recompute (Megatron --recompute-method): uniform "
                             "recomputes every layer, keeping one input per group of N layers; "
                             "block recomputes only the first N layers of each model chunk"),
@@ -299,13 +300,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                      s.plan.attention_kernel = AttentionKernel(i);
              });
     addCombo(sched, QStringLiteral("elementwise"), QStringLiteral("Elementwise ops"),
-             names({"fused (Megatron, TE, torch.compile)", "eager (PyTorch, one kernel per op)"}),
-             QStringLiteral("How norms, RoPE, activation and residual adds run: fused kernels, "
-                            "or PyTorch eager mode, where each op reads and writes HBM "
+             names({"fused", "eager (PyTorch)"}),
+             QStringLiteral("How norms, RoPE, activation and residual adds run: fused kernels "
+                            "(Megatron, Transformer Engine, torch.compile), or PyTorch eager mode, "
+                            "where each op reads and writes HBM "
                             "(torchtitan without compile)"),
              [](Scenario& s, int i) { s.plan.elementwise = Elementwise(i); });
     addCombo(sched, QStringLiteral("fp8_recipe"), QStringLiteral("FP8 scaling"),
-             names({"current (per tensor, each step)", "delayed (amax history)"}),
+             names({"current", "delayed"}),
              QStringLiteral("FP8 models: current scaling reads each tensor twice (amax, then "
                             "cast: torchtitan, Megatron --fp8-recipe tensorwise); delayed takes "
                             "the scale from the history and casts in one pass (Megatron and NeMo "
