@@ -845,6 +845,34 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         else
             r.refuse("attention_backend",
                      "must be flash, fused, unfused, local or auto, got '" + backend + "'");
+        // With --attention-backend auto, Transformer Engine's environment
+        // switches decide (TE 1.x DotProductAttention: NVTE_FLASH_ATTN and
+        // NVTE_FUSED_ATTN, both 1 by default; 0 turns a backend off). NeMo's
+        // launcher set NVTE_FUSED_ATTN=0 from 2024-02 to 2024-08
+        // (NeMo-Framework-Launcher 562dcb45 .. 04b8d098), so its runs of that
+        // time ran flash-attn, FlashAttention-2.
+        auto envSwitch = [&](const char* name) {
+            const RawSetting* v = r.get(name, "plan:/attention_kernel");
+            if (!v)
+                return true;
+            const auto n = parseInteger(v->value);
+            if (!n) {
+                r.problem(v->spelled,
+                          "must be an integer (0 turns the backend off), got '" + v->value + "'");
+                return true;
+            }
+            return *n != 0;
+        };
+        const bool fusedOn = envSwitch("NVTE_FUSED_ATTN");
+        const bool flashOn = envSwitch("NVTE_FLASH_ATTN");
+        if (backend == "auto" && impl == "transformer_engine") {
+            if (!fusedOn && !flashOn)
+                p.flash_attention = false; // TE's unfused DotProductAttention
+            else if (!fusedOn)
+                p.attention_kernel = AttentionKernel::Flash2;
+            else if (!flashOn)
+                p.attention_kernel = AttentionKernel::Cudnn;
+        }
     }
 
     // ---- context parallelism: the documents model the P2P ring of K/V

@@ -63,6 +63,13 @@ std::optional<Carried> parseCarried(const std::string& json, const std::string& 
                                     std::vector<Diagnostic>& problems);
 std::string carriedLine(const Carried& c); // "# scaleacross: {...}" (no newline)
 
+// Environment variables the imports read, as settings of the same name:
+// Transformer Engine's attention backend switches NVTE_FUSED_ATTN and
+// NVTE_FLASH_ATTN (DotProductAttention: int(os.getenv(..., "1"))).
+inline bool readsEnvironment(const std::string& name) {
+    return name == "NVTE_FUSED_ATTN" || name == "NVTE_FLASH_ATTN";
+}
+
 // Resolves the settings into documents. `world` / `vocab` come from the
 // options, the launcher or the carried line (0 = unknown); worldSetting names
 // where the world size came from, for messages.

@@ -356,6 +356,9 @@ struct Launcher {
     std::optional<std::int64_t> nnodes, nproc;
     std::string nnodesText, nprocText;
     bool seen = false;
+    // Exported environment variables the import reads (Transformer Engine's
+    // attention backend switches), by name.
+    std::map<std::string, std::string> env;
 };
 
 void readLauncher(const std::vector<std::string>& words, std::size_t end, Launcher& l,
@@ -414,6 +417,13 @@ Imported importWords(const std::vector<std::string>& args, const ImportOptions& 
                      const Launcher* launcher, const std::optional<Carried>& carried,
                      const Imported& pre) {
     Settings s = settingsFromArgs(args);
+    if (launcher)
+        for (const auto& [name, value] : launcher->env) {
+            RawSetting r;
+            r.spelled = "export " + name;
+            r.value = value;
+            s.set(name, std::move(r));
+        }
     s.mapped = pre.mapped;
     s.problems = pre.problems;
     for (auto& d : s.problems)
@@ -514,6 +524,8 @@ Imported importMegatronScript(const std::string& text, const ImportOptions& opt)
             for (std::size_t k = w0; k < words.size(); ++k) {
                 assignmentWord(words[k], name, value);
                 vars[name] = {value};
+                if (w0 == 1 && readsEnvironment(name))
+                    launcher.env[name] = value;
             }
             continue;
         }

@@ -265,6 +265,13 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
         } else if (path == "run.name") {
             runName = l.value;
             ignored(l, "launcher job setting (the documents' name when no other is given)");
+        } else if (path.rfind("env_vars.", 0) == 0) {
+            // The launcher's environment (conf/config.yaml env_vars).
+            const std::string name = path.substr(9);
+            if (readsEnvironment(name))
+                put(name, l);
+            else
+                ignored(l, "environment variable not modelled");
         } else if (path.rfind("model.", 0) != 0) {
             ignored(l, topLevelReason(path));
         } else {
@@ -552,6 +559,12 @@ Exported exportNemo(const Model& m, const Plan& p) {
             body << "  " << k << ": " << v << "\n";
         }
     }
+    // Transformer Engine's backend switches, as the launcher passes them
+    // (conf/config.yaml env_vars): flash-attn or cuDNN instead of TE's pick.
+    if (p.flash_attention && p.attention_kernel == AttentionKernel::Flash2)
+        body << "env_vars:\n  NVTE_FUSED_ATTN: 0\n";
+    else if (p.flash_attention && p.attention_kernel == AttentionKernel::Cudnn)
+        body << "env_vars:\n  NVTE_FLASH_ATTN: 0\n";
     Carried carried;
     carried.vocab = m.vocab;
     {

@@ -317,6 +317,8 @@ private Q_SLOTS:
     void refusals();
     void scriptExpansion();
     void headSizeFromKvChannels();
+    void attentionBackendEnvironment_data();
+    void attentionBackendEnvironment();
     void everySettingReported();
     void megatronDefaults();
     void exportText();
@@ -521,6 +523,12 @@ void TestFrameworks::refusals_data() {
     QTest::newRow("nemo fp32") << N << QString(yaml).replace("precision: bf16", "precision: 32")
                                << "trainer.precision"
                                << "fp32";
+    QTest::newRow("nemo backend switch") << N << yaml + "env_vars: {NVTE_FUSED_ATTN: off}\n"
+                                         << "env_vars.NVTE_FUSED_ATTN"
+                                         << "must be an integer";
+    QTest::newRow("megatron backend switch")
+        << M << "export NVTE_FLASH_ATTN=no\n" + base << "export NVTE_FLASH_ATTN"
+        << "must be an integer";
 }
 
 void TestFrameworks::refusals() {
@@ -569,6 +577,93 @@ void TestFrameworks::headSizeFromKvChannels() {
     QCOMPARE(same.model->head_dim, 0);
     QVERIFY(exportPlan(Framework::Megatron, *same.model, *same.plan).text.find("--kv-channels") ==
             std::string::npos);
+}
+
+void TestFrameworks::attentionBackendEnvironment_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("flash");
+    QTest::addColumn<QString>("kernel");
+    const QString script = QStringLiteral(
+        "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
+        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
+        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --transformer-impl "
+        "transformer_engine\n");
+    const QString yaml =
+        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
+                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
+                       "  tensor_model_parallel_size: 2\n  encoder_seq_length: 2048\n"
+                       "  num_layers: 8\n  hidden_size: 1024\n  ffn_hidden_size: 4096\n"
+                       "  num_attention_heads: 16\n  transformer_engine: true\n"
+                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // Transformer Engine picks its backend (cuDNN's on Hopper) unless the
+    // environment turns one off.
+    QTest::newRow("megatron, TE's pick") << M << script << true << "auto";
+    QTest::newRow("megatron, no cuDNN")
+        << M << "export NVTE_FUSED_ATTN=0\n" + script << true << "flash2";
+    QTest::newRow("megatron, no flash-attn")
+        << M << "export NVTE_FLASH_ATTN=0\n" + script << true << "cudnn";
+    QTest::newRow("megatron, neither")
+        << M << "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n" + script << false << "auto";
+    QTest::newRow("megatron, explicit backend wins")
+        << M << "export NVTE_FUSED_ATTN=0\n" + script.trimmed() + " --attention-backend fused\n"
+        << true << "cudnn";
+    QTest::newRow("megatron, switch on")
+        << M << "export NVTE_FUSED_ATTN=1\n" + script << true << "auto";
+    QTest::newRow("nemo, TE's pick") << N << yaml << true << "auto";
+    QTest::newRow("nemo, launcher without cuDNN")
+        << N << yaml + "env_vars:\n  NVTE_FUSED_ATTN: 0\n  NCCL_NVLS_ENABLE: 0\n"
+        << true << "flash2";
+    QTest::newRow("nemo, launcher without flash-attn")
+        << N << yaml + "env_vars: {NVTE_FLASH_ATTN: 0}\n"
+        << true << "cudnn";
+    QTest::newRow("nemo, local layers ignore TE's switches")
+        << N
+        << QString(yaml).replace("transformer_engine: true", "transformer_engine: false") +
+               "env_vars: {NVTE_FUSED_ATTN: 0}\n"
+        << false << "auto";
+}
+
+void TestFrameworks::attentionBackendEnvironment() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, flash);
+    QFETCH(QString, kernel);
+    const Framework f = Framework(framework);
+    const Imported got = f == Framework::Nemo ? importNemo(text.toStdString(), {})
+                                              : importMegatronScript(text.toStdString(), {});
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->flash_attention, flash);
+    QCOMPARE(QString::fromLatin1(toString(got.plan->attention_kernel)), kernel);
+    // Every switch read is reported where it went; others are reported ignored.
+    for (const char* name : {"NVTE_FUSED_ATTN", "NVTE_FLASH_ATTN"}) {
+        if (!text.contains(QLatin1String(name)))
+            continue;
+        bool reported = false;
+        for (const auto& m : got.mapped)
+            reported =
+                reported || (QString::fromStdString(m.setting).contains(QLatin1String(name)) &&
+                             m.target == "plan:/attention_kernel");
+        QVERIFY2(reported, name);
+    }
+    if (text.contains(QLatin1String("NCCL_NVLS_ENABLE"))) {
+        bool ignored = false;
+        for (const auto& i : got.ignored)
+            ignored = ignored || i.setting == "env_vars.NCCL_NVLS_ENABLE";
+        QVERIFY(ignored);
+    }
+    // The exports write the kernel back, and it reads back the same.
+    if (got.plan->flash_attention && got.plan->attention_kernel != sa::AttentionKernel::Auto) {
+        const Exported ex = exportPlan(f, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QCOMPARE(again.plan->attention_kernel, got.plan->attention_kernel);
+        if (f == Framework::Nemo)
+            QVERIFY2(ex.text.find("env_vars:") != std::string::npos, ex.text.c_str());
+    }
 }
 
 void TestFrameworks::scriptExpansion() {

@@ -477,5 +477,39 @@ for r in index["runs"]:
     dump(r["plan"], doc)
     r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("fp8_recipe ")] + [note]
 
+# Transformer Engine's attention backend from the launch configurations'
+# environment (TE DotProductAttention reads NVTE_FLASH_ATTN / NVTE_FUSED_ATTN,
+# both on by default): NeMo's launcher passes conf/config.yaml env_vars, a
+# Megatron script exports them. NVTE_FUSED_ATTN=0 leaves flash-attn
+# (FlashAttention-2 in the TE 1.x containers), NVTE_FLASH_ATTN=0 cuDNN.
+NVTE = re.compile(r"^\s*(?:export\s+)?(NVTE_FUSED_ATTN|NVTE_FLASH_ATTN)\s*[:=]\s*(\d)", re.M)
+for r in index["runs"]:
+    for folder, ext in (("nemo", ".yaml"), ("megatron", ".sh")):
+        path = os.path.join(FRAMEWORKS, folder, r["id"] + ext)
+        if not os.path.exists(path):
+            continue
+        env = dict(NVTE.findall(open(path).read()))
+        if not env:
+            continue
+        doc = load(r["plan"])
+        doc.pop("attention_kernel", None)
+        fused, flash = env.get("NVTE_FUSED_ATTN", "1") != "0", env.get("NVTE_FLASH_ATTN", "1") != "0"
+        if flash and not fused:
+            doc["attention_kernel"] = "flash2"
+        elif fused and not flash:
+            doc["attention_kernel"] = "cudnn"
+        dump(r["plan"], doc)
+        kernel = doc.get("attention_kernel", "auto")
+        note = ("attention_kernel %s: the run's launch configuration (tests/data/frameworks/%s/%s%s) "
+                "sets %s" % (kernel, folder, r["id"], ext,
+                             ", ".join("%s=%s" % kv for kv in sorted(env.items()))))
+        if kernel == "flash2":
+            note += (" (Transformer Engine then runs flash-attn, FlashAttention-2, instead of "
+                     "cuDNN's fused attention)")
+        elif kernel == "auto":
+            note += " (Transformer Engine prefers cuDNN's fused attention on Hopper)"
+        r["assumptions"] = [a for a in r["assumptions"]
+                            if not a.startswith("attention_kernel ")] + [note]
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
