@@ -3,6 +3,7 @@
 #include "cost/network.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace sa {
@@ -169,11 +170,61 @@ double ringAllGatherTime(double bytes, int n, double bps, double alpha) {
     return double(n - 1) / n * bytes / bps + double(n - 1) * alpha;
 }
 
+// The matmuls of a block in the forward order of torchtitan's models (its
+// per-op activation checkpointing counts them, per block): output and input
+// features on one of `tp` ranks, and what the output is. Attention: wq wk wv
+// wo (models/llama/model.py); MLA: wq_a wq_b (or wq) wkv_a wkv_b wo
+// (models/deepseek_v3/model.py); then a dense MLP's w1 w3 w2 (GELU: w1 w2).
+// An MoE layer's grouped expert GEMMs are not aten.mm and are left out.
+// An output split by TP, or whole on every rank without SP (hidden-wide, or
+// an MLA latent).
+enum class MmOutput { Split, Whole };
+struct BlockMatmul {
+    double out = 0, in = 0;
+    MmOutput kind = MmOutput::Split;
+};
+struct BlockMatmuls {
+    std::array<BlockMatmul, 8> mm;
+    int n = 0;
+    void add(double out, double in, MmOutput kind) { mm[std::size_t(n++)] = {out, in, kind}; }
+};
+
+BlockMatmuls blockMatmuls(const Model& m, double tp, bool moeLayer) {
+    BlockMatmuls b;
+    const double h = double(m.hidden), a = m.headsPerRank(tp);
+    if (m.mla) {
+        const MlaConfig& l = *m.mla;
+        const double qk = double(l.qk_head_dim + l.rope_head_dim);
+        if (l.q_lora_rank > 0) {
+            b.add(double(l.q_lora_rank), h, MmOutput::Whole);
+            b.add(a * qk, double(l.q_lora_rank), MmOutput::Split);
+        } else {
+            b.add(a * qk, h, MmOutput::Split);
+        }
+        b.add(double(l.kv_lora_rank + l.rope_head_dim), h, MmOutput::Whole);
+        b.add(a * double(l.qk_head_dim + l.v_head_dim), double(l.kv_lora_rank), MmOutput::Split);
+        b.add(h, a * double(l.v_head_dim), MmOutput::Whole);
+    } else {
+        const double dh = double(m.headDim()), kv = m.kvHeadsPerRank(tp) * dh;
+        b.add(a * dh, h, MmOutput::Split);
+        b.add(kv, h, MmOutput::Split);
+        b.add(kv, h, MmOutput::Split);
+        b.add(h, a * dh, MmOutput::Whole);
+    }
+    if (!(moeLayer && m.moe)) {
+        const double f = double(m.ffn_hidden) / tp;
+        b.add(f, h, MmOutput::Split);
+        if (m.mlp == MlpKind::SwiGlu)
+            b.add(f, h, MmOutput::Split);
+        b.add(h, f, MmOutput::Whole);
+    }
+    return b;
+}
+
 double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool moeLayer) {
     const double t = plan.parallelism.tp;
     const double h = double(model.hidden);
-    const double kvDim = double(model.kv_heads) * double(model.headDim());
-    const double qDim = double(model.heads) * double(model.headDim()); // h unless head_dim is set
+    const AttentionWidths w = model.attentionWidths();
     const double tokens =
         double(plan.micro_batch_sequences) * double(plan.sequence_length) / plan.parallelism.cp;
     const bool sp = plan.sequence_parallel && t > 1;
@@ -187,10 +238,12 @@ double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool mo
     // without SP (as in activationBytesPerLayer).
     const double replicated = h + tokensFactor * h;
     // Projection and down-projection inputs; the output gradients of QKV,
-    // projection, up and down GEMMs: split by t.
+    // projection, up and down GEMMs: split by t. MLA's latents (the up
+    // projections' inputs) and their gradients: like the QKV input.
     const double split =
-        qDim + tokensFactor * ffn + (qDim + 2.0 * kvDim) + h + tokensFactor * (up + h);
-    const double perValue = sp ? (replicated + split) / t : replicated + split / t;
+        w.out + tokensFactor * ffn + (w.q + w.k + w.v) + h + tokensFactor * (up + h);
+    const double whole = replicated + 2.0 * w.latent;
+    const double perValue = sp ? (whole + split) / t : whole + split / t;
     return tokens * kBf16 * perValue;
 }
 
@@ -198,9 +251,7 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
                                bool fp8Linear) {
     const double t = plan.parallelism.tp;
     const double h = double(model.hidden);
-    const double dh = double(model.headDim());
-    const double kvDim = double(model.kv_heads) * dh;
-    const double qDim = double(model.heads) * dh; // h unless head_dim is set
+    const AttentionWidths w = model.attentionWidths();
     const double s = double(plan.sequence_length) / plan.parallelism.cp;
     const double tokens = double(plan.micro_batch_sequences) * s;
     const bool sp = plan.sequence_parallel && t > 1;
@@ -208,22 +259,23 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     if (plan.recompute == Recompute::Full) // only each layer's input is kept
         return tokens * kBf16 * h / (sp ? t : 1.0);
     if (plan.recompute == Recompute::SelectiveOp) {
-        // torchtitan's per-op policy keeps the block's input and the saved
-        // ops' outputs: wq, wv, attention, w1 and (SwiGLU) w2, the 1st, 3rd,
-        // 5th and 7th matmuls of wq wk wv wo w1 w3 w2 (GELU: wq wk wv wo w1
-        // w2, so w2 is recomputed). An MoE layer's grouped expert GEMMs are
-        // not aten.mm: they keep their activations as without recompute.
+        // torchtitan's per-op policy keeps the block's input, the attention
+        // output and the outputs of the odd matmuls (blockMatmuls: wq, wv,
+        // w1 and, SwiGLU, w2 of wq wk wv wo w1 w3 w2; GELU's w2 is the 6th
+        // and recomputed). An MoE layer's grouped expert GEMMs are not
+        // aten.mm: they keep their activations as without recompute.
         const bool gatedMlp = model.mlp == MlpKind::SwiGlu;
-        double replicatedOp = h, splitOp = qDim + kvDim + qDim;
+        double replicatedOp = h, splitOp = w.out;
+        const BlockMatmuls mms = blockMatmuls(model, 1.0, moeLayer);
+        for (int i = 0; i < mms.n; i += 2) {
+            const BlockMatmul& mm = mms.mm[std::size_t(i)];
+            (mm.kind == MmOutput::Split ? splitOp : replicatedOp) += mm.out;
+        }
         if (moeLayer && model.moe) {
             const double fe = double(model.moe->expert_ffn_hidden);
             const double copies =
                 model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
             splitOp += copies * ((gatedMlp ? 2.0 : 1.0) * fe + fe);
-        } else {
-            splitOp += double(model.ffn_hidden);
-            if (gatedMlp)
-                replicatedOp += h; // w2's output (the reduce-scatter's with SP)
         }
         const double perValue = sp ? (replicatedOp + splitOp) / t : replicatedOp + splitOp / t;
         return tokens * kBf16 * perValue;
@@ -245,8 +297,11 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     ffnIn = (gated ? 2.0 : 1.0) * ffn;
     ffnOut = ffn;
     double replicated = 8.0 * h;
-    double split = 2.0 * (qDim + kvDim) + 2.0 * kvDim + 2.0 * qDim // Q, K, V, projection input
+    double split = 2.0 * (w.q + w.k) + 2.0 * w.v + 2.0 * w.out // Q, K, V, projection input
                    + tokensFactor * (kBf16 * ffnIn + kBf16 * ffnOut);
+    // MLA's latents, the up projections' inputs (split only by SP, as the
+    // QKV input is; FP8 below with Transformer Engine's linears).
+    replicated += kBf16 * w.latent;
     if (fp8Linear && plan.fp8_linear == Fp8Linear::TransformerEngine) {
         // Transformer Engine's FP8 linears save their input as FP8 for the
         // backward, 1 byte per element (TE 1.8 module/linear.py keeps
@@ -258,8 +313,8 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
         // FC2 has its FP8 copy). The projection's FP8 input is a copy beside
         // the attention output that the attention kernel itself keeps in
         // BF16 for its backward: 1 byte more.
-        replicated = 6.0 * h;
-        split += qDim - tokensFactor * ffnOut;
+        replicated = 6.0 * h + w.latent;
+        split += w.out - tokensFactor * ffnOut;
     }
     if (!plan.flash_attention && plan.recompute == Recompute::None)
         split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
@@ -360,6 +415,7 @@ struct LayerShape {
     double T;             // tokens per GPU
     double h, dh;         // hidden, head dimension
     double headsLocal, kvLocal;
+    AttentionWidths w;     // the attention's tensors on this rank
     GemmRate linear, bf16; // the linear layers' GEMMs (FP8 for an FP8 model), and BF16
     bool sp, gated;
 };
@@ -378,13 +434,30 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.h = double(model.hidden);
     s.dh = double(model.headDim());
     s.headsLocal = double(model.heads) / s.t;
-    s.kvLocal = std::max(1.0, double(model.kv_heads) / s.t);
+    s.kvLocal = model.kvHeadsPerRank(s.t);
+    s.w = model.attentionWidths(s.t);
     s.linear = gemmRate(*ctx.gpu, linearPrecision(*ctx.gpu, model), ctx.kc);
     s.linear.fp8_recipe = plan.fp8_recipe;
     s.bf16 = gemmRate(*ctx.gpu, GemmPrecision::Bf16, ctx.kc);
     s.sp = plan.sequence_parallel && s.t > 1;
     s.gated = model.mlp == MlpKind::SwiGlu;
     return s;
+}
+
+// MLA's latents are what SP all-gathers when the down projections run on the
+// sequence shard.
+bool mlaGathersLatents(const Model& m, const LayerShape& s) {
+    return m.mla && s.sp;
+}
+
+// Output features of the GEMMs that read the layer's (normed) input on one
+// rank: the fused QKV, or MLA's down projections.
+double inputProjectionWidth(const Model& m, const LayerShape& s) {
+    if (!m.mla)
+        return s.w.q + s.w.k + s.w.v;
+    const MlaConfig& l = *m.mla;
+    return (l.q_lora_rank > 0 ? double(l.q_lora_rank) : s.w.q) +
+           double(l.kv_lora_rank + l.rope_head_dim);
 }
 
 // The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
@@ -412,7 +485,10 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     const GpuModel& gpu = *ctx.gpu;
     const KernelConstants& kc = ctx.kc;
     AttentionCore a;
-    a.flopsFull = 4.0 * s.b * s.headsLocal * s.sLocal * s.sFull * s.dh;
+    // QK^T over the score dimension, PV over the value dimension (both the
+    // head dimension, except for MLA: qk_head_dim + rope_head_dim and
+    // v_head_dim).
+    a.flopsFull = 2.0 * s.b * s.headsLocal * s.sLocal * s.sFull * (s.w.score_dim + s.w.value_dim);
     a.model = 0.5 * a.flopsFull;
     if (ctx.plan->flash_attention) {
         // FlashAttention skips masked blocks; backward recomputes the scores:
@@ -430,11 +506,12 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         // memory-bound softmax/dropout over it.
         const double batch = s.b * s.headsLocal;
         const double scoreElems = batch * s.sLocal * s.sFull;
-        a.fwd = gemmTime(gpu, s.bf16, s.sLocal, s.sFull, s.dh, batch, kc) +
-                gemmTime(gpu, s.bf16, s.sLocal, s.dh, s.sFull, batch, kc) +
+        const double dq = s.w.score_dim, dv = s.w.value_dim;
+        a.fwd = gemmTime(gpu, s.bf16, s.sLocal, s.sFull, dq, batch, kc) +
+                gemmTime(gpu, s.bf16, s.sLocal, dv, s.sFull, batch, kc) +
                 streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
-        a.bwd = 2.0 * (gemmTime(gpu, s.bf16, s.sLocal, s.sFull, s.dh, batch, kc) +
-                       gemmTime(gpu, s.bf16, s.sLocal, s.dh, s.sFull, batch, kc)) +
+        a.bwd = 2.0 * (gemmTime(gpu, s.bf16, s.sLocal, s.sFull, dq, batch, kc) +
+                       gemmTime(gpu, s.bf16, s.sLocal, dv, s.sFull, batch, kc)) +
                 streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
         a.hw = 3.0 * a.flopsFull;
     }
@@ -509,13 +586,34 @@ struct ElementwiseWork {
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                                    double ffnActBytes) {
     // Norms and residuals are split by TP only with sequence parallelism.
+    // MLA's latent norms (fused into the up projections' LayerNormLinear):
+    // read and write each latent element once more.
     if (ctx.plan->elementwise != Elementwise::Eager)
-        return {s.T * kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) + ffnActBytes,
+        return {s.T * (kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) +
+                       2.0 * kBf16 * s.w.latent) +
+                    ffnActBytes,
                 kKernelsFwd};
     const double hN = s.h / (s.sp ? s.t : 1.0);
+    ElementwiseWork w;
+    if (const auto& mla = ctx.model->mla) {
+        // torchtitan's DeepSeek-V3 attention (models/deepseek_v3/model.py):
+        // RMSNorms on the query and KV latents, RoPE on the decoupled parts
+        // only (each head's query part, the key part shared by the heads),
+        // the nope and RoPE parts concatenated into Q and K; no repeat_kv.
+        const double rope = double(mla->rope_head_dim);
+        const double ropeElems = s.headsLocal * rope + rope;
+        const bool qLatent = mla->q_lora_rank > 0;
+        w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent + 20.0 * ropeElems +
+                         4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
+                  (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+        // 14 + 7 per latent norm, 2 residual, 6 RoPE, 2 concatenations, 1
+        // transpose, the activation's, the GEMMs and the attention.
+        w.kernels = 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 6.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
+                    (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
+        return w;
+    }
     const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
     const bool repeat = s.headsLocal > s.kvLocal;
-    ElementwiseWork w;
     w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 20.0 * (hq + hk) +
                      (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
               (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
@@ -578,15 +676,24 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     const int ti = plan.parallelism.tp;
     if (ti > 1) {
         const double bytes = T * h * kBf16;
-        const double one =
-            ringAllReduceTime(bytes, ti, tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),
-                              ctx.scale_up_step_s);
-        c.tp_fwd_s = 2.0 * one;
-        c.tp_bwd_s = 2.0 * one;
+        const double bps = tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency);
+        const double one = ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
+        // MLA under SP runs its down projections on the sequence shard and
+        // all-gathers the latents, not the hidden states, before the up
+        // projections (Megatron-Core MultiLatentAttention: TELinear
+        // "duplicated", q_compressed [s/TP, b, q_lora_rank]).
+        const double gathered = mlaGathersLatents(*ctx.model, s)
+                                    ? s.w.latent + double(ctx.model->mla->rope_head_dim)
+                                    : h;
+        const double attnBytes = 0.5 * (bytes + T * gathered * kBf16);
+        const double attnTp =
+            gathered == h ? one : ringAllReduceTime(attnBytes, ti, bps, ctx.scale_up_step_s);
+        c.tp_fwd_s = one + attnTp;
+        c.tp_bwd_s = one + attnTp;
         if (full)
-            c.tp_recompute_s = 2.0 * one;
+            c.tp_recompute_s = one + attnTp;
         const double perCollective = 2.0 * (ti - 1) / ti * bytes;
-        c.tp_bytes = perCollective * (4.0 + (full ? 2.0 : 0.0));
+        c.tp_bytes = (perCollective + 2.0 * (ti - 1) / ti * attnBytes) * (2.0 + (full ? 1.0 : 0.0));
     }
     // CP: ring exchange of K and V chunks, overlapped with the attention
     // blocks (Megatron context parallelism); backward also returns dK, dV.
@@ -596,7 +703,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double bps = nvlink ? tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency)
                                   : tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency);
         const double alpha = nvlink ? ctx.scale_up_step_s : ctx.scale_out_step_s;
-        const double kvBytes = T * 2.0 * s.kvLocal * s.dh * kBf16;
+        const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
         const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
         const double bwdComm = 2.0 * fwdComm;
         c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
@@ -666,7 +773,9 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     const auto bulk = [&](const Gemm& g) { return std::max(time(g, 1) * slow, half) - time(g, 1); };
     // Shapes as m x n x k: forward T x out x in; dgrad T x in x out; wgrad
     // in x out x T.
-    const double q = (s.headsLocal + 2.0 * s.kvLocal) * s.dh, o = s.headsLocal * s.dh;
+    // The all-gathered input feeds the QKV GEMM, or MLA's down projections
+    // (the query's up projection when it has no latent).
+    const double q = inputProjectionWidth(*ctx.model, s), o = s.w.out;
     double fwd = ring({s.T, q, s.h, 1}) + pipelined({s.T, s.h, o, 1});
     double bwd = ring({s.T, o, s.h, 1}) + bulk({s.h, q, s.T, 1});
     if (ctx.moe_layer && ctx.model->moe) {
@@ -694,14 +803,35 @@ LayerCost layerCost(const LayerContext& ctx) {
     LayerCost c;
     GemmSums gemms;
 
-    // Attention projections (GQA: K and V have kv_heads heads; replicated
-    // across TP ranks when tp > kv_heads: executed on every rank, counted
-    // once as model FLOPs).
-    const double kvModel = double(model.kv_heads) / s.t;
-    gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
-              (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
-    gemms.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
-    c.params += s.h * (s.headsLocal + 2.0 * s.kvLocal) * s.dh + s.headsLocal * s.dh * s.h;
+    if (model.mla) {
+        // MLA (Megatron-Core MLASelfAttention): the down projections to the
+        // query and key/value latents are not tensor-parallel (TELinear,
+        // "duplicated"): without SP each rank runs them whole (counted once
+        // as model FLOPs); the up and output projections split by heads.
+        // Under SP each rank runs them on its own sequence shard.
+        const MlaConfig& l = *model.mla;
+        const double tokens = s.sp ? s.T / s.t : s.T, once = s.sp ? 1.0 : 1.0 / s.t;
+        const double ql = double(l.q_lora_rank), kvl = double(l.kv_lora_rank);
+        if (ql > 0) {
+            gemms.add(ctx, s.linear, {tokens, ql, s.h, 1}, once);
+            gemms.add(ctx, s.linear, {s.T, s.w.q, ql, 1});
+        } else {
+            gemms.add(ctx, s.linear, {s.T, s.w.q, s.h, 1});
+        }
+        gemms.add(ctx, s.linear, {tokens, kvl + double(l.rope_head_dim), s.h, 1}, once);
+        gemms.add(ctx, s.linear,
+                  {s.T, s.headsLocal * double(l.qk_head_dim + l.v_head_dim), kvl, 1});
+        gemms.add(ctx, s.linear, {s.T, s.h, s.w.out, 1});
+    } else {
+        // Attention projections (GQA: K and V have kv_heads heads;
+        // replicated across TP ranks when tp > kv_heads: executed on every
+        // rank, counted once as model FLOPs).
+        const double kvModel = double(model.kv_heads) / s.t;
+        gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
+                  (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
+        gemms.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
+    }
+    c.params += model.attentionParams(s.t);
     const AttentionCore attn = attentionCore(ctx, s);
     const double ffnActBytes = mlp(ctx, s, gemms, c);
     c.params += 2.0 * s.h; // norms
@@ -735,18 +865,14 @@ LayerCost layerCost(const LayerContext& ctx) {
     } else if (plan.recompute == Recompute::SelectiveOp) {
         // torchtitan's per-op policy (activation_checkpoint.py
         // _apply_op_sac: "Saves output of all compute ops, except every
-        // second mm"): the backward re-runs wk, wo and w3 (GELU: w2; an MoE
-        // layer's experts are grouped GEMMs, saved) and every elementwise op.
+        // second mm"): the backward re-runs the even matmuls of
+        // blockMatmuls (wk, wo and w3; GELU: w2; an MoE layer's experts are
+        // grouped GEMMs, saved) and every elementwise op.
         GemmSums redo;
-        redo.add(ctx, s.linear, {s.T, s.kvLocal * s.dh, s.h, 1});
-        redo.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
-        if (!(ctx.moe_layer && model.moe)) {
-            const double f = double(model.ffn_hidden) / s.t;
-            if (s.gated)
-                redo.add(ctx, s.linear, {s.T, f, s.h, 1});
-            else
-                redo.add(ctx, s.linear, {s.T, s.h, f, 1});
-        }
+        const BlockMatmuls mms = blockMatmuls(model, s.t, ctx.moe_layer);
+        for (int i = 1; i < mms.n; i += 2)
+            redo.add(ctx, s.linear,
+                     {s.T, mms.mm[std::size_t(i)].out, mms.mm[std::size_t(i)].in, 1});
         c.recompute_s = redo.fwd + elemFwdS + permuteS + kernelsFwd * kc.kernel_overhead_s;
         hwTotal += redo.hwFlops;
     }

@@ -74,9 +74,8 @@ double orDefault(double v, double d) {
 // layerCost, embeddingCost and logitsCost count them, unsharded).
 double modelParams(const Model& m) {
     const double h = double(m.hidden);
-    const double dh = double(m.headDim());
     const double gatedFactor = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
-    const double attention = h * (m.heads + 2.0 * m.kv_heads) * dh + m.heads * dh * h;
+    const double attention = m.attentionParams();
     const double norms = 2.0 * h;
     const double denseMlp = gatedFactor * h * double(m.ffn_hidden);
     double moeMlp = denseMlp;

@@ -81,10 +81,7 @@ std::vector<int> proportional(int total, const std::vector<double>& weights) {
 // (core/cost/compute.cpp) without the terms that only grow it.
 double layerParamsLowerBound(const Model& m, int tp, int ep, bool moeLayer) {
     const double h = double(m.hidden);
-    const double dh = double(m.headDim());
-    const double heads = double(m.heads) / tp;
-    const double kv = std::max(1.0, double(m.kv_heads) / tp);
-    double p = h * (heads + 2.0 * kv) * dh + heads * dh * h;
+    double p = m.attentionParams(tp);
     const double gated = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
     if (moeLayer && m.moe) {
         p += double(m.moe->experts) / ep * gated * h * double(m.moe->expert_ffn_hidden) / tp;

@@ -999,8 +999,7 @@ namespace {
 // gradients are reduced over the expert-data-parallel group only).
 double replicatedParameters(const Model& m) {
     const double h = double(m.hidden);
-    const double dh = double(m.headDim());
-    const double attention = h * (m.heads + 2.0 * m.kv_heads) * dh + m.heads * dh * h;
+    const double attention = m.attentionParams();
     const double gated = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
     const int moeLayers = m.moeLayersIn(0, m.layers);
     const double dense = (m.layers - moeLayers) * gated * h * double(m.ffn_hidden);

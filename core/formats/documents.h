@@ -63,7 +63,7 @@ std::vector<Diagnostic> validateScenario(const Scenario& s, const SourceNames& n
 nlohmann::json toJson(const Cluster& c);
 nlohmann::json toJson(const Model& m);
 nlohmann::json toJson(const Plan& p);
-nlohmann::json toJson(const Scenario& s); // inline form
+nlohmann::json toJson(const Scenario& s);           // inline form
 std::string dumpCanonical(const nlohmann::json& j); // 2-space indent, trailing newline
 
 // Write-to-temporary then rename: a crash never leaves a half-written file.

@@ -138,6 +138,7 @@ inline constexpr IntRange kSocketsPerConnectionRange{1, 64, true};
 inline constexpr IntRange kHostNetCoresRange{1, 4096, true};
 inline constexpr IntRange kLayersRange{1, kMaxLayers};
 inline constexpr IntRange kWidthRange{1, kMaxWidth};
+inline constexpr IntRange kWidthOrNoneRange{0, kMaxWidth}; // 0: the part is absent
 inline constexpr IntRange kHeadsRange{1, kMaxHeads};
 inline constexpr IntRange kVocabRange{1, kMaxVocab};
 inline constexpr IntRange kExpertsRange{1, kMaxExperts};

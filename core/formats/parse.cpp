@@ -538,6 +538,17 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         moe.finish();
         m.moe = e;
     }
+    ObjectReader mla = r.object("mla", kOptional);
+    if (mla.valid()) {
+        MlaConfig a;
+        mla.integer("q_lora_rank", a.q_lora_rank, kOptional, formats::kWidthOrNoneRange);
+        mla.integer("kv_lora_rank", a.kv_lora_rank, kRequired, formats::kWidthRange);
+        mla.integer("qk_head_dim", a.qk_head_dim, kRequired, formats::kWidthRange);
+        mla.integer("rope_head_dim", a.rope_head_dim, kRequired, formats::kWidthOrNoneRange);
+        mla.integer("v_head_dim", a.v_head_dim, kRequired, formats::kWidthRange);
+        mla.finish();
+        m.mla = a;
+    }
     r.finish();
     formats::checkModel(m, d);
     return m;

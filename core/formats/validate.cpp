@@ -299,10 +299,26 @@ void checkModel(const Model& m, Diagnostics& d) {
     checkInt(d, "/vocab", m.vocab, kVocabRange);
     if (headsOk && kvOk && m.heads % m.kv_heads != 0)
         d.error("/kv_heads", "must divide heads (" + str(m.heads) + "), got " + str(m.kv_heads));
-    if (m.head_dim != 0)
+    if (m.mla && !d.isBad("/mla")) {
+        // Every head has its own key and value (from the shared latent).
+        if (headsOk && kvOk && m.kv_heads != m.heads)
+            d.error("/kv_heads", "must equal heads (" + str(m.heads) +
+                                     ") with multi-head latent attention (mla), got " +
+                                     str(m.kv_heads));
+        if (m.head_dim != 0)
+            d.error("/head_dim",
+                    "is set by mla (qk_head_dim, rope_head_dim, v_head_dim): leave it out");
+        const MlaConfig& a = *m.mla;
+        checkInt(d, "/mla/q_lora_rank", a.q_lora_rank, kWidthOrNoneRange);
+        checkInt(d, "/mla/kv_lora_rank", a.kv_lora_rank, kWidthRange);
+        checkInt(d, "/mla/qk_head_dim", a.qk_head_dim, kWidthRange);
+        checkInt(d, "/mla/rope_head_dim", a.rope_head_dim, kWidthOrNoneRange);
+        checkInt(d, "/mla/v_head_dim", a.v_head_dim, kWidthRange);
+    } else if (m.head_dim != 0) {
         checkInt(d, "/head_dim", m.head_dim, kWidthRange);
-    else if (headsOk && hiddenOk && m.hidden % m.heads != 0)
+    } else if (headsOk && hiddenOk && m.hidden % m.heads != 0) {
         d.error("/heads", "must divide hidden (" + str(m.hidden) + "), got " + str(m.heads));
+    }
     if (m.moe && !d.isBad("/moe")) {
         const MoeConfig& e = *m.moe;
         const bool expertsOk =

@@ -67,7 +67,8 @@ const std::map<std::string, int>& keyRank() {
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp",
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
-            "shared_experts", "dense_layers", "capacity_factor",
+            "shared_experts", "dense_layers", "capacity_factor", "mla", "q_lora_rank",
+            "kv_lora_rank", "qk_head_dim", "rope_head_dim", "v_head_dim",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
             "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute",
@@ -282,6 +283,12 @@ nlohmann::json toJson(const Model& m) {
                     {"dense_layers", m.moe->dense_layers},
                     {"capacity_factor", number(m.moe->capacity_factor)}};
     }
+    if (m.mla)
+        j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                    {"kv_lora_rank", m.mla->kv_lora_rank},
+                    {"qk_head_dim", m.mla->qk_head_dim},
+                    {"rope_head_dim", m.mla->rope_head_dim},
+                    {"v_head_dim", m.mla->v_head_dim}};
     return j;
 }
 

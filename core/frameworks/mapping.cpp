@@ -664,6 +664,32 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     if (auto kv = r.integer("kv_channels", "model:/head_dim");
         kv && *kv > 0 && m.heads > 0 && *kv != m.hidden / m.heads)
         m.head_dim = *kv;
+    // --multi-latent-attention (Megatron-Core MLATransformerConfig): the
+    // latent ranks and head widths, with argparse's defaults
+    // (megatron/training/arguments.py: --q-lora-rank None, --kv-lora-rank 32,
+    // --qk-head-dim 128, --qk-pos-emb-head-dim 64, --v-head-dim 128). Every
+    // head has its own key and value: query groups and kv-channels do not
+    // apply.
+    {
+        static const char* const kMlaKeys[] = {"q_lora_rank", "kv_lora_rank", "qk_head_dim",
+                                               "qk_pos_emb_head_dim", "v_head_dim"};
+        if (r.flag("multi_latent_attention", "model:/mla")) {
+            MlaConfig a;
+            a.q_lora_rank = r.integer("q_lora_rank", "model:/mla/q_lora_rank").value_or(0);
+            a.kv_lora_rank = r.integer("kv_lora_rank", "model:/mla/kv_lora_rank").value_or(32);
+            a.qk_head_dim = r.integer("qk_head_dim", "model:/mla/qk_head_dim").value_or(128);
+            a.rope_head_dim =
+                r.integer("qk_pos_emb_head_dim", "model:/mla/rope_head_dim", 0).value_or(64);
+            a.v_head_dim = r.integer("v_head_dim", "model:/mla/v_head_dim").value_or(128);
+            m.mla = a;
+            m.kv_heads = m.heads;
+            m.head_dim = 0;
+        } else {
+            for (const char* key : kMlaKeys)
+                if (r.has(key))
+                    r.unuse(key, "only read with multi-latent attention");
+        }
+    }
     if (nemo) {
         m.tied_embeddings = true; // share_embeddings_and_output_weights defaults to true
         if (r.has("share_embeddings_and_output_weights"))

@@ -573,6 +573,15 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     }
     if (m.head_dim != 0 && m.head_dim != m.hidden / m.heads)
         add("--kv-channels", num(m.head_dim));
+    if (m.mla) {
+        add("--multi-latent-attention");
+        if (m.mla->q_lora_rank > 0)
+            add("--q-lora-rank", num(m.mla->q_lora_rank));
+        add("--kv-lora-rank", num(m.mla->kv_lora_rank));
+        add("--qk-head-dim", num(m.mla->qk_head_dim));
+        add("--qk-pos-emb-head-dim", num(m.mla->rope_head_dim));
+        add("--v-head-dim", num(m.mla->v_head_dim));
+    }
     if (m.mlp == MlpKind::SwiGlu)
         add("--swiglu");
     if (!m.tied_embeddings)

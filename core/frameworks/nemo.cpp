@@ -453,6 +453,14 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("num_query_groups", m.kv_heads != m.heads ? num(m.kv_heads) : "null");
     if (m.head_dim != 0 && m.head_dim != m.hidden / m.heads)
         add("kv_channels", num(m.head_dim));
+    if (m.mla) {
+        add("multi_latent_attention", "true");
+        add("q_lora_rank", m.mla->q_lora_rank > 0 ? num(m.mla->q_lora_rank) : "null");
+        add("kv_lora_rank", num(m.mla->kv_lora_rank));
+        add("qk_head_dim", num(m.mla->qk_head_dim));
+        add("qk_pos_emb_head_dim", num(m.mla->rope_head_dim));
+        add("v_head_dim", num(m.mla->v_head_dim));
+    }
     add("activation", m.mlp == MlpKind::SwiGlu ? "fast-swiglu" : "gelu");
     add("share_embeddings_and_output_weights", yamlBool(m.tied_embeddings));
     if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)

@@ -19,6 +19,30 @@ struct MoeConfig {
     bool operator==(const MoeConfig&) const = default;
 };
 
+// Multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3; Megatron-Core
+// MLASelfAttention): queries, and keys and values, are projected down to
+// low-rank latents and up again per head; keys and queries carry a
+// decoupled RoPE part, the key's shared by all heads.
+struct MlaConfig {
+    std::int64_t q_lora_rank = 0; // 0: queries projected straight from the hidden state
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_head_dim = 0;   // per head, without the RoPE part
+    std::int64_t rope_head_dim = 0; // the decoupled RoPE part of queries and keys
+    std::int64_t v_head_dim = 0;
+
+    bool operator==(const MlaConfig&) const = default;
+};
+
+// The attention's tensors per token, summed over the heads of one of `tp`
+// ranks (tp 1: the whole layer).
+struct AttentionWidths {
+    double q = 0, k = 0, v = 0; // queries, keys, values as the attention core reads them
+    double out = 0;             // the core's output: the output projection's input
+    double latent = 0;          // MLA's latents, the up projections' inputs (replicated over TP)
+    double score_dim = 0;       // per head: the q·k dimension, and the value dimension
+    double value_dim = 0;
+};
+
 enum class MlpKind { Gelu, SwiGlu };
 enum class DType { BF16, FP8 };
 
@@ -38,9 +62,48 @@ struct Model {
     DType dtype = DType::BF16;
     bool tied_embeddings = false;
     std::optional<MoeConfig> moe;
+    std::optional<MlaConfig> mla;
 
     std::int64_t headDim() const {
         return head_dim > 0 ? head_dim : heads > 0 ? hidden / heads : 0;
+    }
+    // Query heads on one of `tp` ranks; KV heads too, replicated across the
+    // ranks when tp > kv_heads (GQA).
+    double headsPerRank(double tp) const { return double(heads) / tp; }
+    double kvHeadsPerRank(double tp) const { return std::max(1.0, double(kv_heads) / tp); }
+    AttentionWidths attentionWidths(double tp = 1) const {
+        AttentionWidths w;
+        const double a = headsPerRank(tp);
+        if (mla) {
+            w.score_dim = double(mla->qk_head_dim + mla->rope_head_dim);
+            w.value_dim = double(mla->v_head_dim);
+            w.q = w.k = a * w.score_dim;
+            w.v = w.out = a * w.value_dim;
+            w.latent = double(mla->q_lora_rank + mla->kv_lora_rank);
+            return w;
+        }
+        w.score_dim = w.value_dim = double(headDim());
+        w.q = w.out = a * w.score_dim;
+        w.k = w.v = kvHeadsPerRank(tp) * w.score_dim;
+        return w;
+    }
+    // Attention weights of one layer on one of `tp` ranks (tp 1: the whole
+    // layer). MLA's down projections and their norms are replicated over
+    // the ranks (Megatron-Core: linear_q_down_proj / linear_kv_down_proj
+    // are not tensor-parallel), its up projections split by heads.
+    double attentionParams(double tp = 1) const {
+        const double h = double(hidden), a = headsPerRank(tp);
+        if (mla) {
+            const double ql = double(mla->q_lora_rank), kvl = double(mla->kv_lora_rank);
+            const double qk = double(mla->qk_head_dim + mla->rope_head_dim);
+            const double down =
+                (ql > 0 ? h * ql + ql : 0.0) + h * (kvl + double(mla->rope_head_dim)) + kvl;
+            const double up =
+                (ql > 0 ? ql : h) * a * qk + kvl * a * double(mla->qk_head_dim + mla->v_head_dim);
+            return down + up + a * double(mla->v_head_dim) * h;
+        }
+        const double dh = double(headDim());
+        return h * (a + 2.0 * kvHeadsPerRank(tp)) * dh + a * dh * h;
     }
     // Layers with experts among the `n` layers from `first` on (the leading
     // dense_layers have a dense MLP).

@@ -135,6 +135,7 @@ private Q_SLOTS:
     void overlappedCollectivesTakeSmsFromCompute();
     void moeTokensArePermutedAroundTheExperts();
     void epAllToAllSplitsHostAndNetwork();
+    void latentAttentionLayer();
     void eagerOpsStreamEachTensor();
     void delayedScalingCastsInOnePass();
     void transformerEngineSavesFp8Inputs();
@@ -527,6 +528,67 @@ void TestFidelity::epAllToAllSplitsHostAndNetwork() {
     QVERIFY_CLOSE(ep8.ep_fwd_s, 2 * 7 * (perPeer8 / up + ctx8.scale_up_step_s), 1e-9);
     // The bytes leaving the GPU are the same either way.
     QVERIFY_CLOSE(ep16.ep_bytes_fwd_one_way, 15 * perPeer, 1e-12);
+}
+
+void TestFidelity::latentAttentionLayer() {
+    // MLA (DeepSeek-V2 §2.1): against the same layer with multi-head
+    // attention, the projections are the latents' down and up projections,
+    // the attention core runs q·k over qk + rope dims and p·v over v dims,
+    // and SP all-gathers the latents, not the hidden states.
+    Model gqa = smallLlama();
+    gqa.kv_heads = gqa.heads;
+    Model mla = gqa;
+    mla.mla = MlaConfig{256, 128, 64, 32, 96};
+    const double h = double(gqa.hidden), a = gqa.heads, dh = double(gqa.headDim());
+    const double ql = 256, kvl = 128, qk = 64 + 32, v = 96;
+    // Weights: q down + its norm, q up, kv down (latent and the shared RoPE
+    // key) + its norm, kv up (each head's key and value), output.
+    const double mlaParams =
+        h * ql + ql + ql * a * qk + h * (kvl + 32) + kvl + kvl * a * (64 + v) + a * v * h;
+    QVERIFY_CLOSE(mla.attentionParams(), mlaParams, 1e-15);
+    QVERIFY_CLOSE(gqa.attentionParams(), 4 * h * a * dh, 1e-15);
+    // Tensor parallel: the down projections and their norms on every rank.
+    QVERIFY_CLOSE(mla.attentionParams(2),
+                  h * ql + ql + h * (kvl + 32) + kvl +
+                      (mlaParams - h * ql - ql - h * (kvl + 32) - kvl) / 2,
+                  1e-15);
+
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto layer = [&](const Model& m, int tp, bool sp) {
+        Plan p = makePlan(tp, 1, 8, 64);
+        p.sequence_parallel = sp;
+        return layerCost(layerContext(c, c.buildings[0], m, p));
+    };
+    const LayerCost g1 = layer(gqa, 1, true), m1 = layer(mla, 1, true);
+    QVERIFY_CLOSE(m1.params - g1.params, mlaParams - gqa.attentionParams(), 1e-12);
+    // Model FLOPs per token forward: 2 per projection weight (norms aside),
+    // and the causal core: (qk + v) per head and key against (2 dh) before.
+    const double T = 2048, linearMla = mlaParams - ql - kvl;
+    const double coreMla = 0.5 * 2.0 * T * a * (qk + v), coreGqa = 0.5 * 2.0 * T * a * 2.0 * dh;
+    QVERIFY_CLOSE(m1.model_flops_fwd - g1.model_flops_fwd,
+                  T * (2.0 * (linearMla - 4 * h * a * dh) + coreMla - coreGqa), 1e-9);
+    // TP 2 with SP: each rank runs the down projections on its half of the
+    // sequence: the model work halves. Without SP each runs them whole.
+    const LayerCost sp2 = layer(mla, 2, true), full2 = layer(mla, 2, false);
+    QVERIFY_CLOSE(2 * sp2.model_flops_fwd, m1.model_flops_fwd, 1e-9);
+    QVERIFY_CLOSE(full2.model_flops_fwd, sp2.model_flops_fwd, 1e-9);
+    const double down = 2.0 * T * h * (ql + kvl + 32);
+    QVERIFY_CLOSE(full2.hw_flops_total - sp2.hw_flops_total, 3.0 * down / 2, 1e-9);
+    // SP gathers the latents (ql, and kvl with the RoPE key) before the up
+    // projections: less TP traffic than gathering the hidden states; the
+    // MLP's collectives are untouched.
+    const LayerCost gqa2 = layer(gqa, 2, true);
+    QVERIFY(sp2.tp_bytes < gqa2.tp_bytes);
+    QVERIFY_CLOSE(gqa2.tp_bytes - sp2.tp_bytes,
+                  2.0 * 0.5 * 2.0 * (2 - 1) / 2.0 * T * (h - (ql + kvl + 32)) * 2.0, 1e-12);
+    // Saved activations (SP off, tp 1): Q and K of qk + rope dims per head,
+    // V and the core's output of v dims, and the two latents, in BF16.
+    Plan p = makePlan(1, 1, 8, 64);
+    const double perTokenDelta =
+        2.0 * (a * qk + a * qk - 2 * h) + 2.0 * (a * v - h) + 2.0 * (a * v - h) + 2.0 * (ql + kvl);
+    QVERIFY_CLOSE(activationBytesPerLayer(mla, p, false, false) -
+                      activationBytesPerLayer(gqa, p, false, false),
+                  T * perTokenDelta, 1e-12);
 }
 
 void TestFidelity::eagerOpsStreamEachTensor() {

@@ -79,6 +79,11 @@ const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, 
   "kv_heads": 4, "vocab": 50000, "mlp": "gelu", "dtype": "fp8", "tied_embeddings": true,
   "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 1408, "shared_experts": 1,
           "dense_layers": 1, "capacity_factor": 1.25}})";
+// Multi-head latent attention, DeepSeek-V3's widths (its config.json).
+const char* const kMlaModel = R"({"format": "scaleacross.model", "version": 1, "name": "mla",
+  "layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "vocab": 129280,
+  "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64,
+          "v_head_dim": 128}})";
 const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "name": "full",
   "description": "everything", "sequence_length": 4096, "global_batch_sequences": 256,
   "micro_batch_sequences": 2, "parallelism": {"tp": 4, "cp": 2, "pp": 4, "dp": 16, "ep": 8},
@@ -215,6 +220,11 @@ void TestFormats::goodDocuments_data() {
     QTest::newRow("minimal model") << "model" << kMinimalModel;
     QTest::newRow("minimal plan") << "plan" << kMinimalPlan;
     QTest::newRow("full model") << "model" << kFullModel;
+    QTest::newRow("latent attention model") << "model" << kMlaModel;
+    QTest::newRow("latent attention without a query latent")
+        << "model"
+        << QString::fromStdString(
+               edited(kMlaModel, {"/mla/q_lora_rank=0", "/mla/rope_head_dim=0"}));
     QTest::newRow("full plan") << "plan" << kFullPlan;
     QTest::newRow("inline scenario") << "scenario" << QString::fromStdString(scenarioText());
     QTest::newRow("power-capped gpu")
@@ -636,6 +646,24 @@ void TestFormats::badDocuments_data() {
         {"model.json: /moe/top_k: must be at most experts (8), got 9"});
     bad("moe missing key", "model", {R"(/moe={"experts": 8, "top_k": 2})"},
         {"model.json: /moe: missing required key 'expert_ffn_hidden'"});
+    bad("latent attention with kv heads", "model",
+        {R"(/mla={"kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64, "v_head_dim": 128})",
+         "/kv_heads=8"},
+        {"model.json: /kv_heads: must equal heads (32) with multi-head latent attention (mla), "
+         "got 8"});
+    bad("latent attention with a head dim", "model",
+        {R"(/mla={"kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64, "v_head_dim": 128})",
+         "/kv_heads=32", "/head_dim=192"},
+        {"model.json: /head_dim: is set by mla (qk_head_dim, rope_head_dim, v_head_dim): leave it "
+         "out"});
+    bad("latent attention missing its rank", "model",
+        {R"(/mla={"qk_head_dim": 128, "rope_head_dim": 64, "v_head_dim": 128})", "/kv_heads=32"},
+        {"model.json: /mla: missing required key 'kv_lora_rank'"});
+    bad("latent attention negative rank", "model",
+        {R"(/mla={"q_lora_rank": -1, "kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64,
+          "v_head_dim": 128})",
+         "/kv_heads=32"},
+        {"model.json: /mla/q_lora_rank: must be a non-negative integer, got -1"});
     bad("all layers dense", "model",
         {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "dense_layers": 32})"},
         {"model.json: /moe/dense_layers: must be less than layers (32), got 32"});

@@ -317,6 +317,7 @@ private Q_SLOTS:
     void refusals();
     void scriptExpansion();
     void headSizeFromKvChannels();
+    void latentAttention();
     void attentionBackendEnvironment_data();
     void attentionBackendEnvironment();
     void everySettingReported();
@@ -577,6 +578,45 @@ void TestFrameworks::headSizeFromKvChannels() {
     QCOMPARE(same.model->head_dim, 0);
     QVERIFY(exportPlan(Framework::Megatron, *same.model, *same.plan).text.find("--kv-channels") ==
             std::string::npos);
+}
+
+void TestFrameworks::latentAttention() {
+    // --multi-latent-attention with DeepSeek-V3's widths; what is left out
+    // takes Megatron's argparse default (--qk-pos-emb-head-dim 64).
+    const std::string script =
+        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 8 --hidden-size "
+        "7168 --num-attention-heads 128 --seq-length 4096 --micro-batch-size 1 "
+        "--global-batch-size 64 --vocab-size 129280 --bf16 --tensor-model-parallel-size 8 "
+        "--sequence-parallel --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 "
+        "--qk-head-dim 128 --v-head-dim 128 --group-query-attention --num-query-groups 8";
+    ImportOptions opt;
+    opt.file = "mla.sh";
+    const Imported got = importMegatronScript(script, opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QVERIFY(got.model->mla);
+    QCOMPARE(*got.model->mla, (sa::MlaConfig{1536, 512, 128, 64, 128}));
+    QCOMPARE(got.model->kv_heads, 128); // every head its own key and value
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QCOMPARE(again.model->mla, got.model->mla);
+    }
+    // Without the flag the latent settings are reported and not used.
+    const std::string plain = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py "
+                              "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 "
+                              "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
+                              "--vocab-size 32000 --bf16 --kv-lora-rank 512";
+    const Imported without = importMegatronScript(plain, opt);
+    QVERIFY2(without.ok(), problems(without.problems).constData());
+    QVERIFY(!without.model->mla);
+    bool ignored = false;
+    for (const auto& i : without.ignored)
+        ignored = ignored || (i.setting == "--kv-lora-rank" &&
+                              i.why.find("multi-latent attention") != std::string::npos);
+    QVERIFY(ignored);
 }
 
 void TestFrameworks::attentionBackendEnvironment_data() {
