@@ -547,6 +547,26 @@ double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
 }
 
 // TP, CP and EP communication of the layer on the critical path.
+// One all-to-all among `ep` ranks, each a cell of `cellGpus` consecutive GPUs
+// (the rank order puts TP and CP inside EP), sending `perPeer` bytes to every
+// other rank. NCCL runs an all-to-all as grouped point-to-point sends to all
+// peers at once (nccl-tests alltoall.cu: ncclSend/ncclRecv per peer inside
+// ncclGroupStart/End), so the peers on the same host are reached over the
+// scale-up fabric while those on other hosts go through the GPU's own NIC,
+// concurrently: the slower of the two bounds the exchange (the split
+// DeepSeek-V3, §3.2.2, builds its dispatch around: IB and NVLink in
+// parallel, 50 vs 160 GB/s per GPU).
+double epAllToAllTime(const LayerContext& ctx, double perPeer, int cellGpus, int ep) {
+    const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, cellGpus), 1, ep);
+    const double local =
+        (onHost - 1) *
+        (perPeer / tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency) + ctx.scale_up_step_s);
+    const double remote =
+        (ep - onHost) * (perPeer / tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency) +
+                         ctx.scale_out_step_s);
+    return std::max(local, remote);
+}
+
 void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore& attn,
                LayerCost& c) {
     const Plan& plan = *ctx.plan;
@@ -591,13 +611,8 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double tokensDispatched = s.sp ? T / s.t : T;
         const double oneWay =
             tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (epi - 1) / epi;
-        const bool nvlink = ti * cpi * epi <= ctx.gpus_per_host;
-        const double bps = nvlink ? tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency)
-                                  : tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency);
-        const double alpha = nvlink ? ctx.scale_up_step_s : ctx.scale_out_step_s;
-        const double a2a = oneWay / bps + (epi - 1) * alpha;
-        c.ep_fwd_s = 2.0 * a2a;
-        c.ep_bwd_s = 2.0 * a2a;
+        c.ep_fwd_s = 2.0 * epAllToAllTime(ctx, oneWay / (epi - 1), ti * cpi, epi);
+        c.ep_bwd_s = c.ep_fwd_s;
         c.ep_bytes_fwd_one_way = oneWay;
         c.ep_bytes = oneWay * (4.0 + (full ? 2.0 : 0.0));
     }

@@ -134,6 +134,7 @@ private Q_SLOTS:
     void dataParallelSharesLinksWithActivations();
     void overlappedCollectivesTakeSmsFromCompute();
     void moeTokensArePermutedAroundTheExperts();
+    void epAllToAllSplitsHostAndNetwork();
     void eagerOpsStreamEachTensor();
     void delayedScalingCastsInOnePass();
     void transformerEngineSavesFp8Inputs();
@@ -490,6 +491,42 @@ void TestFidelity::moeTokensArePermutedAroundTheExperts() {
     // A dense layer permutes nothing.
     Plan p = makePlan(1, 1, 8, 64);
     QCOMPARE(layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).moe_permute_s, 0.0);
+}
+
+void TestFidelity::epAllToAllSplitsHostAndNetwork() {
+    // EP 16 over two 8-GPU hosts: each GPU sends 1/16 of its top_k copies to
+    // each peer, 7 of them on its host (NVLink) and 8 on the other (its NIC),
+    // both at once; the NIC's share bounds the exchange. Before, every byte
+    // was charged to the NIC as soon as the group left the host.
+    Model m = smallLlama();
+    m.moe = moeOf(128, 8, 768);
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto layer = [&](int ep) {
+        Plan p = makePlan(1, 1, 16, 64);
+        p.micro_batch_sequences = 2;
+        p.parallelism.ep = ep;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return std::pair(ctx, layerCost(ctx));
+    };
+    const auto [ctx16, ep16] = layer(16);
+    const double T = 2.0 * 2048; // tokens per GPU (makePlan's sequence of 2048)
+    const double perPeer = T * 8 * m.hidden * 2.0 / 16;
+    const double up = ctx16.scale_up_gbps * 1e9 / 8 * ctx16.scale_up_efficiency;
+    const double out = ctx16.scale_out_gbps * 1e9 / 8 * ctx16.scale_out_efficiency;
+    const double local = 7 * (perPeer / up + ctx16.scale_up_step_s);
+    const double remote = 8 * (perPeer / out + ctx16.scale_out_step_s);
+    QVERIFY(remote > local);
+    QVERIFY_CLOSE(ep16.ep_fwd_s, 2 * remote, 1e-9);
+    QVERIFY_CLOSE(ep16.ep_bwd_s, ep16.ep_fwd_s, 1e-12);
+    // The old charge: all 15 peers' bytes through the NIC.
+    QVERIFY(ep16.ep_fwd_s < 0.6 * 2 * 15 * (perPeer / out + ctx16.scale_out_step_s));
+    // Inside one host nothing changes: all peers over NVLink.
+    const auto [ctx8, ep8] = layer(8);
+    const double perPeer8 = T * 8 * m.hidden * 2.0 / 8;
+    QVERIFY_CLOSE(ep8.ep_fwd_s, 2 * 7 * (perPeer8 / up + ctx8.scale_up_step_s), 1e-9);
+    // The bytes leaving the GPU are the same either way.
+    QVERIFY_CLOSE(ep16.ep_bytes_fwd_one_way, 15 * perPeer, 1e-12);
 }
 
 void TestFidelity::eagerOpsStreamEachTensor() {
