@@ -17,11 +17,13 @@
 # requested but Bridge drops it at TP 1; DDP bucket 128M parameters
 # (training/comm_overlap.py); gradients reduced in BF16; recompute off.
 
-# perf_plugins.py: DeepEP/HybridEP dispatchers get 32 connections.
+# perf_plugins.py: DeepEP/HybridEP dispatchers get 32 connections; HybridEP's
+# NVLink domain is the DGX node (8 GPUs).
 export CUDA_DEVICE_MAX_CONNECTIONS=32
 export NVLINK_DOMAIN_SIZE=8
 export USE_MNNVL=0
 export NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN=8
+export NUM_OF_TOKENS_PER_CHUNK_COMBINE_API=128
 
 torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
