@@ -165,6 +165,19 @@ std::vector<PublishedRow> publishedRows() {
     // Qwen3's heads are 128 wide, twice hidden / heads (--kv-channels 128: the model's head_dim).
     add("megatron/mbridge2511-qwen3-30b-a3b-16.sh", "plans/mbridge2511-qwen3-30b-a3b-16.json",
         "models/qwen3-30b-a3b-fp8.json", 0, {R, B, S});
+    // Megatron-Bridge 26.04.01 (v0.4.2 presets): encoded with Megatron's rank order, its
+    // sequence parallelism off at tp 1 and Bridge's 128M-parameter bucket (256 MiB in BF16).
+    add("megatron/mbridge2604-llama3-70b-64.sh", "plans/mbridge2604-llama3-70b-64.json",
+        "models/llama3-70b-fp8.json", 0, {V});
+    add("megatron/mbridge2604-llama31-405b-1024.sh", "plans/mbridge2604-llama31-405b-1024.json",
+        "models/llama31-405b-fp8.json", 0, {V});
+    add("megatron/mbridge2604-qwen3-30b-a3b-16.sh", "plans/mbridge2604-qwen3-30b-a3b-16.json",
+        "models/qwen3-30b-a3b-fp8.json", 0, {});
+    // EP 32 with expert TP 1 over tp 2 x dp 16: the documents carve ep out of dp and split
+    // experts with tp (the plan encodes ep 16 with experts over tp 2, its assumptions say why).
+    add("megatron/mbridge2604-qwen3-235b-a22b-256.sh",
+        "plans/mbridge2604-qwen3-235b-a22b-256.json", "models/qwen3-235b-a22b-fp8.json", 0, {},
+        "--expert-tensor-parallel-size");
     // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
     // vocabulary size comes with the import options.
     add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",

@@ -43,7 +43,7 @@ def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, m
 
 def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="none", sp=True,
          kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None,
-         attention=None):
+         attention=None, rank_order=None):
     doc = {
         "format": "scaleacross.plan", "version": 1, "name": name, "description": desc,
         "sequence_length": seq, "global_batch_sequences": gbs, "micro_batch_sequences": mbs,
@@ -54,6 +54,8 @@ def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="non
     }
     if attention:
         doc["attention_kernel"] = attention
+    if rank_order:
+        doc["rank_order"] = rank_order
     if layers_per_stage:
         doc["placement"] = {"layers_per_stage": layers_per_stage}
     dump("plans/" + name + ".json", doc)
@@ -354,6 +356,137 @@ run("mbridge2511-qwen3-30b-a3b-16", "megatron-bridge-25.11", MB + ", row Qwen3_3
     MB_ASSUME + ["force-balanced routing matches the model's even expert load; capacity factor 1",
                  "MoE all-to-all overlap (--overlap-moe-expert-parallel-comm) not expressible"],
     published_tflops_per_gpu=121)
+
+# ------------- Megatron-Bridge 26.04.01 (DGX-H100; FP8 current scaling; MoE)
+# The presets are those of Megatron-Bridge v0.4.2 (c81012934, 2026-05-28), the
+# release the docs' version list pairs with the 26.04.01 container ("0.4.2 ·
+# 26.04.01", docs/versions1.json); it carries the table itself (2b82f6f17,
+# "26.04.01_perf_summary") and pins Megatron-LM 2edffadb52.
+MB26 = ("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md, '26.04.01 NeMo Container', "
+        "'Pre-Training Performance' (commit 067f987df; the same table is docs/performance-summary.md "
+        "at v0.4.2, c81012934, the 26.04.01 release)")
+MB26_CFG = ("Megatron-Bridge v0.4.2 (c81012934) scripts/performance: ")
+MB26_ASSUME = [
+    "FP8 is the H100 presets' fp8_cs (utils/precision.py: bf16_with_fp8_current_scaling_mixed, "
+    "per-tensor current scaling, with first_last_layers_bf16 off so every layer runs FP8) mapped "
+    "to dtype fp8; its fp8_param_gather (the distributed optimizer all-gathers FP8 parameters) is "
+    "not expressible",
+    "grad_reduce_bytes 2: the perf configs set mixed_precision.grad_reduce_in_fp32 and "
+    "ddp.grad_reduce_in_fp32 to False (gradients reduced in BF16)",
+    "distributed optimizer (ZeRO-1) with overlap_grad_reduce / overlap_param_gather (the recipe's "
+    "ddp config); Bridge's CommOverlapConfig sets the DDP bucket to 128M parameters, 256 MiB in "
+    "BF16, the documents' default",
+    "rank order [tp, cp, dp, pp]: Megatron-Core's default (no use_tp_pp_dp_mapping in the recipes)",
+    "recompute none and CUDA graphs off: the recipe's recompute_granularity None and "
+    "cuda_graph_impl 'none', which the H100 FP8_CS preset leaves as they are",
+    "attention_kernel auto (Transformer Engine's pick, cuDNN fused attention on Hopper): the "
+    "recipes set attention_backend None and perf_plugins.py sets neither NVTE_FUSED_ATTN nor "
+    "NVTE_FLASH_ATTN",
+    "sequence parallel where TP > 1 (WorkloadBaseConfig.sequence_parallel = tp > 1)",
+]
+MB26_PG = ("overlap_param_gather_with_optimizer_step (utils/overrides.py set_post_overrides, "
+           "dp > 1, pp > 1, vp > 1) is not expressible")
+
+p = plan("mbridge2604-llama3-70b-64", "Megatron-Bridge 26.04.01: LLAMA3_70B 64 GPUs, TP4 PP8 VP5 "
+         "DP2, MBS 1, GBS 256, seq 8192 (GA 128)", 8192, 256, 1, 4, 1, 8, 2, kind="interleaved",
+         v=5, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"])
+run("mbridge2604-llama3-70b-64", "megatron-bridge-26.04", MB26 + ", Model LLAMA3_70B, row DGX-H100 "
+    "FP8: 1664 tokens/s/GPU, 731 model TFLOP/s/GPU", "dgx-h100.json", l3_70_fp8, p,
+    "tokens_per_s_per_gpu", 1664, 1664,
+    [MB26_CFG + "configs/llama/llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_H100_"
+     "FP8_CS_V2 (TP4 PP8 VP5, GBS 256: the default variant v2), llama3_llm_pretrain.py "
+     "llama3_70b_pretrain_config_h100 over recipes/llama/llama3.py llama3_70b_pretrain_config"]
+    + MB26_ASSUME +
+    ["TP comm overlap with userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192 (the recipe's "
+     "CommOverlapConfig(tp_comm_overlap=True)); its per-GEMM userbuffer settings are not "
+     "expressible (the model takes Transformer Engine's defaults)",
+     MB26_PG,
+     "the row's TFLOP/s and tokens/s disagree by 2%: Bridge's own FLOP count (flop_utils.py, "
+     "3.68e15 per 8192-token sequence in its tests) gives 747 TFLOP/s for 1664 tokens/s, or "
+     "1627 tokens/s for 731 TFLOP/s; the 26.04 and 25.11 rows agree with it. The tokens/s "
+     "column is compared, as for 25.11"],
+    published_tflops_per_gpu=731)
+p = plan("mbridge2604-llama31-405b-1024", "Megatron-Bridge 26.04.01: LLAMA3.1_405B 1024 GPUs, TP8 "
+         "PP8 CP2 VP8 DP8, MBS 1, GBS 1536, seq 8192 (GA 192)", 8192, 1536, 1, 8, 2, 8, 8,
+         kind="interleaved", v=8, grad_bytes=2, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15],
+         rank_order=["tp", "cp", "dp", "pp"])
+run("mbridge2604-llama31-405b-1024", "megatron-bridge-26.04", MB26 + ", Model LLAMA3.1_405B, row "
+    "DGX-H100 FP8: 328 tokens/s/GPU, 827 model TFLOP/s/GPU", "dgx-h100.json", l31_405_fp8, p,
+    "tokens_per_s_per_gpu", 328, 328,
+    [MB26_CFG + "configs/llama/llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_H100_"
+     "FP8_CS_V2 (TP8 PP8 CP2 VP8, GBS 1536), llama31_llm_pretrain.py "
+     "llama31_405b_pretrain_config_h100 over recipes/llama/llama3.py llama31_405b_pretrain_config"]
+    + MB26_ASSUME +
+    ["126 layers over 64 virtual stages: the recipe sets account_for_embedding_in_pipeline_split "
+     "and account_for_loss_in_pipeline_split (the embedding and the loss count as a layer each), "
+     "giving [15,16,...,16,15] layers per pipeline rank; the documents give layers per stage, not "
+     "per virtual stage",
+     "TP comm overlap with userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192; its per-GEMM "
+     "userbuffer settings are not expressible (the model takes Transformer Engine's defaults)",
+     "CP 2 with Megatron-Core's default P2P ring (the recipe sets no cp_comm_type)",
+     MB26_PG],
+    published_tflops_per_gpu=827)
+p = plan("mbridge2604-qwen3-30b-a3b-16", "Megatron-Bridge 26.04.01: Qwen3_30B_a3B 16 GPUs, TP1 PP1 "
+         "EP16 DP16, MBS 1, GBS 1024, seq 4096 (GA 64)", 4096, 1024, 1, 1, 1, 1, 16, ep=16,
+         sp=False, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"])
+run("mbridge2604-qwen3-30b-a3b-16", "megatron-bridge-26.04", MB26 + ", Model Qwen3_30B_a3B, row "
+    "DGX-H100 FP8: 8960 tokens/s/GPU, 206 model TFLOP/s/GPU (token-dropless, force-balanced "
+    "routing)", "dgx-h100.json", q30, p, "tokens_per_s_per_gpu", 8960, 8960,
+    [MB26_CFG + "configs/qwen/qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_"
+     "FP8_CS_V1 (EP16, expert TP 1, GBS 1024), qwen3_llm_pretrain.py "
+     "qwen3_30b_a3b_pretrain_config_h100 and set_qwen3_common_configs over "
+     "recipes/qwen/qwen3_moe.py qwen3_30b_a3b_pretrain_config"]
+    + MB26_ASSUME +
+    ["force-balanced routing (set_qwen3_common_configs: moe_router_force_load_balancing, "
+     "'required for token dropless') matches the model's even expert load; capacity factor 1",
+     "the flex dispatcher with the HybridEP backend (moe_flex_dispatcher_backend 'hybridep', "
+     "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides) is not expressible: mapped to "
+     "the documents' all-to-all, without the SMs it takes from compute",
+     "no MoE all-to-all overlap (moe_a2a_overlap False in the preset); the recipe's full "
+     "recompute is reset to none by set_qwen3_common_configs; the recipe's TP overlap is dropped "
+     "by Bridge at TP 1; grouped GEMM, permute and router fusion on (kernel choices the "
+     "documents do not distinguish)"],
+    published_tflops_per_gpu=206)
+q235 = model("qwen3-235b-a22b-fp8", "Qwen3-235B-A22B: 94 layers, hidden 4096, 64 heads of 128 (an "
+             "8192-wide q projection, twice hidden), 4 KV heads, 128 experts top-8 with expert ffn "
+             "1536 in every layer, vocab 151936, untied; FP8 GEMMs", 94, 4096, 12288, 64, 4, 151936,
+             "swiglu", "fp8", False, moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 1536},
+             head_dim=128)
+p = plan("mbridge2604-qwen3-235b-a22b-256", "Megatron-Bridge 26.04.01: Qwen3_235B_a22B 256 GPUs, TP2 "
+         "PP8 VP4 DP16, EP32 with expert TP 1 encoded as EP16 (experts split over TP 2), MBS 1, GBS "
+         "8192, seq 4096 (GA 512)", 4096, 8192, 1, 2, 1, 8, 16, ep=16, kind="interleaved", v=4,
+         grad_bytes=2, layers_per_stage=[11, 12, 12, 12, 12, 12, 12, 11],
+         rank_order=["tp", "cp", "dp", "pp"])
+run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model Qwen3_235B_a22B, "
+    "row DGX-H100 FP8: 1712 tokens/s/GPU, 253 model TFLOP/s/GPU (token-dropless, force-balanced "
+    "routing)", "dgx-h100.json", q235, p, "tokens_per_s_per_gpu", 1712, 1712,
+    [MB26_CFG + "configs/qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_"
+     "FP8_CS_V2 (TP2 PP8 VP4 EP32, expert TP 1, GBS 8192, moe_a2a_overlap), qwen3_llm_pretrain.py "
+     "qwen3_235b_a22b_pretrain_config_h100 and set_qwen3_common_configs over "
+     "recipes/qwen/qwen3_moe.py qwen3_235b_a22b_pretrain_config",
+     "architecture from the Qwen3 MoE bridge's test config for Qwen/Qwen3-235B-A22B "
+     "(tests/unit_tests/models/qwen/test_qwen3_moe_bridge.py at v0.4.2: 94 layers, hidden 4096, "
+     "64 heads, 4 KV heads, 128 experts top-8, moe_intermediate_size 1536, vocab 151936, untied); "
+     "head_dim 128 (HF config.json head_dim; Bridge's flop test, 6.06e14 FLOPs per 4096-token "
+     "sequence, holds with 128 and not with hidden / heads = 64)"]
+    + MB26_ASSUME +
+    ["EP 32 with expert TP 1 spans the tp x dp = 32 GPUs of a pipeline stage; the documents carve "
+     "ep out of dp and split experts with tp, so it is encoded as ep 16 with experts split over tp "
+     "2: the same 4 experts' weights and expert FLOPs per GPU, no expert gradient replicas, and "
+     "an all-to-all over the same 32 GPUs with the same bytes leaving each host (the faithful "
+     "import of the launch configuration is refused at --expert-tensor-parallel-size)",
+     "94 layers over 32 virtual stages: the recipe sets account_for_embedding_in_pipeline_split "
+     "and account_for_loss_in_pipeline_split, giving [11,12,...,12,11] layers per pipeline rank "
+     "(3 per chunk, 2 in the first and last)",
+     "force-balanced routing (set_qwen3_common_configs) matches the model's even expert load; "
+     "capacity factor 1",
+     "alltoall dispatcher (qwen3_235b_a22b_pretrain_config_h100, no flex backend in the preset); "
+     "MoE all-to-all overlap (overlap_moe_expert_parallel_comm with delay_wgrad_compute, "
+     "_set_moe_a2a_overlap_overrides) is not expressible",
+     "no TP comm overlap: qwen3_235b_a22b_pretrain_config_h100 sets "
+     "CommOverlapConfig(tp_comm_overlap=False)",
+     MB26_PG],
+    published_tflops_per_gpu=253)
 
 # ------------------------------------------------------------------ index
 # The first batch stays as it was copied (runs.json holds it); the rest is
