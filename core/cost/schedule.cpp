@@ -1,6 +1,7 @@
 #include "cost/schedule.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -8,9 +9,10 @@ namespace sa {
 
 namespace {
 
-// Appends one stage's issue order to `out`.
-void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int v, int m, int s,
-                      int extraWarmup) {
+// Appends one stage's issue order to `out`; returns its warm-up forwards
+// (the rest alternate forward, backward until the cool-down's backwards).
+int appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int v, int m, int s,
+                     int extraWarmup) {
     if (kind == ScheduleKind::GPipe) {
         // Huang et al. 2019: all forwards, then all backwards.
         for (int c = 0; c < v; ++c)
@@ -19,7 +21,7 @@ void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int 
         for (int c = v - 1; c >= 0; --c)
             for (int i = 0; i < m; ++i)
                 out.push_back({false, c, i});
-        return;
+        return m * v;
     }
     const int total = m * v;
     int warm = v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
@@ -72,6 +74,7 @@ void appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int 
     }
     for (int k = total - warm; k < total; ++k, b.advance())
         out.push_back(b.op());
+    return warm;
 }
 
 } // namespace
@@ -113,10 +116,16 @@ void prepareOrders(const PipelineInput& in, PipelineScratch& sc, int p, int v, i
     const std::size_t np = std::size_t(p);
     sc.orders.clear();
     sc.orderBegin.resize(np + 1);
+    sc.steadyBegin.resize(np);
+    sc.steadyEnd.resize(np);
     for (int s = 0; s < p; ++s) {
-        sc.orderBegin[std::size_t(s)] = sc.orders.size();
-        appendStageOrder(sc.orders, in.kind, p, v, m, s,
-                         in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
+        const std::size_t begin = sc.orders.size();
+        sc.orderBegin[std::size_t(s)] = begin;
+        const int warm =
+            appendStageOrder(sc.orders, in.kind, p, v, m, s,
+                             in.extra_warmup.empty() ? 0 : in.extra_warmup[std::size_t(s)]);
+        sc.steadyBegin[std::size_t(s)] = begin + std::size_t(warm);
+        sc.steadyEnd[std::size_t(s)] = sc.orders.size() - std::size_t(warm);
     }
     sc.orderBegin[np] = sc.orders.size();
     sc.kind = in.kind;
@@ -172,13 +181,18 @@ void prepareBuffers(const PipelineInput& in, PipelineScratch& sc, int p, int v, 
 }
 
 // One simulation's state as flat arrays, compiled once per (timeline
-// recorded, zero-bubble) so the inner loop carries neither test.
-template <bool record, bool zb> struct Simulation {
+// recorded, zero-bubble, blocking P2P) so the inner loop carries none of
+// these tests.
+template <bool record, bool zb, bool blocking> struct Simulation {
     const PipelineInput& in;
     PipelineResult& r;
     int p, v, m, V;
+    // Blocking P2P under interleaving: Megatron's steady-state exchange after
+    // each forward-backward pair (see advance).
+    bool exchange;
     const IssuedOp* orders;
     const std::size_t* orderEnd;
+    const std::size_t *steadyBegin, *steadyEnd;
     double *fEnd, *bEnd, *freeAt, *alive;
     std::size_t* next;
     int* aliveCount;
@@ -198,8 +212,11 @@ template <bool record, bool zb> struct Simulation {
         , v(chunks)
         , m(microbatches)
         , V(stages * chunks)
+        , exchange(blocking && !zb && chunks > 1)
         , orders(sc.orders.data())
         , orderEnd(sc.orderBegin.data() + 1)
+        , steadyBegin(sc.steadyBegin.data())
+        , steadyEnd(sc.steadyEnd.data())
         , fEnd(sc.fEnd.data())
         , bEnd(sc.bEnd.data())
         , freeAt(sc.freeAt.data())
@@ -249,10 +266,25 @@ template <bool record, bool zb> struct Simulation {
         return vs == V - 1 ? e : e + p2pBwd[vs];
     }
 
+    // P2P time of what `op` sends when it ends (nothing past the pipeline's ends).
+    double sendTime(const IssuedOp& op, int vs) const {
+        if (op.forward)
+            return vs < V - 1 ? p2pFwd[vs] : 0.0;
+        return vs > 0 ? p2pBwd[vs - 1] : 0.0;
+    }
+
+    void recordSendForward(int s, int chunk, int mb, int vs, double at) {
+        r.ops.push_back({OpKind::SendForward, s, chunk, mb, at, at + p2pFwd[vs],
+                         in.p2p_cross[std::size_t(vs)] != 0, 0});
+    }
+
+    // `deferSend`: the forward's output leaves later (blocking interleaved
+    // exchange), so its receiver does not see it yet.
     void finish(const IssuedOp& op, int s, int vs, double start, double end,
-                const PipelineScratch::Cost& c) {
+                const PipelineScratch::Cost& c, bool deferSend) {
         if (op.forward) {
-            fEnd[at(vs, op.microbatch)] = end;
+            if (!deferSend)
+                fEnd[at(vs, op.microbatch)] = end;
             alive[s] += c.activation;
             ++aliveCount[s];
             peakAct[s] = std::max(peakAct[s], alive[s]);
@@ -260,9 +292,8 @@ template <bool record, bool zb> struct Simulation {
             if constexpr (record) {
                 r.ops.push_back(
                     {OpKind::Forward, s, op.chunk, op.microbatch, start, end, false, 0});
-                if (vs < V - 1)
-                    r.ops.push_back({OpKind::SendForward, s, op.chunk, op.microbatch, end,
-                                     end + p2pFwd[vs], in.p2p_cross[std::size_t(vs)] != 0, 0});
+                if (vs < V - 1 && !deferSend)
+                    recordSendForward(s, op.chunk, op.microbatch, vs, end);
             }
             return;
         }
@@ -289,12 +320,38 @@ template <bool record, bool zb> struct Simulation {
         const std::size_t kEnd = orderEnd[s];
         double free = freeAt[s];
         const std::size_t k0 = k;
+        // The forward whose output waits for the backward after it (exchange).
+        int heldVs = -1, heldChunk = 0, heldMb = 0;
         while (k < kEnd) {
             const IssuedOp op = orders[k];
             const int vs = op.chunk * p + s;
-            const double ready = readyAt(op, vs);
+            double ready = readyAt(op, vs);
             if (ready < 0)
                 break;
+            // Megatron's interleaved schedule without P2P overlap (schedules.py
+            // forward_backward_pipelining_with_interleaving, steady state):
+            // forward, backward, then one send_forward_backward_recv_forward_
+            // backward that sends both outputs and receives the next
+            // forward's input and the next backward's gradient, waiting for
+            // all four. So a steady-state forward starts only when the
+            // gradient of the backward after it has arrived too (none comes
+            // to the last virtual stage, whose loss starts it), and its output
+            // leaves when that backward ends. (With every microbatch in the
+            // warm-up there is no steady state: each op sends on its own.)
+            bool paired = false;
+            if constexpr (blocking) {
+                if (exchange && op.forward && k >= steadyBegin[s] && k < steadyEnd[s]) {
+                    paired = true;
+                    const IssuedOp& following = orders[k + 1];
+                    const int followingVs = following.chunk * p + s;
+                    if (followingVs < V - 1) {
+                        const double gradReady = readyAt(following, followingVs);
+                        if (gradReady < 0)
+                            break;
+                        ready = std::max(ready, gradReady);
+                    }
+                }
+            }
             // Zero-bubble (Qi et al. 2024, ZB-H1): a deferred weight gradient
             // fills the gap while the stage waits for its input.
             if (zb && wHead[s] != wTail[s] &&
@@ -314,20 +371,42 @@ template <bool record, bool zb> struct Simulation {
             const double end = start + d;
             free = end;
             busy[s] += d;
-            finish(op, s, vs, start, end, c);
+            const bool hold = paired && vs < V - 1;
+            finish(op, s, vs, start, end, c, hold);
+            if constexpr (blocking) {
+                if (hold) {
+                    heldVs = vs;
+                    heldChunk = op.chunk;
+                    heldMb = op.microbatch;
+                } else {
+                    // The stage waits for its send (p2p_communication.py
+                    // _communicate: req.wait() on every request).
+                    double wait = sendTime(op, vs);
+                    if (heldVs >= 0) { // the exchange: both outputs leave now, side by side
+                        fEnd[at(heldVs, heldMb)] = end;
+                        wait = std::max(wait, p2pFwd[heldVs]);
+                        if constexpr (record)
+                            recordSendForward(s, heldChunk, heldMb, heldVs, end);
+                        heldVs = -1;
+                    }
+                    free = end + wait;
+                }
+            }
             ++k;
             // A stage with nothing left to issue drains its weight gradients.
             if (zb && k >= kEnd)
                 while (wHead[s] != wTail[s])
                     runW(s, free);
         }
+        // A held forward's backward is always ready: its gradient was waited for.
+        assert(heldVs < 0);
         next[s] = k;
         freeAt[s] = free;
         return k - k0;
     }
 };
 
-template <bool record, bool zb>
+template <bool record, bool zb, bool blocking>
 void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     const int p = std::max(1, in.stages);
     const int v = std::max(1, in.chunks);
@@ -338,7 +417,7 @@ void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     if constexpr (record)
         r.ops.reserve(totalOps * (zb ? 3 : 2) / 2 + totalOps);
     prepareBuffers(in, sc, p, v, m, zb);
-    Simulation<record, zb> sim(in, r, sc, p, v, m);
+    Simulation<record, zb, blocking> sim(in, r, sc, p, v, m);
 
     // When an op can start depends only on its stage's previous op and on
     // its input, so stages can be advanced in any order: sweep them round
@@ -364,14 +443,22 @@ void simulate(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
     }
 }
 
+template <bool record>
+void simulateRecorded(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
+    const bool zb = in.kind == ScheduleKind::ZeroBubble;
+    if (in.blocking_p2p)
+        zb ? simulate<record, true, true>(in, r, sc) : simulate<record, false, true>(in, r, sc);
+    else
+        zb ? simulate<record, true, false>(in, r, sc) : simulate<record, false, false>(in, r, sc);
+}
+
 } // namespace
 
 void simulatePipeline(const PipelineInput& in, PipelineResult& r, PipelineScratch& sc) {
-    const bool zb = in.kind == ScheduleKind::ZeroBubble;
     if (in.record)
-        zb ? simulate<true, true>(in, r, sc) : simulate<true, false>(in, r, sc);
+        simulateRecorded<true>(in, r, sc);
     else
-        zb ? simulate<false, true>(in, r, sc) : simulate<false, false>(in, r, sc);
+        simulateRecorded<false>(in, r, sc);
 }
 
 } // namespace sa

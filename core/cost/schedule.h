@@ -35,6 +35,14 @@ struct PipelineInput {
     // buildings. Size stages * chunks - 1.
     std::vector<double> p2p_fwd, p2p_bwd;
     std::vector<char> p2p_cross;
+    // Blocking P2P (plan p2p_overlap false): a stage that sends after an op
+    // is busy until the send completes (Megatron-LM's p2p_communication.py
+    // _communicate waits on its requests; docs/COST_MODEL.md "Pipeline
+    // schedule"). Under interleaving, Megatron's steady state exchanges after
+    // each forward-backward pair: the forward's output leaves after the
+    // backward, and the next forward waits for the next backward's gradient
+    // too. false: sends overlap the stage's next op.
+    bool blocking_p2p = false;
     bool record = true; // keep every op for the timeline
     // Per stage: forwards issued beyond the schedule's usual warm-up
     // (latency hiding); empty = none.
@@ -78,7 +86,10 @@ struct PipelineScratch {
     int stages = 0, chunks = 0, microbatches = 0;
     std::vector<int> extraWarmup;
     std::vector<IssuedOp> orders;
-    std::vector<std::size_t> orderBegin;   // [stage], size stages + 1
+    std::vector<std::size_t> orderBegin; // [stage], size stages + 1
+    // [stage]: the steady state's forward-backward pairs, orders[steadyBegin,
+    // steadyEnd) (the warm-up's forwards before, the cool-down's backwards after)
+    std::vector<std::size_t> steadyBegin, steadyEnd;
     std::vector<double> fEnd, bEnd;        // [virtual stage * microbatches + microbatch]
     std::vector<std::size_t> next;         // [stage] next op to issue
     std::vector<double> freeAt, alive;     // [stage]

@@ -216,6 +216,7 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
     out.p2p_fwd = p2p.fwd;
     out.p2p_bwd = p2p.bwd;
     out.p2p_cross = p2p.cross;
+    out.blocking_p2p = !plan.p2p_overlap;
     out.extra_warmup.clear();
     if (plan.schedule.latency_hiding && plan.schedule.kind != ScheduleKind::GPipe && pp > 1) {
         // 1F1B's warm-up covers the compute downstream of a stage exactly,

@@ -111,10 +111,19 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"overlap_param_gather",
          "parameter all-gather overlap: the plan's dp_overlap is the gradient reduce"},
         {"overlap_param_gather_with_optimizer_step", "parameter all-gather overlap"},
-        {"overlap_p2p_communication", "P2P overlap: the schedule model assumes it"},
-        {"no_overlap_p2p_communication", "P2P overlap: the schedule model assumes it"},
-        {"overlap_p2p_comm", "P2P overlap: the schedule model assumes it"},
-        {"batch_p2p_comm", "P2P batching"},
+        {"overlap_p2p_communication", "P2P overlap: no pipeline (pipeline size 1)"},
+        {"no_overlap_p2p_communication", "P2P overlap: no pipeline (pipeline size 1)"},
+        {"overlap_p2p_comm", "P2P overlap: no pipeline (pipeline size 1)"},
+        {"batch_p2p_comm", "P2P batching: no pipeline (pipeline size 1)"},
+        {"batch_p2p_sync",
+         "torch.cuda.synchronize() after each batched P2P call: costs the next kernel's launch "
+         "latency (microseconds), not modelled"},
+        {"overlap_p2p_communication_warmup_flush",
+         "P2P overlap in the interleaved warm-up and flush: the plan's p2p_overlap covers "
+         "every phase"},
+        {"overlap_p2p_comm_warmup_flush",
+         "P2P overlap in the interleaved warm-up and flush: the plan's p2p_overlap covers "
+         "every phase"},
         {"distributed_backend", "process-group setup"},
         {"distributed_timeout_minutes", "process-group setup"},
         {"use_mcore_models", "implementation choice (Megatron Core models)"},
@@ -1120,6 +1129,59 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         p.placement = Placement{{}, lps};
     p.schedule.kind = vp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
     p.schedule.virtual_stages = vp;
+
+    // ---- pipeline P2P beside compute or blocking (plan p2p_overlap; the
+    // sources in model/framework_defaults.cpp frameworkP2pOverlap). Only the
+    // interleaved schedule can overlap: Megatron's validate_args turns
+    // overlap_p2p_comm off without virtual stages, Megatron-Core's
+    // forward_backward_pipelining_without_interleaving raises if it is on.
+    // Without a pipeline there is no P2P: the documents' default stays.
+    if (pp > 1) {
+        const bool interleaved = p.schedule.kind == ScheduleKind::Interleaved;
+        const std::string target = "plan:/p2p_overlap";
+        const std::string blocking =
+            "without virtual stages Megatron's P2P blocks (validate_args turns overlap_p2p_comm "
+            "off; Megatron-Core's 1F1B cannot overlap)";
+        if (nemo) {
+            // model.overlap_p2p_comm and model.batch_p2p_comm go to
+            // Megatron-Core's ModelParallelConfig (default False and True).
+            const bool overlap = r.flag("overlap_p2p_comm", target);
+            const bool batched = r.has("batch_p2p_comm")
+                                     ? r.flag("batch_p2p_comm", target + " (batched P2P)")
+                                     : true;
+            if (overlap && !interleaved)
+                r.refuse("overlap_p2p_comm",
+                         "Megatron-Core's non-interleaved schedule raises 'Non-interleaved "
+                         "pipeline parallelism does not support overlapping p2p communication' "
+                         "(schedules.py); set it false or give virtual stages");
+            else if (overlap && batched)
+                r.refuse(r.has("batch_p2p_comm") ? "batch_p2p_comm" : "overlap_p2p_comm",
+                         "with overlap_p2p_comm Megatron-Core raises 'Can not use both "
+                         "overlap_p2p_comm and batch_p2p_comm' (schedules.py "
+                         "forward_backward_pipelining_with_interleaving); set batch_p2p_comm "
+                         "false");
+            p.p2p_overlap = r.has("overlap_p2p_comm")
+                                ? overlap && interleaved
+                                : frameworkP2pOverlap(TrainingFramework::Nemo, p.schedule.kind);
+        } else {
+            // --no-overlap-p2p-communication (store_false) since 2023-10;
+            // from 2023-05 to then overlap was the opt-in
+            // --overlap-p2p-communication, today's default.
+            const bool off = r.flag("no_overlap_p2p_communication", target);
+            const bool on = r.flag("overlap_p2p_communication", target);
+            if (off && on)
+                r.refuse("overlap_p2p_communication",
+                         "together with --no-overlap-p2p-communication");
+            p.p2p_overlap =
+                frameworkP2pOverlap(TrainingFramework::MegatronCore, p.schedule.kind) && !off;
+            if (!interleaved) {
+                if (off)
+                    r.unuse("no_overlap_p2p_communication", blocking);
+                if (on)
+                    r.unuse("overlap_p2p_communication", blocking);
+            }
+        }
+    }
 
     // ---- recompute (TransformerConfig.__post_init__ rules)
     {

@@ -596,8 +596,14 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--global-batch-size", num(p.global_batch_sequences));
     add("--tensor-model-parallel-size", num(par.tp));
     add("--pipeline-model-parallel-size", num(par.pp));
-    if (p.schedule.kind == ScheduleKind::Interleaved && p.schedule.virtual_stages > 1)
+    if (p.schedule.kind == ScheduleKind::Interleaved && p.schedule.virtual_stages > 1) {
         add("--num-virtual-stages-per-pipeline-rank", num(p.schedule.virtual_stages));
+        // Interleaving overlaps P2P by default; blocking is
+        // --no-overlap-p2p-communication, which validate_args refuses at pp 2
+        // (there the plan's setting is carried). 1F1B always blocks.
+        if (!p.p2p_overlap && par.pp > 2)
+            add("--no-overlap-p2p-communication");
+    }
     add("--context-parallel-size", num(par.cp));
     if (par.ep > 1)
         add("--expert-model-parallel-size", num(par.ep));

@@ -439,6 +439,14 @@ Exported exportNemo(const Model& m, const Plan& p) {
         p.schedule.kind == ScheduleKind::Interleaved && p.schedule.virtual_stages > 1
             ? num(p.schedule.virtual_stages)
             : "null");
+    // Megatron-Core overlaps pipeline P2P only in the interleaved schedule, and
+    // never with batched P2P (schedules.py raises for both); without a
+    // pipeline neither key is read.
+    const bool p2pOverlap = p.p2p_overlap && par.pp > 1 &&
+                            p.schedule.kind == ScheduleKind::Interleaved &&
+                            p.schedule.virtual_stages > 1;
+    add("overlap_p2p_comm", yamlBool(p2pOverlap));
+    add("batch_p2p_comm", yamlBool(!p2pOverlap));
     add("context_parallel_size", num(par.cp));
     add("expert_model_parallel_size", num(par.ep));
     add("sequence_parallel", yamlBool(p.sequence_parallel && par.tp > 1));

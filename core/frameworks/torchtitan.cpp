@@ -951,7 +951,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
             } else {
                 r.refuse(schedKey, "'" + *s + "': not a torch.distributed.pipelining schedule");
             }
-            r.mapped(schedKey, "plan:/schedule/kind");
+            r.mapped(schedKey, "plan:/schedule/kind, plan:/p2p_overlap");
         }
         if (auto csv = r.string(csvKey, "")) {
             if (!csv->empty())
@@ -1176,6 +1176,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     // kept otherwise.
     if (plan.parallelism.pp > 1 && plan.parallelism.dp > 1)
         plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    // torch.distributed.pipelining: Schedule1F1B waits for each steady-state
+    // send together with the next receive (blocking); GPipe and
+    // Interleaved1F1B leave sends running beside compute
+    // (frameworkP2pOverlap). Without a pipeline there is no P2P: the plan's
+    // default stays.
+    if (plan.parallelism.pp > 1)
+        plan.p2p_overlap = frameworkP2pOverlap(TrainingFramework::Torchtitan, plan.schedule.kind);
 
     // ---- activation checkpointing -----------------------------------------------------
     {
@@ -1281,6 +1288,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "collectives",
                                                       "link_technologies",
                                                       "dp_overlap",
+                                                      "p2p_overlap",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
@@ -1565,6 +1573,9 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         }
         if (back.plan->fp8_recipe != plan.fp8_recipe)
             comment["fp8_recipe"] = toString(plan.fp8_recipe);
+        // Written only when false; the schedule decides it in torchtitan.
+        if (back.plan->p2p_overlap != plan.p2p_overlap)
+            comment["p2p_overlap"] = plan.p2p_overlap;
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {
             comment["attention_kernel"] = toString(plan.attention_kernel);

@@ -25,8 +25,9 @@ Plan megatronCore() {
     // --recompute-granularity: default None.
     p.recompute = Recompute::None;
     // Without virtual stages Megatron runs 1F1B
-    // (forward_backward_pipelining_without_interleaving).
+    // (forward_backward_pipelining_without_interleaving), whose P2P blocks.
     p.schedule.kind = ScheduleKind::OneFOneB;
+    p.p2p_overlap = frameworkP2pOverlap(TrainingFramework::MegatronCore, p.schedule.kind);
     // parallel_state.initialize_model_parallel: order "tp-cp-ep-dp-pp".
     p.rank_order = megatronRankOrder(false);
     // --transformer-impl transformer_engine, --attention-backend auto: TE
@@ -54,6 +55,7 @@ Plan nemo() {
     // distributed optimizer it is plain Adam: zero_stage 0.
     // optim.grad_sync_dtype: fp32 by default, as Megatron's.)
     p.flash_attention = false;
+    p.p2p_overlap = frameworkP2pOverlap(TrainingFramework::Nemo, p.schedule.kind);
     p.framework = TrainingFramework::Nemo;
     return p;
 }
@@ -74,8 +76,10 @@ Plan torchtitan() {
     p.tp_comm_overlap = false;
     // apply_tp always shards norms over the sequence (SequenceParallel).
     p.sequence_parallel = true;
-    // parallelism.pipeline_parallel_schedule = "1F1B".
+    // parallelism.pipeline_parallel_schedule = "1F1B" (Schedule1F1B, blocking
+    // in its steady state).
     p.schedule.kind = ScheduleKind::OneFOneB;
+    p.p2p_overlap = frameworkP2pOverlap(TrainingFramework::Torchtitan, p.schedule.kind);
     // ParallelDims.build_mesh: [pp, dp_replicate, dp_shard, cp, tp] outermost
     // first.
     p.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
@@ -111,8 +115,45 @@ Plan frameworkDefaults(TrainingFramework f) {
     return Plan{};
 }
 
-void applyDerivedFrameworkDefaults(Plan& p, bool bucketGiven) {
-    if (!p.framework || bucketGiven)
+bool frameworkP2pOverlap(TrainingFramework f, ScheduleKind kind) {
+    switch (f) {
+    case TrainingFramework::MegatronCore:
+        // megatron/training/arguments.py: --no-overlap-p2p-communication
+        // (store_false, dest overlap_p2p_comm), so overlap is on by default
+        // since commit 4eeff55d1f (2023-10, "Make overlap_p2p_comm the
+        // default", first in core_v0.4.0; before it an opt-in
+        // --overlap-p2p-communication from f9283c5a8a, 2023-05, and no overlap
+        // at all in 2021-22 Megatron-LM). validate_args turns it off without
+        // virtual stages, and forward_backward_pipelining_without_interleaving
+        // (core/pipeline_parallel/schedules.py) raises if it is set: 1F1B's
+        // send_forward_recv_backward / send_backward_recv_forward go through
+        // p2p_communication.py _communicate with wait_on_reqs=True.
+        return kind == ScheduleKind::Interleaved;
+    case TrainingFramework::Nemo:
+        // NeMo 1.x megatron_base_model.py build_model_parallel_config takes
+        // model.overlap_p2p_comm from the config, else Megatron-Core's
+        // ModelParallelConfig default, False (batch_p2p_comm True).
+        return false;
+    case TrainingFramework::Torchtitan:
+        // torch/distributed/pipelining/schedules.py: Schedule1F1B (pytorch
+        // #127673, 2024-06) batches each steady-state forward send with the
+        // next backward's receive ("fwd_send_bwd_recv") and each backward
+        // send with the next forward's receive, and waits for the batch
+        // before computing: blocking in the steady state (its warm-up and
+        // cool-down sends overlap one op). ScheduleGPipe and the
+        // _PipelineScheduleRuntime schedules (Interleaved1F1B, zero bubble)
+        // wait only for receives before an op and for sends at the step's end.
+        return kind != ScheduleKind::OneFOneB;
+    }
+    return true;
+}
+
+void applyDerivedFrameworkDefaults(Plan& p, GivenKnobs given) {
+    if (!p.framework)
+        return;
+    if (!given.p2p_overlap)
+        p.p2p_overlap = frameworkP2pOverlap(*p.framework, p.schedule.kind);
+    if (given.dp_bucket_mib)
         return;
     switch (*p.framework) {
     case TrainingFramework::MegatronCore:
@@ -143,7 +184,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.elementwise = d.elementwise;
     p.fp8_recipe = d.fp8_recipe;
     p.fp8_linear = d.fp8_linear;
-    applyDerivedFrameworkDefaults(p, false);
+    applyDerivedFrameworkDefaults(p, {});
 }
 
 double megatronDefaultBucketMib(std::int64_t dpTimesCp, int gradBytes) {

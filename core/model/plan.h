@@ -222,6 +222,13 @@ struct Plan {
     // (Transformer Engine userbuffers), torchtitan's AsyncTP. Off by default
     // as in Megatron and torchtitan.
     bool tp_comm_overlap = false;
+    // Pipeline P2P beside compute: a stage's send runs while its next op
+    // computes (true), or the stage waits for each send to complete before
+    // its next op (false: blocking, as Megatron's non-interleaved 1F1B,
+    // whose send_forward_recv_backward and send_backward_recv_forward wait on
+    // their requests). docs/COST_MODEL.md "Pipeline schedule"; each
+    // framework's default in core/model/framework_defaults.cpp.
+    bool p2p_overlap = true;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors

@@ -104,6 +104,14 @@ private Q_SLOTS:
     void unevenStages();
     void p2pLatencyOnCriticalPath_data();
     void p2pLatencyOnCriticalPath();
+    void blockingP2pByHand_data();
+    void blockingP2pByHand();
+    void blockingP2pNeverFaster_data();
+    void blockingP2pNeverFaster();
+    void blockingSendsHoldTheStage_data();
+    void blockingSendsHoldTheStage();
+    void blockingInterleavedExchange();
+    void blockingP2pOnASlowLink();
     void timelineRecordsEveryOp_data();
     void timelineRecordsEveryOp();
     void stageOrderComplete_data();
@@ -413,6 +421,228 @@ void TestCostModel::p2pLatencyOnCriticalPath() {
     QVERIFY2(growth >= 2 * (p - 1) * latency - 1e-12, numbers(growth, 2 * (p - 1) * latency));
     if (m == 1)
         QVERIFY_CLOSE(growth, 2 * (p - 1) * latency, 1e-9);
+}
+
+void TestCostModel::blockingP2pByHand_data() {
+    QTest::addColumn<int>("m");
+    QTest::addColumn<double>("overlapped");
+    QTest::addColumn<double>("blocking");
+    QTest::addColumn<double>("stage1SecondForward"); // start of stage 1's forward of microbatch 1
+    // 2 stages, F 1, B 2, P2P 0.5 each way. Overlapped, m = 2: stage 0 runs
+    // F0 [0,1] F1 [1,2]; stage 1 F0 [1.5,2.5] B0 [2.5,4.5] F1 [4.5,5.5] B1
+    // [5.5,7.5]; stage 0 B0 [5,7] B1 [8,10]. Blocking: stage 0 holds after
+    // each forward for its send, F1 [1.5,2.5]; stage 1 holds after B0 until
+    // 5, so F1 [5,6] B1 [6,8]; stage 0 B1 [8.5,10.5]: one send more on the
+    // critical path.
+    QTest::newRow("m2") << 2 << 10.0 << 10.5 << 5.0;
+    // m = 4, blocking: stage 0 F0 [0,1] F1 [1.5,2.5] B0 [5,7] F2 [7,8] B1
+    // [8.5,10.5] F3 [10.5,11.5] B2 [12,14] B3 [15.5,17.5]; stage 1 F0
+    // [1.5,2.5] B0 [2.5,4.5] F1 [5,6] B1 [6,8] F2 [8.5,9.5] B2 [9.5,11.5] F3
+    // [12,13] B3 [13,15]. Overlapped: stage 1 F1 [4.5,5.5] ... stage 0 B3
+    // [15,17].
+    QTest::newRow("m4") << 4 << 17.0 << 17.5 << 5.0;
+}
+
+// A stage whose P2P blocks (Megatron's 1F1B: send_forward_recv_backward /
+// send_backward_recv_forward wait on their requests) cannot start its next
+// op before its send has arrived; worked out by hand above.
+void TestCostModel::blockingP2pByHand() {
+    QFETCH(int, m);
+    QFETCH(double, overlapped);
+    QFETCH(double, blocking);
+    QFETCH(double, stage1SecondForward);
+    PipelineInput in = pipeline(ScheduleKind::OneFOneB, 2, 1, m, 1.0, 2.0, 0, 0.5);
+    in.record = true;
+    const PipelineResult a = simulatePipeline(in);
+    in.blocking_p2p = true;
+    const PipelineResult b = simulatePipeline(in);
+    QVERIFY(a.ok && b.ok);
+    QCOMPARE(a.makespan_s, overlapped);
+    QCOMPARE(b.makespan_s, blocking);
+    for (const TimelineOp& op : b.ops)
+        if (op.kind == OpKind::Forward && op.stage == 1 && op.microbatch == 1)
+            QCOMPARE(op.start_s, stage1SecondForward);
+    // The same ops run: only their times move.
+    QCOMPARE(a.busy_s, b.busy_s);
+    QCOMPARE(a.ops.size(), b.ops.size());
+}
+
+void TestCostModel::blockingP2pNeverFaster_data() {
+    QTest::addColumn<ScheduleKind>("kind");
+    QTest::addColumn<int>("p");
+    QTest::addColumn<int>("v");
+    QTest::addColumn<int>("m");
+    for (int p : {2, 3, 4, 8})
+        for (int m : {1, p, 2 * p, 3 * p + 1}) {
+            QTest::addRow("1f1b p%d m%d", p, m) << ScheduleKind::OneFOneB << p << 1 << m;
+            QTest::addRow("gpipe p%d m%d", p, m) << ScheduleKind::GPipe << p << 1 << m;
+            QTest::addRow("zero-bubble p%d m%d", p, m) << ScheduleKind::ZeroBubble << p << 1 << m;
+            for (int v : {2, 3})
+                QTest::addRow("interleaved p%d v%d m%d", p, v, m)
+                    << ScheduleKind::Interleaved << p << v << m;
+        }
+}
+
+// Blocking only adds waits: never faster, and never deadlocked (Megatron's
+// interleaved exchange included, with every microbatch in the warm-up or
+// not). Without P2P time nothing waits for a send, and the exchange's extra
+// wait for the next gradient is covered by the interleaved warm-up (the
+// 2 (p - s - 1) of Narayanan et al.), so the two agree. (How much slower
+// depends on whether the round trip already holds the stage: by hand in
+// blockingP2pByHand.)
+void TestCostModel::blockingP2pNeverFaster() {
+    QFETCH(ScheduleKind, kind);
+    QFETCH(int, p);
+    QFETCH(int, v);
+    QFETCH(int, m);
+    const bool zb = kind == ScheduleKind::ZeroBubble;
+    const double f = 1.0 / v, b = (zb ? 1.0 : 2.0) / v, w = zb ? 1.0 : 0.0;
+    for (double latency : {0.0, 0.05, 0.5, 3.0}) {
+        PipelineInput in = pipeline(kind, p, v, m, f, b, w, latency);
+        const PipelineResult over = simulatePipeline(in);
+        in.blocking_p2p = true;
+        const PipelineResult block = simulatePipeline(in);
+        QVERIFY(over.ok);
+        QVERIFY2(block.ok, "blocking P2P deadlocked");
+        QVERIFY2(block.makespan_s >= over.makespan_s - 1e-12,
+                 numbers(block.makespan_s, over.makespan_s));
+        if (latency == 0.0)
+            QVERIFY2(block.makespan_s == over.makespan_s,
+                     numbers(block.makespan_s, over.makespan_s));
+    }
+}
+
+void TestCostModel::blockingSendsHoldTheStage_data() {
+    timelineRecordsEveryOp_data();
+}
+
+// In the recorded timeline a blocking send ends before its stage's next
+// compute op starts, and every op and send is still there once.
+void TestCostModel::blockingSendsHoldTheStage() {
+    QFETCH(ScheduleKind, kind);
+    QFETCH(int, v);
+    const int p = 4, m = 8;
+    const bool zb = kind == ScheduleKind::ZeroBubble;
+    PipelineInput in = pipeline(kind, p, v, m, 1.0 / v, (zb ? 1.0 : 2.0) / v, zb ? 1.0 : 0, 0.3);
+    in.record = true;
+    in.blocking_p2p = true;
+    const PipelineResult r = simulatePipeline(in);
+    QVERIFY(r.ok);
+    const std::size_t np = static_cast<std::size_t>(p);
+    std::vector<std::vector<const TimelineOp*>> compute(np), sends(np);
+    for (const TimelineOp& op : r.ops) {
+        const bool send = op.kind == OpKind::SendForward || op.kind == OpKind::SendBackward;
+        (send ? sends : compute)[std::size_t(op.stage)].push_back(&op);
+    }
+    std::size_t sent = 0;
+    for (int s = 0; s < p; ++s) {
+        sent += sends[std::size_t(s)].size();
+        for (const TimelineOp* send : sends[std::size_t(s)])
+            for (const TimelineOp* op : compute[std::size_t(s)])
+                if (op->start_s >= send->start_s)
+                    QVERIFY2(op->start_s >= send->end_s - 1e-12, numbers(op->start_s, send->end_s));
+    }
+    QCOMPARE(sent, std::size_t(2 * (p * v - 1) * m));
+    // The same pipeline overlapped has a compute op inside some send.
+    in.blocking_p2p = false;
+    const PipelineResult o = simulatePipeline(in);
+    bool overlapped = false;
+    for (const TimelineOp& send : o.ops)
+        if (send.kind == OpKind::SendForward || send.kind == OpKind::SendBackward)
+            for (const TimelineOp& op : o.ops)
+                overlapped |= op.stage == send.stage && op.kind != OpKind::SendForward &&
+                              op.kind != OpKind::SendBackward && op.start_s >= send.start_s &&
+                              op.start_s < send.end_s - 1e-12;
+    QVERIFY(overlapped);
+}
+
+// Megatron's interleaved schedule without P2P overlap sends a steady-state
+// forward's output together with the next backward's gradient, after that
+// backward (schedules.py forward_backward_pipelining_with_interleaving,
+// send_forward_backward_recv_forward_backward): the receiver sees it only
+// then.
+void TestCostModel::blockingInterleavedExchange() {
+    const int p = 4, v = 2, m = 8;
+    const double t = 0.25;
+    PipelineInput in = pipeline(ScheduleKind::Interleaved, p, v, m, 0.5, 1.0, 0, t);
+    in.record = true;
+    in.blocking_p2p = true;
+    const PipelineResult r = simulatePipeline(in);
+    QVERIFY(r.ok);
+    auto find = [&](OpKind kind, int stage, int chunk, int mb) -> const TimelineOp* {
+        for (const TimelineOp& op : r.ops)
+            if (op.kind == kind && op.stage == stage && op.chunk == chunk && op.microbatch == mb)
+                return &op;
+        return nullptr;
+    };
+    int afterBackward = 0, atForward = 0;
+    for (const TimelineOp& send : r.ops) {
+        if (send.kind != OpKind::SendForward)
+            continue;
+        const TimelineOp* fwd = find(OpKind::Forward, send.stage, send.chunk, send.microbatch);
+        QVERIFY(fwd);
+        QCOMPARE(send.end_s - send.start_s, t);
+        if (send.start_s == fwd->end_s) {
+            ++atForward;
+        } else {
+            // Held: it leaves when a backward of the same stage ends.
+            bool backwardEnds = false;
+            for (const TimelineOp& op : r.ops)
+                backwardEnds |= op.kind == OpKind::Backward && op.stage == send.stage &&
+                                op.end_s == send.start_s && op.start_s >= fwd->end_s;
+            QVERIFY(backwardEnds);
+            ++afterBackward;
+        }
+        // Its receiver (the next virtual stage) starts after it arrives.
+        const int vs = send.chunk * p + send.stage + 1;
+        const TimelineOp* next = find(OpKind::Forward, vs % p, vs / p, send.microbatch);
+        QVERIFY(next);
+        QVERIFY2(next->start_s >= send.end_s - 1e-12, numbers(next->start_s, send.end_s));
+    }
+    QVERIFY(atForward > 0);     // warm-up forwards send at once
+    QVERIFY(afterBackward > 0); // steady-state forwards wait for their backward
+}
+
+// A 2-stage 1F1B plan across a slow link, 2 microbatches: with stage times
+// a, b (stage 0 forward, backward), c, d (stage 1) and P2P t each way, the
+// overlapped step is a + 2t + 2(c + d) + b and the blocking one
+// a + 3t + 2(c + d) + b (the 2 x 2 case of blockingP2pByHand, worked out
+// symbolically, when c + d >= a, b): blocking adds stage 1's first gradient
+// send, read here off the timeline.
+void TestCostModel::blockingP2pOnASlowLink() {
+    Plan plan = makePlan(8, 2, 1, 2);
+    plan.placement = Placement{{{1, 1, 0, 0, "B2"}}, {}};
+    const Scenario over = scenario(twoBuildings(100, 10.0), gptModel(), plan);
+    Scenario block = over;
+    block.plan.p2p_overlap = false;
+    EVALUATE(a, over);
+    EVALUATE(b, block);
+    QCOMPARE(a.stage_building, (std::vector<int>{0, 1}));
+    auto duration = [](const Evaluation& ev, OpKind kind, int stage) {
+        for (const TimelineOp& op : ev.timeline.ops)
+            if (op.kind == kind && op.stage == stage && op.microbatch == 0)
+                return op.end_s - op.start_s;
+        return -1.0;
+    };
+    const double f0 = duration(a, OpKind::Forward, 0), b0 = duration(a, OpKind::Backward, 0);
+    const double f1 = duration(a, OpKind::Forward, 1), b1 = duration(a, OpKind::Backward, 1);
+    const double tf = duration(a, OpKind::SendForward, 0);
+    const double tb = duration(a, OpKind::SendBackward, 1);
+    QVERIFY(f0 > 0 && b0 > 0 && f1 > 0 && b1 > 0);
+    QVERIFY2(tf > 0.01 && tb > 0.01, numbers(tb, 0.01)); // at least the 10 ms of the link
+    QVERIFY(f1 + b1 >= f0 && f1 + b1 >= b0 && f1 + b1 + tb >= f0 + tf);
+    // The pipeline ends with stage 0's last backward (the optimizer step follows).
+    auto pipelineEnd = [](const Evaluation& ev) {
+        double end = 0;
+        for (const TimelineOp& op : ev.timeline.ops)
+            if (op.kind == OpKind::Backward)
+                end = std::max(end, op.end_s);
+        return end;
+    };
+    QVERIFY_CLOSE(pipelineEnd(a), f0 + tf + 2 * (f1 + b1) + tb + b0, 1e-12);
+    QVERIFY_CLOSE(pipelineEnd(b), pipelineEnd(a) + tb, 1e-12);
+    QVERIFY_CLOSE(b.step_time_s - a.step_time_s, tb, 1e-9);
+    QVERIFY(b.breakdown.pp_exposed_s > a.breakdown.pp_exposed_s);
 }
 
 void TestCostModel::timelineRecordsEveryOp_data() {

@@ -126,7 +126,16 @@ void TestEvalCache::cachedEqualsFresh() {
     QFETCH(QString, file);
     const Scenario s = loadSampleScenario(file.toStdString());
     const Evaluator evaluator(s.cluster);
-    std::vector<Plan> plans = candidatePlans(s, 48);
+    std::vector<Plan> plans;
+    // Each pipelined candidate also with blocking P2P, right after it: the
+    // pipeline memo must tell the two apart.
+    for (const Plan& candidate : candidatePlans(s, 48)) {
+        plans.push_back(candidate);
+        if (candidate.parallelism.pp > 1) {
+            plans.push_back(candidate);
+            plans.back().p2p_overlap = false;
+        }
+    }
     QVERIFY2(plans.size() > 100, "too few candidates to exercise the cache");
     const std::size_t forward = plans.size();
     for (std::size_t i = forward; i-- > 0;)
@@ -336,6 +345,7 @@ void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
              p.link_technologies["x"] = {"tcp", 8};
          }},
         {"dp_overlap", [](Plan& p) { p.dp_overlap = !p.dp_overlap; }},
+        {"p2p_overlap", [](Plan& p) { p.p2p_overlap = !p.p2p_overlap; }},
         {"dp_bucket_mib", [](Plan& p) { p.dp_bucket_mib *= 2; }},
         {"grad_reduce_bytes", [](Plan& p) { p.grad_reduce_bytes = 2; }},
         {"global_batch", [](Plan& p) { p.global_batch_sequences *= 2; }},

@@ -94,8 +94,8 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
                 "layers_per_stage": [5, 7, 6, 6]},
   "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
   "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
-  "dp_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2, "flash_attention": false,
-  "attention_kernel": "flash2"})";
+  "dp_overlap": false, "p2p_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
+  "flash_attention": false, "attention_kernel": "flash2"})";
 
 std::string dataDir() {
     return sa::testing::sourceDir() + "/tests/data/formats";
@@ -185,6 +185,8 @@ private Q_SLOTS:
     void frameworkDefaults_data();
     void frameworkDefaults();
     void frameworkKnobOverrides();
+    void frameworkP2pFollowsSchedule_data();
+    void frameworkP2pFollowsSchedule();
     void frameworkRoundTrip();
     void frameworkEvaluatesAsWrittenOut();
     void frameworkUnknown();
@@ -308,6 +310,8 @@ void TestFormats::defaults() {
     QCOMPARE(p.zero_stage, 1);
     QCOMPARE(p.schedule.kind, sa::ScheduleKind::OneFOneB);
     QCOMPARE(p.schedule.virtual_stages, 1);
+    QCOMPARE(p.p2p_overlap, true); // sends beside compute, as before the key existed
+    QVERIFY(!sa::toJson(p).contains("p2p_overlap"));
     QCOMPARE(p.rank_order,
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
     QVERIFY(!p.placement);
@@ -681,6 +685,12 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /zero_stage: must be an integer from 0 to 3, got 4"});
     bad("unknown attention kernel", "plan", {"/attention_kernel=\"flash4\""},
         {"plan.json: /attention_kernel: must be one of auto, flash2, flash3, cudnn, got 'flash4'"});
+    bad("p2p overlap as a word", "plan", {"/p2p_overlap=\"blocking\""},
+        {"plan.json: /p2p_overlap: must be true or false, got 'blocking'"});
+    bad("p2p overlap as a number", "plan", {"/p2p_overlap=0"},
+        {"plan.json: /p2p_overlap: must be true or false, got 0"});
+    bad("p2p overlap inside the schedule", "plan", {"/schedule/p2p_overlap=false"},
+        {"plan.json: /schedule: unknown key 'p2p_overlap'"});
     bad("unknown recompute", "plan", {"/recompute=\"some\""},
         {"plan.json: /recompute: must be one of none, selective, full, selective-op, got 'some'"});
     bad("ep in rank order", "plan", {"/rank_order=[\"tp\", \"cp\", \"pp\", \"ep\"]"},
@@ -1393,6 +1403,56 @@ void TestFormats::frameworkKnobOverrides() {
     QCOMPARE(mc.zero_stage, 0);
 }
 
+void TestFormats::frameworkP2pFollowsSchedule_data() {
+    QTest::addColumn<QString>("framework"); // empty: none
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<bool>("overlap");
+    const char* schedules[] = {"{\"kind\": \"gpipe\"}", "{\"kind\": \"1f1b\"}",
+                               "{\"kind\": \"interleaved\", \"virtual_stages\": 2}",
+                               "{\"kind\": \"zero-bubble\"}"};
+    const char* names[] = {"gpipe", "1f1b", "interleaved", "zero-bubble"};
+    // Megatron-LM overlaps only interleaved (--no-overlap-p2p-communication
+    // off); NeMo passes overlap_p2p_comm to Megatron-Core, default False;
+    // torchtitan's Schedule1F1B waits for its steady-state sends, its other
+    // schedules do not; without a framework, the format's overlap.
+    const bool expected[][4] = {{false, false, true, false},
+                                {false, false, false, false},
+                                {true, false, true, true},
+                                {true, true, true, true}};
+    const char* frameworks[] = {"megatron-core", "nemo", "torchtitan", ""};
+    for (int f = 0; f < 4; ++f)
+        for (int k = 0; k < 4; ++k)
+            QTest::addRow("%s %s", *frameworks[f] ? frameworks[f] : "none", names[k])
+                << QString::fromLatin1(frameworks[f]) << QString::fromLatin1(schedules[k])
+                << expected[f][k];
+}
+
+void TestFormats::frameworkP2pFollowsSchedule() {
+    QFETCH(QString, framework);
+    QFETCH(QString, schedule);
+    QFETCH(bool, overlap);
+    QStringList edits{"/schedule=" + schedule};
+    if (!framework.isEmpty())
+        edits << "/framework=\"" + framework + "\"";
+    const sa::Plan p = parsed(sa::parsePlan(edited(kPlan, edits), "plan.json"));
+    QCOMPARE(p.p2p_overlap, overlap);
+    // A value the document gives wins.
+    for (bool given : {false, true}) {
+        const sa::Plan g = parsed(sa::parsePlan(
+            edited(kPlan,
+                   edits + QStringList{QString("/p2p_overlap=%1").arg(given ? "true" : "false")}),
+            "plan.json"));
+        QCOMPARE(g.p2p_overlap, given);
+    }
+    // Choosing the framework in the explorer gives the same.
+    sa::Plan chosen = parsed(sa::parsePlan(edited(kPlan, {"/schedule=" + schedule}), "plan.json"));
+    if (!framework.isEmpty()) {
+        sa::applyFrameworkSoftwareDefaults(
+            chosen, *sa::trainingFrameworkFromString(framework.toStdString()));
+        QCOMPARE(chosen.p2p_overlap, overlap);
+    }
+}
+
 void TestFormats::frameworkRoundTrip() {
     for (const char* fw : {"megatron-core", "nemo", "torchtitan"}) {
         // Overrides that equal the format's defaults must survive writing.
@@ -1423,7 +1483,7 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
                 "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
                 "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
                 "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
-                "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]"});
+                "/p2p_overlap=false", "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]"});
     sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
     a.plan = parsed(sa::parsePlan(only, "plan.json"));
     b.plan = parsed(sa::parsePlan(written, "plan.json"));

@@ -286,8 +286,34 @@ PlanCase torchFsdpCase() {
     return {"torch-fsdp2", m, p};
 }
 
+// Pipeline P2P each way: interleaved and blocking (Megatron:
+// --no-overlap-p2p-communication, which validate_args refuses at pp 2, where
+// it is carried), 1F1B overlapped (Megatron's 1F1B cannot: carried).
+std::vector<PlanCase> p2pCases() {
+    std::vector<PlanCase> out;
+    for (int pp : {2, 4}) {
+        PlanCase c = gpipeCase();
+        c.plan.name = "interleaved-blocking-pp" + std::to_string(pp);
+        c.plan.placement.reset();
+        c.model.layers = 24;
+        c.plan.parallelism.pp = pp;
+        c.plan.parallelism.dp = 8 / pp;
+        c.plan.schedule = {sa::ScheduleKind::Interleaved, 2, false};
+        c.plan.p2p_overlap = false;
+        out.push_back(c);
+    }
+    PlanCase o = gpipeCase();
+    o.plan.name = "1f1b-overlapped";
+    o.plan.schedule = {sa::ScheduleKind::OneFOneB, 1, false};
+    o.plan.p2p_overlap = true;
+    out.push_back(o);
+    return out;
+}
+
 std::vector<PlanCase> allPlans() {
     std::vector<PlanCase> out{everythingCase(), gpipeCase(), torchFsdpCase()};
+    for (const PlanCase& c : p2pCases())
+        out.push_back(c);
     QDir samples(sa::testing::sourcePath(QStringLiteral("sample_clusters/scenarios")));
     for (const QString& name :
          samples.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
@@ -335,6 +361,8 @@ private Q_SLOTS:
     void attentionBackendEnvironment();
     void everySettingReported();
     void megatronDefaults();
+    void p2pOverlapImported_data();
+    void p2pOverlapImported();
     void exportText();
     void malformedInputs_data();
     void malformedInputs();
@@ -543,6 +571,19 @@ void TestFrameworks::refusals_data() {
     QTest::newRow("megatron backend switch")
         << M << "export NVTE_FLASH_ATTN=no\n" + base << "export NVTE_FLASH_ATTN"
         << "must be an integer";
+    // P2P overlap only where Megatron-Core runs it (schedules.py raises otherwise).
+    QTest::newRow("nemo p2p overlap without interleaving")
+        << N << yaml + "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n"
+        << "model.overlap_p2p_comm"
+        << "Non-interleaved";
+    QTest::newRow("nemo p2p overlap with batched p2p")
+        << N << yaml + "  virtual_pipeline_model_parallel_size: 2\n  overlap_p2p_comm: true\n"
+        << "model.overlap_p2p_comm"
+        << "batch_p2p_comm";
+    QTest::newRow("p2p overlap on and off")
+        << M << base + "--overlap-p2p-communication --no-overlap-p2p-communication"
+        << "--overlap-p2p-communication"
+        << "together";
 }
 
 void TestFrameworks::refusals() {
@@ -821,6 +862,94 @@ void TestFrameworks::everySettingReported() {
     for (const auto& m : nemo.mapped)
         ffn = ffn || (m.setting == "model.ffn_hidden_size" && m.target == "model:/ffn_hidden");
     QVERIFY(ffn);
+}
+
+void TestFrameworks::p2pOverlapImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("overlap");
+    QTest::addColumn<QString>("ignored"); // a setting reported ignored, or empty
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // 16 GPUs, tp 2, pp 4 (dp 2, 32 microbatches), 16 layers.
+    const QString script = QStringLiteral(
+        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
+        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
+        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size "
+        "4 ");
+    const QString vp = "--num-virtual-stages-per-pipeline-rank 2 ";
+    // Megatron-LM: 1F1B blocks (validate_args turns overlap_p2p_comm off);
+    // interleaving overlaps unless --no-overlap-p2p-communication.
+    QTest::newRow("megatron 1f1b") << M << script << false << QString();
+    QTest::newRow("megatron 1f1b, no-overlap flag")
+        << M << script + "--no-overlap-p2p-communication" << false
+        << "--no-overlap-p2p-communication";
+    QTest::newRow("megatron 1f1b, 2023 overlap flag")
+        << M << script + "--overlap-p2p-communication" << false << "--overlap-p2p-communication";
+    QTest::newRow("megatron interleaved") << M << script + vp << true << QString();
+    QTest::newRow("megatron interleaved, 2023 overlap flag")
+        << M << script + vp + "--overlap-p2p-communication" << true << QString();
+    QTest::newRow("megatron interleaved, no-overlap flag")
+        << M << script + vp + "--no-overlap-p2p-communication" << false << QString();
+    QTest::newRow("megatron no pipeline")
+        << M
+        << QString(script).replace("--pipeline-model-parallel-size 4",
+                                   "--pipeline-model-parallel-size 1") +
+               "--no-overlap-p2p-communication"
+        << true << "--no-overlap-p2p-communication";
+    // NeMo: model.overlap_p2p_comm, Megatron-Core's default False.
+    const QString yaml =
+        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
+                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
+                       "  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n"
+                       "  encoder_seq_length: 2048\n  num_layers: 8\n  hidden_size: 1024\n"
+                       "  ffn_hidden_size: 4096\n  num_attention_heads: 16\n"
+                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
+                       "  optim: {name: distributed_fused_adam}\n");
+    const QString nemoVp = "  virtual_pipeline_model_parallel_size: 2\n";
+    QTest::newRow("nemo 1f1b") << N << yaml << false << QString();
+    QTest::newRow("nemo interleaved") << N << yaml + nemoVp << false << QString();
+    QTest::newRow("nemo interleaved, overlap")
+        << N << yaml + nemoVp + "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n"
+        << true << QString();
+    QTest::newRow("nemo no pipeline, overlap")
+        << N
+        << QString(yaml).replace("pipeline_model_parallel_size: 2",
+                                 "pipeline_model_parallel_size: 1") +
+               "  overlap_p2p_comm: true\n  batch_p2p_comm: false\n"
+        << true << "model.overlap_p2p_comm";
+}
+
+// The plan's p2p_overlap as each framework runs the configuration; a P2P
+// setting the schedule does not read is reported ignored.
+void TestFrameworks::p2pOverlapImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, overlap);
+    QFETCH(QString, ignored);
+    ImportOptions opt;
+    opt.file = "input";
+    const Imported got = Framework(framework) == Framework::Nemo
+                             ? importNemo(text.toStdString(), opt)
+                             : importMegatronScript(text.toStdString(), opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->p2p_overlap, overlap);
+    bool reported = ignored.isEmpty();
+    for (const auto& i : got.ignored)
+        reported = reported || QString::fromStdString(i.setting) == ignored;
+    QVERIFY2(reported, qPrintable(ignored));
+    for (const auto& m : got.mapped)
+        if (m.target.rfind("plan:/p2p_overlap", 0) == 0)
+            QVERIFY2(QString::fromStdString(m.setting) != ignored, m.setting.c_str());
+    // And the exports write it back.
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const QString t = QString::fromStdString(ex.text);
+    QVERIFY2(!t.contains("p2p_overlap"), qPrintable(t)); // expressed, not carried
+    if (Framework(framework) == Framework::Megatron)
+        QCOMPARE(t.contains("--no-overlap-p2p-communication"),
+                 !overlap && got.plan->schedule.kind == sa::ScheduleKind::Interleaved);
+    else if (got.plan->parallelism.pp > 1)
+        QVERIFY(t.contains(overlap ? "overlap_p2p_comm: true" : "overlap_p2p_comm: false"));
 }
 
 void TestFrameworks::megatronDefaults() {

@@ -167,6 +167,8 @@ private Q_SLOTS:
     void worldSize();
     void compileSetsElementwise_data();
     void compileSetsElementwise();
+    void scheduleSetsP2pOverlap_data();
+    void scheduleSetsP2pOverlap();
     void refusals_data();
     void refusals();
     void roundTripSamples_data();
@@ -476,6 +478,56 @@ void TestFrameworksTorchtitan::compileSetsElementwise() {
     const Imported again = importTorchtitan(out.text, {"back.toml", "", 0, 0});
     QVERIFY2(again.ok(), problemsOf(again).c_str());
     QCOMPARE(again.plan->elementwise, im.plan->elementwise);
+}
+
+void TestFrameworksTorchtitan::scheduleSetsP2pOverlap_data() {
+    QTest::addColumn<QString>("schedule"); // the [parallelism] lines replacing the fixture's
+    QTest::addColumn<bool>("overlap");
+    const QString lps = "pipeline_parallel_layers_per_stage = 11\n";
+    QTest::newRow("Interleaved1F1B")
+        << "pipeline_parallel_schedule = \"Interleaved1F1B\"\n" + lps << true;
+    QTest::newRow("1F1B") << "pipeline_parallel_schedule = \"1F1B\"\n" << false;
+    QTest::newRow("default (1F1B)") << QString() << false;
+    QTest::newRow("GPipe") << "pipeline_parallel_schedule = \"GPipe\"\n" << true;
+}
+
+// torch.distributed.pipelining: Schedule1F1B waits for each steady-state
+// send with the next receive; GPipe and Interleaved1F1B do not wait for
+// sends before computing. Without a pipeline, the plan's default.
+void TestFrameworksTorchtitan::scheduleSetsP2pOverlap() {
+    QFETCH(QString, schedule);
+    QFETCH(bool, overlap);
+    QString toml = QString::fromStdString(readText(fixture("current-llama3-70b-3d.toml")));
+    toml.replace("pipeline_parallel_schedule = \"Interleaved1F1B\"\n", QString())
+        .replace("pipeline_parallel_layers_per_stage = 11\n", QString());
+    toml.replace("pipeline_parallel_degree = 4\n", "pipeline_parallel_degree = 4\n" + schedule);
+    const Imported im = importTorchtitan(toml.toStdString(), {"p2p.toml", "", 256, 0});
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QCOMPARE(im.plan->p2p_overlap, overlap);
+    if (!schedule.isEmpty()) {
+        const auto* m = findMapped(im, "parallelism.pipeline_parallel_schedule");
+        QVERIFY(m);
+        QVERIFY2(m->target.find("plan:/p2p_overlap") != std::string::npos, m->target.c_str());
+    }
+    // The schedule says it on export; the other setting travels in the comment.
+    for (bool p2p : {overlap, !overlap}) {
+        sa::Plan plan = *im.plan;
+        plan.p2p_overlap = p2p;
+        const Exported ex = exportTorchtitan(*im.model, plan);
+        QVERIFY2(ex.ok(), problemsOf(ex).c_str());
+        QCOMPARE(scaleacrossComment(ex.text).contains("p2p_overlap"), p2p != overlap);
+        const Imported back = importTorchtitan(ex.text, {"back.toml", "", 0, 0});
+        QVERIFY2(back.ok(), problemsOf(back).c_str());
+        QCOMPARE(back.plan->p2p_overlap, p2p);
+    }
+    // No pipeline, no P2P: the plan's default.
+    QString flat = toml;
+    flat.replace("pipeline_parallel_degree = 4\n", "pipeline_parallel_degree = 1\n")
+        .replace("data_parallel_shard_degree = 8\n", "data_parallel_shard_degree = 32\n")
+        .replace("global_batch_size = 128\n", "global_batch_size = 512\n");
+    const Imported noPp = importTorchtitan(flat.toStdString(), {"flat.toml", "", 256, 0});
+    QVERIFY2(noPp.ok(), problemsOf(noPp).c_str());
+    QCOMPARE(noPp.plan->p2p_overlap, true);
 }
 
 // ---- refusals -------------------------------------------------------------------

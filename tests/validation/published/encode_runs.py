@@ -644,5 +644,66 @@ for r in index["runs"]:
         r["assumptions"] = [a for a in r["assumptions"]
                             if not a.startswith("attention_kernel ")] + [note]
 
+# Pipeline P2P blocking or beside compute (plan p2p_overlap), as the run's
+# launch configuration (tests/data/frameworks/) runs it; without a pipeline
+# there is no P2P and the key stays out. Megatron-LM overlaps only its
+# interleaved schedule, by default (--no-overlap-p2p-communication off, since
+# core_v0.4.0); its 1F1B waits on every send (p2p_communication.py
+# _communicate, wait_on_reqs). NeMo passes model.overlap_p2p_comm to
+# Megatron-Core (default False). torchtitan's Schedule1F1B waits for each
+# steady-state send with the next receive; its other schedules do not.
+MEGATRON_1F1B = ("p2p_overlap false: the run's launch configuration (tests/data/frameworks/"
+                 "megatron/%s.sh) has no virtual stages, and Megatron's 1F1B blocks on its P2P "
+                 "(send_forward_recv_backward / send_backward_recv_forward wait on their requests; "
+                 "validate_args turns overlap_p2p_comm off)")
+TITAN_1F1B = ("p2p_overlap false: the run's launch configuration (tests/data/frameworks/torchtitan/"
+              "%s.toml) runs pipeline_parallel_schedule 1F1B, whose steady state waits for each "
+              "send together with the next receive (torch.distributed.pipelining Schedule1F1B)")
+NEMO_BLOCKING = ("p2p_overlap false: the run's launch configuration (tests/data/frameworks/nemo/"
+                 "%s.yaml) leaves overlap_p2p_comm off (Megatron-Core's default)")
+SEARCH_OVERLAP = ("interleaving chosen by the search runs with overlapped P2P "
+                  "(interleaved_p2p_overlap): Megatron-LM's default for its interleaved schedule "
+                  "since core_v0.4.0 (--no-overlap-p2p-communication absent)")
+SEARCH_BLOCKING = ("interleaving chosen by the search keeps blocking P2P: the Megatron-LM of 2022 had "
+                   "no P2P overlap (--overlap-p2p-communication came in 2023-05)")
+NEMO_OVERLAP = re.compile(r"^\s*overlap_p2p_comm:\s*true", re.M)
+for r in index["runs"]:
+    doc = load(r["plan"])
+    doc.pop("p2p_overlap", None)
+    pp = doc["parallelism"]["pp"]
+    kind = doc["schedule"]["kind"]
+    note = None
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    nemo = os.path.join(FRAMEWORKS, "nemo", r["id"] + ".yaml")
+    titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    if pp > 1 and os.path.exists(megatron):
+        assert "--no-overlap-p2p-communication" not in open(megatron).read(), megatron
+        if kind != "interleaved":
+            note = MEGATRON_1F1B % r["id"]
+    elif pp > 1 and os.path.exists(nemo):
+        if not (kind == "interleaved" and NEMO_OVERLAP.search(open(nemo).read())):
+            note = NEMO_BLOCKING % r["id"]
+    elif pp > 1 and os.path.exists(titan):
+        if kind == "1f1b":
+            note = TITAN_1F1B % r["id"]
+    if note:
+        doc["p2p_overlap"] = False
+    dump(r["plan"], doc)
+    kept_assumptions = [a for a in r["assumptions"] if not a.startswith("p2p_overlap ")
+                        and not a.startswith("interleaving chosen by the search ")]
+    r.pop("interleaved_p2p_overlap", None)
+    if note:
+        kept_assumptions.append(note)
+    if note and "virtual_stages" in r.get("search", []):
+        # The search may pick interleaving, which Megatron-Core 0.8 overlaps
+        # by default; 2022's Megatron-LM could not.
+        if r["family"] == "megatron-core-0.8":
+            r["interleaved_p2p_overlap"] = True
+            kept_assumptions.append(SEARCH_OVERLAP)
+        else:
+            kept_assumptions.append(SEARCH_BLOCKING)
+    r.pop("assumptions")  # re-added last, after interleaved_p2p_overlap
+    r["assumptions"] = kept_assumptions
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
