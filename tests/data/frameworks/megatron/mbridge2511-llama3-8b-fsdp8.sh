@@ -2,6 +2,8 @@
 # Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
 # row LLAMA3_8B: 8 GPUs, Megatron FSDP over 8 ranks, MBS 1, GBS 128, seq 8192,
 # written as Megatron-LM arguments.
+# --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
+# mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 
 NNODES=1
 GPUS=8
@@ -20,7 +22,7 @@ torchrun --nnodes=$NNODES --nproc-per-node=$GPUS pretrain_gpt.py \
     --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params \
     --ckpt-format fsdp_dtensor \
     --overlap-grad-reduce --overlap-param-gather \
-    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
     --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip-grad 1.0 \
     --train-iters 50 --log-interval 1

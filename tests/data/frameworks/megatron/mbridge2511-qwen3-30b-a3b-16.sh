@@ -2,6 +2,8 @@
 # Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
 # row Qwen3_30B_a3B: 16 GPUs, TP1 PP2 VP24 EP8 DP8, MBS 2, GBS 512, seq 4096,
 # token-dropless with force-balanced routing, written as Megatron-LM
+# --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
+# mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 # arguments. Qwen3's attention heads are 128 wide (--kv-channels 128), twice
 # hidden / heads.
 
@@ -21,6 +23,6 @@ torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-virtual-stages-per-pipeline-rank 24 \
     --expert-model-parallel-size 8 \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
-    --bf16 --fp8-format hybrid --fp8-recipe tensorwise \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
     --tokenizer-type NullTokenizer --vocab-size 151936 --mock-data \
     --train-iters 50
