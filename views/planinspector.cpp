@@ -327,6 +327,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "
                             "parallel)"),
              [](Scenario& s, bool v) { s.plan.tp_comm_overlap = v; });
+    addCheck(sched, QStringLiteral("p2p_overlap"), QStringLiteral("P2P overlap"),
+             QStringLiteral("Pipeline sends beside the next compute (Megatron's interleaved "
+                            "schedule); off, a stage waits for each send as Megatron's 1F1B, "
+                            "NeMo and torchtitan's Schedule1F1B do"),
+             [](Scenario& s, bool v) { s.plan.p2p_overlap = v; });
     addCheck(sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
              QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
                             "links (more activation memory)"),
@@ -459,7 +464,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     for (const auto& [field, widget] : editors_) {
         if (field != QLatin1String("dp_overlap") && field != QLatin1String("latency_hiding") &&
             field != QLatin1String("sequence_parallel") &&
-            field != QLatin1String("tp_comm_overlap"))
+            field != QLatin1String("tp_comm_overlap") && field != QLatin1String("p2p_overlap"))
             continue;
         if (auto* check = qobject_cast<QCheckBox*>(widget)) {
             const QString f = field;
@@ -468,6 +473,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                 check->setChecked(f == QLatin1String("dp_overlap")       ? p.dp_overlap
                                   : f == QLatin1String("latency_hiding") ? p.schedule.latency_hiding
                                   : f == QLatin1String("tp_comm_overlap") ? p.tp_comm_overlap
+                                  : f == QLatin1String("p2p_overlap")     ? p.p2p_overlap
                                                                           : p.sequence_parallel);
             });
         }

@@ -346,6 +346,22 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(!doc->scenario().plan.tp_comm_overlap);
     QVERIFY(!tpOverlap->isChecked());
 
+    // Blocking P2P, with the keyboard: the stages wait for their sends over
+    // the links between buildings, so the step gets longer; undo restores.
+    QVERIFY(waitForEvaluation());
+    const double overlapped = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    QCheckBox* p2p = inspector->checkBox(QStringLiteral("p2p_overlap"));
+    QVERIFY(p2p && p2p->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(p2p);
+    p2p->setFocus();
+    QTest::keyClick(p2p, Qt::Key_Space);
+    QVERIFY(!doc->scenario().plan.p2p_overlap);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s > overlapped);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.p2p_overlap);
+    QVERIFY(p2p->isChecked());
+
     // The attention kernel: auto, the three fused kernels, then unfused.
     QComboBox* kernel = inspector->comboBox(QStringLiteral("attention_kernel"));
     QVERIFY(kernel);
