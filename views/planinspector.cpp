@@ -332,6 +332,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "schedule); off, a stage waits for each send as Megatron's 1F1B, "
                             "NeMo and torchtitan's Schedule1F1B do"),
              [](Scenario& s, bool v) { s.plan.p2p_overlap = v; });
+    addCheck(sched, QStringLiteral("ep_overlap"), QStringLiteral("EP overlap"),
+             QStringLiteral("MoE all-to-all beside another microbatch's compute (Megatron "
+                            "--overlap-moe-expert-parallel-comm: combined 1F1B; with EP, and "
+                            "under PP with interleaving)"),
+             [](Scenario& s, bool v) { s.plan.ep_overlap = v; });
     addCheck(sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
              QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
                             "links (more activation memory)"),
@@ -464,7 +469,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     for (const auto& [field, widget] : editors_) {
         if (field != QLatin1String("dp_overlap") && field != QLatin1String("latency_hiding") &&
             field != QLatin1String("sequence_parallel") &&
-            field != QLatin1String("tp_comm_overlap") && field != QLatin1String("p2p_overlap"))
+            field != QLatin1String("tp_comm_overlap") && field != QLatin1String("p2p_overlap") &&
+            field != QLatin1String("ep_overlap"))
             continue;
         if (auto* check = qobject_cast<QCheckBox*>(widget)) {
             const QString f = field;
@@ -474,6 +480,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                                   : f == QLatin1String("latency_hiding") ? p.schedule.latency_hiding
                                   : f == QLatin1String("tp_comm_overlap") ? p.tp_comm_overlap
                                   : f == QLatin1String("p2p_overlap")     ? p.p2p_overlap
+                                  : f == QLatin1String("ep_overlap")      ? p.ep_overlap
                                                                           : p.sequence_parallel);
             });
         }

@@ -833,6 +833,7 @@ LayerCost layerCost(const LayerContext& ctx) {
     }
     c.params += model.attentionParams(s.t);
     const AttentionCore attn = attentionCore(ctx, s);
+    const GemmSums attentionGemms = gemms;
     const double ffnActBytes = mlp(ctx, s, gemms, c);
     c.params += 2.0 * s.h; // norms
 
@@ -844,6 +845,11 @@ LayerCost layerCost(const LayerContext& ctx) {
     const double kernelsFwd = elem.kernels, kernelsBwd = 2.0 * elem.kernels;
     const double permuteS = moePermuteTime(ctx, s);
     c.moe_permute_s = permuteS;
+    if (ctx.moe_layer && model.moe) {
+        c.moe_mlp_fwd_s = gemms.fwd - attentionGemms.fwd + permuteS;
+        c.moe_mlp_bwd_s =
+            gemms.dgrad - attentionGemms.dgrad + gemms.wgrad - attentionGemms.wgrad + permuteS;
+    }
     c.fwd_s = gemms.fwd + attn.fwd + elemFwdS + permuteS + kernelsFwd * kc.kernel_overhead_s;
     c.bwd_input_s =
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;

@@ -178,6 +178,9 @@ struct LayerCost {
     double bwd_weight_s = 0;  // backward, weight gradients
     double recompute_s = 0;   // extra forward work in backward (recompute policy)
     double moe_permute_s = 0; // of fwd_s, and again of bwd_input_s: MoE token permutations
+    // An MoE layer's expert half (router, experts, shared experts, token
+    // permutations): of fwd_s, and of bwd_input_s + bwd_weight_s.
+    double moe_mlp_fwd_s = 0, moe_mlp_bwd_s = 0;
     // Communication on the critical path, seconds (per layer, per microbatch).
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;

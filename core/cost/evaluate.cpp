@@ -202,6 +202,24 @@ void layerCostsOf(const ClusterContext& ctx, const Model& model, const Plan& pla
 
 // Per (stage, chunk) durations with EP's contention and ZeRO-3's collectives;
 // returns ZeRO-3's output when the plan has one.
+// The share of a stage's forward and backward ops that Megatron-Core's
+// combined 1F1B runs with the MoE all-to-all beside the other microbatch's
+// compute (plan ep_overlap): with EP, without full recompute, under PP only
+// with interleaving (transformer_config.py asserts all three). The warm-up
+// and cool-down run alone: on rank r of p, (p - r - 1) * 2 + (v - 1) * p
+// forwards before the first backward (schedules.py), one more microbatch
+// with the overlap, the same number of backwards after the last forward;
+// without a pipeline only the first forward and the last backward.
+double epOverlapSteady(const Plan& plan, int v) {
+    const Parallelism& par = plan.parallelism;
+    if (!plan.ep_overlap || par.ep <= 1 || plan.recompute == Recompute::Full ||
+        (par.pp > 1 && v <= 1))
+        return 0;
+    const double ops = double(std::max<std::int64_t>(1, plan.microbatches())) * v;
+    const double alone = par.pp > 1 ? double(par.pp - 1) + double(v - 1) * par.pp + 1.0 : 1.0;
+    return std::clamp(1.0 - alone / ops, 0.0, 1.0);
+}
+
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
                           Ref<Layout> layout, Ref<Transports> transports, Ref<P2p> p2p,
                           Evaluation& ev, State& st) {
@@ -215,7 +233,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
                st.ep);
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,
-                plan.schedule.kind == ScheduleKind::ZeroBubble},
+                plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v)},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)

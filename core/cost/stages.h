@@ -166,6 +166,10 @@ struct ChunkTimesInput {
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     int recompute_layers = 1;
     bool zero_bubble = false;
+    // The share of the forward and backward ops that run as combined 1F1B
+    // steps with the MoE all-to-all beside the other microbatch's compute
+    // (plan ep_overlap; 0: none).
+    double ep_overlap_steady = 0;
 };
 // [stage][chunk]: the slowest building holding the stage.
 using ChunkTable = std::vector<std::vector<ChunkTimes>>;

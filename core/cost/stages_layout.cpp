@@ -287,13 +287,36 @@ namespace {
 
 // Adds n layers of cost L to a chunk's times on one building.
 void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompute recompute,
-               bool zeroBubble) {
+               bool zeroBubble, double epOverlap, double commShare) {
     if (n <= 0)
         return;
     double epF = L.ep_fwd_s, epB = L.ep_bwd_s;
     if (epCross > 0 && L.ep_bytes > 0) {
         epF = std::max(epF, 2.0 * epCross);
         epB = std::max(epB, 2.0 * epCross);
+    }
+    if (epOverlap > 0 && epF + epB > 0) {
+        // Combined 1F1B (Megatron-Core combined_1f1b.py, the layer split in
+        // attention, dispatch, experts and combine, as DeepSeek-V3's
+        // DualPipe pairs them): one microbatch's forward beside another's
+        // backward, each communication beside the other's compute in turn:
+        // forward attention with the backward combine, the forward dispatch
+        // with the backward experts, the forward experts with the backward
+        // dispatch, the forward combine with the backward attention; the
+        // all-to-all holds its SMs meanwhile. What shows is the pair's time
+        // beyond its compute, shared by the two in proportion to traffic.
+        const double attnF = L.fwd_s - L.moe_mlp_fwd_s;
+        const double attnB = L.bwd_input_s + L.bwd_weight_s - L.moe_mlp_bwd_s;
+        const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
+        const auto beside = [commShare](double compute, double comm) {
+            return overlappedWithCompute(compute, comm, commShare);
+        };
+        const double pair = beside(attnF, a2aB) + beside(L.moe_mlp_bwd_s, a2aF) +
+                            beside(L.moe_mlp_fwd_s, a2aB) + beside(attnB, a2aF);
+        const double shown = pair - (L.fwd_s + L.bwd_input_s + L.bwd_weight_s);
+        const double scale = 1.0 - epOverlap + epOverlap * shown / (epF + epB);
+        epF *= scale;
+        epB *= scale;
     }
     const double recompTp = L.tp_recompute_s;
     const double recompEp = recompute == Recompute::Full ? epF : 0.0;
@@ -332,10 +355,12 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
     const int n = in.chunks->layers[std::size_t(vs)];
     const int nMoe = in.chunks->moe[std::size_t(vs)];
     const int nDense = n - nMoe;
+    const double epOverlap = in.ep_overlap_steady;
+    const double share = k.gpu ? ncclOverlapShare(k.gpu->sms) : 0.0;
     if (in.recompute != Recompute::Full || n <= 0 ||
         (in.recompute_method == RecomputeMethod::Uniform && in.recompute_layers <= 1)) {
-        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
-        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share);
+        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share);
         return;
     }
     if (in.recompute_method == RecomputeMethod::Block) {
@@ -343,16 +368,19 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
         const int redoMoe =
             in.model ? in.model->moeLayersIn(in.chunks->first[std::size_t(vs)], redo) : 0;
         const int redoDense = redo - redoMoe;
-        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble);
-        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble);
-        addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble);
-        addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble);
+        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap,
+                  share);
+        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, share);
+        addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble,
+                  epOverlap, share);
+        addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble,
+                  epOverlap, share);
         return;
     }
     // Uniform groups of N > 1: times as every layer recomputed; memory as
     // one checkpointed input per group, plus a whole group re-materialised.
-    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble);
-    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble);
+    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share);
+    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share);
     const int group = std::min(n, in.recompute_layers);
     const int groups = (n + group - 1) / group;
     const LayerCost& one = nDense > 0 ? k.dense : k.moe;

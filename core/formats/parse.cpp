@@ -725,6 +725,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
 
     r.boolean("dp_overlap", p.dp_overlap, kOptional);
     r.boolean("tp_comm_overlap", p.tp_comm_overlap, kOptional);
+    r.boolean("ep_overlap", p.ep_overlap, kOptional);
     const bool p2pGiven = r.boolean("p2p_overlap", p.p2p_overlap, kOptional);
     const bool bucketGiven = r.find("dp_bucket_mib", kOptional) != nullptr;
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);

@@ -75,11 +75,12 @@ const std::map<std::string, int>& keyRank() {
             "recompute_method", "recompute_layers", "sequence_parallel", "schedule", "kind",
             "virtual_stages", "latency_hiding", "rank_order", "placement", "runs", "stages",
             "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
-            "dp_overlap", "tp_comm_overlap", "p2p_overlap", "dp_bucket_mib", "grad_reduce_bytes",
-            "flash_attention", "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear",
-            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
-            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
-            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
+            "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap", "dp_bucket_mib",
+            "grad_reduce_bytes", "flash_attention", "attention_kernel", "elementwise", "fp8_recipe",
+            "fp8_linear", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
+            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
+            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
+            "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -361,6 +362,8 @@ nlohmann::json toJson(const Plan& p) {
     j["dp_overlap"] = p.dp_overlap;
     if (all || p.tp_comm_overlap)
         j["tp_comm_overlap"] = p.tp_comm_overlap;
+    if (all || p.ep_overlap)
+        j["ep_overlap"] = p.ep_overlap;
     if (all || !p.p2p_overlap)
         j["p2p_overlap"] = p.p2p_overlap;
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);

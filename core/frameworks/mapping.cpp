@@ -843,6 +843,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     p.dp_overlap = r.flag("overlap_grad_reduce", "plan:/dp_overlap");
     // Transformer Engine's userbuffers (NeMo: ub_tp_comm_overlap).
     p.tp_comm_overlap = r.flag("tp_comm_overlap", "plan:/tp_comm_overlap");
+    // --overlap-moe-expert-parallel-comm: the MoE all-to-all beside another
+    // microbatch's compute (Megatron-Core combined_1f1b.py).
+    p.ep_overlap = r.flag("overlap_moe_expert_parallel_comm", "plan:/ep_overlap");
     if (r.has("ddp_num_buckets"))
         r.refuse("ddp_num_buckets", "a bucket count: the documents give a bucket size");
     if (p.dp_overlap) {

@@ -663,6 +663,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--transformer-impl", "transformer_engine");
     if (p.tp_comm_overlap)
         add("--tp-comm-overlap");
+    if (p.ep_overlap)
+        add("--overlap-moe-expert-parallel-comm");
     if (!p.flash_attention)
         add("--attention-backend", "unfused");
     else if (p.attention_kernel == AttentionKernel::Cudnn)

@@ -513,6 +513,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
+    if (p.ep_overlap)
+        add("overlap_moe_expert_parallel_comm", "true");
     add("fp8", yamlBool(m.dtype == DType::FP8));
     if (m.dtype == DType::FP8) {
         add("fp8_hybrid", "true");

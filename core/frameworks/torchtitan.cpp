@@ -1289,6 +1289,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "link_technologies",
                                                       "dp_overlap",
                                                       "p2p_overlap",
+                                                      "ep_overlap",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
@@ -1576,6 +1577,12 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         // Written only when false; the schedule decides it in torchtitan.
         if (back.plan->p2p_overlap != plan.p2p_overlap)
             comment["p2p_overlap"] = plan.p2p_overlap;
+        // Megatron-Core's combined 1F1B has no torchtitan counterpart.
+        if (back.plan->ep_overlap != plan.ep_overlap) {
+            comment["ep_overlap"] = plan.ep_overlap;
+            notes.push_back("ep_overlap: Megatron-Core's all-to-all overlap has no torchtitan "
+                            "setting; kept in the scaleacross comment");
+        }
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {
             comment["attention_kernel"] = toString(plan.attention_kernel);

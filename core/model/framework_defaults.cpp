@@ -17,9 +17,11 @@ Plan megatronCore() {
     // validate_args: with --bf16 the gradients are accumulated and reduced in
     // fp32 (accumulate_allreduce_grads_in_fp32) unless --grad-reduce-in-bf16.
     p.grad_reduce_bytes = 4;
-    // --overlap-grad-reduce and --tp-comm-overlap are off by default.
+    // --overlap-grad-reduce and --tp-comm-overlap are off by default, as is
+    // --overlap-moe-expert-parallel-comm (model_parallel_config.py).
     p.dp_overlap = false;
     p.tp_comm_overlap = false;
+    p.ep_overlap = false;
     // --sequence-parallel is off by default.
     p.sequence_parallel = false;
     // --recompute-granularity: default None.
@@ -178,6 +180,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.dp_overlap = d.dp_overlap;
     p.dp_bucket_mib = d.dp_bucket_mib;
     p.tp_comm_overlap = d.tp_comm_overlap;
+    p.ep_overlap = d.ep_overlap;
     p.sequence_parallel = d.sequence_parallel;
     p.flash_attention = d.flash_attention;
     p.attention_kernel = d.attention_kernel;

@@ -229,6 +229,12 @@ struct Plan {
     // their requests). docs/COST_MODEL.md "Pipeline schedule"; each
     // framework's default in core/model/framework_defaults.cpp.
     bool p2p_overlap = true;
+    // MoE all-to-all beside another microbatch's compute (Megatron-Core
+    // --overlap-moe-expert-parallel-comm: the 1F1B phase runs one
+    // microbatch's forward and another's backward as one combined step,
+    // pipeline/combined_1f1b.py). Applies with EP, and under PP with
+    // interleaving, as Megatron-Core asserts; off by default as there.
+    bool ep_overlap = false;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors

@@ -94,7 +94,7 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
                 "layers_per_stage": [5, 7, 6, 6]},
   "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
   "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
-  "dp_overlap": false, "p2p_overlap": false, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
+  "dp_overlap": false, "p2p_overlap": false, "ep_overlap": true, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
   "flash_attention": false, "attention_kernel": "flash2"})";
 
 std::string dataDir() {
@@ -312,6 +312,8 @@ void TestFormats::defaults() {
     QCOMPARE(p.schedule.virtual_stages, 1);
     QCOMPARE(p.p2p_overlap, true); // sends beside compute, as before the key existed
     QVERIFY(!sa::toJson(p).contains("p2p_overlap"));
+    QCOMPARE(p.ep_overlap, false); // Megatron-Core's default
+    QVERIFY(!sa::toJson(p).contains("ep_overlap"));
     QCOMPARE(p.rank_order,
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
     QVERIFY(!p.placement);
@@ -685,6 +687,8 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /zero_stage: must be an integer from 0 to 3, got 4"});
     bad("unknown attention kernel", "plan", {"/attention_kernel=\"flash4\""},
         {"plan.json: /attention_kernel: must be one of auto, flash2, flash3, cudnn, got 'flash4'"});
+    bad("ep overlap as a number", "plan", {"/ep_overlap=1"},
+        {"plan.json: /ep_overlap: must be true or false, got 1"});
     bad("p2p overlap as a word", "plan", {"/p2p_overlap=\"blocking\""},
         {"plan.json: /p2p_overlap: must be true or false, got 'blocking'"});
     bad("p2p overlap as a number", "plan", {"/p2p_overlap=0"},

@@ -175,9 +175,8 @@ std::vector<PublishedRow> publishedRows() {
         "models/qwen3-30b-a3b-fp8.json", 0, {});
     // EP 32 with expert TP 1 over tp 2 x dp 16: the documents carve ep out of dp and split
     // experts with tp (the plan encodes ep 16 with experts over tp 2, its assumptions say why).
-    add("megatron/mbridge2604-qwen3-235b-a22b-256.sh",
-        "plans/mbridge2604-qwen3-235b-a22b-256.json", "models/qwen3-235b-a22b-fp8.json", 0, {},
-        "--expert-tensor-parallel-size");
+    add("megatron/mbridge2604-qwen3-235b-a22b-256.sh", "plans/mbridge2604-qwen3-235b-a22b-256.json",
+        "models/qwen3-235b-a22b-fp8.json", 0, {}, "--expert-tensor-parallel-size");
     // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
     // vocabulary size comes with the import options.
     add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",
@@ -657,6 +656,21 @@ void TestFrameworks::latentAttention() {
             f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.model->mla, got.model->mla);
+    }
+    // The MoE all-to-all overlap flag (Megatron-Core combined 1F1B) reads
+    // into ep_overlap and is written back by both exports.
+    const Imported overlapped =
+        importMegatronScript(script + " --overlap-moe-expert-parallel-comm", opt);
+    QVERIFY2(overlapped.ok(), problems(overlapped.problems).constData());
+    QVERIFY(overlapped.plan->ep_overlap);
+    QVERIFY(!got.plan->ep_overlap);
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *overlapped.model, *overlapped.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QVERIFY(again.plan->ep_overlap);
     }
     // Without the flag the latent settings are reported and not used.
     const std::string plain = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py "

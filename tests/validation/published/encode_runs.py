@@ -360,7 +360,8 @@ run("mbridge2511-qwen3-30b-a3b-16", "megatron-bridge-25.11", MB + ", row Qwen3_3
     "tokens/s/GPU, 121 model TFLOP/s/GPU (token-dropless, force-balanced routing)",
     "dgx-h100.json", q30, p, "tokens_per_s_per_gpu", 5275, 5275,
     MB_ASSUME + ["force-balanced routing matches the model's even expert load; capacity factor 1",
-                 "MoE all-to-all overlap (--overlap-moe-expert-parallel-comm) not expressible"],
+                 "MoE all-to-all overlap: Bridge v0.2.0's H100 FP8 preset for this model sets "
+                 "moe_a2a_overlap (with PP 2 and VP 12 where the table's row says VP 24)"],
     published_tflops_per_gpu=121)
 
 # ------------- Megatron-Bridge 26.04.01 (DGX-H100; FP8 current scaling; MoE)
@@ -486,9 +487,9 @@ run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model 
      "(3 per chunk, 2 in the first and last)",
      "force-balanced routing (set_qwen3_common_configs) matches the model's even expert load; "
      "capacity factor 1",
-     "alltoall dispatcher (qwen3_235b_a22b_pretrain_config_h100, no flex backend in the preset); "
-     "MoE all-to-all overlap (overlap_moe_expert_parallel_comm with delay_wgrad_compute, "
-     "_set_moe_a2a_overlap_overrides) is not expressible",
+     "alltoall dispatcher (qwen3_235b_a22b_pretrain_config_h100, no flex backend in the "
+     "preset); its delay_wgrad_compute beside the all-to-all overlap "
+     "(_set_moe_a2a_overlap_overrides) is not expressible",
      "no TP comm overlap: qwen3_235b_a22b_pretrain_config_h100 sets "
      "CommOverlapConfig(tp_comm_overlap=False)",
      MB26_PG],
@@ -710,6 +711,21 @@ for r in index["runs"]:
             kept_assumptions.append(SEARCH_BLOCKING)
     r.pop("assumptions")  # re-added last, after interleaved_p2p_overlap
     r["assumptions"] = kept_assumptions
+
+# The MoE all-to-all beside another microbatch's compute (plan ep_overlap)
+# where the launch configuration turns Megatron-Core's
+# --overlap-moe-expert-parallel-comm on.
+for r in index["runs"]:
+    path = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    doc = load(r["plan"])
+    doc.pop("ep_overlap", None)
+    if os.path.exists(path) and "--overlap-moe-expert-parallel-comm" in open(path).read():
+        doc["ep_overlap"] = True
+        note = ("ep_overlap true: the run's launch configuration (tests/data/frameworks/megatron/"
+                "%s.sh) sets --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B)"
+                % r["id"])
+        r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("ep_overlap ")] + [note]
+    dump(r["plan"], doc)
 
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))

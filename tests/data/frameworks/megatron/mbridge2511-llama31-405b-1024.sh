@@ -2,9 +2,9 @@
 # Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
 # row LLAMA3.1_405B: 1024 GPUs, TP8 PP8 CP2 VP8 DP8, MBS 1, GBS 512, seq 8192,
 # written as Megatron-LM arguments. The embedding and the loss count as a
+# layer each in the pipeline split (126 + 2 = 128 = 8 stages x 8 chunks x 2).
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
-# layer each in the pipeline split (126 + 2 = 128 = 8 stages x 8 chunks x 2).
 
 GPUS_PER_NODE=8
 NODES=128

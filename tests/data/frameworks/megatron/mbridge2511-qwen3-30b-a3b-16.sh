@@ -2,10 +2,13 @@
 # Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
 # row Qwen3_30B_a3B: 16 GPUs, TP1 PP2 VP24 EP8 DP8, MBS 2, GBS 512, seq 4096,
 # token-dropless with force-balanced routing, written as Megatron-LM
-# --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
-# mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 # arguments. Qwen3's attention heads are 128 wide (--kv-channels 128), twice
 # hidden / heads.
+# --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
+# mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
+# --overlap-moe-expert-parallel-comm: v0.2.0's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG
+# (scripts/performance/configs/qwen3/workload_base_configs.py) sets moe_a2a_overlap=True
+# (with PP 2, VP 12, where the table's row says VP 24).
 
 torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
@@ -16,7 +19,7 @@ torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-experts 128 --moe-router-topk 8 --moe-ffn-hidden-size 768 \
     --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-3 \
     --moe-router-force-load-balancing --moe-token-dispatcher-type alltoall \
-    --moe-grouped-gemm \
+    --moe-grouped-gemm --overlap-moe-expert-parallel-comm \
     --seq-length 4096 --max-position-embeddings 4096 \
     --micro-batch-size 2 --global-batch-size 512 \
     --tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 \
