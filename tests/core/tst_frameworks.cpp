@@ -24,6 +24,27 @@ using namespace sa::frameworks;
 
 namespace {
 
+// A small GPT as Megatron-LM arguments on `nodes` 8-GPU nodes, TP 2.
+QString smallMegatron(int nodes) {
+    return QStringLiteral("torchrun --nnodes %1 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 "
+                          "--hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+                          "--micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16 "
+                          "--tensor-model-parallel-size 2 ")
+        .arg(nodes);
+}
+
+// The same as a NeMo launcher training config on one node, with `model`
+// lines added.
+QString smallNemo(const QString& model) {
+    return QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
+                          "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
+                          "  tensor_model_parallel_size: 2\n  encoder_seq_length: 2048\n"
+                          "  num_layers: 8\n  hidden_size: 1024\n  ffn_hidden_size: 4096\n"
+                          "  num_attention_heads: 16\n"
+                          "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n") +
+           model;
+}
+
 QString dataPath(const QString& rel) {
     return sa::testing::sourcePath(QStringLiteral("tests/data/frameworks/") + rel);
 }
@@ -471,11 +492,7 @@ void TestFrameworks::refusals_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("setting");
     QTest::addColumn<QString>("message");
-    const QString base = QStringLiteral(
-        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
-        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
-        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size "
-        "2 ");
+    const QString base = smallMegatron(2) + "--pipeline-model-parallel-size 2 ";
     const int M = int(Framework::Megatron), N = int(Framework::Nemo);
     QTest::newRow("block recompute of no layer")
         << M
@@ -528,14 +545,8 @@ void TestFrameworks::refusals_data() {
                                                             "")
                                    << "world size"
                                    << "unknown";
-    const QString yaml =
-        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
-                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
-                       "  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n"
-                       "  encoder_seq_length: 2048\n  num_layers: 8\n  hidden_size: 1024\n"
-                       "  ffn_hidden_size: 4096\n  num_attention_heads: 16\n"
-                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
-                       "  optim: {name: distributed_fused_adam}\n");
+    const QString yaml = smallNemo("  pipeline_model_parallel_size: 2\n"
+                                   "  optim: {name: distributed_fused_adam}\n");
     QTest::newRow("nemo block recompute of no layer")
         << N
         << yaml + "  activations_checkpoint_granularity: full\n"
@@ -692,18 +703,8 @@ void TestFrameworks::attentionBackendEnvironment_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<bool>("flash");
     QTest::addColumn<QString>("kernel");
-    const QString script = QStringLiteral(
-        "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
-        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
-        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --transformer-impl "
-        "transformer_engine\n");
-    const QString yaml =
-        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
-                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
-                       "  tensor_model_parallel_size: 2\n  encoder_seq_length: 2048\n"
-                       "  num_layers: 8\n  hidden_size: 1024\n  ffn_hidden_size: 4096\n"
-                       "  num_attention_heads: 16\n  transformer_engine: true\n"
-                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n");
+    const QString script = smallMegatron(1) + "--transformer-impl transformer_engine\n";
+    const QString yaml = smallNemo("  transformer_engine: true\n");
     const int M = int(Framework::Megatron), N = int(Framework::Nemo);
     // Transformer Engine picks its backend (cuDNN's on Hopper) unless the
     // environment turns one off.
@@ -885,11 +886,7 @@ void TestFrameworks::p2pOverlapImported_data() {
     QTest::addColumn<QString>("ignored"); // a setting reported ignored, or empty
     const int M = int(Framework::Megatron), N = int(Framework::Nemo);
     // 16 GPUs, tp 2, pp 4 (dp 2, 32 microbatches), 16 layers.
-    const QString script = QStringLiteral(
-        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 1024 "
-        "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 64 "
-        "--vocab-size 32000 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size "
-        "4 ");
+    const QString script = smallMegatron(2) + "--pipeline-model-parallel-size 4 ";
     const QString vp = "--num-virtual-stages-per-pipeline-rank 2 ";
     // Megatron-LM: 1F1B blocks (validate_args turns overlap_p2p_comm off);
     // interleaving overlaps unless --no-overlap-p2p-communication.
@@ -911,14 +908,8 @@ void TestFrameworks::p2pOverlapImported_data() {
                "--no-overlap-p2p-communication"
         << true << "--no-overlap-p2p-communication";
     // NeMo: model.overlap_p2p_comm, Megatron-Core's default False.
-    const QString yaml =
-        QStringLiteral("trainer: {num_nodes: 1, devices: 8, precision: bf16}\n"
-                       "model:\n  micro_batch_size: 1\n  global_batch_size: 16\n"
-                       "  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n"
-                       "  encoder_seq_length: 2048\n  num_layers: 8\n  hidden_size: 1024\n"
-                       "  ffn_hidden_size: 4096\n  num_attention_heads: 16\n"
-                       "  tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
-                       "  optim: {name: distributed_fused_adam}\n");
+    const QString yaml = smallNemo("  pipeline_model_parallel_size: 2\n"
+                                   "  optim: {name: distributed_fused_adam}\n");
     const QString nemoVp = "  virtual_pipeline_model_parallel_size: 2\n";
     QTest::newRow("nemo 1f1b") << N << yaml << false << QString();
     QTest::newRow("nemo interleaved") << N << yaml + nemoVp << false << QString();
