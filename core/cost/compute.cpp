@@ -433,7 +433,7 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.T = s.b * s.sLocal;
     s.h = double(model.hidden);
     s.dh = double(model.headDim());
-    s.headsLocal = double(model.heads) / s.t;
+    s.headsLocal = model.headsPerRank(s.t);
     s.kvLocal = model.kvHeadsPerRank(s.t);
     s.w = model.attentionWidths(s.t);
     s.linear = gemmRate(*ctx.gpu, linearPrecision(*ctx.gpu, model), ctx.kc);
@@ -442,12 +442,6 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.sp = plan.sequence_parallel && s.t > 1;
     s.gated = model.mlp == MlpKind::SwiGlu;
     return s;
-}
-
-// MLA's latents are what SP all-gathers when the down projections run on the
-// sequence shard.
-bool mlaGathersLatents(const Model& m, const LayerShape& s) {
-    return m.mla && s.sp;
 }
 
 // Output features of the GEMMs that read the layer's (normed) input on one
@@ -682,12 +676,11 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         // all-gathers the latents, not the hidden states, before the up
         // projections (Megatron-Core MultiLatentAttention: TELinear
         // "duplicated", q_compressed [s/TP, b, q_lora_rank]).
-        const double gathered = mlaGathersLatents(*ctx.model, s)
-                                    ? s.w.latent + double(ctx.model->mla->rope_head_dim)
-                                    : h;
+        const bool latents = ctx.model->mla && s.sp;
+        const double gathered = latents ? s.w.latent + double(ctx.model->mla->rope_head_dim) : h;
         const double attnBytes = 0.5 * (bytes + T * gathered * kBf16);
         const double attnTp =
-            gathered == h ? one : ringAllReduceTime(attnBytes, ti, bps, ctx.scale_up_step_s);
+            latents ? ringAllReduceTime(attnBytes, ti, bps, ctx.scale_up_step_s) : one;
         c.tp_fwd_s = one + attnTp;
         c.tp_bwd_s = one + attnTp;
         if (full)

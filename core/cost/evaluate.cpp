@@ -3,6 +3,7 @@
 #include "cost/memory.h"
 #include "cost/outer.h"
 #include "cost/run.h"
+#include "cost/schedule.h"
 #include "cost/stages.h"
 #include "formats/documents.h"
 #include "topology/topology.h"
@@ -206,18 +207,21 @@ void layerCostsOf(const ClusterContext& ctx, const Model& model, const Plan& pla
 // combined 1F1B runs with the MoE all-to-all beside the other microbatch's
 // compute (plan ep_overlap): with EP, without full recompute, under PP only
 // with interleaving (transformer_config.py asserts all three). The warm-up
-// and cool-down run alone: on rank r of p, (p - r - 1) * 2 + (v - 1) * p
-// forwards before the first backward (schedules.py), one more microbatch
-// with the overlap, the same number of backwards after the last forward;
-// without a pipeline only the first forward and the last backward.
+// and cool-down run alone: each rank's warm-up forwards (warmupForwards),
+// one more microbatch with the overlap, the same number of backwards after
+// the last forward, averaged over the ranks; without a pipeline only the
+// first forward and the last backward.
 double epOverlapSteady(const Plan& plan, int v) {
     const Parallelism& par = plan.parallelism;
     if (!plan.ep_overlap || par.ep <= 1 || plan.recompute == Recompute::Full ||
         (par.pp > 1 && v <= 1))
         return 0;
-    const double ops = double(std::max<std::int64_t>(1, plan.microbatches())) * v;
-    const double alone = par.pp > 1 ? double(par.pp - 1) + double(v - 1) * par.pp + 1.0 : 1.0;
-    return std::clamp(1.0 - alone / ops, 0.0, 1.0);
+    const int m = int(std::max<std::int64_t>(1, plan.microbatches()));
+    double warm = 0;
+    for (int s = 0; s < par.pp; ++s)
+        warm += warmupForwards(par.pp, v, m, s);
+    const double alone = warm / par.pp + 1.0;
+    return std::clamp(1.0 - alone / (double(m) * v), 0.0, 1.0);
 }
 
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,

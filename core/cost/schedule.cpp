@@ -24,7 +24,7 @@ int appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int v
         return m * v;
     }
     const int total = m * v;
-    int warm = v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+    int warm = warmupForwards(p, v, m, s);
     warm = std::clamp(warm + std::max(0, extraWarmup), 0, total);
     // With m not a multiple of p the grouped order would name microbatches
     // past m; fall back to chunk-major order for those (still valid): all
@@ -78,6 +78,10 @@ int appendStageOrder(std::vector<IssuedOp>& out, ScheduleKind kind, int p, int v
 }
 
 } // namespace
+
+int warmupForwards(int p, int v, int m, int s) {
+    return v == 1 ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, m * v);
+}
 
 std::vector<IssuedOp> stageOrder(ScheduleKind kind, int p, int v, int m, int s, int extraWarmup) {
     std::vector<IssuedOp> out;

@@ -107,4 +107,9 @@ struct PipelineScratch {
 // they have grown).
 void simulatePipeline(const PipelineInput& in, PipelineResult& out, PipelineScratch& scratch);
 
+// Forwards stage s of p runs before its first backward under 1F1B (v 1) or
+// Megatron's interleaved schedule with v chunks, m microbatches
+// (schedules.py: (p - s - 1) * 2 + (v - 1) * p when interleaved).
+int warmupForwards(int p, int v, int m, int s);
+
 } // namespace sa
