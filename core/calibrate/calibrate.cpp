@@ -103,6 +103,16 @@ std::optional<GemmInput> loadGemmInput(const std::string& path, const std::strin
     return GemmInput{path, *text, gpuModel};
 }
 
+namespace {
+
+// Ranks of a measurement on each of its hosts (an uneven spread counts by
+// its floor: the host with the fewest NICs bounds the ring).
+int ranksPerHost(const TierMeasurement& m) {
+    return std::max(1, m.ranks / std::max(1, m.hosts));
+}
+
+} // namespace
+
 CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclTestsInput>& runs,
                                    const std::optional<GemmInput>& gemmInput) {
     CalibrationResult res;
@@ -204,7 +214,11 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
             continue;
         Building& b = c.buildings[std::size_t(c.buildingIndex(m.building))];
         const bool up = m.tier == CalibrationTier::Host;
-        m.line_bytes_per_s = gbpsToBytesPerS(up ? b.scale_up_gbps : b.scale_out_gbps);
+        // Across hosts the ring leaves each host through the NICs of all its
+        // ranks (core/cost/collectives.cpp scaleOutSeconds): the bus
+        // bandwidth is theirs together.
+        m.line_bytes_per_s = up ? gbpsToBytesPerS(b.scale_up_gbps)
+                                : gbpsToBytesPerS(b.scale_out_gbps) * ranksPerHost(m);
         m.efficiency = m.fit.bus_bytes_per_s / m.line_bytes_per_s;
         if (!m.written) {
             m.note = "not written: another measurement of this tier is preferred";
@@ -212,11 +226,13 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
         }
         double eff = m.efficiency;
         if (eff > 1) {
-            warn(m.file, "the bus bandwidth " + fmt("%.1f", m.fit.bus_bytes_per_s / 1e9) +
-                             " GB/s exceeds the line rate " +
-                             fmt("%.1f", m.line_bytes_per_s / 1e9) + " GB/s (" +
-                             (up ? "scale_up_gbps" : "scale_out_gbps") +
-                             "): efficiency written as 1; is the line rate right?");
+            warn(m.file,
+                 "the bus bandwidth " + fmt("%.1f", m.fit.bus_bytes_per_s / 1e9) +
+                     " GB/s exceeds the line rate " + fmt("%.1f", m.line_bytes_per_s / 1e9) +
+                     " GB/s (" +
+                     (up ? std::string("scale_up_gbps")
+                         : "scale_out_gbps x " + std::to_string(ranksPerHost(m)) + " NICs a host") +
+                     "): efficiency written as 1; is the line rate right?");
             eff = 1;
         }
         if (up && m.ranks > b.gpus_per_host)
@@ -267,11 +283,12 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
         // The ring's bytes cross the link once per direction (the ring's two
         // crossings, core/cost/collectives.cpp ring) as one connection: the
         // model's rate there is min(line x efficiency, flows x window / RTT)
-        // (core/cost/network.cpp aggregateRateBps), and each GPU's NIC
-        // bounds it too (the per-GPU term).
+        // (core/cost/network.cpp aggregateRateBps), and the NICs of each
+        // host's ranks bound it too (the per-GPU term, scaleOutSeconds).
         const double B = m.fit.bus_bytes_per_s;
-        const double nic = std::min(nicBytesPerSecond(c.buildings[std::size_t(ia)]),
-                                    nicBytesPerSecond(c.buildings[std::size_t(ib)]));
+        const double nic =
+            ranksPerHost(m) * std::min(nicBytesPerSecond(c.buildings[std::size_t(ia)]),
+                                       nicBytesPerSecond(c.buildings[std::size_t(ib)]));
         const double rtt = 2.0 * std::max(0.0, link.latency_ms) * 1e-3 + 10e-6; // traffic.cpp
         std::string what;
         if (B >= 0.97 * nic) {

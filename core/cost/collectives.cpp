@@ -41,6 +41,21 @@ Codec codecOf(const CrossCompression& cx, CollectiveKind kind) {
     return c;
 }
 
+// Seconds a member needs to push `bytes` of a collective through the
+// hosts of a group that spans hosts. NCCL builds one ring (or tree) per
+// channel and spreads the channels over the NICs of the member GPUs
+// (src/graph/search.cc), so the `per_host` members of a host send through
+// `per_host` NICs: each member's NIC carries 1/per_host of the bytes and
+// its NVLink the rest, to the next member on the host, both at once. A
+// host of eight 400 Gbit/s NICs thus reaches ~370-400 GB/s of bus
+// bandwidth, NVIDIA's figures for all_reduce_perf across nodes
+// (nccl-tests issue 309; 192 GB/s on DGX A100's 8 x 200 Gbit/s, NCCL
+// issue 812), not one NIC's 46-48 GB/s.
+double scaleOutSeconds(double bytes, const GroupSpread& g, const CollectiveEnv& env) {
+    const double k = std::max(1, g.per_host);
+    return std::max(bytes / (k * env.nic_bps), bytes * (k - 1) / k / env.nvlink_bps);
+}
+
 // Flat ring over all members in site order; crossings between consecutive
 // sites (and the wrap-around) carry the ring's bytes.
 Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double S, double groups,
@@ -54,7 +69,7 @@ Cost ring(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
         c.latency = f * (n - 1) * env.nvlinkStep();
         return c;
     }
-    c.bandwidth = ringBytes / env.nic_bps;
+    c.bandwidth = scaleOutSeconds(ringBytes, g, env);
     double hopSum = 0;
     int crossings = 0;
     const std::size_t k = g.sites.size();
@@ -92,7 +107,7 @@ Cost tree(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind, double
         c.latency = f * depth * env.nvlinkStep();
         return c;
     }
-    c.bandwidth = f * S / env.nic_bps;
+    c.bandwidth = scaleOutSeconds(f * S, g, env);
     double maxCross = 0;
     for (std::size_t i = 0; i + 1 < g.sites.size(); ++i) {
         const Location a = g.sites[i].loc;
@@ -149,7 +164,7 @@ Cost hierarchical(TrafficPhase& phase, const GroupSpread& g, CollectiveKind kind
             }
         localHops = std::max(localHops, double(b.members) * env.localStep());
     }
-    c.bandwidth = f * (nMax - 1) / std::max(1, nMax) * S / env.nic_bps;
+    c.bandwidth = scaleOutSeconds(f * (nMax - 1) / std::max(1, nMax) * S, g, env);
     c.latency = f * localHops;
     // Across buildings: n_min shard rings of k members, each S / n_min.
     const int k = int(bs.size());

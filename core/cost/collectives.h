@@ -27,6 +27,10 @@ struct GroupSpread {
     int members = 0;
     int buildings = 0;
     bool single_host = false; // the whole group shares one NVLink domain
+    // Members that share one host when the group spans hosts. Each GPU has
+    // its own NIC and NCCL spreads its channels' rings over all of them, so
+    // the group's traffic between hosts leaves through `per_host` NICs.
+    int per_host = 1;
     bool operator==(const GroupSpread&) const = default;
 };
 

@@ -44,6 +44,26 @@ GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& bloc
     return g;
 }
 
+// Members of one DP x CP group on one host: the group's ranks are
+// c * stride(CP) + d * stride(DP) in the rank order, a host the first
+// `hostGpus` of them.
+int dpMembersPerHost(const std::vector<Dim>& order, const Parallelism& par, int hostGpus) {
+    std::int64_t stride = 1, cpStride = 0, dpStride = 0;
+    for (Dim d : order) {
+        if (d == Dim::CP)
+            cpStride = stride;
+        if (d == Dim::DP)
+            dpStride = stride;
+        stride *= par.of(d);
+    }
+    std::int64_t n = 0;
+    for (int c = 0; c < par.cp && c * cpStride < hostGpus; ++c) {
+        const std::int64_t room = hostGpus - c * cpStride; // ranks d * dpStride < room
+        n += dpStride > 0 ? std::min<std::int64_t>(par.dp, (room + dpStride - 1) / dpStride) : 1;
+    }
+    return int(std::max<std::int64_t>(1, n));
+}
+
 void stageHolders(const Cluster& cluster, int pp, Layout& out) {
     const CellGrid& grid = out.placed.grid;
     const std::size_t npp = std::size_t(pp), nb = cluster.buildings.size();
@@ -79,12 +99,18 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
     int minHost = 1 << 30;
     for (const auto& b : cluster.buildings)
         minHost = std::min(minHost, b.gpus_per_host);
+    const int perHost = dpMembersPerHost(in.rank_order, par, minHost);
     out.spreads.assign(npp, {});
     for (int s = 0; s < par.pp; ++s) {
         GroupSpread& g = out.spreads[std::size_t(s)];
         g = dpSpread(out.placed.grid, out.blocks, s, par.dp, par.cp);
         g.single_host =
             in.runs.empty() && dpSpan * (par.dp - 1) + out.placed.grid.cell_gpus <= minHost;
+        // A site (a zone of a building) holding fewer members than a host
+        // would is where the ring runs through the fewest NICs.
+        g.per_host = perHost;
+        for (const GroupSpread::Site& site : g.sites)
+            g.per_host = std::max(1, std::min(g.per_host, site.members));
     }
     out.dpGroups = double(par.tp);
     out.spreadClass.assign(npp, 0);

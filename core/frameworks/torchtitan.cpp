@@ -1172,10 +1172,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
 
     // torchtitan's device mesh is [pp, dp_replicate, dp_shard, cp, tp],
     // outermost first (ParallelDims.build_mesh): innermost first tp, cp, dp,
-    // pp. It matters only when both pp and dp are > 1; the plan's default is
-    // kept otherwise.
-    if (plan.parallelism.pp > 1 && plan.parallelism.dp > 1)
-        plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    // pp (the same layout as the plan's default when pp or dp is 1).
+    plan.rank_order = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
     // torch.distributed.pipelining: Schedule1F1B waits for each steady-state
     // send together with the next receive (blocking); GPipe and
     // Interleaved1F1B leave sends running beside compute

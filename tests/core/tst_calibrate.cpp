@@ -286,10 +286,11 @@ void TestCalibrate::fixturesGiveSensibleValues() {
         QVERIFY(e > 0.5 && e <= 1.0);
     for (double l : {*b.scale_up_latency_us, *b.scale_out_latency_us})
         QVERIFY(l > 0.1 && l < 20.0); // microseconds a step
-    // The fixtures' curves: 365 GB/s of 450 and 44.5 of 50, alpha 12 and
-    // 38 us; a slower middle makes the fit a compromise, within ~10%.
+    // The fixtures' curves: 365 GB/s of 450 and 356 of the 400 of a host's
+    // eight NICs, alpha 12 and 38 us; a slower middle makes the fit a
+    // compromise, within ~10%.
     QVERIFY(std::abs(*b.scale_up_efficiency - 365.0 / 450.0) < 0.1 * 365.0 / 450.0);
-    QVERIFY(std::abs(*b.scale_out_efficiency - 44.5 / 50.0) < 0.1 * 44.5 / 50.0);
+    QVERIFY(std::abs(*b.scale_out_efficiency - 356.0 / 400.0) < 0.1 * 356.0 / 400.0);
     QVERIFY(std::abs(*b.scale_up_latency_us - 12.0 / 14) < 0.15 * 12.0 / 14);
     QVERIFY(std::abs(*b.scale_out_latency_us - 38.0 / 30) < 0.15 * 38.0 / 30);
     for (const TierMeasurement& m : r.tiers) {
@@ -352,15 +353,17 @@ void TestCalibrate::hostCalibrationReproducesMeasurement() {
 }
 
 void TestCalibrate::buildingCalibrationReproducesMeasurement() {
-    // Measured: 16 GPUs on 2 hosts over the NICs, alpha 40 us, 44 GB/s.
+    // Measured: 16 GPUs on 2 hosts over the NICs, alpha 40 us, 352 GB/s:
+    // 44 GB/s through each of a host's eight 400 Gbit/s NICs.
     const Cluster c = clusterOf("one", {building("B1", 16)});
     const std::string text =
-        syntheticTable(NcclCollective::AllReduce, 2, 8, 40.0, 44.0, 0.01, "building");
+        syntheticTable(NcclCollective::AllReduce, 2, 8, 40.0, 352.0, 0.01, "building");
     const CalibrationResult r = calibrated(c, "ib.txt", text);
     QVERIFY(r.ok());
     const Building& b = r.cluster.buildings[0];
     QVERIFY(b.scale_out_efficiency && b.scale_out_latency_us);
     QVERIFY(std::abs(*b.scale_out_efficiency - 44.0 / 50.0) < 0.02 * 44.0 / 50.0);
+    QCOMPARE(ModelCollective(r.cluster, 16).layout.spreads[0].per_host, 8);
     std::vector<std::int64_t> sizes;
     const std::vector<double> measured = tableTimesUs(text, sizes);
     const ModelCollective model(r.cluster, 16);
@@ -393,7 +396,8 @@ void TestCalibrate::buildingCalibrationReproducesMeasurement() {
 
 void TestCalibrate::crossBuildingWritesProfile() {
     // Two buildings of 8 behind one link of 1 ms; the measured 16-rank ring
-    // reaches 20 GB/s where the NICs give 46: one connection's window.
+    // reaches 20 GB/s where the eight NICs of a host give 8 x 46: one
+    // connection's window.
     const Cluster c = clusterOf(
         "pair", {building("B1", 8, {.zone_gpus = 8}), building("B2", 8, {.zone_gpus = 8})},
         {link("B1", "B2", 3200, 1.0, "roce")});
@@ -441,7 +445,7 @@ void TestCalibrate::crossBuildingWritesProfile() {
     // efficiency and window are kept.
     const CalibrationResult rn = calibrated(
         c, "fast.txt",
-        syntheticTable(NcclCollective::AllReduce, 2, 8, 4000.0, 46.0, 0.0, "cross-building"));
+        syntheticTable(NcclCollective::AllReduce, 2, 8, 4000.0, 8 * 46.0, 0.0, "cross-building"));
     QVERIFY(rn.ok());
     const Technology& tn = rn.cluster.technologies.at("calibrated-B1-B2");
     QCOMPARE(tn.efficiency, builtinTechnology("roce")->efficiency);

@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include <string>
+#include <tuple>
 
 using namespace sa;
 using namespace sa::testing;
@@ -135,6 +136,7 @@ private Q_SLOTS:
     void overlappedCollectivesTakeSmsFromCompute();
     void moeTokensArePermutedAroundTheExperts();
     void epAllToAllSplitsHostAndNetwork();
+    void dpRingLeavesAHostThroughAllItsNics();
     void latentAttentionLayer();
     void epAllToAllBesideAnotherMicrobatch();
     void eagerOpsStreamEachTensor();
@@ -529,6 +531,53 @@ void TestFidelity::epAllToAllSplitsHostAndNetwork() {
     QVERIFY_CLOSE(ep8.ep_fwd_s, 2 * 7 * (perPeer8 / up + ctx8.scale_up_step_s), 1e-9);
     // The bytes leaving the GPU are the same either way.
     QVERIFY_CLOSE(ep16.ep_bytes_fwd_one_way, 15 * perPeer, 1e-12);
+}
+
+void TestFidelity::dpRingLeavesAHostThroughAllItsNics() {
+    // A DP group of 16 on two 8-GPU hosts: NCCL's channels run their rings
+    // through the NICs of all eight members of a host, so a member sends
+    // 1/8 of the ring's bytes through its NIC and 7/8 over NVLink to the
+    // next member, at once (NVIDIA: ~380 GB/s of all_reduce bus bandwidth
+    // from eight 400 Gbit/s NICs). Before, the whole ring went through one
+    // NIC. With TP 8 each host holds one member of each group: one NIC.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto dpRing = [&](int tp, int dp, std::vector<Dim> order) {
+        Topology topo(c);
+        const ClusterContext ctx{&c, &topo, 1};
+        Plan p = makePlan(tp, 1, dp, tp * dp);
+        p.rank_order = std::move(order);
+        Layout layout;
+        buildLayout(ctx, {1, p.parallelism, p.rank_order, {}, "plan"}, layout);
+        Transports transports;
+        buildTransports(ctx, {1, {}}, transports);
+        TrafficPhase phase(topo, transports);
+        const double S = 1e9;
+        const CollectiveCost cost =
+            loadCollective(phase, layout.spreads[0], CollectiveKind::ReduceScatter,
+                           CollectiveAlgo::Ring, S, layout.dpGroups, layout.stageEnv[0]);
+        return std::tuple(layout.spreads[0].per_host, cost.bandwidth_s, layout.stageEnv[0]);
+    };
+    const std::vector<Dim> tcdp = {Dim::TP, Dim::CP, Dim::DP, Dim::PP};
+    const auto [k16, t16, env] = dpRing(1, 16, tcdp);
+    QCOMPARE(k16, 8);
+    const double ring = 15.0 / 16 * 1e9;
+    QVERIFY(env.nvlink_bps * 8 / 7 > 8 * env.nic_bps); // the NICs bound it
+    QVERIFY_CLOSE(t16, ring / (8 * env.nic_bps), 1e-12);
+    // TP 2: four members a host, four NICs.
+    const auto [k4, t4, env4] = dpRing(2, 16, tcdp);
+    QCOMPARE(k4, 4);
+    QVERIFY_CLOSE(t4, ring / (4 * env4.nic_bps), 1e-12);
+    // TP 8: one member a host, one NIC, as before.
+    const auto [k1, t1, env1] = dpRing(8, 8, tcdp);
+    QCOMPARE(k1, 1);
+    QVERIFY_CLOSE(t1, 7.0 / 8 * 1e9 / env1.nic_bps, 1e-12);
+    // The rank order decides who shares a host: with pp before dp and pp 1
+    // the group is still contiguous; dp outermost behind tp 2 x cp 1 x pp 1.
+    const auto [kOrder, tOrder, envOrder] = dpRing(2, 16, {Dim::TP, Dim::CP, Dim::PP, Dim::DP});
+    QCOMPARE(kOrder, 4);
+    // A group inside one host stays on NVLink.
+    const auto [kHost, tHost, envHost] = dpRing(1, 8, tcdp);
+    QVERIFY_CLOSE(tHost, 7.0 / 8 * 1e9 / envHost.nvlink_bps, 1e-12);
 }
 
 void TestFidelity::latentAttentionLayer() {

@@ -104,11 +104,6 @@ struct Difference {
     const char* pointer;
     const char* why;
 };
-const Difference kRankOrder{
-    "plan:/rank_order",
-    "Megatron (and NeMo through it) orders ranks tp-cp-ep-dp-pp (parallel_state.py "
-    "initialize_model_parallel): pipeline stages outermost, [tp, cp, dp, pp]; the encoding kept "
-    "the documents' default [tp, cp, pp, dp]"};
 const Difference kBucket{
     "plan:/dp_bucket_mib",
     "Megatron's default gradient bucket is max(40M, 1M x dp x cp) parameters "
@@ -142,7 +137,7 @@ struct PublishedRow {
 };
 
 std::vector<PublishedRow> publishedRows() {
-    const auto R = kRankOrder, B = kBucket, S = kSpAtTp1, V = kVocabPadding;
+    const auto B = kBucket, S = kSpAtTp1, V = kVocabPadding;
     const char* pub = "published/";
     std::vector<PublishedRow> rows;
     // Megatron-LM SC'21 (Narayanan et al., Table 1).
@@ -151,7 +146,7 @@ std::vector<PublishedRow> publishedRows() {
         const std::string s = size;
         PublishedRow row{
             "megatron/megatron-gpt-" + s + ".sh", "", "plan-megatron-gpt-" + s + ".json",
-            "model-megatron-gpt-" + s + ".json",  0,  {R}};
+            "model-megatron-gpt-" + s + ".json",  0,  {}};
         if (s == "1.7b" || s == "3.6b" || s == "7.5b")
             row.differences.push_back(V); // tp 1, 2, 4: GPT-2's 50,257 pads to less than 51,200
         rows.push_back(row);
@@ -165,12 +160,12 @@ std::vector<PublishedRow> publishedRows() {
         for (const char* variant : {"present", "fullrecompute"}) {
             const std::string name = std::string("korthikanti-gpt-") + size + "-" + variant;
             add("megatron/" + name + ".sh", "plans/" + name + ".json",
-                std::string("models/korthikanti-gpt-") + size + ".json", 0, {R});
+                std::string("models/korthikanti-gpt-") + size + ".json", 0, {});
         }
     // Megatron-Core r0.8.0 weak scaling.
     for (const char* size : {"1.7b", "7.1b", "16b", "32b", "70b", "119b", "177b", "314b", "462b"}) {
         const std::string name = std::string("mcore08-gpt-") + size;
-        std::vector<Difference> d{R, B};
+        std::vector<Difference> d{B};
         if (std::string(size) == "1.7b")
             d.push_back(S);
         add("megatron/" + name + ".sh", "plans/" + name + ".json", "models/" + name + ".json", 0,
@@ -178,14 +173,14 @@ std::vector<PublishedRow> publishedRows() {
     }
     // Megatron-Bridge 25.11, as Megatron-LM arguments.
     add("megatron/mbridge2511-llama3-8b-fsdp8.sh", "plans/mbridge2511-llama3-8b-fsdp8.json",
-        "models/llama3-8b-fp8.json", 0, {R, B, S});
+        "models/llama3-8b-fp8.json", 0, {B, S});
     add("megatron/mbridge2511-llama3-70b-64.sh", "plans/mbridge2511-llama3-70b-64.json",
-        "models/llama3-70b-fp8.json", 0, {R, B, V});
+        "models/llama3-70b-fp8.json", 0, {B, V});
     add("megatron/mbridge2511-llama31-405b-1024.sh", "plans/mbridge2511-llama31-405b-1024.json",
-        "models/llama31-405b-fp8.json", 0, {R, B, V});
+        "models/llama31-405b-fp8.json", 0, {B, V});
     // Qwen3's heads are 128 wide, twice hidden / heads (--kv-channels 128: the model's head_dim).
     add("megatron/mbridge2511-qwen3-30b-a3b-16.sh", "plans/mbridge2511-qwen3-30b-a3b-16.json",
-        "models/qwen3-30b-a3b-fp8.json", 0, {R, B, S});
+        "models/qwen3-30b-a3b-fp8.json", 0, {B, S});
     // Megatron-Bridge 26.04.01 (v0.4.2 presets): encoded with Megatron's rank order, its
     // sequence parallelism off at tp 1 and Bridge's 128M-parameter bucket (256 MiB in BF16).
     add("megatron/mbridge2604-llama3-70b-64.sh", "plans/mbridge2604-llama3-70b-64.json",
@@ -201,32 +196,32 @@ std::vector<PublishedRow> publishedRows() {
     // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
     // vocabulary size comes with the import options.
     add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",
-        "models/gpt3-5b-fp8.json", 0, {R, B, S, V});
+        "models/gpt3-5b-fp8.json", 0, {B, S, V});
     add("nemo/nemo2407-gpt3-20b-64.yaml", "plans/nemo2407-gpt3-20b-64.json",
-        "models/gpt3-20b-fp8.json", 0, {R, B, V});
+        "models/gpt3-20b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-gpt3-175b-128.yaml", "plans/nemo2407-gpt3-175b-128.json",
-        "models/gpt3-175b-fp8.json", 0, {R, B, V, kGpt175Recompute});
+        "models/gpt3-175b-fp8.json", 0, {B, V, kGpt175Recompute});
     add("nemo/nemo2407-gpt3-175b-512.yaml", "plans/nemo2407-gpt3-175b-512.json",
-        "models/gpt3-175b-fp8.json", 0, {R, B, V, kGpt175Recompute});
+        "models/gpt3-175b-fp8.json", 0, {B, V, kGpt175Recompute});
     add("nemo/nemo2407-llama2-7b-8.yaml", "plans/nemo2407-llama2-7b-8.json",
-        "models/llama2-7b-fp8.json", 32000, {R, B, S});
+        "models/llama2-7b-fp8.json", 32000, {B, S});
     add("nemo/nemo2407-llama2-13b-16.yaml", "plans/nemo2407-llama2-13b-16.json",
-        "models/llama2-13b-fp8.json", 32000, {R, B, S});
+        "models/llama2-13b-fp8.json", 32000, {B, S});
     add("nemo/nemo2407-llama2-70b-64.yaml", "plans/nemo2407-llama2-70b-64.json",
-        "models/llama2-70b-fp8.json", 32000, {R, B, V});
+        "models/llama2-70b-fp8.json", 32000, {B, V});
     add("nemo/nemo2407-llama3-8b-8.yaml", "plans/nemo2407-llama3-8b-8.json",
-        "models/llama3-8b-fp8.json", 0, {R, B, S});
+        "models/llama3-8b-fp8.json", 0, {B, S});
     add("nemo/nemo2407-llama3-70b-64.yaml", "plans/nemo2407-llama3-70b-64.json",
-        "models/llama3-70b-fp8.json", 0, {R, B, V});
+        "models/llama3-70b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-nemotron4-340b-128.yaml", "plans/nemo2407-nemotron4-340b-128.json",
-        "models/nemotron4-340b-fp8.json", 256000, {R, B, kNemotronRecompute});
+        "models/nemotron4-340b-fp8.json", 256000, {B, kNemotronRecompute});
     // NeMo long-sequence table (LLAMA2-7B FP8 with CP).
     add("nemo/nemo-longctx-llama2-7b-32k.yaml", "plans/nemo-longctx-llama2-7b-32k.json",
-        "models/llama2-7b-fp8.json", 32000, {R, B});
+        "models/llama2-7b-fp8.json", 32000, {B});
     for (const char* k : {"64k", "128k", "256k", "512k"}) {
         const std::string name = std::string("nemo-longctx-llama2-7b-") + k;
         add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
-            {R, B, V});
+            {B, V});
     }
     return rows;
 }

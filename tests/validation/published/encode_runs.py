@@ -43,7 +43,13 @@ def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, m
 
 def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="none", sp=True,
          kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None,
-         attention=None, rank_order=None):
+         attention=None, rank_order=("tp", "cp", "dp", "pp")):
+    # Every encoded run lays its ranks out tp fastest, then cp, dp and pp:
+    # Megatron-Core's initialize_model_parallel(order="tp-cp-ep-dp-pp")
+    # (ep lives inside dp in the documents; 2021 Megatron's mpu builds the
+    # same groups), NeMo and Megatron-Bridge through it, and torchtitan's
+    # device mesh ["pp", "dp_replicate", "dp_shard", "cp", "tp"] (outermost
+    # first). The documents' own default puts pp before dp.
     doc = {
         "format": "scaleacross.plan", "version": 1, "name": name, "description": desc,
         "sequence_length": seq, "global_batch_sequences": gbs, "micro_batch_sequences": mbs,
@@ -55,7 +61,7 @@ def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="non
     if attention:
         doc["attention_kernel"] = attention
     if rank_order:
-        doc["rank_order"] = rank_order
+        doc["rank_order"] = list(rank_order)
     if layers_per_stage:
         doc["placement"] = {"layers_per_stage": layers_per_stage}
     dump("plans/" + name + ".json", doc)
@@ -518,6 +524,12 @@ for r in kept:
                             for a in r["assumptions"]]
         if TT_ATTENTION not in r["assumptions"]:
             r["assumptions"].append(TT_ATTENTION)
+# Revised from the first batch: every run's rank order, as plan() writes it
+# (NeMo through Megatron-Core, torchtitan's device mesh).
+for r in kept:
+    doc = load(r["plan"])
+    doc["rank_order"] = ["tp", "cp", "dp", "pp"]
+    dump(r["plan"], doc)
 assert len(kept) == len(FIRST_BATCH), "runs.json lost a first-batch run"
 index["runs"] = kept + runs
 
