@@ -357,6 +357,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.tp_comm_overlap = plan.tp_comm_overlap;
     k.fp8_recipe = plan.fp8_recipe;
     k.fp8_linear = plan.fp8_linear;
+    k.cross_entropy = plan.cross_entropy;
     k.block_recompute =
         plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
     return k;
@@ -377,6 +378,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.tp_comm_overlap = key.tp_comm_overlap;
     p.fp8_recipe = key.fp8_recipe;
     p.fp8_linear = key.fp8_linear;
+    p.cross_entropy = key.cross_entropy;
     if (key.block_recompute)
         p.recompute_method = RecomputeMethod::Block;
     return p;
@@ -918,6 +920,42 @@ EdgeCost embeddingCost(const LayerContext& ctx) {
     return e;
 }
 
+LossPasses lossPasses(CrossEntropy c) {
+    switch (c) {
+    case CrossEntropy::Megatron:
+        // tensor_parallel/cross_entropy.py (and 2021 Megatron's mpu): the
+        // BF16 logits cast to fp32 (read 2, write 4), max (4), subtract in
+        // place (4 + 4), exp in place (4 + 4), sum (4), divide in place
+        // (4 + 4); the fp32 softmax is saved. Backward: the target's entry
+        // corrected (a gather-sized scatter), the product with the output
+        // gradient in place (4 + 4) and autograd's cast back to BF16 (4 + 2).
+        return {38, 6, 14, 2, 4};
+    case CrossEntropy::MegatronFused:
+        // fusions/fused_cross_entropy.py (jit_fuser): cast and max in one
+        // kernel (2 + 4), subtract and exp in place in one (4 + 4), the row
+        // sum (4), the divide (4 + 4); backward the in-place scaling (4 + 4)
+        // and the cast to the logits' dtype (4 + 2).
+        return {26, 4, 14, 2, 4};
+    case CrossEntropy::Te:
+        // transformer_engine/pytorch/triton/cross_entropy.py on the BF16
+        // logits: online_softmax_kernel reads each row once (max and sum in
+        // one pass); the loss kernel touches per-row values only; backward
+        // one kernel reads the saved logits and writes the gradient over
+        // them (2 + 2).
+        return {2, 2, 4, 1, 2};
+    case CrossEntropy::Pytorch:
+        // F.cross_entropy(logits.float()): the cast (2 + 4); log_softmax's
+        // cunn_SoftMaxForward reads a row for its max, again for the sum of
+        // exponentials, and again to write the fp32 log-probabilities
+        // (4 + 4 + 4 + 4; saved); nll_loss gathers. Backward: nll_loss
+        // zero-fills its gradient (4) and scatters the targets,
+        // cunn_SoftMaxBackward sums the gradient row (4) and writes
+        // grad - exp(out) * sum (4 + 4 + 4), then the cast back (4 + 2).
+        return {22, 3, 26, 4, 4};
+    }
+    return {};
+}
+
 EdgeCost logitsCost(const LayerContext& ctx) {
     const Model& model = *ctx.model;
     const Plan& plan = *ctx.plan;
@@ -931,14 +969,18 @@ EdgeCost logitsCost(const LayerContext& ctx) {
     // The output layer stays BF16 in an FP8 model: Megatron's output_layer
     // is outside the TE layers, torchtitan's float8 filter skips "output".
     GemmTimes g = gemmTriple(gpu, gemmRate(gpu, GemmPrecision::Bf16, ctx.kc), {T, v, h, 1}, ctx.kc);
-    // Cross-entropy over fp32 logits: ~3 passes forward, ~2 backward.
-    const double ce = streamTime(gpu, 3.0 * T * v * 4.0, ctx.kc);
-    e.fwd_s = g.fwd + ce + streamTime(gpu, T * h * 4.0, ctx.kc); // final norm
-    e.bwd_s = g.dgrad + g.wgrad + 2.0 / 3.0 * ce;
+    // The loss: memory-bound passes over the T x v logits (lossPasses).
+    const LossPasses loss = lossPasses(plan.cross_entropy);
+    const double logits = T * v;
+    e.fwd_s = g.fwd + streamTime(gpu, loss.fwd_bytes * logits, ctx.kc) +
+              loss.fwd_kernels * ctx.kc.kernel_overhead_s +
+              streamTime(gpu, T * h * 4.0, ctx.kc); // final norm
+    e.bwd_s = g.dgrad + g.wgrad + streamTime(gpu, loss.bwd_bytes * logits, ctx.kc) +
+              loss.bwd_kernels * ctx.kc.kernel_overhead_s;
     e.model_flops_total = 3.0 * g.flops;
     e.hw_flops_total = 3.0 * g.flops;
     e.params = model.tied_embeddings ? 0.0 : v * h;
-    e.activation_bytes = T * v * 4.0 + T * h * kBf16;
+    e.activation_bytes = T * v * loss.saved_bytes + T * h * kBf16;
     if (plan.parallelism.tp > 1 && plan.sequence_parallel) {
         const double ag = ringAllGatherTime(
             T * h * kBf16, plan.parallelism.tp,

@@ -261,6 +261,7 @@ struct LayerPlanKey {
     Elementwise elementwise = Elementwise::Fused;
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
+    CrossEntropy cross_entropy = CrossEntropy::Megatron;
     // Full recompute of some layers only (Megatron's block method): the
     // building's costs then hold the layers without recompute too.
     bool block_recompute = false;
@@ -282,6 +283,16 @@ struct EdgeCost {
     double tp_bwd_s = 0;
     bool operator==(const EdgeCost&) const = default;
 };
+// The loss's memory traffic per logit element (bytes) and its kernels,
+// forward and backward, and the bytes per logit it saves for the backward.
+struct LossPasses {
+    double fwd_bytes = 0;
+    int fwd_kernels = 0;
+    double bwd_bytes = 0;
+    int bwd_kernels = 0;
+    double saved_bytes = 0;
+};
+LossPasses lossPasses(CrossEntropy c);
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);
 

@@ -745,6 +745,11 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                           {{"fused", Elementwise::Fused}, {"eager", Elementwise::Eager}});
     r.choice<Fp8Recipe>("fp8_recipe", p.fp8_recipe, kOptional,
                         {{"current", Fp8Recipe::Current}, {"delayed", Fp8Recipe::Delayed}});
+    r.choice<CrossEntropy>("cross_entropy", p.cross_entropy, kOptional,
+                           {{"megatron", CrossEntropy::Megatron},
+                            {"megatron-fused", CrossEntropy::MegatronFused},
+                            {"te", CrossEntropy::Te},
+                            {"pytorch", CrossEntropy::Pytorch}});
     r.choice<Fp8Linear>(
         "fp8_linear", p.fp8_linear, kOptional,
         {{"transformer-engine", Fp8Linear::TransformerEngine}, {"torchao", Fp8Linear::Torchao}});

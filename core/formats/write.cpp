@@ -77,10 +77,10 @@ const std::map<std::string, int>& keyRank() {
             "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
             "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap", "dp_bucket_mib",
             "grad_reduce_bytes", "flash_attention", "attention_kernel", "elementwise", "fp8_recipe",
-            "fp8_linear", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
-            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
-            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
-            "target_loss",
+            "fp8_linear", "cross_entropy", "fsdp_reshard_after_forward", "compression", "method",
+            "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
+            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
+            "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -375,6 +375,8 @@ nlohmann::json toJson(const Plan& p) {
         j["elementwise"] = toString(p.elementwise);
     if (all || p.fp8_recipe != Fp8Recipe::Current)
         j["fp8_recipe"] = toString(p.fp8_recipe);
+    if (all || p.cross_entropy != CrossEntropy::Megatron)
+        j["cross_entropy"] = toString(p.cross_entropy);
     if (all || p.fp8_linear != Fp8Linear::TransformerEngine)
         j["fp8_linear"] = toString(p.fp8_linear);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);

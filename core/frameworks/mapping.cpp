@@ -136,7 +136,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"no_bias_swiglu_fusion", "kernel fusion"},
         {"no_bias_dropout_fusion", "kernel fusion"},
         {"no_rope_fusion", "kernel fusion"},
-        {"cross_entropy_loss_fusion", "kernel fusion"},
         {"loss_scale", "fp16 loss scaling"},
         {"initial_loss_scale", "fp16 loss scaling"},
         {"min_loss_scale", "fp16 loss scaling"},
@@ -911,6 +910,26 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             else if (!flashOn)
                 p.attention_kernel = AttentionKernel::Cudnn;
         }
+    }
+
+    // ---- the loss: --cross-entropy-loss-fusion (store_true; NeMo's
+    // model.cross_entropy_loss_fusion) with --cross-entropy-fusion-impl
+    // native (the default) or te; without the fusion Megatron-Core runs
+    // tensor_parallel.vocab_parallel_cross_entropy.
+    if (r.flag("cross_entropy_loss_fusion", "plan:/cross_entropy")) {
+        const std::string impl =
+            r.text("cross_entropy_fusion_impl", "plan:/cross_entropy").value_or("native");
+        if (impl == "native")
+            p.cross_entropy = CrossEntropy::MegatronFused;
+        else if (impl == "te")
+            p.cross_entropy = CrossEntropy::Te;
+        else
+            r.refuse("cross_entropy_fusion_impl", "must be native or te, got '" + impl + "'");
+    } else {
+        p.cross_entropy = CrossEntropy::Megatron;
+        if (r.has("cross_entropy_fusion_impl"))
+            r.unuse("cross_entropy_fusion_impl",
+                    "only read with --cross-entropy-loss-fusion (the unfused loss otherwise)");
     }
 
     // ---- context parallelism: the documents model the P2P ring of K/V

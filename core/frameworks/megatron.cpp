@@ -651,6 +651,10 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--fp8-format", "hybrid");
         add("--fp8-recipe", p.fp8_recipe == Fp8Recipe::Delayed ? "delayed" : "tensorwise");
     }
+    if (p.cross_entropy == CrossEntropy::MegatronFused || p.cross_entropy == CrossEntropy::Te)
+        add("--cross-entropy-loss-fusion");
+    if (p.cross_entropy == CrossEntropy::Te)
+        add("--cross-entropy-fusion-impl", "te");
     if (p.recompute == Recompute::Selective || p.recompute == Recompute::SelectiveOp) {
         // (torchtitan's per-op policy has no Megatron counterpart: the
         // nearest is Megatron's selective recompute.)

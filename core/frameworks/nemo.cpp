@@ -515,6 +515,10 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
     if (p.ep_overlap)
         add("overlap_moe_expert_parallel_comm", "true");
+    if (p.cross_entropy == CrossEntropy::MegatronFused || p.cross_entropy == CrossEntropy::Te)
+        add("cross_entropy_loss_fusion", "true");
+    if (p.cross_entropy == CrossEntropy::Te)
+        add("cross_entropy_fusion_impl", "te");
     add("fp8", yamlBool(m.dtype == DType::FP8));
     if (m.dtype == DType::FP8) {
         add("fp8_hybrid", "true");

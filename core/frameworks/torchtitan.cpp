@@ -838,6 +838,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         plan.fp8_recipe = tt.fp8_recipe;
         plan.fp8_linear = tt.fp8_linear;
     }
+    // The loss: eager F.cross_entropy on the fp32 logits (train.py loss_fn).
+    // Layouts that compile it (compile.components "loss") are charged the
+    // eager kernels too.
+    plan.cross_entropy = tt.cross_entropy;
     // torch.compile (Inductor) fuses the block's elementwise ops; without it
     // (torchtitan's default) PyTorch runs them eagerly, one kernel per op.
     plan.elementwise = tt.elementwise;
@@ -1273,6 +1277,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     json j = toJson(plan);
     if (comment.plan) {
         static const std::set<std::string> allowed = {"name",
+                                                      "cross_entropy",
                                                       "sequence_parallel",
                                                       "zero_stage",
                                                       "recompute",
@@ -1572,6 +1577,9 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         }
         if (back.plan->fp8_recipe != plan.fp8_recipe)
             comment["fp8_recipe"] = toString(plan.fp8_recipe);
+        // torchtitan's loss reads back as PyTorch's F.cross_entropy.
+        if (back.plan->cross_entropy != plan.cross_entropy)
+            comment["cross_entropy"] = toString(plan.cross_entropy);
         // Written only when false; the schedule decides it in torchtitan.
         if (back.plan->p2p_overlap != plan.p2p_overlap)
             comment["p2p_overlap"] = plan.p2p_overlap;

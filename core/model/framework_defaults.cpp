@@ -43,6 +43,9 @@ Plan megatronCore() {
     // FP8 linears are Transformer Engine's.
     p.fp8_recipe = Fp8Recipe::Delayed;
     p.fp8_linear = Fp8Linear::TransformerEngine;
+    // --cross-entropy-loss-fusion is off by default: the loss is
+    // tensor_parallel.vocab_parallel_cross_entropy over the fp32 logits.
+    p.cross_entropy = CrossEntropy::Megatron;
     p.framework = TrainingFramework::MegatronCore;
     return p;
 }
@@ -96,6 +99,10 @@ Plan torchtitan() {
     // BF16 inputs and keeps no FP8 weight copies.
     p.fp8_recipe = Fp8Recipe::Current;
     p.fp8_linear = Fp8Linear::Torchao;
+    // The loss is torch.nn.functional.cross_entropy(pred.float(), labels),
+    // eager (train.py loss_fn; compiling it was commented out at 9dec370,
+    // later layouts compile it with compile.components "loss").
+    p.cross_entropy = CrossEntropy::Pytorch;
     // activation_checkpoint: mode "selective", selective_ac_option "2" (full
     // recompute of every second layer) is not expressible; recompute stays
     // none.
@@ -187,6 +194,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.elementwise = d.elementwise;
     p.fp8_recipe = d.fp8_recipe;
     p.fp8_linear = d.fp8_linear;
+    p.cross_entropy = d.cross_entropy;
     applyDerivedFrameworkDefaults(p, {});
 }
 

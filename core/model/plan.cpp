@@ -64,6 +64,20 @@ const char* toString(RecomputeMethod m) {
     return "?";
 }
 
+const char* toString(CrossEntropy c) {
+    switch (c) {
+    case CrossEntropy::Megatron:
+        return "megatron";
+    case CrossEntropy::MegatronFused:
+        return "megatron-fused";
+    case CrossEntropy::Te:
+        return "te";
+    case CrossEntropy::Pytorch:
+        return "pytorch";
+    }
+    return "?";
+}
+
 const char* toString(Fp8Recipe r) {
     switch (r) {
     case Fp8Recipe::Current:

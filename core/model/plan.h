@@ -66,6 +66,14 @@ enum class Fp8Recipe { Current, Delayed };
 // the microbatches of a step. Torchao: Float8Linear saves the BF16 input and
 // weight and casts them again in the backward; no copies are kept.
 enum class Fp8Linear { TransformerEngine, Torchao };
+// Which kernels compute the loss over the logits (docs/COST_MODEL.md
+// "Logits and loss"). Megatron: Megatron-Core's VocabParallelCrossEntropy
+// (and 2021 Megatron's), fp32 passes over the logits, the default.
+// MegatronFused: its --cross-entropy-loss-fusion with the native
+// implementation. Te: Transformer Engine's Triton kernels
+// (--cross-entropy-fusion-impl te), on the BF16 logits. Pytorch: eager
+// torch.nn.functional.cross_entropy on the logits cast to fp32 (torchtitan).
+enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
 // The training framework whose defaults the plan's knobs take (plan
 // "framework"; absent: the document format's own defaults). The defaults
 // and their sources: frameworkDefaults() in core/model/framework_defaults.h,
@@ -247,6 +255,7 @@ struct Plan {
     // library of the FP8 linear layers.
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
+    CrossEntropy cross_entropy = CrossEntropy::Megatron;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
     // The routing the job asks the network for (a traffic-engineering policy
     // for its flows); absent: the cluster's `routing`.
@@ -291,6 +300,7 @@ const char* toString(AttentionKernel k);
 const char* toString(Elementwise e);
 const char* toString(RecomputeMethod m);
 const char* toString(Fp8Recipe r);
+const char* toString(CrossEntropy c);
 const char* toString(Fp8Linear l);
 const char* toString(TrainingFramework f);
 const char* toString(CompressionMethod m);

@@ -137,6 +137,7 @@ private Q_SLOTS:
     void moeTokensArePermutedAroundTheExperts();
     void epAllToAllSplitsHostAndNetwork();
     void dpRingLeavesAHostThroughAllItsNics();
+    void lossKernelsPerFramework();
     void latentAttentionLayer();
     void epAllToAllBesideAnotherMicrobatch();
     void eagerOpsStreamEachTensor();
@@ -578,6 +579,47 @@ void TestFidelity::dpRingLeavesAHostThroughAllItsNics() {
     // A group inside one host stays on NVLink.
     const auto [kHost, tHost, envHost] = dpRing(1, 8, tcdp);
     QVERIFY_CLOSE(tHost, 7.0 / 8 * 1e9 / envHost.nvlink_bps, 1e-12);
+}
+
+void TestFidelity::lossKernelsPerFramework() {
+    // The loss's passes over the T x V/t logits, counted from each
+    // implementation's code (docs/COST_MODEL.md "Logits and loss"): bytes
+    // per logit forward / backward, kernels, and what it saves.
+    // Megatron-Core's unfused VocabParallelCrossEntropy: 38 / 14 bytes,
+    // 6 / 2 kernels, 4 bytes saved. Transformer Engine's Triton kernels:
+    // 2 / 4 bytes, 2 / 1 kernels, 2 saved. Megatron's native fusion: 26 / 14,
+    // 4 / 2, 4. PyTorch's eager F.cross_entropy: 22 / 26, 3 / 4, 4.
+    Model m = smallLlama();
+    const Cluster c = clusterOf("one", {building("B1", 8)});
+    Plan p = makePlan(2, 1, 1, 2);
+    p.micro_batch_sequences = 2;
+    const auto logits = [&](CrossEntropy ce) {
+        p.cross_entropy = ce;
+        return logitsCost(layerContext(c, c.buildings[0], m, p));
+    };
+    const EdgeCost meg = logitsCost(layerContext(c, c.buildings[0], m, p));
+    QCOMPARE(p.cross_entropy, CrossEntropy::Megatron); // the format's default
+    const EdgeCost te = logits(CrossEntropy::Te), torch = logits(CrossEntropy::Pytorch),
+                   fused = logits(CrossEntropy::MegatronFused);
+    const GpuModel& gpu = c.gpu_models.begin()->second;
+    const KernelConstants kc;
+    const double bw = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+    const double T = 2.0 * 2048, v = double(m.vocab) / 2;
+    const double k = kc.kernel_overhead_s;
+    // The GEMMs and the final norm are the same for every loss.
+    QVERIFY_CLOSE(meg.fwd_s - te.fwd_s, (38 - 2) * T * v / bw + (6 - 2) * k, 1e-9);
+    QVERIFY_CLOSE(meg.bwd_s - te.bwd_s, (14 - 4) * T * v / bw + (2 - 1) * k, 1e-9);
+    QVERIFY_CLOSE(meg.fwd_s - torch.fwd_s, (38 - 22) * T * v / bw + (6 - 3) * k, 1e-9);
+    QVERIFY_CLOSE(torch.bwd_s - meg.bwd_s, (26 - 14) * T * v / bw + (4 - 2) * k, 1e-9);
+    QVERIFY_CLOSE(meg.fwd_s - fused.fwd_s, (38 - 26) * T * v / bw + (6 - 4) * k, 1e-9);
+    QVERIFY_CLOSE(meg.bwd_s, fused.bwd_s, 1e-12);
+    // Saved for the backward: the fp32 softmax (Megatron) or log-softmax
+    // (PyTorch), the BF16 logits themselves (TE).
+    QVERIFY_CLOSE(meg.activation_bytes - te.activation_bytes, 2 * T * v, 1e-12);
+    QVERIFY_CLOSE(meg.activation_bytes, torch.activation_bytes, 1e-12);
+    // The whole of Megatron's loss against the GEMM's output: 52 bytes a
+    // logit, over ten times the GEMM's own 2-byte BF16 write.
+    QVERIFY(meg.fwd_s + meg.bwd_s > te.fwd_s + te.bwd_s + 40 * T * v / bw);
 }
 
 void TestFidelity::latentAttentionLayer() {

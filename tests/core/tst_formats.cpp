@@ -185,6 +185,7 @@ private Q_SLOTS:
     void frameworkDefaults_data();
     void frameworkDefaults();
     void frameworkKnobOverrides();
+    void crossEntropyKey();
     void frameworkP2pFollowsSchedule_data();
     void frameworkP2pFollowsSchedule();
     void frameworkRoundTrip();
@@ -1377,6 +1378,38 @@ void TestFormats::frameworkDefaults() {
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
 }
 
+void TestFormats::crossEntropyKey() {
+    using sa::CrossEntropy;
+    const std::pair<const char*, CrossEntropy> values[] = {
+        {"megatron", CrossEntropy::Megatron},
+        {"megatron-fused", CrossEntropy::MegatronFused},
+        {"te", CrossEntropy::Te},
+        {"pytorch", CrossEntropy::Pytorch}};
+    for (const auto& [text, want] : values) {
+        const sa::Plan p = parsed(sa::parsePlan(
+            edited(kPlan, {QStringLiteral("/cross_entropy=\"") + text + "\""}), "plan.json"));
+        QCOMPARE(p.cross_entropy, want);
+        QCOMPARE(QString::fromLatin1(sa::toString(p.cross_entropy)), QString::fromLatin1(text));
+        // Written back only when it is not the format's default.
+        const std::string out = sa::dumpCanonical(sa::toJson(p));
+        QCOMPARE(out.find("\"cross_entropy\"") != std::string::npos,
+                 want != CrossEntropy::Megatron);
+        QVERIFY(parsed(sa::parsePlan(out, "plan.json")) == p);
+    }
+    QCOMPARE(parsed(sa::parsePlan(kPlan, "plan.json")).cross_entropy, CrossEntropy::Megatron);
+    // The frameworks' own loss: Megatron-Core's unfused one unless
+    // --cross-entropy-loss-fusion; torchtitan's eager F.cross_entropy.
+    QCOMPARE(parsed(sa::parsePlan(edited(kPlan, {"/framework=\"megatron-core\""}), "plan.json"))
+                 .cross_entropy,
+             CrossEntropy::Megatron);
+    QCOMPARE(parsed(sa::parsePlan(edited(kPlan, {"/framework=\"torchtitan\""}), "plan.json"))
+                 .cross_entropy,
+             CrossEntropy::Pytorch);
+    const auto bad = sa::parsePlan(edited(kPlan, {"/cross_entropy=\"fused\""}), "p.json");
+    QVERIFY(!bad.ok());
+    QVERIFY(strings(bad.problems).join(";").contains("/cross_entropy: must be one of"));
+}
+
 void TestFormats::frameworkKnobOverrides() {
     // A knob the document gives wins over the framework's default.
     const sa::Plan tt = parsed(sa::parsePlan(
@@ -1483,11 +1516,12 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     // defaults.
     const std::string only = edited(kPlan, {"/framework=\"torchtitan\""});
     const std::string written = edited(
-        kPlan, {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true",
-                "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
-                "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
-                "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
-                "/p2p_overlap=false", "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]"});
+        kPlan,
+        {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true", "/flash_attention=true",
+         "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"", "/fp8_recipe=\"current\"",
+         "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
+         "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false", "/p2p_overlap=false",
+         "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]", "/cross_entropy=\"pytorch\""});
     sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
     a.plan = parsed(sa::parsePlan(only, "plan.json"));
     b.plan = parsed(sa::parsePlan(written, "plan.json"));

@@ -372,6 +372,8 @@ private Q_SLOTS:
     void scriptExpansion();
     void headSizeFromKvChannels();
     void latentAttention();
+    void lossKernels_data();
+    void lossKernels();
     void attentionBackendEnvironment_data();
     void attentionBackendEnvironment();
     void everySettingReported();
@@ -691,6 +693,67 @@ void TestFrameworks::latentAttention() {
         ignored = ignored || (i.setting == "--kv-lora-rank" &&
                               i.why.find("multi-latent attention") != std::string::npos);
     QVERIFY(ignored);
+}
+
+void TestFrameworks::lossKernels_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("loss"); // plan cross_entropy; empty: refused
+    const QString script = smallMegatron(1);
+    const QString yaml = smallNemo("  transformer_engine: true\n");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    QTest::newRow("megatron default") << M << script << "megatron";
+    QTest::newRow("megatron fused, native") << M << script + "--cross-entropy-loss-fusion"
+                                            << "megatron-fused";
+    QTest::newRow("megatron fused, te")
+        << M << script + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te"
+        << "te";
+    QTest::newRow("megatron impl without fusion") << M << script + "--cross-entropy-fusion-impl te"
+                                                  << "megatron";
+    QTest::newRow("megatron unknown impl")
+        << M << script + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl liger"
+        << "";
+    QTest::newRow("nemo default") << N << yaml << "megatron";
+    QTest::newRow("nemo fused") << N << yaml + "  cross_entropy_loss_fusion: true\n"
+                                << "megatron-fused";
+    QTest::newRow("nemo te") << N
+                             << yaml + "  cross_entropy_loss_fusion: true\n"
+                                       "  cross_entropy_fusion_impl: te\n"
+                             << "te";
+}
+
+void TestFrameworks::lossKernels() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(QString, loss);
+    const Framework f = Framework(framework);
+    const Imported got = f == Framework::Nemo ? importNemo(text.toStdString(), {})
+                                              : importMegatronScript(text.toStdString(), {});
+    if (loss.isEmpty()) {
+        QVERIFY(!got.ok());
+        QVERIFY(problems(got.problems).contains("cross-entropy-fusion-impl"));
+        QVERIFY(problems(got.problems).contains("must be native or te, got 'liger'"));
+        return;
+    }
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(QString::fromLatin1(toString(got.plan->cross_entropy)), loss);
+    // An implementation without the fusion is reported unused, not mapped.
+    if (text.contains(QLatin1String("fusion-impl")) &&
+        !text.contains(QLatin1String("loss-fusion"))) {
+        bool ignored = false;
+        for (const auto& i : got.ignored)
+            ignored = ignored || QString::fromStdString(i.setting).contains(
+                                     QLatin1String("cross-entropy-fusion-impl"));
+        QVERIFY(ignored);
+    }
+    // Exported and imported again, the loss survives.
+    const Exported out = f == Framework::Nemo ? exportNemo(*got.model, *got.plan)
+                                              : exportMegatron(*got.model, *got.plan);
+    QVERIFY2(out.ok(), problems(out.problems).constData());
+    const Imported again =
+        f == Framework::Nemo ? importNemo(out.text, {}) : importMegatronScript(out.text, {});
+    QVERIFY2(again.ok(), problems(again.problems).constData());
+    QCOMPARE(again.plan->cross_entropy, got.plan->cross_entropy);
 }
 
 void TestFrameworks::attentionBackendEnvironment_data() {

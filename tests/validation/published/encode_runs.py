@@ -589,6 +589,40 @@ for r in index["runs"]:
     r["assumptions"] = [a for a in r["assumptions"]
                         if a != NO_COMPILE and not a.startswith("elementwise ")] + [note]
 
+# The loss kernels from the launch configurations: a Megatron script's
+# --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl te:
+# Transformer Engine's Triton kernels; native: Megatron-Core's fused
+# version), NeMo's cross_entropy_loss_fusion, torchtitan's eager
+# F.cross_entropy on the fp32 logits; otherwise Megatron-Core's unfused
+# VocabParallelCrossEntropy, the documents' default.
+for r in index["runs"]:
+    doc = load(r["plan"])
+    doc.pop("cross_entropy", None)
+    note = None
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    nemo = os.path.join(FRAMEWORKS, "nemo", r["id"] + ".yaml")
+    titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    if os.path.exists(megatron) and "--cross-entropy-loss-fusion" in open(megatron).read():
+        te = "--cross-entropy-fusion-impl te" in open(megatron).read()
+        doc["cross_entropy"] = "te" if te else "megatron-fused"
+        note = ("cross_entropy %s: the run's launch configuration (tests/data/frameworks/megatron/"
+                "%s.sh) sets --cross-entropy-loss-fusion%s" %
+                (doc["cross_entropy"], r["id"], " --cross-entropy-fusion-impl te" if te else ""))
+    elif os.path.exists(nemo) and re.search(r"^\s*cross_entropy_loss_fusion:\s*true", open(nemo).read(),
+                                            re.M):
+        doc["cross_entropy"] = "megatron-fused"
+        note = ("cross_entropy megatron-fused: the run's launch configuration (tests/data/frameworks/"
+                "nemo/%s.yaml) sets cross_entropy_loss_fusion: true" % r["id"])
+    elif os.path.exists(titan):
+        doc["cross_entropy"] = "pytorch"
+        note = ("cross_entropy pytorch: torchtitan 9dec370's train.py loss_fn is "
+                "F.cross_entropy(pred.flatten(0, 1).float(), ...), eager (compiling it is "
+                "commented out there)")
+    dump(r["plan"], doc)
+    r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("cross_entropy ")]
+    if note:
+        r["assumptions"].append(note)
+
 # FP8 scaling recipe and FP8 linear layers from the launch configurations:
 # NeMo 24.07 (Transformer Engine DelayedScaling, its only recipe; the YAML
 # sets fp8_amax_history_len / fp8_amax_compute_algo), Megatron-Bridge

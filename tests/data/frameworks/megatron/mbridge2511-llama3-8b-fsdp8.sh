@@ -4,6 +4,10 @@
 # written as Megatron-LM arguments.
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
+# --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: v0.2.0's
+# scripts/performance/utils/helpers.py set_common_perf_overrides sets
+# model.cross_entropy_fusion_impl "te" for every performance run, and
+# GPTModelProvider.cross_entropy_loss_fusion defaults to True (models/gpt_provider.py).
 
 NNODES=1
 GPUS=8
@@ -23,6 +27,7 @@ torchrun --nnodes=$NNODES --nproc-per-node=$GPUS pretrain_gpt.py \
     --ckpt-format fsdp_dtensor \
     --overlap-grad-reduce --overlap-param-gather \
     --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
     --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip-grad 1.0 \
     --train-iters 50 --log-interval 1

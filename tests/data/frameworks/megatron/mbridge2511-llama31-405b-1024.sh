@@ -5,6 +5,10 @@
 # layer each in the pipeline split (126 + 2 = 128 = 8 stages x 8 chunks x 2).
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
+# --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: v0.2.0's
+# scripts/performance/utils/helpers.py set_common_perf_overrides sets
+# model.cross_entropy_fusion_impl "te" for every performance run, and
+# GPTModelProvider.cross_entropy_loss_fusion defaults to True (models/gpt_provider.py).
 
 GPUS_PER_NODE=8
 NODES=128
@@ -22,5 +26,6 @@ torchrun --nnodes ${NODES} --nproc-per-node ${GPUS_PER_NODE} pretrain_gpt.py \
     --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
     --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
     --train-iters 50

@@ -9,6 +9,10 @@
 # --overlap-moe-expert-parallel-comm: v0.2.0's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG
 # (scripts/performance/configs/qwen3/workload_base_configs.py) sets moe_a2a_overlap=True
 # (with PP 2, VP 12, where the table's row says VP 24).
+# --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: v0.2.0's
+# scripts/performance/utils/helpers.py set_common_perf_overrides sets
+# model.cross_entropy_fusion_impl "te" for every performance run, and
+# GPTModelProvider.cross_entropy_loss_fusion defaults to True (models/gpt_provider.py).
 
 torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
@@ -27,5 +31,6 @@ torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --expert-model-parallel-size 8 \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
     --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tokenizer-type NullTokenizer --vocab-size 151936 --mock-data \
     --train-iters 50
