@@ -358,6 +358,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.fp8_recipe = plan.fp8_recipe;
     k.fp8_linear = plan.fp8_linear;
     k.cross_entropy = plan.cross_entropy;
+    k.ep_dispatcher = plan.ep_dispatcher;
     k.block_recompute =
         plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
     return k;
@@ -379,6 +380,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.fp8_recipe = key.fp8_recipe;
     p.fp8_linear = key.fp8_linear;
     p.cross_entropy = key.cross_entropy;
+    p.ep_dispatcher = key.ep_dispatcher;
     if (key.block_recompute)
         p.recompute_method = RecomputeMethod::Block;
     return p;
@@ -649,6 +651,46 @@ double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
 // concurrently: the slower of the two bounds the exchange (the split
 // DeepSeek-V3, §3.2.2, builds its dispatch around: IB and NVLink in
 // parallel, 50 vs 160 GB/s per GPU).
+// Probability that none of k distinct experts drawn from `pool` falls among
+// `held` of them (hypergeometric).
+double missAll(double pool, double held, int k) {
+    double p = 1;
+    for (int i = 0; i < k; ++i) {
+        const double left = pool - held - i;
+        if (left <= 0)
+            return 0;
+        p *= left / (pool - i);
+    }
+    return p;
+}
+
+double logChoose(double n, double r) {
+    return std::lgamma(n + 1) - std::lgamma(r + 1) - std::lgamma(n - r + 1);
+}
+
+} // namespace
+
+double expectedHostsTouched(const MoeConfig& moe, int hosts) {
+    const double E = moe.experts, H = std::max(1, hosts);
+    const int k = moe.top_k;
+    const int G = moe.router_groups, M = moe.router_group_topk;
+    if (G <= 0 || M <= 0 || (G % hosts != 0 && hosts % G != 0))
+        return H * (1 - missAll(E, E / H, k)); // no limit, or groups not aligned to hosts
+    const double pool = double(M) * E / G;     // the experts of the chosen groups
+    if (hosts % G == 0)                        // each group spans hosts / G hosts
+        return H * (double(M) / G) * (1 - missAll(pool, E / H, k));
+    // Each host holds q whole groups; c of them chosen (hypergeometric).
+    const int q = G / hosts;
+    double touched = 0;
+    for (int c = std::max(0, M - (G - q)); c <= std::min(q, M); ++c) {
+        const double pc = std::exp(logChoose(q, c) + logChoose(G - q, M - c) - logChoose(G, M));
+        touched += pc * (1 - missAll(pool, c * E / G, k));
+    }
+    return H * touched;
+}
+
+namespace {
+
 double epAllToAllTime(const LayerContext& ctx, double perPeer, int cellGpus, int ep) {
     const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, cellGpus), 1, ep);
     const double local =
@@ -713,10 +755,36 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double tokensDispatched = s.sp ? T / s.t : T;
         const double oneWay =
             tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (epi - 1) / epi;
-        c.ep_fwd_s = 2.0 * epAllToAllTime(ctx, oneWay / (epi - 1), ti * cpi, epi);
+        const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti * cpi), 1, epi);
+        c.ep_bytes_per_remote_peer = oneWay / (epi - 1);
+        double sent = oneWay; // leaving the GPU, one way
+        if (plan.ep_dispatcher == EpDispatcher::Flex && onHost < epi) {
+            // DeepEP / HybridEP (Megatron's flex dispatcher): a token crosses
+            // the network once per host its experts lie on, to the GPU of
+            // the same local rank there, which forwards it over NVLink to
+            // the GPUs holding its experts; tokens for the own host go over
+            // NVLink directly. Combine is the mirror. The NIC carries the
+            // distinct remote hosts' copies, NVLink the top_k copies but
+            // those landing on the GPU itself, both at once.
+            const int hosts = (epi + onHost - 1) / onHost;
+            const double remoteHosts =
+                expectedHostsTouched(*ctx.model->moe, hosts) * (hosts - 1) / hosts;
+            const double nic = tokensDispatched * remoteHosts * h * kBf16;
+            const double nvl =
+                tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (onHost - 1) / onHost;
+            const double net = nic / tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency) +
+                               (hosts - 1) * ctx.scale_out_step_s;
+            const double local = nvl / tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency) +
+                                 (onHost - 1) * ctx.scale_up_step_s;
+            c.ep_fwd_s = 2.0 * std::max(net, local);
+            c.ep_bytes_per_remote_peer = nic / (epi - onHost);
+            sent = nic + nvl;
+        } else {
+            c.ep_fwd_s = 2.0 * epAllToAllTime(ctx, oneWay / (epi - 1), ti * cpi, epi);
+        }
         c.ep_bwd_s = c.ep_fwd_s;
-        c.ep_bytes_fwd_one_way = oneWay;
-        c.ep_bytes = oneWay * (4.0 + (full ? 2.0 : 0.0));
+        c.ep_bytes_fwd_one_way = sent;
+        c.ep_bytes = sent * (4.0 + (full ? 2.0 : 0.0));
     }
 }
 

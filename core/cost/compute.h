@@ -198,6 +198,9 @@ struct LayerCost {
     double cp_bytes = 0;
     double ep_bytes = 0; // leaving the GPU, all directions summed
     double ep_bytes_fwd_one_way = 0;
+    // What the GPU sends each EP peer on another host, one way (the traffic
+    // the network carries between locations).
+    double ep_bytes_per_remote_peer = 0;
     // Parameters held per GPU (after TP/EP sharding, before ZeRO).
     double params = 0;
     double expert_params = 0; // part of params that are expert weights (sharded by ep)
@@ -262,6 +265,7 @@ struct LayerPlanKey {
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     CrossEntropy cross_entropy = CrossEntropy::Megatron;
+    EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
     // Full recompute of some layers only (Megatron's block method): the
     // building's costs then hold the layers without recompute too.
     bool block_recompute = false;
@@ -293,6 +297,10 @@ struct LossPasses {
     double saved_bytes = 0;
 };
 LossPasses lossPasses(CrossEntropy c);
+// The hosts an MoE token's top_k experts lie on, expected over routing
+// that is uniform inside the model's group limit, the experts in contiguous
+// blocks over `hosts` hosts (docs/COST_MODEL.md, EP).
+double expectedHostsTouched(const MoeConfig& moe, int hosts);
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);
 

@@ -292,7 +292,7 @@ void epExchange(const ClusterContext& ctx, const EpExchangeInput& in, EpExchange
                         continue;
                     crosses = true;
                     const double perGpu =
-                        (*in.costs)[std::size_t(a.building)].moe.ep_bytes_fwd_one_way / (ep - 1);
+                        (*in.costs)[std::size_t(a.building)].moe.ep_bytes_per_remote_peer;
                     stagePhase.add(a, b, cellGpus * perGpu, cellGpus);
                     out.phase->add(a, b, cellGpus * perGpu, cellGpus);
                     worstLat = std::max(worstLat, stagePhase.routeLatency(a, b));

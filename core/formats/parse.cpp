@@ -535,6 +535,9 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         moe.integer("shared_experts", e.shared_experts, kOptional, formats::kSharedExpertsRange);
         moe.integer("dense_layers", e.dense_layers, kOptional, formats::kDenseLayersRange);
         moe.number("capacity_factor", e.capacity_factor, kOptional, formats::kAtLeastOne);
+        moe.integer("router_groups", e.router_groups, kOptional, formats::kSharedExpertsRange);
+        moe.integer("router_group_topk", e.router_group_topk, kOptional,
+                    formats::kSharedExpertsRange);
         moe.finish();
         m.moe = e;
     }
@@ -726,6 +729,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.boolean("dp_overlap", p.dp_overlap, kOptional);
     r.boolean("tp_comm_overlap", p.tp_comm_overlap, kOptional);
     r.boolean("ep_overlap", p.ep_overlap, kOptional);
+    r.choice<EpDispatcher>("ep_dispatcher", p.ep_dispatcher, kOptional,
+                           {{"alltoall", EpDispatcher::AllToAll}, {"flex", EpDispatcher::Flex}});
     const bool p2pGiven = r.boolean("p2p_overlap", p.p2p_overlap, kOptional);
     const bool bucketGiven = r.find("dp_bucket_mib", kOptional) != nullptr;
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);

@@ -334,6 +334,31 @@ void checkModel(const Model& m, Diagnostics& d) {
             d.error("/moe/dense_layers",
                     "must be less than layers (" + str(m.layers) + "), got " + str(e.dense_layers));
         checkNumber(d, "/moe/capacity_factor", e.capacity_factor, kAtLeastOne);
+        const bool groupsOk =
+            checkInt(d, "/moe/router_groups", e.router_groups, kSharedExpertsRange) &&
+            !d.isBad("/moe/router_groups");
+        const bool topkOk =
+            checkInt(d, "/moe/router_group_topk", e.router_group_topk, kSharedExpertsRange) &&
+            !d.isBad("/moe/router_group_topk");
+        if (groupsOk && topkOk && expertsOk && !d.isBad("/moe/top_k")) {
+            if ((e.router_groups > 0) != (e.router_group_topk > 0))
+                d.error(e.router_groups > 0 ? "/moe/router_group_topk" : "/moe/router_groups",
+                        "router_groups and router_group_topk go together (group-limited "
+                        "routing), got " +
+                            str(e.router_groups) + " groups, top " + str(e.router_group_topk));
+            else if (e.router_groups > 0 && e.experts % e.router_groups != 0)
+                d.error("/moe/router_groups", "must divide experts (" + str(e.experts) + "), got " +
+                                                  str(e.router_groups));
+            else if (e.router_group_topk > e.router_groups)
+                d.error("/moe/router_group_topk", "must be at most router_groups (" +
+                                                      str(e.router_groups) + "), got " +
+                                                      str(e.router_group_topk));
+            else if (e.router_groups > 0 &&
+                     e.top_k > e.router_group_topk * (e.experts / e.router_groups))
+                d.error("/moe/router_group_topk",
+                        "leaves " + str(e.router_group_topk * (e.experts / e.router_groups)) +
+                            " experts for top_k " + str(e.top_k));
+        }
     }
 }
 

@@ -67,20 +67,21 @@ const std::map<std::string, int>& keyRank() {
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp",
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
-            "shared_experts", "dense_layers", "capacity_factor", "mla", "q_lora_rank",
-            "kv_lora_rank", "qk_head_dim", "rope_head_dim", "v_head_dim",
+            "shared_experts", "dense_layers", "capacity_factor", "router_groups",
+            "router_group_topk", "mla", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+            "rope_head_dim", "v_head_dim",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
             "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute",
             "recompute_method", "recompute_layers", "sequence_parallel", "schedule", "kind",
             "virtual_stages", "latency_hiding", "rank_order", "placement", "runs", "stages",
             "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
-            "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap", "dp_bucket_mib",
-            "grad_reduce_bytes", "flash_attention", "attention_kernel", "elementwise", "fp8_recipe",
-            "fp8_linear", "cross_entropy", "fsdp_reshard_after_forward", "compression", "method",
-            "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
-            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
-            "token_budget", "target_loss",
+            "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap", "ep_dispatcher",
+            "dp_bucket_mib", "grad_reduce_bytes", "flash_attention", "attention_kernel",
+            "elementwise", "fp8_recipe", "fp8_linear", "cross_entropy",
+            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
+            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
+            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -283,6 +284,10 @@ nlohmann::json toJson(const Model& m) {
                     {"shared_experts", m.moe->shared_experts},
                     {"dense_layers", m.moe->dense_layers},
                     {"capacity_factor", number(m.moe->capacity_factor)}};
+        if (m.moe->router_groups > 0) {
+            j["moe"]["router_groups"] = m.moe->router_groups;
+            j["moe"]["router_group_topk"] = m.moe->router_group_topk;
+        }
     }
     if (m.mla)
         j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
@@ -364,6 +369,8 @@ nlohmann::json toJson(const Plan& p) {
         j["tp_comm_overlap"] = p.tp_comm_overlap;
     if (all || p.ep_overlap)
         j["ep_overlap"] = p.ep_overlap;
+    if (all || p.ep_dispatcher != EpDispatcher::AllToAll)
+        j["ep_dispatcher"] = toString(p.ep_dispatcher);
     if (all || !p.p2p_overlap)
         j["p2p_overlap"] = p.p2p_overlap;
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);

@@ -1348,6 +1348,34 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                                                    *freq + "'");
                 }
             }
+            // Group-limited routing (TransformerConfig moe_router_num_groups /
+            // moe_router_group_topk, both None by default; the router asserts
+            // the one with the other).
+            {
+                auto groups = r.integer("moe_router_num_groups", "model:/moe/router_groups");
+                auto topk = r.integer("moe_router_group_topk", "model:/moe/router_group_topk");
+                if (groups && *groups > 0 && (!topk || *topk <= 0))
+                    r.refuse("moe_router_num_groups",
+                             "group-limited routing needs " + r.spelled("moe_router_group_topk"));
+                else if (topk && *topk > 0 && (!groups || *groups <= 0))
+                    r.refuse("moe_router_group_topk",
+                             "group-limited routing needs " + r.spelled("moe_router_num_groups"));
+                else if (groups && *groups > 0) {
+                    if (moe.experts % *groups != 0)
+                        r.refuse("moe_router_num_groups",
+                                 integerText(*groups) + " groups do not divide the " +
+                                     std::to_string(moe.experts) + " experts");
+                    else if (*topk > *groups || moe.top_k > *topk * (moe.experts / *groups))
+                        r.refuse("moe_router_group_topk",
+                                 integerText(*topk) + " of " + integerText(*groups) +
+                                     " groups cannot hold the top " + std::to_string(moe.top_k) +
+                                     " experts");
+                    else {
+                        moe.router_groups = int(*groups);
+                        moe.router_group_topk = int(*topk);
+                    }
+                }
+            }
             if (auto cap = r.number("moe_expert_capacity_factor", "model:/moe/capacity_factor")) {
                 if (*cap < 1)
                     r.refuse("moe_expert_capacity_factor",
@@ -1363,13 +1391,21 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 // TransformerConfig's default dispatcher is allgather; the cost
                 // model's expert parallelism is an all-to-all (core/cost/compute.cpp).
                 const std::string dispatcher =
-                    r.text("moe_token_dispatcher_type", "plan:/parallelism/ep (all-to-all)")
+                    r.text("moe_token_dispatcher_type", "plan:/ep_dispatcher")
                         .value_or("allgather");
                 if (dispatcher != "alltoall" && dispatcher != "flex")
                     r.refuse("moe_token_dispatcher_type",
                              "the " + dispatcher +
                                  " dispatcher (Megatron's default is allgather) is not the "
-                                 "all-to-all the documents model: give alltoall");
+                                 "all-to-all the documents model: give alltoall or flex");
+                // flex: DeepEP (--moe-enable-deepep, or --moe-flex-dispatcher-backend
+                // deepep, its default) or HybridEP, both one copy per destination host.
+                p.ep_dispatcher =
+                    dispatcher == "flex" ? EpDispatcher::Flex : EpDispatcher::AllToAll;
+                if (dispatcher == "flex") {
+                    r.text("moe_flex_dispatcher_backend", "plan:/ep_dispatcher (flex)");
+                    r.flag("moe_enable_deepep", "plan:/ep_dispatcher (flex)");
+                }
             }
             if (moe.experts % ep != 0)
                 r.refuse("expert_model_parallel_size",

@@ -735,7 +735,12 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--moe-router-topk", num(moe.top_k));
         add("--moe-ffn-hidden-size", num(moe.expert_ffn_hidden));
         if (par.ep > 1)
-            add("--moe-token-dispatcher-type", "alltoall");
+            add("--moe-token-dispatcher-type",
+                p.ep_dispatcher == EpDispatcher::Flex ? "flex" : "alltoall");
+        if (moe.router_groups > 0) {
+            add("--moe-router-num-groups", num(moe.router_groups));
+            add("--moe-router-group-topk", num(moe.router_group_topk));
+        }
         if (moe.shared_experts > 0)
             add("--moe-shared-expert-intermediate-size",
                 num(std::int64_t(moe.shared_experts) * moe.expert_ffn_hidden));

@@ -537,7 +537,12 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("moe_router_topk", num(m.moe->top_k));
         add("moe_ffn_hidden_size", num(m.moe->expert_ffn_hidden));
         if (par.ep > 1)
-            add("moe_token_dispatcher_type", "alltoall");
+            add("moe_token_dispatcher_type",
+                p.ep_dispatcher == EpDispatcher::Flex ? "flex" : "alltoall");
+        if (m.moe->router_groups > 0) {
+            add("moe_router_num_groups", num(m.moe->router_groups));
+            add("moe_router_group_topk", num(m.moe->router_group_topk));
+        }
         if (m.moe->shared_experts > 0)
             add("moe_shared_expert_intermediate_size",
                 num(std::int64_t(m.moe->shared_experts) * m.moe->expert_ffn_hidden));

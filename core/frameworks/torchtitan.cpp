@@ -1293,6 +1293,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "dp_overlap",
                                                       "p2p_overlap",
                                                       "ep_overlap",
+                                                      "ep_dispatcher",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",

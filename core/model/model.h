@@ -15,6 +15,12 @@ struct MoeConfig {
     int shared_experts = 0; // always-active experts (DeepSeek style)
     int dense_layers = 0;   // leading layers with a dense MLP instead of experts
     double capacity_factor = 1.0;
+    // Group-limited (node-limited) routing, DeepSeek-V3 §2.1.2 / Megatron
+    // --moe-router-num-groups and --moe-router-group-topk: the experts in
+    // `router_groups` contiguous groups, a token's top_k chosen inside its
+    // `router_group_topk` best groups. 0: no limit.
+    int router_groups = 0;
+    int router_group_topk = 0;
 
     bool operator==(const MoeConfig&) const = default;
 };

@@ -64,6 +64,10 @@ const char* toString(RecomputeMethod m) {
     return "?";
 }
 
+const char* toString(EpDispatcher d) {
+    return d == EpDispatcher::Flex ? "flex" : "alltoall";
+}
+
 const char* toString(CrossEntropy c) {
     switch (c) {
     case CrossEntropy::Megatron:

@@ -74,6 +74,12 @@ enum class Fp8Linear { TransformerEngine, Torchao };
 // (--cross-entropy-fusion-impl te), on the BF16 logits. Pytorch: eager
 // torch.nn.functional.cross_entropy on the logits cast to fp32 (torchtitan).
 enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
+// How MoE tokens reach their experts' ranks (docs/COST_MODEL.md, EP).
+// AllToAll: every (token, expert) copy to its expert's rank (Megatron's
+// alltoall dispatcher). Flex: one copy per destination host over the
+// network, fanned out over NVLink there (Megatron's flex dispatcher with
+// DeepEP or HybridEP).
+enum class EpDispatcher { AllToAll, Flex };
 // The training framework whose defaults the plan's knobs take (plan
 // "framework"; absent: the document format's own defaults). The defaults
 // and their sources: frameworkDefaults() in core/model/framework_defaults.h,
@@ -243,6 +249,7 @@ struct Plan {
     // pipeline/combined_1f1b.py). Applies with EP, and under PP with
     // interleaving, as Megatron-Core asserts; off by default as there.
     bool ep_overlap = false;
+    EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
@@ -301,6 +308,7 @@ const char* toString(Elementwise e);
 const char* toString(RecomputeMethod m);
 const char* toString(Fp8Recipe r);
 const char* toString(CrossEntropy c);
+const char* toString(EpDispatcher d);
 const char* toString(Fp8Linear l);
 const char* toString(TrainingFramework f);
 const char* toString(CompressionMethod m);

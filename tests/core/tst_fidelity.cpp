@@ -138,6 +138,7 @@ private Q_SLOTS:
     void epAllToAllSplitsHostAndNetwork();
     void dpRingLeavesAHostThroughAllItsNics();
     void lossKernelsPerFramework();
+    void flexDispatchSendsOneCopyPerHost();
     void latentAttentionLayer();
     void epAllToAllBesideAnotherMicrobatch();
     void eagerOpsStreamEachTensor();
@@ -579,6 +580,86 @@ void TestFidelity::dpRingLeavesAHostThroughAllItsNics() {
     // A group inside one host stays on NVLink.
     const auto [kHost, tHost, envHost] = dpRing(1, 8, tcdp);
     QVERIFY_CLOSE(tHost, 7.0 / 8 * 1e9 / envHost.nvlink_bps, 1e-12);
+}
+
+void TestFidelity::flexDispatchSendsOneCopyPerHost() {
+    // Hosts a token's experts lie on, worked by hand. 128 experts over 2
+    // hosts, top 8: a host misses all 8 with C(64,8)/C(128,8).
+    MoeConfig moe = moeOf(128, 8, 768);
+    double miss = 1;
+    for (int i = 0; i < 8; ++i)
+        miss *= (64.0 - i) / (128.0 - i);
+    QVERIFY_CLOSE(expectedHostsTouched(moe, 2), 2 * (1 - miss), 1e-12);
+    // DeepSeek-V3: 256 experts in 8 groups, one a node, a token's 8 inside
+    // its 4 best groups. A node is among the chosen groups with 4/8; then
+    // its 32 experts of the 128 chosen: missed with C(96,8)/C(128,8).
+    MoeConfig v3 = moeOf(256, 8, 2048);
+    v3.router_groups = 8;
+    v3.router_group_topk = 4;
+    double miss3 = 1;
+    for (int i = 0; i < 8; ++i)
+        miss3 *= (96.0 - i) / (128.0 - i);
+    const double limited = 8 * 0.5 * (1 - miss3);
+    QVERIFY_CLOSE(expectedHostsTouched(v3, 8), limited, 1e-12);
+    QVERIFY(limited <= 4.0); // "sent to at most 4 nodes"
+    // Two groups a host (16 groups over 8 hosts): a host holds 0, 1 or 2
+    // of the 4 chosen groups (hypergeometric over 16 groups, 2 per host).
+    MoeConfig two = v3;
+    two.router_groups = 16;
+    double t2 = 0;
+    const double choose16_4 = 1820;
+    const double pc[3] = {1365.0 / choose16_4, 2 * 364.0 / choose16_4, 91.0 / choose16_4};
+    for (int c = 0; c <= 2; ++c) {
+        double m = 1;
+        for (int i = 0; i < 8; ++i)
+            m *= (64.0 - 16.0 * c - i) / (64.0 - i);
+        t2 += pc[c] * (1 - m);
+    }
+    QVERIFY_CLOSE(expectedHostsTouched(two, 8), 8 * t2, 1e-12);
+    // Without the limit the same token touches more nodes.
+    v3.router_groups = v3.router_group_topk = 0;
+    QVERIFY(expectedHostsTouched(v3, 8) > limited + 1);
+
+    // The layer: EP 16 over two 8-GPU hosts. The NIC carries each token
+    // once to the other host when its experts are there; NVLink the top_k
+    // copies for the other 7 GPUs of the host; both at once.
+    Model m = smallLlama();
+    m.moe = moe;
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto layer = [&](EpDispatcher d) {
+        Plan p = makePlan(1, 1, 16, 64);
+        p.micro_batch_sequences = 2;
+        p.parallelism.ep = 16;
+        p.ep_dispatcher = d;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return std::pair(ctx, layerCost(ctx));
+    };
+    const auto [ctx, flex] = layer(EpDispatcher::Flex);
+    const auto [ctxA, a2a] = layer(EpDispatcher::AllToAll);
+    const double T = 2.0 * 2048, hb = m.hidden * 2.0;
+    const double up = ctx.scale_up_gbps * 1e9 / 8 * ctx.scale_up_efficiency;
+    const double out = ctx.scale_out_gbps * 1e9 / 8 * ctx.scale_out_efficiency;
+    const double nic = T * (2 * (1 - miss)) * 0.5 * hb;
+    const double nvl = T * 8 * hb * 7.0 / 8;
+    const double want =
+        std::max(nic / out + ctx.scale_out_step_s, nvl / up + 7 * ctx.scale_up_step_s);
+    QVERIFY_CLOSE(flex.ep_fwd_s, 2 * want, 1e-9);
+    QVERIFY(flex.ep_fwd_s < 0.5 * a2a.ep_fwd_s);
+    // The network between locations sees the NIC's bytes, spread over the
+    // 8 peers on the other host.
+    QVERIFY_CLOSE(flex.ep_bytes_per_remote_peer, nic / 8, 1e-12);
+    QVERIFY_CLOSE(a2a.ep_bytes_per_remote_peer, T * 8 * hb / 16, 1e-12);
+    // Inside one host there is nothing to deduplicate: flex is the all-to-all.
+    const auto inHost = [&](EpDispatcher d) {
+        Plan p = makePlan(1, 1, 8, 64);
+        p.parallelism.ep = 8;
+        p.ep_dispatcher = d;
+        LayerContext x = layerContext(c, c.buildings[0], m, p);
+        x.moe_layer = true;
+        return layerCost(x).ep_fwd_s;
+    };
+    QCOMPARE(inHost(EpDispatcher::Flex), inHost(EpDispatcher::AllToAll));
 }
 
 void TestFidelity::lossKernelsPerFramework() {

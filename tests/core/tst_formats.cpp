@@ -78,7 +78,8 @@ const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, 
   "description": "sparse", "layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
   "kv_heads": 4, "vocab": 50000, "mlp": "gelu", "dtype": "fp8", "tied_embeddings": true,
   "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 1408, "shared_experts": 1,
-          "dense_layers": 1, "capacity_factor": 1.25}})";
+          "dense_layers": 1, "capacity_factor": 1.25, "router_groups": 4,
+          "router_group_topk": 2}})";
 // Multi-head latent attention, DeepSeek-V3's widths (its config.json).
 const char* const kMlaModel = R"({"format": "scaleacross.model", "version": 1, "name": "mla",
   "layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "vocab": 129280,
@@ -94,7 +95,8 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
                 "layers_per_stage": [5, 7, 6, 6]},
   "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
   "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
-  "dp_overlap": false, "p2p_overlap": false, "ep_overlap": true, "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
+  "dp_overlap": false, "p2p_overlap": false, "ep_overlap": true, "ep_dispatcher": "flex",
+  "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
   "flash_attention": false, "attention_kernel": "flash2"})";
 
 std::string dataDir() {
@@ -674,6 +676,20 @@ void TestFormats::badDocuments_data() {
     bad("all layers dense", "model",
         {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "dense_layers": 32})"},
         {"model.json: /moe/dense_layers: must be less than layers (32), got 32"});
+    bad("router groups without top groups", "model",
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "router_groups": 4})"},
+        {"model.json: /moe/router_group_topk: router_groups and router_group_topk go together "
+         "(group-limited routing), got 4 groups, top 0"});
+    bad("router groups not dividing experts", "model",
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "router_groups": 3,
+          "router_group_topk": 1})"},
+        {"model.json: /moe/router_groups: must divide experts (8), got 3"});
+    bad("top groups too few for top_k", "model",
+        {R"(/moe={"experts": 8, "top_k": 4, "expert_ffn_hidden": 1024, "router_groups": 4,
+          "router_group_topk": 1})"},
+        {"model.json: /moe/router_group_topk: leaves 2 experts for top_k 4"});
+    bad("unknown dispatcher", "plan", {"/ep_dispatcher=\"deepep\""},
+        {"plan.json: /ep_dispatcher: must be one of alltoall, flex, got 'deepep'"});
 
     // plan values
     bad("negative tp", "plan", {"/parallelism/tp=-2"},

@@ -372,6 +372,7 @@ private Q_SLOTS:
     void scriptExpansion();
     void headSizeFromKvChannels();
     void latentAttention();
+    void moeDispatchAndGroups();
     void lossKernels_data();
     void lossKernels();
     void attentionBackendEnvironment_data();
@@ -693,6 +694,48 @@ void TestFrameworks::latentAttention() {
         ignored = ignored || (i.setting == "--kv-lora-rank" &&
                               i.why.find("multi-latent attention") != std::string::npos);
     QVERIFY(ignored);
+}
+
+void TestFrameworks::moeDispatchAndGroups() {
+    // Megatron's flex dispatcher (DeepEP or HybridEP) and group-limited
+    // routing read into the documents and written back.
+    const QString moe = smallMegatron(2) +
+                        "--num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 1024 "
+                        "--expert-model-parallel-size 4 ";
+    const Imported flex = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+               "--moe-router-num-groups 4 --moe-router-group-topk 2")
+            .toStdString(),
+        {});
+    QVERIFY2(flex.ok(), problems(flex.problems).constData());
+    QCOMPARE(flex.plan->ep_dispatcher, sa::EpDispatcher::Flex);
+    QCOMPARE(flex.model->moe->router_groups, 4);
+    QCOMPARE(flex.model->moe->router_group_topk, 2);
+    const Exported out = exportMegatron(*flex.model, *flex.plan);
+    QVERIFY2(out.ok(), problems(out.problems).constData());
+    QVERIFY(QString::fromStdString(out.text).contains("--moe-token-dispatcher-type flex"));
+    const Imported again = importMegatronScript(out.text, {});
+    QVERIFY2(again.ok(), problems(again.problems).constData());
+    QCOMPARE(again.plan->ep_dispatcher, sa::EpDispatcher::Flex);
+    QCOMPARE(*again.model->moe, *flex.model->moe);
+
+    const Imported a2a =
+        importMegatronScript((moe + "--moe-token-dispatcher-type alltoall").toStdString(), {});
+    QVERIFY2(a2a.ok(), problems(a2a.problems).constData());
+    QCOMPARE(a2a.plan->ep_dispatcher, sa::EpDispatcher::AllToAll);
+    QCOMPARE(a2a.model->moe->router_groups, 0);
+    // One without the other, or groups that cannot hold top_k, is refused.
+    const Imported half = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type alltoall --moe-router-num-groups 4").toStdString(), {});
+    QVERIFY(!half.ok());
+    QVERIFY(problems(half.problems).contains("moe-router-group-topk"));
+    const Imported tight = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type alltoall --moe-router-num-groups 8 "
+               "--moe-router-group-topk 1")
+            .toStdString(),
+        {});
+    QVERIFY(!tight.ok());
+    QVERIFY(problems(tight.problems).contains("cannot hold the top 4 experts"));
 }
 
 void TestFrameworks::lossKernels_data() {

@@ -453,8 +453,9 @@ run("mbridge2604-qwen3-30b-a3b-16", "megatron-bridge-26.04", MB26 + ", Model Qwe
     ["force-balanced routing (set_qwen3_common_configs: moe_router_force_load_balancing, "
      "'required for token dropless') matches the model's even expert load; capacity factor 1",
      "the flex dispatcher with the HybridEP backend (moe_flex_dispatcher_backend 'hybridep', "
-     "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides) is not expressible: mapped to "
-     "the documents' all-to-all, without the SMs it takes from compute",
+     "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides): ep_dispatcher flex (one copy "
+     "per destination host over the network, NVLink fan-out there); the 32 SMs it holds are not "
+     "charged (the all-to-all is not overlapped with compute in this run)",
      "no MoE all-to-all overlap (moe_a2a_overlap False in the preset); the recipe's full "
      "recompute is reset to none by set_qwen3_common_configs; the recipe's TP overlap is dropped "
      "by Bridge at TP 1; grouped GEMM, permute and router fusion on (kernel choices the "
@@ -622,6 +623,16 @@ for r in index["runs"]:
     r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("cross_entropy ")]
     if note:
         r["assumptions"].append(note)
+
+# The MoE dispatcher from the Megatron scripts: --moe-token-dispatcher-type
+# flex (DeepEP or HybridEP) sends one copy per destination host.
+for r in index["runs"]:
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    doc = load(r["plan"])
+    doc.pop("ep_dispatcher", None)
+    if os.path.exists(megatron) and "--moe-token-dispatcher-type flex" in open(megatron).read():
+        doc["ep_dispatcher"] = "flex"
+    dump(r["plan"], doc)
 
 # FP8 scaling recipe and FP8 linear layers from the launch configurations:
 # NeMo 24.07 (Transformer Engine DelayedScaling, its only recipe; the YAML
