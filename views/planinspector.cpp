@@ -319,6 +319,21 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "FP8 and keeps FP8 weight copies; torchao saves bf16 inputs and "
                             "keeps no copies"),
              [](Scenario& s, int i) { s.plan.fp8_linear = Fp8Linear(i); });
+    // CrossEntropy's order.
+    addCombo(
+        sched, QStringLiteral("cross_entropy"), QStringLiteral("Loss kernels"),
+        names({"Megatron (fp32 passes)", "Megatron fused", "Transformer Engine", "PyTorch eager"}),
+        QStringLiteral("The loss over the logits: Megatron-Core's default streams ~52 bytes "
+                       "per logit through HBM, its --cross-entropy-loss-fusion ~40, "
+                       "Transformer Engine's Triton kernels 6 (Megatron-Bridge), PyTorch's "
+                       "F.cross_entropy ~48 (torchtitan)"),
+        [](Scenario& s, int i) { s.plan.cross_entropy = CrossEntropy(i); });
+    addCombo(sched, QStringLiteral("ep_dispatcher"), QStringLiteral("EP dispatch"),
+             names({"all-to-all", "flex (DeepEP / HybridEP)"}),
+             QStringLiteral("MoE tokens to their experts: the all-to-all sends every (token, "
+                            "expert) copy; flex sends a token once per host over the network "
+                            "and fans it out over NVLink there"),
+             [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
     addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
              QStringLiteral("Megatron sequence parallelism with TP"),
              [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
@@ -462,6 +477,10 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                [](const Scenario& s) { return int(s.plan.fp8_recipe); });
     comboIndex(QStringLiteral("fp8_linear"),
                [](const Scenario& s) { return int(s.plan.fp8_linear); });
+    comboIndex(QStringLiteral("cross_entropy"),
+               [](const Scenario& s) { return int(s.plan.cross_entropy); });
+    comboIndex(QStringLiteral("ep_dispatcher"),
+               [](const Scenario& s) { return int(s.plan.ep_dispatcher); });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

@@ -429,6 +429,22 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     choose(inspector->comboBox(QStringLiteral("fp8_linear")), 1);
     QCOMPARE(doc->scenario().plan.fp8_linear, Fp8Linear::Torchao);
     QCOMPARE(doc->undoStack()->count(), 5);
+    // The loss kernels: Transformer Engine's stream far fewer bytes than
+    // Megatron's default, so the step gets shorter.
+    QVERIFY(waitForEvaluation());
+    const double megatronLoss = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Megatron);
+    choose(inspector->comboBox(QStringLiteral("cross_entropy")), 2);
+    QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Te);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s < megatronLoss);
+    choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 1);
+    QCOMPARE(doc->scenario().plan.ep_dispatcher, EpDispatcher::Flex);
+    doc->undoStack()->undo();
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Megatron);
+    QCOMPARE(inspector->comboBox(QStringLiteral("cross_entropy"))->currentIndex(), 0);
+    QCOMPARE(inspector->comboBox(QStringLiteral("ep_dispatcher"))->currentIndex(), 0);
     doc->undoStack()->undo();
     doc->undoStack()->undo();
     doc->undoStack()->undo();
