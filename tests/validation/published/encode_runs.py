@@ -85,6 +85,15 @@ def megatron_flops_per_token(layers, hidden, heads, kv, ffn, vocab, seq, gated, 
 runs = []
 
 
+def set_note(run_entry, key, note, also_drop=()):
+    """Replaces the run's assumption derived for plan `key` (the one that
+    starts with "key ") by `note`; no note drops it. `also_drop` lists stale
+    assumptions the derivation supersedes."""
+    kept = [a for a in run_entry["assumptions"]
+            if not a.startswith(key + " ") and a not in also_drop]
+    run_entry["assumptions"] = kept + ([note] if note else [])
+
+
 def run(rid, family, source, cluster, model_doc, plan_doc, metric, value, tokens, assumptions,
         search=None, **extra):
     entry = {
@@ -587,8 +596,7 @@ for r in index["runs"]:
     note = ("elementwise %s: the run's launch configuration (tests/data/frameworks/torchtitan/%s.toml) "
             "sets compile = %s" % ("fused" if compiled else "eager", r["id"],
                                    "true" if compiled else "false"))
-    r["assumptions"] = [a for a in r["assumptions"]
-                        if a != NO_COMPILE and not a.startswith("elementwise ")] + [note]
+    set_note(r, "elementwise", note, also_drop=(NO_COMPILE,))
 
 # The loss kernels from the launch configurations: a Megatron script's
 # --cross-entropy-loss-fusion (with --cross-entropy-fusion-impl te:
@@ -620,9 +628,7 @@ for r in index["runs"]:
                 "F.cross_entropy(pred.flatten(0, 1).float(), ...), eager (compiling it is "
                 "commented out there)")
     dump(r["plan"], doc)
-    r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("cross_entropy ")]
-    if note:
-        r["assumptions"].append(note)
+    set_note(r, "cross_entropy", note)
 
 # The MoE dispatcher from the Megatron scripts: --moe-token-dispatcher-type
 # flex (DeepEP or HybridEP) sends one copy per destination host.
@@ -672,7 +678,7 @@ for r in index["runs"]:
     else:
         raise SystemExit("no launch configuration states the FP8 recipe of " + r["id"])
     dump(r["plan"], doc)
-    r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("fp8_recipe ")] + [note]
+    set_note(r, "fp8_recipe", note)
 
 # Transformer Engine's attention backend from the launch configurations'
 # environment (TE DotProductAttention reads NVTE_FLASH_ATTN / NVTE_FUSED_ATTN,
@@ -705,8 +711,7 @@ for r in index["runs"]:
                      "cuDNN's fused attention)")
         elif kernel == "auto":
             note += " (Transformer Engine prefers cuDNN's fused attention on Hopper)"
-        r["assumptions"] = [a for a in r["assumptions"]
-                            if not a.startswith("attention_kernel ")] + [note]
+        set_note(r, "attention_kernel", note)
 
 # Pipeline P2P blocking or beside compute (plan p2p_overlap), as the run's
 # launch configuration (tests/data/frameworks/) runs it; without a pipeline
@@ -781,7 +786,7 @@ for r in index["runs"]:
         note = ("ep_overlap true: the run's launch configuration (tests/data/frameworks/megatron/"
                 "%s.sh) sets --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B)"
                 % r["id"])
-        r["assumptions"] = [a for a in r["assumptions"] if not a.startswith("ep_overlap ")] + [note]
+        set_note(r, "ep_overlap", note)
     dump(r["plan"], doc)
 
 dump("runs.json", index)
