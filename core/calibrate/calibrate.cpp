@@ -235,6 +235,18 @@ CalibrationResult calibrateCluster(const Cluster& input, const std::vector<NcclT
                      "): efficiency written as 1; is the line rate right?");
             eff = 1;
         }
+        // Each rank also passes (k - 1)/k of the ring's bytes to the next rank
+        // over NVLink: a bus bandwidth beyond k/(k - 1) of the NVLink goodput
+        // is one the model's ring cannot reach, whatever the NICs.
+        if (const int k = ranksPerHost(m); !up && k > 1) {
+            const double nvl = nvlinkBytesPerSecond(b) * k / (k - 1);
+            if (m.fit.bus_bytes_per_s > nvl)
+                warn(m.file, "the bus bandwidth " + fmt("%.1f", m.fit.bus_bytes_per_s / 1e9) +
+                                 " GB/s exceeds what " + std::to_string(k) +
+                                 " ranks a host can pass on over NVLink (" +
+                                 fmt("%.1f", nvl / 1e9) + " GB/s at the building's " +
+                                 "scale_up_gbps and efficiency): the model's ring stays below it");
+        }
         if (up && m.ranks > b.gpus_per_host)
             warn(m.file, std::to_string(m.ranks) + " ranks in one NVLink domain, but " +
                              m.building + " has " + std::to_string(b.gpus_per_host) +

@@ -375,6 +375,18 @@ void TestCalibrate::buildingCalibrationReproducesMeasurement() {
     }
     QVERIFY2(worst < 0.02, std::to_string(worst).c_str());
 
+    QVERIFY(r.warnings.empty());
+    // Faster than eight GPUs can hand the ring on over NVLink (450 GB/s
+    // at 80%, times 8/7): said, as the model cannot reach it.
+    const CalibrationResult fast =
+        calibrated(c, "fast.txt",
+                   syntheticTable(NcclCollective::AllReduce, 2, 8, 40.0, 440.0, 0.0, "building"));
+    QVERIFY(fast.ok());
+    bool said = false;
+    for (const Diagnostic& w : fast.warnings)
+        said = said || w.message.find("over NVLink") != std::string::npos;
+    QVERIFY(said);
+
     // The realistic fixture: the model reproduces the fit exactly, so it is
     // as far from the measurement as the fit's own residual.
     const std::string file = fixture("h100_2node_ib_all_reduce.txt");
