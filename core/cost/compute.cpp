@@ -691,15 +691,18 @@ double expectedHostsTouched(const MoeConfig& moe, int hosts) {
 
 namespace {
 
-double epAllToAllTime(const LayerContext& ctx, double perPeer, int cellGpus, int ep) {
-    const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, cellGpus), 1, ep);
-    const double local =
-        (onHost - 1) *
-        (perPeer / tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency) + ctx.scale_up_step_s);
-    const double remote =
-        (ep - onHost) * (perPeer / tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency) +
-                         ctx.scale_out_step_s);
-    return std::max(local, remote);
+// One EP exchange, dispatch or combine: `local` peers reached over NVLink
+// with `localBytes` each and `remote` peers through the NIC with
+// `remoteBytes` each, all at once; the slower side bounds it.
+double epExchangeTime(const LayerContext& ctx, int local, double localBytes, int remote,
+                      double remoteBytes) {
+    const double nvlink =
+        local * (localBytes / tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency) +
+                 ctx.scale_up_step_s);
+    const double network =
+        remote * (remoteBytes / tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency) +
+                  ctx.scale_out_step_s);
+    return std::max(nvlink, network);
 }
 
 // TP, CP and EP communication of the layer on the critical path.
@@ -772,15 +775,14 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             const double nic = tokensDispatched * remoteHosts * h * kBf16;
             const double nvl =
                 tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (onHost - 1) / onHost;
-            const double net = nic / tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency) +
-                               (hosts - 1) * ctx.scale_out_step_s;
-            const double local = nvl / tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency) +
-                                 (onHost - 1) * ctx.scale_up_step_s;
-            c.ep_fwd_s = 2.0 * std::max(net, local);
+            c.ep_fwd_s = 2.0 * epExchangeTime(ctx, onHost - 1, nvl / std::max(1, onHost - 1),
+                                              hosts - 1, nic / (hosts - 1));
             c.ep_bytes_per_remote_peer = nic / (epi - onHost);
             sent = nic + nvl;
         } else {
-            c.ep_fwd_s = 2.0 * epAllToAllTime(ctx, oneWay / (epi - 1), ti * cpi, epi);
+            // NCCL's all-to-all: 1/ep of the copies to every peer.
+            const double perPeer = oneWay / (epi - 1);
+            c.ep_fwd_s = 2.0 * epExchangeTime(ctx, onHost - 1, perPeer, epi - onHost, perPeer);
         }
         c.ep_bwd_s = c.ep_fwd_s;
         c.ep_bytes_fwd_one_way = sent;
