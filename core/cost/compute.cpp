@@ -14,6 +14,10 @@ constexpr double kBf16 = 2.0;
 
 struct Gemm {
     double m, n, k, batch;
+    // Separate linear layers of the framework's eager code that read the
+    // same input, which the model runs as this one GEMM (torchtitan's wq, wk
+    // and wv: 3; w1 and w3: 2): each casts that input to FP8 on its own.
+    double readers = 1;
 };
 
 // Elementwise bytes per token per layer in the forward pass, in units of
@@ -52,13 +56,33 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         // in backward, the output gradient (m x n); each cast also writes the
         // transposed copy the backward GEMM reads (dgrad and wgrad reuse them).
         const bool delayed = rate.fp8_recipe == Fp8Recipe::Delayed;
-        const double castBytes =
-            delayed ? kc.fp8_delayed_cast_bytes_per_element : kc.fp8_cast_bytes_per_element;
-        const double castKernels =
-            (delayed ? kc.fp8_delayed_cast_kernels : kc.fp8_cast_kernels) * kc.kernel_overhead_s;
-        t.fwd +=
-            streamTime(gpu, castBytes * (g.m * g.k + g.k * g.n) * g.batch, kc) + 2.0 * castKernels;
-        t.dgrad += streamTime(gpu, castBytes * g.m * g.n * g.batch, kc) + castKernels;
+        const bool torchao = rate.fp8_linear == Fp8Linear::Torchao;
+        const bool eager = torchao && rate.eager;
+        const double castBytes = eager     ? kc.fp8_eager_cast_bytes_per_element
+                                 : delayed ? kc.fp8_delayed_cast_bytes_per_element
+                                           : kc.fp8_cast_bytes_per_element;
+        const double castKernels = (eager     ? kc.fp8_eager_cast_kernels
+                                    : delayed ? kc.fp8_delayed_cast_kernels
+                                              : kc.fp8_cast_kernels) *
+                                   kc.kernel_overhead_s;
+        // Eager runs each reading linear's cast of the shared input; a
+        // compiled graph computes it once.
+        const double inputCasts = eager ? g.readers : 1.0;
+        const double x = g.m * g.k * g.batch, w = g.k * g.n * g.batch, dy = g.m * g.n * g.batch;
+        const auto cast = [&](double elements, double times) {
+            return streamTime(gpu, castBytes * elements * times, kc) + times * castKernels;
+        };
+        t.fwd += cast(x, inputCasts) + cast(w, 1);
+        t.dgrad += cast(dy, 1);
+        if (torchao) {
+            // torchao's matmul_with_hp_or_float8_args.backward keeps the
+            // BF16 input and weight and casts again: the weight for dgrad,
+            // the input and (along the other dimension) the output gradient
+            // for wgrad; compiled, the gradient's second cast shares the
+            // first's passes.
+            t.dgrad += cast(w, 1);
+            t.wgrad += cast(x, inputCasts) + (eager ? cast(dy, 1) : 0.0);
+        }
     }
     return t;
 }
@@ -442,6 +466,8 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.w = model.attentionWidths(s.t);
     s.linear = gemmRate(*ctx.gpu, linearPrecision(*ctx.gpu, model), ctx.kc);
     s.linear.fp8_recipe = plan.fp8_recipe;
+    s.linear.fp8_linear = plan.fp8_linear;
+    s.linear.eager = plan.elementwise == Elementwise::Eager;
     s.bf16 = gemmRate(*ctx.gpu, GemmPrecision::Bf16, ctx.kc);
     s.sp = plan.sequence_parallel && s.t > 1;
     s.gated = model.mlp == MlpKind::SwiGlu;
@@ -540,14 +566,14 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
-            gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1});
+            gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1, gated ? 2.0 : 1.0});
             gemms.add(ctx, s.linear, {T, h, fs / t, 1});
             c.params += (gated ? 3.0 : 2.0) * h * fs / t;
             ffnActBytes += T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
         }
     } else {
         const double f = double(model.ffn_hidden);
-        gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * f / t, h, 1});
+        gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * f / t, h, 1, gated ? 2.0 : 1.0});
         gemms.add(ctx, s.linear, {T, h, f / t, 1});
         c.params += (gated ? 3.0 : 2.0) * h * f / t;
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
@@ -892,7 +918,7 @@ LayerCost layerCost(const LayerContext& ctx) {
         // replicated across TP ranks when tp > kv_heads: executed on every
         // rank, counted once as model FLOPs).
         const double kvModel = double(model.kv_heads) / s.t;
-        gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1},
+        gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1, 3},
                   (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
         gemms.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
     }

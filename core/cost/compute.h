@@ -22,8 +22,14 @@ struct AttentionEfficiency {
 };
 struct HopperAttention {
     // FlashAttention-2 (PyTorch SDPA's flash backend; no wgmma or TMA):
-    // 191 -> 335 TFLOP/s causal forward, 309 -> 370 full, 214 -> 322 backward.
-    AttentionEfficiency flash2{0.347, 409, 0.376, 105, 0.331, 271};
+    // 191 -> 335 TFLOP/s causal forward, 309 -> 370 full. The backward is
+    // the least-squares curve through PyTorch 2.11's own kernel measured on
+    // an H200 (tests/validation/gpu: 169 TFLOP/s at 1k, 280 at 8k, 321 at
+    // 32k, within 4% of each point; two runs fit to 0.327 / 965 and
+    // 0.325 / 960): below 16k it runs well under the
+    // paper's FlashAttention-2 figure (214 at 512), whose forward the same
+    // measurement matches (fit 0.339 and 405 against 0.347 and 409).
+    AttentionEfficiency flash2{0.347, 409, 0.376, 105, 0.327, 965};
     // cuDNN fused attention (Transformer Engine's FusedAttention): 315 -> 539
     // causal forward, 497 -> 595 full, 305 -> 516 backward.
     AttentionEfficiency cudnn{0.558, 385, 0.605, 105, 0.534, 374};
@@ -94,6 +100,14 @@ struct KernelConstants {
     // the output and its transpose): read 2 B, write 1 + 1 B, one kernel.
     double fp8_delayed_cast_bytes_per_element = 4.0;
     double fp8_delayed_cast_kernels = 1.0;
+    // torchao's tensorwise cast run by PyTorch eager, one kernel per op
+    // (torchao/float8: tensor_to_amax "torch.max(torch.abs(x))" 2+2 and 2 B;
+    // _ToFloat8ConstrFunc "tensor.to(torch.float32) * scale" 2+4 and 4+4 B;
+    // to_fp8_saturated's clamp 4+4 B and cast 4+1 B): 33 bytes per element
+    // in six kernels, and five more on the scalar scale (amax_to_scale's
+    // float64 cast, clamp, division and float32 cast; the reciprocal).
+    double fp8_eager_cast_bytes_per_element = 33.0;
+    double fp8_eager_cast_kernels = 11.0;
     // Transformer Engine's FP8 linear layers keep their weight's FP8 copy and
     // its transpose across the microbatches of a step (module/base.py
     // get_fp8_workspace with cache_name "weight", filled on the first
@@ -152,7 +166,9 @@ struct GemmRate {
     double peak_flops = 0;
     double efficiency = 0;
     GemmPrecision precision = GemmPrecision::Bf16;
-    Fp8Recipe fp8_recipe = Fp8Recipe::Current; // how an FP8 GEMM's inputs are cast
+    Fp8Recipe fp8_recipe = Fp8Recipe::Current;           // how an FP8 GEMM's inputs are cast
+    Fp8Linear fp8_linear = Fp8Linear::TransformerEngine; // which library casts them
+    bool eager = false; // the casts run as PyTorch eager ops (plan elementwise "eager")
 };
 GemmRate gemmRate(const GpuModel& gpu, GemmPrecision precision, const KernelConstants& kc = {});
 

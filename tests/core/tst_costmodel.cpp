@@ -1294,6 +1294,10 @@ void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks_data() {
     // Shah et al. 2024 (FlashAttention-3), Fig. 5-6, H100 SXM5, head dim 128:
     // TFLOP/s. The curves pass through each figure's 512 and 16k bars (1.5%)
     // and stay within 5% of the bars between (2k, 8k; the middle sags).
+    // FlashAttention-2's backward follows PyTorch 2.11's SDPA flash kernel as
+    // measured on an H200 instead (tests/validation/gpu/h200-layer.json, 16
+    // heads, 16k tokens): within 4% of each point. A value of 0: that pass is
+    // not checked on the row.
     QTest::addColumn<int>("kernel");
     QTest::addColumn<int>("cp"); // 1: causal forward; 64: (almost) all of it unmasked
     QTest::addColumn<double>("keys");
@@ -1302,12 +1306,18 @@ void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks_data() {
     QTest::addColumn<double>("tolerance");
     const int fa2 = int(AttentionKernel::Flash2), fa3 = int(AttentionKernel::Flash3),
               cudnn = int(AttentionKernel::Cudnn);
-    QTest::newRow("FA2 causal 512") << fa2 << 1 << 512.0 << 191.0 << 214.0 << 0.015;
-    QTest::newRow("FA2 causal 2k") << fa2 << 1 << 2048.0 << 298.0 << 291.0 << 0.05;
-    QTest::newRow("FA2 causal 8k") << fa2 << 1 << 8192.0 << 333.0 << 318.0 << 0.05;
-    QTest::newRow("FA2 causal 16k") << fa2 << 1 << 16384.0 << 335.0 << 322.0 << 0.015;
-    QTest::newRow("FA2 full 512") << fa2 << 64 << 512.0 << 309.0 << 214.0 << 0.015;
-    QTest::newRow("FA2 full 16k") << fa2 << 64 << 16384.0 << 370.0 << 322.0 << 0.015;
+    QTest::newRow("FA2 causal 512") << fa2 << 1 << 512.0 << 191.0 << 0.0 << 0.015;
+    QTest::newRow("FA2 causal 2k") << fa2 << 1 << 2048.0 << 298.0 << 0.0 << 0.05;
+    QTest::newRow("FA2 causal 8k") << fa2 << 1 << 8192.0 << 333.0 << 0.0 << 0.05;
+    QTest::newRow("FA2 causal 16k") << fa2 << 1 << 16384.0 << 335.0 << 0.0 << 0.015;
+    QTest::newRow("FA2 full 512") << fa2 << 64 << 512.0 << 309.0 << 0.0 << 0.015;
+    QTest::newRow("FA2 full 16k") << fa2 << 64 << 16384.0 << 370.0 << 0.0 << 0.015;
+    QTest::newRow("FA2 bwd 1k (H200)") << fa2 << 1 << 1024.0 << 0.0 << 168.9 << 0.04;
+    QTest::newRow("FA2 bwd 2k (H200)") << fa2 << 1 << 2048.0 << 0.0 << 217.8 << 0.04;
+    QTest::newRow("FA2 bwd 4k (H200)") << fa2 << 1 << 4096.0 << 0.0 << 255.0 << 0.04;
+    QTest::newRow("FA2 bwd 8k (H200)") << fa2 << 1 << 8192.0 << 0.0 << 280.4 << 0.04;
+    QTest::newRow("FA2 bwd 16k (H200)") << fa2 << 1 << 16384.0 << 0.0 << 309.0 << 0.04;
+    QTest::newRow("FA2 bwd 32k (H200)") << fa2 << 1 << 32768.0 << 0.0 << 320.9 << 0.04;
     QTest::newRow("cuDNN causal 512") << cudnn << 1 << 512.0 << 315.0 << 305.0 << 0.015;
     QTest::newRow("cuDNN causal 16k") << cudnn << 1 << 16384.0 << 539.0 << 516.0 << 0.015;
     QTest::newRow("cuDNN full 16k") << cudnn << 64 << 16384.0 << 595.0 << 516.0 << 0.015;
@@ -1326,8 +1336,10 @@ void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks() {
     QFETCH(double, tolerance);
     const AttentionRates r = attentionRates(h100(), AttentionKernel(kernel), keys, cp);
     // With cp 64 one ring step in 64 is causal: within 1% of all unmasked.
-    QVERIFY_CLOSE(r.fwd * 989, fwdTflops, tolerance);
-    QVERIFY_CLOSE(r.bwd * 989, bwdTflops, tolerance);
+    if (fwdTflops > 0)
+        QVERIFY_CLOSE(r.fwd * 989, fwdTflops, tolerance);
+    if (bwdTflops > 0)
+        QVERIFY_CLOSE(r.bwd * 989, bwdTflops, tolerance);
 }
 
 void TestCostModel::attentionKernelSetsTheLayerTime() {

@@ -144,6 +144,7 @@ private Q_SLOTS:
     void eagerOpsStreamEachTensor();
     void delayedScalingCastsInOnePass();
     void transformerEngineSavesFp8Inputs();
+    void torchaoCastsAgainInBackward();
     void partialRecomputeSelectsLayers_data();
     void partialRecomputeSelectsLayers();
     void blockRecomputeBetweenNoneAndFull();
@@ -927,6 +928,70 @@ void TestFidelity::transformerEngineSavesFp8Inputs() {
     QVERIFY_CLOSE((withCopies.memory.weights_gib - without.memory.weights_gib) * kGiB,
                   2.0 * copyParams, 1e-3);
     QVERIFY(!(layerPlanKey(q) == layerPlanKey(makePlan(1, 1, 1, 8))));
+}
+
+void TestFidelity::torchaoCastsAgainInBackward() {
+    // torchao's Float8Linear keeps the BF16 input and weight and casts them
+    // again in the backward: the weight for dgrad, the input (and the
+    // output gradient along its other dimension) for wgrad. Transformer
+    // Engine reuses its FP8 copies. Compiled (plan elementwise fused) each
+    // cast is the tensorwise recipe's 6 B per element in two kernels; eager,
+    // each op of the cast is its own kernel (33 B, 11 kernels), and every
+    // one of torchtitan's separate linears casts its input: wq, wk and wv
+    // the attention norm's output three times, w1 and w3 the MLP norm's
+    // twice.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const GpuModel& gpu = h100();
+    const double hbm = gpu.hbm_tbps * 1e12 * 0.8, k0 = 3e-6;
+    Model m = smallLlama();
+    m.dtype = DType::FP8;
+    Plan p = makePlan(1, 1, 8, 64);
+    p.micro_batch_sequences = 4; // 8192 tokens
+    const LayerCost te = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.fp8_linear = Fp8Linear::Torchao;
+    const LayerCost ao = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.elementwise = Elementwise::Eager;
+    const LayerCost aoEager = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.fp8_linear = Fp8Linear::TransformerEngine;
+    const LayerCost teEager = layerCost(layerContext(c, c.buildings[0], m, p));
+    const double T = 8192;
+    struct G {
+        double n, k, readers;
+    };
+    // QKV (2048 + 2 x 512 wide), projection, gate + up, down.
+    const G gemms[] = {{3072, 2048, 3}, {2048, 2048, 1}, {16384, 2048, 2}, {2048, 8192, 1}};
+    double dgrad = 0, wgrad = 0;
+    double eagerFwd = 0, eagerDgrad = 0, eagerWgrad = 0;
+    for (const G& g : gemms) {
+        const double x = T * g.k, w = g.k * g.n, dy = T * g.n;
+        dgrad += 6.0 * w / hbm + 2 * k0;
+        wgrad += 6.0 * x / hbm + 2 * k0;
+        // Eager against compiled: every cast at 33 B and 11 kernels, the
+        // shared inputs cast by each reader, the gradient cast twice.
+        eagerFwd += (33.0 * (g.readers * x + w) - 6.0 * (x + w)) / hbm +
+                    ((g.readers + 1) * 11 - 2 * 2) * k0;
+        eagerDgrad += (33.0 - 6.0) * (dy + w) / hbm + 2 * (11 - 2) * k0;
+        eagerWgrad +=
+            (33.0 * (g.readers * x + dy) - 6.0 * x) / hbm + ((g.readers + 1) * 11 - 2) * k0;
+    }
+    QVERIFY_CLOSE(ao.fwd_s, te.fwd_s, 1e-12);
+    QVERIFY_CLOSE(ao.bwd_input_s - te.bwd_input_s, dgrad, 1e-9);
+    QVERIFY_CLOSE(ao.bwd_weight_s - te.bwd_weight_s, wgrad, 1e-9);
+    QVERIFY_CLOSE(aoEager.fwd_s - ao.fwd_s - (teEager.fwd_s - te.fwd_s), eagerFwd, 1e-9);
+    QVERIFY_CLOSE(aoEager.bwd_input_s - ao.bwd_input_s - (teEager.bwd_input_s - te.bwd_input_s),
+                  eagerDgrad, 1e-9);
+    QVERIFY_CLOSE(aoEager.bwd_weight_s - ao.bwd_weight_s - (teEager.bwd_weight_s - te.bwd_weight_s),
+                  eagerWgrad, 1e-9);
+    // Transformer Engine's casts are its own fused kernels, eager or not:
+    // eager changes its FP8 layer as it changes a BF16 one.
+    Plan b = makePlan(1, 1, 8, 64);
+    b.micro_batch_sequences = 4;
+    const LayerCost bf16 = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    b.elementwise = Elementwise::Eager;
+    const LayerCost bf16Eager = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    QVERIFY_CLOSE(teEager.fwd_s - te.fwd_s, bf16Eager.fwd_s - bf16.fwd_s, 1e-9);
+    QVERIFY_CLOSE(teEager.bwd_weight_s - te.bwd_weight_s,
+                  bf16Eager.bwd_weight_s - bf16.bwd_weight_s, 1e-9);
 }
 
 void TestFidelity::partialRecomputeSelectsLayers_data() {

@@ -20,6 +20,8 @@
 //
 // Error = predicted throughput / measured - 1 (+: the model is optimistic).
 
+#include "calibrate/gemm.h"
+#include "cost/compute.h"
 #include "cost/evaluate.h"
 #include "formats/documents.h"
 
@@ -218,6 +220,8 @@ class TestValidation : public QObject {
 private Q_SLOTS:
     void publishedRuns();
     void widerRuns();
+    void gpuLayer();
+    void gpuKernels();
 
 private:
     std::vector<Row> sc21Rows_;
@@ -321,6 +325,163 @@ void TestValidation::widerRuns() {
         ++families[r.family];
     QVERIFY(rows.size() >= 30);
     QVERIFY(families.size() >= 5);
+}
+
+namespace {
+
+// tests/validation/gpu/: what measure_layer.py measured on an H200, and the
+// cluster document that describes that GPU.
+struct GpuMeasurements {
+    nlohmann::json layer;
+    std::string gemmCsv;
+    Cluster cluster;
+};
+
+std::optional<GpuMeasurements> loadGpuMeasurements(std::string* why) {
+    const std::string dir = sa::testing::sourceDir() + "/tests/validation/gpu/";
+    GpuMeasurements g;
+    g.layer = readIndex(dir + "h200-layer.json");
+    std::string error;
+    const auto csv = readTextFile(dir + "h200-gemm.csv", &error);
+    auto cluster = loadClusterFile(dir + "h200.json");
+    if (g.layer.is_null() || !csv || !cluster.ok()) {
+        *why = "tests/validation/gpu: h200-layer.json, h200-gemm.csv or h200.json does not load";
+        return std::nullopt;
+    }
+    g.gemmCsv = *csv;
+    g.cluster = std::move(*cluster.value);
+    return g;
+}
+
+} // namespace
+
+// One transformer layer on one H200 (tests/validation/gpu/measure_layer.py:
+// torchtitan's Llama block at Llama 3 70B TP 4 and Llama 3.1 8B shard shapes,
+// sequence 8192, BF16 and FP8 linears, eager and torch.compile) against the
+// layer cost the model predicts for the same plan: forward, and backward
+// (input + weight gradients). The compute stream only: the measurement
+// stands a local copy in for the sequence-parallel collectives, and the
+// model's TP time is not part of its fwd_s / bwd.
+void TestValidation::gpuLayer() {
+    std::string why;
+    auto g = loadGpuMeasurements(&why);
+    QVERIFY2(g.has_value(), why.c_str());
+    const Building& building = g->cluster.buildings.front();
+    const std::string models = sa::testing::sourceDir() + "/sample_clusters/models/";
+    std::printf("\n%-38s %10s %10s %8s   %10s %10s %8s\n", "layer (H200, seq 8192)", "pred fwd",
+                "meas fwd", "error", "pred bwd", "meas bwd", "error");
+    Stats all;
+    int rows = 0;
+    for (const auto& [name, v] : g->layer["variants"].items()) {
+        const std::string config = name.substr(0, name.find('/'));
+        const bool is70b = config.rfind("llama3-70b", 0) == 0;
+        auto model = loadModelFile(models + (is70b ? "llama3-70b.json" : "llama3-8b.json"));
+        QVERIFY(model.ok());
+        Model m = *model.value;
+        if (v["linear"] == "fp8")
+            m.dtype = DType::FP8;
+        Plan p;
+        p.parallelism.tp = is70b ? 4 : 1;
+        p.sequence_length = 8192;
+        p.micro_batch_sequences = 1;
+        p.global_batch_sequences = 1;
+        p.sequence_parallel = p.parallelism.tp > 1;
+        p.flash_attention = true;
+        p.attention_kernel =
+            v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
+        p.elementwise = v["compiled"].get<bool>() ? Elementwise::Fused : Elementwise::Eager;
+        p.fp8_linear = Fp8Linear::Torchao;
+        p.fp8_recipe = Fp8Recipe::Current;
+        const LayerCost c = layerCost(layerContext(g->cluster, building, m, p));
+        const double fwd = v["fwd_s"], bwd = v["bwd_s"];
+        const double pf = c.fwd_s, pb = c.bwd_input_s + c.bwd_weight_s;
+        std::printf("%-38s %8.3fms %8.3fms %+7.1f%%   %8.3fms %8.3fms %+7.1f%%\n", name.c_str(),
+                    pf * 1e3, fwd * 1e3, (fwd / pf - 1) * 100, pb * 1e3, bwd * 1e3,
+                    (bwd / pb - 1) * 100);
+        all.add(fwd / pf - 1);
+        all.add(bwd / pb - 1);
+        ++rows;
+    }
+    std::printf("layer passes: %d, mean error %+.1f%%, mean |error| %.1f%%, max |error| %.1f%% "
+                "(error = measured time / predicted - 1, + = model optimistic)\n\n",
+                all.count, all.mean() * 100, all.meanAbs() * 100, all.maxAbs * 100);
+    QVERIFY(rows >= 8);
+    // The validation target, applied to the layer: no pass beyond 25%, the
+    // mean within 10%.
+    QVERIFY2(all.maxAbs <= kRowTarget, "a measured layer pass is off by more than 25%");
+    QVERIFY2(all.meanAbs() <= kFamilyMeanTarget, "the layer passes are off by more than 10%");
+}
+
+// The kernels under the layer: GEMM TFLOP/s per shape (BF16 and FP8) and
+// the fused attention kernels' TFLOP/s per sequence length, measured on the
+// H200, against the model's roofline for each.
+void TestValidation::gpuKernels() {
+    std::string why;
+    auto g = loadGpuMeasurements(&why);
+    QVERIFY2(g.has_value(), why.c_str());
+    const GpuModel& gpu = g->cluster.gpu_models.begin()->second;
+    std::vector<Diagnostic> problems;
+    const GemmTable table = readGemmCsv(g->gemmCsv, "h200-gemm.csv", problems);
+    QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().str().c_str());
+    Stats bf16, fp8;
+    for (const GemmRow& r : table.rows) {
+        const double e = modelGemmTflops(gpu, r) / r.tflops - 1;
+        (r.precision == GemmPrecision::Fp8 ? fp8 : bf16).add(e);
+    }
+    std::printf("\nGEMMs (%d BF16, %d FP8 shapes): model TFLOP/s vs measured, mean %+.1f%% / "
+                "%+.1f%%, mean |error| %.1f%% / %.1f%%, max |error| %.1f%% / %.1f%%\n",
+                bf16.count, fp8.count, bf16.mean() * 100, fp8.mean() * 100, bf16.meanAbs() * 100,
+                fp8.meanAbs() * 100, bf16.maxAbs * 100, fp8.maxAbs * 100);
+    // The large-GEMM efficiencies the model defaults to (the H200 document
+    // sets none) against the ones the measured shapes give through the
+    // model's own shape factor: BF16 within 0.05 either way (runs of the
+    // script differ by 0.02 with the GPU's temperature). FP8's default is
+    // that of the libraries the validation runs used (docs/COST_MODEL.md,
+    // FP8); CUDA 13's cuBLAS reaches more on the H200, so FP8's default is
+    // held only to not promising more than the measurement.
+    for (GemmPrecision prec : {GemmPrecision::Bf16, GemmPrecision::Fp8}) {
+        const GemmFit fit = fitGemmEfficiency(gpu, table.rows, prec);
+        const double model =
+            prec == GemmPrecision::Fp8 ? gpu.gemm_efficiency_fp8 : gpu.gemm_efficiency;
+        std::printf("  fitted %s efficiency %.3f (the model's %.3f), rms residual %.1f%%\n",
+                    prec == GemmPrecision::Fp8 ? "FP8 " : "BF16", fit.efficiency, model,
+                    fit.rms_relative_residual * 100);
+        QVERIFY(fit.ok);
+        if (prec == GemmPrecision::Bf16)
+            QVERIFY2(std::abs(fit.efficiency - model) <= 0.05,
+                     "the default BF16 large-GEMM efficiency is off the H200 measurement");
+        else
+            QVERIFY2(model <= fit.efficiency + 0.05,
+                     "the default FP8 large-GEMM efficiency is beyond the H200 measurement");
+    }
+    std::printf("\n%-6s %-6s %6s %6s %10s %10s %10s %10s  (TFLOP/s)\n", "kernel", "layout",
+                "tokens", "seq", "pred fwd", "meas fwd", "pred bwd", "meas bwd");
+    Stats attn;
+    for (const auto& a : g->layer["attention"]) {
+        const AttentionKernel k =
+            a["kernel"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
+        const AttentionRates r = attentionRates(gpu, k, a["seq"].get<double>(), 1);
+        const double pf = r.fwd * gpu.peak_tflops_bf16, pb = r.bwd * gpu.peak_tflops_bf16;
+        const double mf = a["fwd_tflops"], mb = a["bwd_tflops"];
+        std::printf("%-6s %-6s %6d %6d %10.1f %10.1f %10.1f %10.1f\n",
+                    a["kernel"].get<std::string>().c_str(),
+                    a.value("layout", std::string("bhsd")).c_str(), a.value("tokens", 16384),
+                    a["seq"].get<int>(), pf, mf, pb, mb);
+        attn.add(pf / mf - 1);
+        attn.add(pb / mb - 1);
+        // FlashAttention-2 is the kernel PyTorch 2.11 runs as it ran in the
+        // validation runs; each point within 10%. cuDNN is printed only: the
+        // model's curve is the paper's (cuDNN 9.0 era, what the Megatron and
+        // NeMo runs had), the measurement cuDNN 9.19.
+        if (k == AttentionKernel::Flash2) {
+            QVERIFY2(std::abs(pf / mf - 1) <= 0.10, "FlashAttention-2 forward off by over 10%");
+            QVERIFY2(std::abs(pb / mb - 1) <= 0.10, "FlashAttention-2 backward off by over 10%");
+        }
+    }
+    std::printf(
+        "attention TFLOP/s: mean error %+.1f%%, mean |error| %.1f%%, max |error| %.1f%%\n\n",
+        attn.mean() * 100, attn.meanAbs() * 100, attn.maxAbs * 100);
+    QVERIFY(bf16.count > 0 && fp8.count > 0 && attn.count > 0);
 }
 
 QTEST_GUILESS_MAIN(TestValidation)
