@@ -42,6 +42,35 @@ Model smallLlama(int layers = 8) {
     return m;
 }
 
+// The FP8 cast tests' case: one layer of smallLlama in FP8 on an H100 of
+// a 64-GPU building, tp 1, 8192 tokens a microbatch; the tests vary the
+// plan's FP8 and elementwise knobs. Its linear GEMMs, n x k at m = 8192,
+// and the separate linears of torchtitan's block that read each one's
+// input: QKV (2048 + 2 x 512 wide; wq, wk, wv), projection, gate + up (w1,
+// w3), down.
+struct Fp8Layer {
+    Cluster cluster = clusterOf("one", {building("B1", 64)});
+    Model model = [] {
+        Model m = smallLlama();
+        m.dtype = DType::FP8;
+        return m;
+    }();
+    static Plan plan() {
+        Plan p = makePlan(1, 1, 8, 64);
+        p.micro_batch_sequences = 4;
+        return p;
+    }
+    LayerCost cost(const Plan& p) const {
+        return layerCost(layerContext(cluster, cluster.buildings[0], model, p));
+    }
+    static constexpr double tokens = 8192;
+    struct Linear {
+        double n, k, readers;
+    };
+    static constexpr Linear linears[] = {
+        {3072, 2048, 3}, {2048, 2048, 1}, {16384, 2048, 2}, {2048, 8192, 1}};
+};
+
 // Routed experts: `experts` of width `ffn`, `topK` per token.
 MoeConfig moeOf(int experts, int topK, int ffn) {
     MoeConfig moe;
@@ -856,24 +885,14 @@ void TestFidelity::delayedScalingCastsInOnePass() {
     // per element and one kernel fewer per input. Forward: activation
     // m x k and weight k x n of each linear GEMM; backward: its output
     // gradient m x n.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const GpuModel& gpu = h100();
-    const double hbm = gpu.hbm_tbps * 1e12 * 0.8;
-    Model m = smallLlama();
-    m.dtype = DType::FP8;
-    Plan p = makePlan(1, 1, 8, 64);
-    p.micro_batch_sequences = 4; // 8192 tokens
-    const LayerCost current = layerCost(layerContext(c, c.buildings[0], m, p));
+    const Fp8Layer f;
+    const double hbm = h100().hbm_tbps * 1e12 * 0.8, T = Fp8Layer::tokens;
+    Plan p = Fp8Layer::plan();
+    const LayerCost current = f.cost(p);
     p.fp8_recipe = Fp8Recipe::Delayed;
-    const LayerCost delayed = layerCost(layerContext(c, c.buildings[0], m, p));
-    const double T = 8192;
-    struct G {
-        double n, k;
-    };
-    // QKV (2048 + 2 x 512 wide), projection, gate + up, down.
-    const G gemms[] = {{3072, 2048}, {2048, 2048}, {16384, 2048}, {2048, 8192}};
+    const LayerCost delayed = f.cost(p);
     double fwd = 0, bwd = 0;
-    for (const G& g : gemms) {
+    for (const Fp8Layer::Linear& g : Fp8Layer::linears) {
         fwd += 2.0 * (T * g.k + g.k * g.n) / hbm + 2 * 3e-6;
         bwd += 2.0 * T * g.n / hbm + 3e-6;
     }
@@ -881,11 +900,11 @@ void TestFidelity::delayedScalingCastsInOnePass() {
     QVERIFY_CLOSE(current.bwd_input_s - delayed.bwd_input_s, bwd, 1e-9);
     QCOMPARE(delayed.bwd_weight_s, current.bwd_weight_s);
     // A BF16 model casts nothing: the recipe changes nothing.
-    Plan b = makePlan(1, 1, 8, 64);
-    b.micro_batch_sequences = 4;
-    const LayerCost bf16 = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    Plan b = Fp8Layer::plan();
+    const LayerCost bf16 =
+        layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b));
     b.fp8_recipe = Fp8Recipe::Delayed;
-    QCOMPARE(layerCost(layerContext(c, c.buildings[0], smallLlama(), b)), bf16);
+    QCOMPARE(layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b)), bf16);
     // The layer-cost memo key tells the recipes apart.
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(makePlan(1, 1, 8, 64))));
 }
@@ -940,29 +959,19 @@ void TestFidelity::torchaoCastsAgainInBackward() {
     // one of torchtitan's separate linears casts its input: wq, wk and wv
     // the attention norm's output three times, w1 and w3 the MLP norm's
     // twice.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const GpuModel& gpu = h100();
-    const double hbm = gpu.hbm_tbps * 1e12 * 0.8, k0 = 3e-6;
-    Model m = smallLlama();
-    m.dtype = DType::FP8;
-    Plan p = makePlan(1, 1, 8, 64);
-    p.micro_batch_sequences = 4; // 8192 tokens
-    const LayerCost te = layerCost(layerContext(c, c.buildings[0], m, p));
+    const Fp8Layer f;
+    const double hbm = h100().hbm_tbps * 1e12 * 0.8, k0 = 3e-6, T = Fp8Layer::tokens;
+    Plan p = Fp8Layer::plan();
+    const LayerCost te = f.cost(p);
     p.fp8_linear = Fp8Linear::Torchao;
-    const LayerCost ao = layerCost(layerContext(c, c.buildings[0], m, p));
+    const LayerCost ao = f.cost(p);
     p.elementwise = Elementwise::Eager;
-    const LayerCost aoEager = layerCost(layerContext(c, c.buildings[0], m, p));
+    const LayerCost aoEager = f.cost(p);
     p.fp8_linear = Fp8Linear::TransformerEngine;
-    const LayerCost teEager = layerCost(layerContext(c, c.buildings[0], m, p));
-    const double T = 8192;
-    struct G {
-        double n, k, readers;
-    };
-    // QKV (2048 + 2 x 512 wide), projection, gate + up, down.
-    const G gemms[] = {{3072, 2048, 3}, {2048, 2048, 1}, {16384, 2048, 2}, {2048, 8192, 1}};
+    const LayerCost teEager = f.cost(p);
     double dgrad = 0, wgrad = 0;
     double eagerFwd = 0, eagerDgrad = 0, eagerWgrad = 0;
-    for (const G& g : gemms) {
+    for (const Fp8Layer::Linear& g : Fp8Layer::linears) {
         const double x = T * g.k, w = g.k * g.n, dy = T * g.n;
         dgrad += 6.0 * w / hbm + 2 * k0;
         wgrad += 6.0 * x / hbm + 2 * k0;
@@ -984,11 +993,12 @@ void TestFidelity::torchaoCastsAgainInBackward() {
                   eagerWgrad, 1e-9);
     // Transformer Engine's casts are its own fused kernels, eager or not:
     // eager changes its FP8 layer as it changes a BF16 one.
-    Plan b = makePlan(1, 1, 8, 64);
-    b.micro_batch_sequences = 4;
-    const LayerCost bf16 = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    Plan b = Fp8Layer::plan();
+    const LayerCost bf16 =
+        layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b));
     b.elementwise = Elementwise::Eager;
-    const LayerCost bf16Eager = layerCost(layerContext(c, c.buildings[0], smallLlama(), b));
+    const LayerCost bf16Eager =
+        layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b));
     QVERIFY_CLOSE(teEager.fwd_s - te.fwd_s, bf16Eager.fwd_s - bf16.fwd_s, 1e-9);
     QVERIFY_CLOSE(teEager.bwd_weight_s - te.bwd_weight_s,
                   bf16Eager.bwd_weight_s - bf16.bwd_weight_s, 1e-9);
