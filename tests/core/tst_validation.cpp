@@ -353,11 +353,50 @@ std::optional<GpuMeasurements> loadGpuMeasurements(std::string* why) {
     return g;
 }
 
+// The shapes measure_layer.py measured (its CONFIGS): the model document
+// and the plan of each.
+struct GpuConfig {
+    Model model;
+    Plan plan;
+};
+
+std::optional<GpuConfig> gpuConfig(const std::string& config) {
+    const std::string root = sa::testing::sourceDir();
+    struct Shape {
+        const char* name;
+        const char* model;
+        int tp;
+        std::int64_t seq, mbs;
+    };
+    const Shape shapes[] = {
+        {"llama3-70b-tp4", "/sample_clusters/models/llama3-70b.json", 4, 8192, 1},
+        {"llama3-8b-tp1", "/sample_clusters/models/llama3-8b.json", 1, 8192, 1},
+        {"gpt-1.7b-mbs4", "/tests/validation/published/models/mcore08-gpt-1.7b.json", 1, 4096, 4},
+    };
+    for (const Shape& s : shapes) {
+        if (config != s.name)
+            continue;
+        auto model = loadModelFile(root + s.model);
+        if (!model.ok())
+            return std::nullopt;
+        GpuConfig c{*model.value, Plan{}};
+        c.plan.parallelism.tp = s.tp;
+        c.plan.sequence_length = s.seq;
+        c.plan.micro_batch_sequences = s.mbs;
+        c.plan.global_batch_sequences = s.mbs;
+        c.plan.sequence_parallel = s.tp > 1;
+        c.plan.flash_attention = true;
+        return c;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 // One transformer layer on one H200 (tests/validation/gpu/measure_layer.py:
 // torchtitan's Llama block at Llama 3 70B TP 4 and Llama 3.1 8B shard shapes,
-// sequence 8192, BF16 and FP8 linears, eager and torch.compile) against the
+// sequence 8192, BF16 and FP8 linears, eager and torch.compile; Megatron's
+// GPT 1.7B block at micro batch 4, sequence 4096, compiled) against the
 // layer cost the model predicts for the same plan: forward, and backward
 // (input + weight gradients). The compute stream only: the measurement
 // stands a local copy in for the sequence-parallel collectives, and the
@@ -367,26 +406,17 @@ void TestValidation::gpuLayer() {
     auto g = loadGpuMeasurements(&why);
     QVERIFY2(g.has_value(), why.c_str());
     const Building& building = g->cluster.buildings.front();
-    const std::string models = sa::testing::sourceDir() + "/sample_clusters/models/";
-    std::printf("\n%-38s %10s %10s %8s   %10s %10s %8s\n", "layer (H200, seq 8192)", "pred fwd",
-                "meas fwd", "error", "pred bwd", "meas bwd", "error");
+    std::printf("\n%-38s %10s %10s %8s   %10s %10s %8s\n", "layer (H200)", "pred fwd", "meas fwd",
+                "error", "pred bwd", "meas bwd", "error");
     Stats all;
     int rows = 0;
     for (const auto& [name, v] : g->layer["variants"].items()) {
-        const std::string config = name.substr(0, name.find('/'));
-        const bool is70b = config.rfind("llama3-70b", 0) == 0;
-        auto model = loadModelFile(models + (is70b ? "llama3-70b.json" : "llama3-8b.json"));
-        QVERIFY(model.ok());
-        Model m = *model.value;
+        auto shape = gpuConfig(name.substr(0, name.find('/')));
+        QVERIFY2(shape.has_value(), name.c_str());
+        Model m = shape->model;
         if (v["linear"] == "fp8")
             m.dtype = DType::FP8;
-        Plan p;
-        p.parallelism.tp = is70b ? 4 : 1;
-        p.sequence_length = 8192;
-        p.micro_batch_sequences = 1;
-        p.global_batch_sequences = 1;
-        p.sequence_parallel = p.parallelism.tp > 1;
-        p.flash_attention = true;
+        Plan p = shape->plan;
         p.attention_kernel =
             v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
         p.elementwise = v["compiled"].get<bool>() ? Elementwise::Fused : Elementwise::Eager;
@@ -410,6 +440,28 @@ void TestValidation::gpuLayer() {
     // mean within 10%.
     QVERIFY2(all.maxAbs <= kRowTarget, "a measured layer pass is off by more than 25%");
     QVERIFY2(all.meanAbs() <= kFamilyMeanTarget, "the layer passes are off by more than 10%");
+
+    // The output layer and torchtitan's loss (F.cross_entropy on the fp32
+    // logits) of one microbatch, against logitsCost with the pytorch loss.
+    Stats logits;
+    const nlohmann::json measuredLogits =
+        g->layer.contains("logits") ? g->layer["logits"] : nlohmann::json::object();
+    for (const auto& [config, v] : measuredLogits.items()) {
+        auto shape = gpuConfig(config);
+        QVERIFY2(shape.has_value(), config.c_str());
+        Plan p = shape->plan;
+        p.cross_entropy = CrossEntropy::Pytorch;
+        const EdgeCost c = logitsCost(layerContext(g->cluster, building, shape->model, p));
+        const double fwd = v["fwd_s"], bwd = v["bwd_s"];
+        std::printf("%-38s %8.3fms %8.3fms %+7.1f%%   %8.3fms %8.3fms %+7.1f%%\n",
+                    (config + "/logits+loss").c_str(), c.fwd_s * 1e3, fwd * 1e3,
+                    (fwd / c.fwd_s - 1) * 100, c.bwd_s * 1e3, bwd * 1e3, (bwd / c.bwd_s - 1) * 100);
+        logits.add(fwd / c.fwd_s - 1);
+        logits.add(bwd / c.bwd_s - 1);
+    }
+    std::printf("\n");
+    QVERIFY(logits.count > 0);
+    QVERIFY2(logits.maxAbs <= kRowTarget, "the measured logits and loss are off by more than 25%");
 }
 
 // The kernels under the layer: GEMM TFLOP/s per shape (BF16 and FP8) and

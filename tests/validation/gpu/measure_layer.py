@@ -204,6 +204,9 @@ class Cfg:
     tp = 4
     seq = 8192
     eps = 1e-5
+    batch = 1  # sequences a microbatch
+    gpt = False  # Megatron's GPT block instead of torchtitan's Llama block
+    vocab = 128256
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -215,7 +218,23 @@ class Cfg:
 CONFIGS = {
     "llama3-70b-tp4": {},
     "llama3-8b-tp1": {"hidden": 4096, "heads": 32, "kv_heads": 8, "ffn": 14336, "tp": 1},
+    # The GPT 1.7B of Megatron-Core r0.8.0's weak-scaling table at micro
+    # batch 4 (its validation row): LayerNorm, fused QKV, learned positions
+    # (no RoPE), GeLU MLP, biases, vocabulary 131072.
+    "gpt-1.7b-mbs4": {"hidden": 2048, "heads": 16, "kv_heads": 16, "ffn": 8192, "tp": 1,
+                      "seq": 4096, "batch": 4, "gpt": True, "vocab": 131072},
 }
+# The variants run per configuration: (name, linear, compiled, attention).
+LLAMA_VARIANTS = (("bf16-eager-flash", "bf16", False, "flash"),
+                  ("bf16-eager-cudnn", "bf16", False, "cudnn"),
+                  ("fp8-eager-flash", "fp8", False, "flash"),
+                  ("bf16-compiled-flash", "bf16", True, "flash"),
+                  ("fp8-compiled-flash", "fp8", True, "flash"))
+# Megatron runs its GPT block through Transformer Engine's fused kernels:
+# compiled is the closer stand-in, and the model's eager op list is
+# torchtitan's Llama block's. (A compiled cuDNN variant after the flash one
+# reused the flash graph from Inductor's cache and measured flash again.)
+GPT_VARIANTS = (("bf16-compiled-flash", "bf16", True, "flash"),)
 
 
 def make_params(c):
@@ -223,6 +242,16 @@ def make_params(c):
     hq = c.heads // c.tp * c.head_dim
     hk = c.kv_heads // c.tp * c.head_dim
     f = c.ffn // c.tp
+    if c.gpt:
+        ones = lambda n: torch.ones(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        zeros = lambda n: torch.zeros(n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        return {
+            "ln1_w": ones(c.hidden), "ln1_b": zeros(c.hidden),
+            "ln2_w": ones(c.hidden), "ln2_b": zeros(c.hidden),
+            "wqkv": g(hq + 2 * hk, c.hidden), "bqkv": zeros(hq + 2 * hk),
+            "wo": g(c.hidden, hq), "bo": zeros(c.hidden),
+            "w1": g(f, c.hidden), "b1": zeros(f), "w2": g(c.hidden, f), "b2": zeros(c.hidden),
+        }
     return {
         "attn_norm": torch.ones(c.hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True),
         "ffn_norm": torch.ones(c.hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True),
@@ -253,8 +282,26 @@ def repeat_kv(x, n):
     return x.unsqueeze(3).expand(b, s, h, n, d).reshape(b, s, h * n, d)
 
 
+def gpt_block(p, x, c, lin):
+    """Megatron-Core's GPT layer (tp 1): pre-LayerNorm, fused QKV with bias,
+    causal attention, projection, GeLU MLP, residual adds. x: [b, s, h]."""
+    b, s = c.batch, c.seq
+    n = F.layer_norm(x, (c.hidden,), p["ln1_w"], p["ln1_b"], c.eps)
+    qkv = lin(n, p["wqkv"]) + p["bqkv"]
+    q, k, v = qkv.view(b, s, 3 * c.heads, c.head_dim).split(c.heads, dim=2)
+    o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                       is_causal=True)
+    o = o.transpose(1, 2).contiguous().view(b, s, -1)
+    h = x + lin(o, p["wo"]) + p["bo"]
+    n2 = F.layer_norm(h, (c.hidden,), p["ln2_w"], p["ln2_b"], c.eps)
+    m = lin(F.gelu(lin(n2, p["w1"]) + p["b1"]), p["w2"]) + p["b2"]
+    return h + m
+
+
 def block(p, x, freqs, c, lin):
     """x: [1, seq / tp, hidden] (the sequence-parallel shard)."""
+    if c.gpt:
+        return gpt_block(p, x, c, lin)
     def gather(y):  # stands in for the SP all-gather: [1, s/tp, h] -> [1, s, h]
         return y.repeat(1, c.tp, 1) if c.tp > 1 else y
 
@@ -292,7 +339,7 @@ def measure_layer(config, name, lin, compiled, backend):
     c = Cfg(**CONFIGS[config])
     name = config + "/" + name
     p = make_params(c)
-    x = torch.randn(1, c.seq // c.tp, c.hidden, device="cuda", dtype=torch.bfloat16,
+    x = torch.randn(c.batch, c.seq // c.tp, c.hidden, device="cuda", dtype=torch.bfloat16,
                     requires_grad=True)
     dy = torch.randn_like(x)
     theta = 500000.0
@@ -445,6 +492,40 @@ def measure_attention():
     save()
 
 
+def measure_logits(config):
+    """The output layer and the loss of one microbatch: logits = x W^T in
+    BF16, then F.cross_entropy on the logits cast to fp32 (torchtitan
+    9dec370's loss_fn), forward and backward."""
+    c = Cfg(**CONFIGS[config])
+    if c.tp > 1:  # the vocabulary-parallel loss is not this one
+        return
+    tokens = c.batch * c.seq
+    x = torch.randn(tokens, c.hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.randn(c.vocab, c.hidden, device="cuda", dtype=torch.bfloat16) * 0.02).requires_grad_()
+    target = torch.randint(0, c.vocab, (tokens,), device="cuda")
+    fw, bw = [], []
+    for r in range(6):
+        x.grad = None
+        w.grad = None
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        e[0].record()
+        loss = F.cross_entropy(F.linear(x, w).float(), target)
+        e[1].record()
+        loss.backward()
+        e[2].record()
+        torch.cuda.synchronize()
+        if r > 0:
+            fw.append(e[0].elapsed_time(e[1]) / 1e3)
+            bw.append(e[1].elapsed_time(e[2]) / 1e3)
+    r = {"tokens": tokens, "vocab": c.vocab, "hidden": c.hidden,
+         "fwd_s": statistics.median(fw), "bwd_s": statistics.median(bw)}
+    RESULT.setdefault("logits", {})[config] = r
+    log("logits %-16s fwd %.3f ms  bwd %.3f ms" % (config, r["fwd_s"] * 1e3, r["bwd_s"] * 1e3))
+    save()
+    del x, w, target, loss
+    torch.cuda.empty_cache()
+
+
 def kernel_class(name):
     n = name.lower()
     if any(x in n for x in ("flash", "fmha", "cudnn", "attention", "sdpa")):
@@ -462,7 +543,7 @@ def profile_layer(config, name, lin, compiled, backend):
     from torch.profiler import ProfilerActivity, profile
     c = Cfg(**CONFIGS[config])
     p = make_params(c)
-    x = torch.randn(1, c.seq // c.tp, c.hidden, device="cuda", dtype=torch.bfloat16,
+    x = torch.randn(c.batch, c.seq // c.tp, c.hidden, device="cuda", dtype=torch.bfloat16,
                     requires_grad=True)
     dy = torch.randn_like(x)
     inv = 1.0 / (500000.0 ** (torch.arange(0, c.head_dim, 2, device="cuda").float() / c.head_dim))
@@ -538,24 +619,29 @@ def main():
     step("copy", copy_bandwidth)
     configs = os.environ.get("MEASURE_CONFIGS", "llama3-70b-tp4").split(",")
     sweeps = os.environ.get("MEASURE_SWEEPS", "1") != "0"
+    linears = {"bf16": bf16_linear, "fp8": fp8_linear}
+    variants = lambda cfg: GPT_VARIANTS if CONFIGS[cfg].get("gpt") else LLAMA_VARIANTS
     for cfg in configs:
-        for name, lin, backend in (("bf16-eager-flash", bf16_linear, "flash"),
-                                   ("bf16-eager-cudnn", bf16_linear, "cudnn"),
-                                   ("fp8-eager-flash", fp8_linear, "flash")):
-            step("layer %s %s" % (cfg, name),
-                 lambda: measure_layer(cfg, name, lin, False, backend))
+        for name, lin, comp, backend in variants(cfg):
+            if not comp:
+                step("layer %s %s" % (cfg, name),
+                     lambda: measure_layer(cfg, name, linears[lin], False, backend))
     smi_clocks("after eager layers")
     if sweeps:
         step("attention", measure_attention)
     for cfg in configs:
-        for name, lin in (("bf16-compiled-flash", bf16_linear), ("fp8-compiled-flash", fp8_linear)):
-            step("layer %s %s" % (cfg, name), lambda: measure_layer(cfg, name, lin, True, "flash"))
+        for name, lin, comp, backend in variants(cfg):
+            if comp:
+                step("layer %s %s" % (cfg, name),
+                     lambda: measure_layer(cfg, name, linears[lin], True, backend))
     for cfg in configs:
-        for name, lin, comp in (("bf16-eager-flash", bf16_linear, False),
-                                ("bf16-compiled-flash", bf16_linear, True),
-                                ("fp8-compiled-flash", fp8_linear, True)):
-            step("profile %s %s" % (cfg, name),
-                 lambda: profile_layer(cfg, name, lin, comp, "flash"))
+        step("logits %s" % cfg, lambda: measure_logits(cfg))
+    profiles = os.environ.get("MEASURE_PROFILES", "1") != "0"
+    for cfg in configs if profiles else []:
+        for name, lin, comp, backend in variants(cfg):
+            if name in ("bf16-eager-flash", "bf16-compiled-flash", "fp8-compiled-flash"):
+                step("profile %s %s" % (cfg, name),
+                     lambda: profile_layer(cfg, name, linears[lin], comp, backend))
     if sweeps:  # last: CUDA graph capture
         smi_clocks("before gemms")
         step("gemms", measure_gemms)
