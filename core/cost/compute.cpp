@@ -424,12 +424,14 @@ AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, doubl
                                                                        : h.cudnn;
     const auto curve = [keys](double peak, double s0) { return peak * keys / (keys + s0); };
     // Under CP the diagonal ring step is causal, the other cp - 1 attend to
-    // a whole chunk: they share the (causal-halved) forward FLOPs evenly.
+    // a whole chunk: they share the (causal-halved) FLOPs evenly, forward
+    // and backward.
     const double causalShare = 1.0 / std::max(1, cp);
-    const double fwdCausal = curve(e.fwd_causal, e.fwd_causal_s0);
-    const double fwdFull = curve(e.fwd_full, e.fwd_full_s0);
-    r.fwd = 1.0 / (causalShare / fwdCausal + (1.0 - causalShare) / fwdFull);
-    r.bwd = curve(e.bwd, e.bwd_s0);
+    const auto mix = [causalShare](double causal, double full) {
+        return 1.0 / (causalShare / causal + (1.0 - causalShare) / full);
+    };
+    r.fwd = mix(curve(e.fwd_causal, e.fwd_causal_s0), curve(e.fwd_full, e.fwd_full_s0));
+    r.bwd = mix(curve(e.bwd_causal, e.bwd_causal_s0), curve(e.bwd_full, e.bwd_full_s0));
     return r;
 }
 

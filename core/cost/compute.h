@@ -14,28 +14,31 @@ namespace sa {
 // over (the sequence; one CP rank's chunk under context parallelism). Peaks
 // and s0 through Shah et al. 2024 (FlashAttention-3), Fig. 5 (forward, causal
 // and not) and Fig. 6 (backward, FLOPs counted as 2.5x the forward), H100
-// SXM5 (989 TFLOP/s), at 512 and 16k tokens.
+// SXM5 (989 TFLOP/s), at 512 and 16k tokens; FlashAttention-2's measured on
+// an H200 instead (below).
 struct AttentionEfficiency {
     double fwd_causal = 0, fwd_causal_s0 = 0;
     double fwd_full = 0, fwd_full_s0 = 0;
-    double bwd = 0, bwd_s0 = 0;
+    double bwd_causal = 0, bwd_causal_s0 = 0;
+    double bwd_full = 0, bwd_full_s0 = 0;
 };
 struct HopperAttention {
-    // FlashAttention-2 (PyTorch SDPA's flash backend; no wgmma or TMA):
-    // 191 -> 335 TFLOP/s causal forward, 309 -> 370 full. The backward is
-    // the least-squares curve through PyTorch 2.11's own kernel measured on
-    // an H200 (tests/validation/gpu: 169 TFLOP/s at 1k, 280 at 8k, 321 at
-    // 32k, within 4% of each point; two runs fit to 0.327 / 965 and
-    // 0.325 / 960): below 16k it runs well under the
-    // paper's FlashAttention-2 figure (214 at 512), whose forward the same
-    // measurement matches (fit 0.339 and 405 against 0.347 and 409).
-    AttentionEfficiency flash2{0.347, 409, 0.376, 105, 0.327, 965};
+    // FlashAttention-2 as PyTorch's SDPA flash backend runs it (no wgmma or
+    // TMA): the least-squares curves through PyTorch 2.11's kernel measured
+    // on an H200 (tests/validation/gpu, 16 heads of 128, 16k tokens, 1k to
+    // 32k; each point within 4%, the full forward's within 3%). Causal
+    // forward 239 -> 331 TFLOP/s, full 330 -> 346, causal backward 168 ->
+    // 322, full 228 -> 312. The paper's FlashAttention-2 forward agrees
+    // (causal 0.347 / 409, full 0.376 / 105); its backward bars (214 at 512)
+    // are the full backward's, not the causal one's.
+    AttentionEfficiency flash2{0.337, 400, 0.356, 60, 0.326, 975, 0.319, 405};
     // cuDNN fused attention (Transformer Engine's FusedAttention): 315 -> 539
-    // causal forward, 497 -> 595 full, 305 -> 516 backward.
-    AttentionEfficiency cudnn{0.558, 385, 0.605, 105, 0.534, 374};
+    // causal forward, 497 -> 595 full, 305 -> 516 backward (one backward
+    // curve, causal or not).
+    AttentionEfficiency cudnn{0.558, 385, 0.605, 105, 0.534, 374, 0.534, 374};
     // FlashAttention-3: 292 -> 616 causal forward, 467 -> 648 full, 316 -> 561
     // backward.
-    AttentionEfficiency flash3{0.646, 608, 0.663, 207, 0.581, 420};
+    AttentionEfficiency flash3{0.646, 608, 0.663, 207, 0.581, 420, 0.581, 420};
 };
 
 // Times of one kernel class: compute roofline with a size-dependent

@@ -456,9 +456,11 @@ def measure_attention():
     heads, d = 16, 128
     for backend, kern in (("flash", SDPBackend.FLASH_ATTENTION),
                           ("cudnn", SDPBackend.CUDNN_ATTENTION)):
-        for tokens, s, layout in [(16384, s, "bhsd") for s in (1024, 2048, 4096, 8192, 16384, 32768)] + \
-                [(65536, s, "bhsd") for s in (1024, 2048, 4096)] + \
-                [(16384, s, "bshd") for s in (2048, 8192)]:
+        seqs = (1024, 2048, 4096, 8192, 16384, 32768)
+        for tokens, s, layout, causal in [(16384, s, "bhsd", True) for s in seqs] + \
+                [(65536, s, "bhsd", True) for s in (1024, 2048, 4096)] + \
+                [(16384, s, "bshd", True) for s in (2048, 8192)] + \
+                [(16384, s, "bhsd", False) for s in seqs]:
             b = max(1, tokens // s)
             try:
                 if layout == "bhsd":
@@ -467,24 +469,26 @@ def measure_attention():
                 else:  # torchtitan's: [b, s, h, d] tensors transposed to [b, h, s, d] views
                     q, k, v = (torch.randn(b, s, heads, d, device="cuda", dtype=torch.bfloat16)
                                .transpose(1, 2).requires_grad_() for _ in range(3))
-                flops = 4.0 * b * heads * s * s * d / 2  # causal
+                flops = 4.0 * b * heads * s * s * d / (2 if causal else 1)
                 with sdpa_kernel([kern]):
-                    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                     g = torch.randn_like(out)
                     fwd, _, _ = timed(
-                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), 5)
+                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 5)
 
                     def fb():
-                        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         torch.autograd.grad(o, (q, k, v), g)
                     both, _, _ = timed(fb, 5)
                 bwd = max(both - fwd, 1e-9)
                 RESULT["attention"].append({"kernel": backend, "seq": s, "batch": b, "heads": heads,
                                             "fwd_s": fwd, "bwd_s": bwd, "tokens": tokens, "layout": layout,
+                                            "causal": causal,
                                             "fwd_tflops": flops / fwd / 1e12,
                                             "bwd_tflops": 2.5 * flops / bwd / 1e12})
-                log("attn %-5s %s tokens %5d s=%6d  fwd %6.1f  bwd %6.1f TFLOP/s (causal FLOPs, bwd 2.5x)"
-                    % (backend, layout, tokens, s, flops / fwd / 1e12, 2.5 * flops / bwd / 1e12))
+                log("attn %-5s %s %-6s tokens %5d s=%6d  fwd %6.1f  bwd %6.1f TFLOP/s (bwd 2.5x)"
+                    % (backend, layout, "causal" if causal else "full", tokens, s,
+                       flops / fwd / 1e12, 2.5 * flops / bwd / 1e12))
                 del q, k, v, out, g
             except Exception as ex:  # noqa: BLE001
                 RESULT["errors"].append("attention %s %d: %r" % (backend, s, ex))
@@ -597,7 +601,12 @@ def profile_layer(config, name, lin, compiled, backend):
     torch.cuda.empty_cache()
 
 
+PARTS = os.environ.get("MEASURE_PARTS", "")  # e.g. "attention,gemms"; empty: all
+
+
 def step(name, fn):
+    if PARTS and name.split()[0] not in PARTS.split(","):
+        return
     if elapsed() > BUDGET_S:
         log("skipped (time):", name)
         RESULT["errors"].append("skipped for time: " + name)
