@@ -340,8 +340,33 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
         replicated = 6.0 * h + w.latent;
         split += w.out - tokensFactor * ffnOut;
     }
-    if (!plan.flash_attention && plan.recompute == Recompute::None)
+    if (!plan.flash_attention && !plan.recomputes(RecomputeModule::CoreAttn))
         split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
+    if (plan.recompute == Recompute::Selective) {
+        // What the other modules of selective recompute free (Plan::
+        // recompute_modules). Transformer Engine's FP8 linears keep their
+        // own FP8 copy of the input, which discarding a BF16 output does not
+        // free.
+        const bool te8 = fp8Linear && plan.fp8_linear == Fp8Linear::TransformerEngine;
+        const double ffnKept = te8 ? 2.0 * ffnIn + ffnOut : kBf16 * (ffnIn + ffnOut);
+        const double shared = moeLayer && model.moe ? double(model.moe->shared_experts) : 0.0;
+        if (plan.recomputes(RecomputeModule::Layernorm) && !te8)
+            replicated -= 2.0 * kBf16 * h; // the QKV and FC1 inputs, the norms' outputs
+        const bool wholeMlp = moeLayer && model.moe ? plan.recomputes(RecomputeModule::Moe)
+                                                    : plan.recomputes(RecomputeModule::Mlp);
+        if (wholeMlp) {
+            // Checkpointed at the module's input (the residual stream the
+            // fused pre-MLP norm reads): FC1's input and everything after go.
+            if (!plan.recomputes(RecomputeModule::Layernorm) || te8)
+                replicated -= (te8 ? 1.0 : kBf16) * h;
+            split -= tokensFactor * ffnKept;
+        } else if (moeLayer && model.moe) {
+            if (plan.recomputes(RecomputeModule::MoeAct) && !te8)
+                split -= (tokensFactor - shared) * kBf16 * ffnOut; // the FC2 inputs
+            if (plan.recomputes(RecomputeModule::SharedExperts))
+                split -= shared * ffnKept;
+        }
+    }
     const double perToken = sp ? (replicated + split) / t : replicated + split / t;
     return tokens * perToken;
 }
@@ -374,6 +399,8 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.micro_batch_sequences = plan.micro_batch_sequences;
     k.sequence_length = plan.sequence_length;
     k.recompute = plan.recompute;
+    k.recompute_modules =
+        plan.recompute == Recompute::Selective ? plan.recompute_modules : kDefaultRecomputeModules;
     k.sequence_parallel = plan.sequence_parallel;
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
@@ -396,6 +423,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.micro_batch_sequences = key.micro_batch_sequences;
     p.sequence_length = key.sequence_length;
     p.recompute = key.recompute;
+    p.recompute_modules = key.recompute_modules;
     p.sequence_parallel = key.sequence_parallel;
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
@@ -545,12 +573,20 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
 }
 
 // MLP: dense, or routed experts (+ shared experts) for an MoE layer. Adds
-// its GEMMs and parameters; returns the activation bytes it streams.
-double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerCost& c) {
+// its GEMMs and parameters; returns the bytes its activation functions
+// stream, and the shared experts' part of them and of the forward GEMMs.
+struct MlpWork {
+    double act_bytes = 0;        // all activation functions, forward
+    double shared_act_bytes = 0; // the shared experts' of them
+    double shared_fwd_s = 0;     // the shared experts' forward GEMMs
+    double shared_flops = 0;     // and their FLOPs
+};
+MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerCost& c) {
     const Model& model = *ctx.model;
     const double t = s.t, T = s.T, h = s.h;
     const bool gated = s.gated;
-    double ffnActBytes = 0;
+    MlpWork work;
+    double& ffnActBytes = work.act_bytes;
     if (ctx.moe_layer && model.moe) {
         const MoeConfig& moe = *model.moe;
         const double fe = double(moe.expert_ffn_hidden);
@@ -568,10 +604,14 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
+            const double before = gemms.fwd, beforeFlops = gemms.hwFlops;
             gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1, gated ? 2.0 : 1.0});
             gemms.add(ctx, s.linear, {T, h, fs / t, 1});
+            work.shared_fwd_s = gemms.fwd - before;
+            work.shared_flops = gemms.hwFlops - beforeFlops;
             c.params += (gated ? 3.0 : 2.0) * h * fs / t;
-            ffnActBytes += T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
+            work.shared_act_bytes = T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
+            ffnActBytes += work.shared_act_bytes;
         }
     } else {
         const double f = double(model.ffn_hidden);
@@ -580,7 +620,7 @@ double mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, LayerC
         c.params += (gated ? 3.0 : 2.0) * h * f / t;
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
     }
-    return ffnActBytes;
+    return work;
 }
 
 // A layer's elementwise work in the forward pass: bytes streamed per GPU
@@ -758,6 +798,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             latents ? ringAllReduceTime(attnBytes, ti, bps, ctx.scale_up_step_s) : one;
         c.tp_fwd_s = one + attnTp;
         c.tp_bwd_s = one + attnTp;
+        c.tp_mlp_fwd_s = one;
         if (full)
             c.tp_recompute_s = one + attnTp;
         const double perCollective = 2.0 * (ti - 1) / ti * bytes;
@@ -776,7 +817,12 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double bwdComm = 2.0 * fwdComm;
         c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
         c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
-        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (full ? 1.0 : 0.0));
+        // Full and selective recompute both re-run the attention core, and
+        // with it the ring exchange of K and V.
+        const bool redo = full || plan.recompute == Recompute::Selective;
+        if (redo)
+            c.cp_recompute_s = c.cp_fwd_s;
+        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
     }
     // EP: all-to-all dispatch and combine of top_k copies of each token
     // (Lepikhin et al. 2020; Megatron-Core MoE). With SP each TP rank
@@ -871,6 +917,7 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     const double q = inputProjectionWidth(*ctx.model, s), o = s.w.out;
     double fwd = ring({s.T, q, s.h, 1}) + pipelined({s.T, s.h, o, 1});
     double bwd = ring({s.T, o, s.h, 1}) + bulk({s.h, q, s.T, 1});
+    const double attnFwd = fwd;
     if (ctx.moe_layer && ctx.model->moe) {
         fwd += 2.0 * half; // the expert half's all-gather and reduce-scatter as they were
         bwd += 2.0 * half;
@@ -880,6 +927,7 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
         fwd += ring({s.T, up, s.h, 1}) + pipelined({s.T, s.h, f, 1});
         bwd += ring({s.T, f, s.h, 1}) + bulk({s.h, up, s.T, 1});
     }
+    c.tp_mlp_fwd_s = fwd - attnFwd;
     c.tp_fwd_s = fwd;
     c.tp_bwd_s = bwd;
     if (ctx.plan->recompute == Recompute::Full)
@@ -927,7 +975,8 @@ LayerCost layerCost(const LayerContext& ctx) {
     c.params += model.attentionParams(s.t);
     const AttentionCore attn = attentionCore(ctx, s);
     const GemmSums attentionGemms = gemms;
-    const double ffnActBytes = mlp(ctx, s, gemms, c);
+    const MlpWork mlpWork = mlp(ctx, s, gemms, c);
+    const double ffnActBytes = mlpWork.act_bytes;
     c.params += 2.0 * s.h; // norms
 
     // Memory-bound elementwise work; norms and residuals are split by TP
@@ -951,15 +1000,52 @@ LayerCost layerCost(const LayerContext& ctx) {
     c.model_flops_fwd = gemms.modelFlops + attn.model;
     c.model_flops_total = 3.0 * c.model_flops_fwd;
     double hwTotal = 3.0 * gemms.hwFlops + attn.hw;
+    bool mlpRecomputed = false; // selective recompute of the whole MLP module
     if (plan.recompute == Recompute::Full) {
         c.recompute_s = c.fwd_s;
         hwTotal += gemms.hwFlops + (plan.flash_attention ? attn.model : attn.flopsFull);
     } else if (plan.recompute == Recompute::Selective) {
-        // Selective recompute re-runs the attention core only (Korthikanti
-        // et al. 2022, Sec. 5); with FlashAttention it is already recomputed.
-        if (!plan.flash_attention) {
-            c.recompute_s = attn.fwd;
-            hwTotal += attn.flopsFull;
+        // Megatron-Core's selective recompute re-runs the modules of
+        // recompute_modules (Plan::recompute_modules) in the backward.
+        const bool moeLayer = ctx.moe_layer && model.moe;
+        if (plan.recomputes(RecomputeModule::CoreAttn)) {
+            // The attention core (Korthikanti et al. 2022, Sec. 5), whatever
+            // its kernel: attention.py checkpoints Transformer Engine's
+            // DotProductAttention (_checkpointed_attention_forward), so the
+            // backward runs a FlashAttention or cuDNN forward again before
+            // that kernel's own backward, which recomputes the scores inside
+            // itself besides (TransformerConfig warns that fused attention
+            // has "no need" of it, and recomputes it all the same).
+            c.recompute_s += attn.fwd;
+            hwTotal += plan.flash_attention ? attn.model : attn.flopsFull;
+        }
+        if (plan.recomputes(RecomputeModule::Layernorm)) {
+            // The two norms (read 2 B, write 2 B an element, one kernel each).
+            const double hN = s.h / (s.sp ? s.t : 1.0);
+            c.recompute_s +=
+                streamTime(*ctx.gpu, 2.0 * 4.0 * s.T * hN, kc) + 2.0 * kc.kernel_overhead_s;
+        }
+        const double actS = streamTime(*ctx.gpu, ffnActBytes, kc) + kc.kernel_overhead_s;
+        const bool wholeMlp = moeLayer ? plan.recomputes(RecomputeModule::Moe)
+                                       : plan.recomputes(RecomputeModule::Mlp);
+        if (wholeMlp) {
+            // The MLP module from its input: its GEMMs (an MoE layer's router
+            // and token permutations with them), its activation, and its
+            // collectives (the TP pair here, the all-to-alls in the stage).
+            c.recompute_s += gemms.fwd - attentionGemms.fwd + permuteS + actS;
+            hwTotal += gemms.hwFlops - attentionGemms.hwFlops;
+            mlpRecomputed = true;
+            c.ep_recomputed = moeLayer;
+        } else if (moeLayer) {
+            if (plan.recomputes(RecomputeModule::MoeAct))
+                c.recompute_s += streamTime(*ctx.gpu, ffnActBytes - mlpWork.shared_act_bytes, kc) +
+                                 kc.kernel_overhead_s;
+            if (plan.recomputes(RecomputeModule::SharedExperts) && model.moe->shared_experts > 0) {
+                c.recompute_s += mlpWork.shared_fwd_s +
+                                 streamTime(*ctx.gpu, mlpWork.shared_act_bytes, kc) +
+                                 kc.kernel_overhead_s;
+                hwTotal += mlpWork.shared_flops;
+            }
         }
     } else if (plan.recompute == Recompute::SelectiveOp) {
         // torchtitan's per-op policy (activation_checkpoint.py
@@ -979,6 +1065,8 @@ LayerCost layerCost(const LayerContext& ctx) {
     layerComm(ctx, s, attn, c);
     if (plan.tp_comm_overlap && s.sp)
         overlapTpComm(ctx, s, c);
+    if (mlpRecomputed)
+        c.tp_recompute_s += c.tp_mlp_fwd_s;
 
     const bool fp8 = s.linear.precision == GemmPrecision::Fp8;
     if (fp8 && plan.fp8_linear == Fp8Linear::TransformerEngine) {

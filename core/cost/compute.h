@@ -204,7 +204,10 @@ struct LayerCost {
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;
     double tp_recompute_s = 0;
-    double cp_fwd_s = 0; // exposed part (the ring overlaps attention)
+    double cp_recompute_s = 0;  // the exposed CP ring exchange, run again
+    double tp_mlp_fwd_s = 0;    // the MLP's part of tp_fwd_s
+    bool ep_recomputed = false; // selective recompute re-runs the all-to-alls
+    double cp_fwd_s = 0;        // exposed part (the ring overlaps attention)
     double cp_bwd_s = 0;
     double ep_fwd_s = 0; // all-to-all, dispatch + combine (time, not yet with contention)
     double ep_bwd_s = 0;
@@ -277,6 +280,7 @@ struct LayerPlanKey {
     int tp = 0, cp = 0, ep = 0;
     std::int64_t micro_batch_sequences = 0, sequence_length = 0;
     Recompute recompute = Recompute::None;
+    unsigned recompute_modules = kDefaultRecomputeModules;
     bool sequence_parallel = false, flash_attention = false;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;

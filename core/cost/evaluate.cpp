@@ -205,7 +205,8 @@ void layerCostsOf(const ClusterContext& ctx, const Model& model, const Plan& pla
 // returns ZeRO-3's output when the plan has one.
 // The share of a stage's forward and backward ops that Megatron-Core's
 // combined 1F1B runs with the MoE all-to-all beside the other microbatch's
-// compute (plan ep_overlap): with EP, without full recompute, under PP only
+// compute (plan ep_overlap): with EP, without full recompute or the MoE
+// module's selective recompute, under PP only
 // with interleaving (transformer_config.py asserts all three). The warm-up
 // and cool-down run alone: each rank's warm-up forwards (warmupForwards),
 // one more microbatch with the overlap, the same number of backwards after
@@ -214,7 +215,7 @@ void layerCostsOf(const ClusterContext& ctx, const Model& model, const Plan& pla
 double epOverlapSteady(const Plan& plan, int v) {
     const Parallelism& par = plan.parallelism;
     if (!plan.ep_overlap || par.ep <= 1 || plan.recompute == Recompute::Full ||
-        (par.pp > 1 && v <= 1))
+        plan.recomputes(RecomputeModule::Moe) || (par.pp > 1 && v <= 1))
         return 0;
     const int m = int(std::max<std::int64_t>(1, plan.microbatches()));
     double warm = 0;

@@ -345,10 +345,11 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         epB *= scale;
     }
     const double recompTp = L.tp_recompute_s;
-    const double recompEp = recompute == Recompute::Full ? epF : 0.0;
+    const double recompCp = L.cp_recompute_s;
+    const double recompEp = recompute == Recompute::Full || L.ep_recomputed ? epF : 0.0;
     t.fwd += n * (L.fwd_s + L.tp_fwd_s + L.cp_fwd_s + epF);
-    const double bIn =
-        L.bwd_input_s + L.recompute_s + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp + recompEp;
+    const double bIn = L.bwd_input_s + L.recompute_s + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp +
+                       recompCp + recompEp;
     if (zeroBubble) {
         t.bwd += n * bIn;
         t.wgrad += n * L.bwd_weight_s;
@@ -357,7 +358,7 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     }
     t.compute += n * (L.fwd_s + L.bwd_input_s + L.bwd_weight_s + L.recompute_s);
     t.tp += n * (L.tp_fwd_s + L.tp_bwd_s + recompTp);
-    t.cp += n * (L.cp_fwd_s + L.cp_bwd_s);
+    t.cp += n * (L.cp_fwd_s + L.cp_bwd_s + recompCp);
     t.ep += n * (epF + epB + recompEp);
     t.params += n * L.params;
     t.expert_params += n * L.expert_params;

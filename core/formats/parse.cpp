@@ -625,6 +625,39 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         "recompute_method", p.recompute_method, kOptional,
         {{"uniform", RecomputeMethod::Uniform}, {"block", RecomputeMethod::Block}});
     r.integer("recompute_layers", p.recompute_layers, kOptional, formats::kRecomputeLayersRange);
+    if (const json* mods = r.array("recompute_modules", kOptional)) {
+        unsigned set = 0;
+        bool ok = true;
+        for (std::size_t i = 0; i < mods->size() && i < 16; ++i) {
+            const json& e = (*mods)[i];
+            const auto m =
+                e.is_string() ? recomputeModuleFromString(e.get<std::string>()) : std::nullopt;
+            if (!m) {
+                d.error(childPath("/recompute_modules", i),
+                        "must be one of core_attn, layernorm, mlp, moe, moe_act, "
+                        "shared_experts, got " +
+                            describe(e));
+                ok = false;
+            } else if (set & recomputeBit(*m)) {
+                d.error(childPath("/recompute_modules", i),
+                        std::string("names '") + toString(*m) + "' twice");
+                ok = false;
+            } else {
+                set |= recomputeBit(*m);
+            }
+        }
+        if (mods->size() > 16) {
+            d.error("/recompute_modules",
+                    "has " + std::to_string(mods->size()) + " entries; there are 6 modules");
+            ok = false;
+        }
+        if (ok)
+            p.recompute_modules = set;
+        if (p.recompute != Recompute::Selective && !d.isBad("/recompute"))
+            d.error("/recompute_modules",
+                    std::string("selects what selective recompute re-runs; recompute is '") +
+                        toString(p.recompute) + "'");
+    }
     r.boolean("sequence_parallel", p.sequence_parallel, kOptional);
     ObjectReader sched = r.object("schedule", kOptional);
     sched.choice<ScheduleKind>("kind", p.schedule.kind, kOptional,

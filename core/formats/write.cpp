@@ -73,12 +73,12 @@ const std::map<std::string, int>& keyRank() {
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
             "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute",
-            "recompute_method", "recompute_layers", "sequence_parallel", "schedule", "kind",
-            "virtual_stages", "latency_hiding", "rank_order", "placement", "runs", "stages",
-            "replicas", "building", "layers_per_stage", "collectives", "link_technologies",
-            "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap", "ep_dispatcher",
-            "dp_bucket_mib", "grad_reduce_bytes", "flash_attention", "attention_kernel",
-            "elementwise", "fp8_recipe", "fp8_linear", "cross_entropy",
+            "recompute_method", "recompute_layers", "recompute_modules", "sequence_parallel",
+            "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
+            "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
+            "link_technologies", "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap",
+            "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
+            "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "cross_entropy",
             "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
             "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
             "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
@@ -321,6 +321,14 @@ nlohmann::json toJson(const Plan& p) {
         j["recompute_method"] = toString(p.recompute_method);
     if (all || p.recompute_layers != 1)
         j["recompute_layers"] = p.recompute_layers;
+    if (p.recompute == Recompute::Selective &&
+        (all || p.recompute_modules != kDefaultRecomputeModules)) {
+        json mods = json::array();
+        for (RecomputeModule m : kAllRecomputeModules)
+            if (p.recompute_modules & recomputeBit(m))
+                mods.push_back(toString(m));
+        j["recompute_modules"] = mods;
+    }
     j["sequence_parallel"] = p.sequence_parallel;
     j["schedule"] = {{"kind", toString(p.schedule.kind)},
                      {"virtual_stages", p.schedule.virtual_stages},

@@ -1218,6 +1218,16 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                      "recompute for some microbatches only is not expressible");
         if (selectiveFlag)
             gran = "selective";
+        // The deprecated --moe-layer-recompute: selective recompute with
+        // "moe" added to the modules (TransformerConfig.__post_init__).
+        const bool moeLayerFlag =
+            r.flag("moe_layer_recompute", "plan:/recompute_modules (moe, selective)");
+        if (moeLayerFlag && gran && *gran == "full")
+            r.refuse("moe_layer_recompute", "must not be set with full recompute");
+        else if (moeLayerFlag)
+            gran = "selective";
+        if (r.has("recompute_modules") && (!gran || *gran != "selective"))
+            r.unuse("recompute_modules", "only selective recompute re-runs modules");
         if (legacyFull && !gran) {
             // 2021 Megatron-LM: --checkpoint-activations with --checkpoint-num-layers
             // (default 1) layers per checkpoint.
@@ -1240,6 +1250,37 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 r.refuse("recompute_method", "is not supported with selective recompute");
             if (r.has("recompute_num_layers"))
                 r.refuse("recompute_num_layers", "must not be given with selective recompute");
+            // --recompute-modules (nargs "*"; a YAML list), default core_attn.
+            if (auto mods = r.text("recompute_modules", "plan:/recompute_modules")) {
+                std::string words = *mods;
+                std::replace_if(
+                    words.begin(), words.end(),
+                    [](char ch) {
+                        return ch == '[' || ch == ']' || ch == ',' || ch == '\'' || ch == '"';
+                    },
+                    ' ');
+                std::istringstream list(words);
+                unsigned set = 0;
+                for (std::string w; list >> w;) {
+                    if (auto mod = recomputeModuleFromString(w))
+                        set |= recomputeBit(*mod);
+                    else if (w == "mla_up_proj" || w == "gdn_norm_out" || w == "gdp_in_proj" ||
+                             w == "gdp_qkv" || w == "mhc")
+                        r.refuse("recompute_modules",
+                                 "'" + w +
+                                     "' is not expressible (plan recompute_modules: "
+                                     "core_attn, layernorm, mlp, moe, moe_act, "
+                                     "shared_experts)");
+                    else
+                        r.refuse("recompute_modules",
+                                 "must name Megatron-Core's modules (core_attn, layernorm, mlp, "
+                                 "moe, moe_act, shared_experts, ...), got '" +
+                                     w + "'");
+                }
+                p.recompute_modules = set;
+            }
+            if (moeLayerFlag)
+                p.recompute_modules |= recomputeBit(RecomputeModule::Moe);
         } else if (*gran == "full") {
             p.recompute = Recompute::Full;
             auto method = r.text("recompute_method", "plan:/recompute_method");

@@ -554,6 +554,7 @@ namespace {
 struct Arg {
     std::string flag;
     std::string value; // empty: a bare flag
+    bool list = false; // value holds several words (argparse nargs "*")
 };
 
 std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::string>& notes) {
@@ -659,6 +660,14 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         // (torchtitan's per-op policy has no Megatron counterpart: the
         // nearest is Megatron's selective recompute.)
         add("--recompute-granularity", "selective");
+        if (p.recompute == Recompute::Selective &&
+            p.recompute_modules != kDefaultRecomputeModules) {
+            std::string words = recomputeModulesText(p.recompute_modules);
+            words.erase(std::remove(words.begin(), words.end(), ','), words.end());
+            // (No module at all is the bare flag, which the import reads as
+            // a missing value: written as the one module, then carried.)
+            a.push_back({"--recompute-modules", words.empty() ? "core_attn" : words, true});
+        }
     } else if (p.recompute == Recompute::Full) {
         add("--recompute-granularity", "full");
         add("--recompute-method", toString(p.recompute_method));
@@ -760,7 +769,11 @@ std::vector<std::string> argWords(const std::vector<Arg>& args) {
     std::vector<std::string> w;
     for (const auto& a : args) {
         w.push_back(a.flag);
-        if (!a.value.empty()) {
+        if (a.list) {
+            std::istringstream in(a.value);
+            for (std::string word; in >> word;)
+                w.push_back(word);
+        } else if (!a.value.empty()) {
             std::string v = a.value;
             if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'')
                 v = v.substr(1, v.size() - 2);
@@ -811,8 +824,8 @@ Exported exportMegatron(const Model& model, const Plan& plan) {
         t << "  " << args[i].flag;
         if (!args[i].value.empty()) {
             // Quoted where the shell would read a character itself (a layout's '|').
-            const bool quote =
-                args[i].value.find_first_of("|&;<>()$`\\\"' *?[#~") != std::string::npos;
+            const bool quote = !args[i].list && args[i].value.find_first_of(
+                                                    "|&;<>()$`\\\"' *?[#~") != std::string::npos;
             t << ' ' << (quote ? "'" + args[i].value + "'" : args[i].value);
         }
         t << (i + 1 < args.size() ? " \\\n" : "\n");

@@ -187,6 +187,39 @@ std::optional<Dim> dimFromString(const std::string& s) {
     return std::nullopt;
 }
 
+const char* toString(RecomputeModule m) {
+    switch (m) {
+    case RecomputeModule::CoreAttn:
+        return "core_attn";
+    case RecomputeModule::Layernorm:
+        return "layernorm";
+    case RecomputeModule::Mlp:
+        return "mlp";
+    case RecomputeModule::Moe:
+        return "moe";
+    case RecomputeModule::MoeAct:
+        return "moe_act";
+    case RecomputeModule::SharedExperts:
+        return "shared_experts";
+    }
+    return "?";
+}
+
+std::optional<RecomputeModule> recomputeModuleFromString(const std::string& s) {
+    for (RecomputeModule m : kAllRecomputeModules)
+        if (s == toString(m))
+            return m;
+    return std::nullopt;
+}
+
+std::string recomputeModulesText(unsigned modules) {
+    std::string text;
+    for (RecomputeModule m : kAllRecomputeModules)
+        if (modules & recomputeBit(m))
+            text += (text.empty() ? "" : ", ") + std::string(toString(m));
+    return text;
+}
+
 std::optional<Recompute> recomputeFromString(const std::string& s) {
     for (Recompute r :
          {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::SelectiveOp})

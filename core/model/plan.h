@@ -52,6 +52,27 @@ enum class Elementwise { Fused, Eager };
 // model chunk (pipeline stage, or virtual stage under interleaving)
 // recomputed, the rest keep all their activations.
 enum class RecomputeMethod { Uniform, Block };
+// What selective recompute re-runs in the backward (Megatron-Core
+// --recompute-modules, TransformerConfig.recompute_modules, default
+// ["core_attn"]; transformer_layer.py and moe/experts.py):
+//   core_attn:      the attention core (FlashAttention or the unfused
+//                   scores, softmax and PV), checkpointed;
+//   layernorm:      the two norms, their outputs discarded after use;
+//   mlp:            a dense layer's MLP (FC1, activation, FC2 and their TP
+//                   collectives), checkpointed at its input;
+//   moe:            an MoE layer's MLP whole (router, dispatch, experts,
+//                   combine, the all-to-alls again);
+//   moe_act:        the experts' activation, its output discarded;
+//   shared_experts: an MoE layer's shared experts, checkpointed.
+enum class RecomputeModule { CoreAttn, Layernorm, Mlp, Moe, MoeAct, SharedExperts };
+inline constexpr std::array<RecomputeModule, 6> kAllRecomputeModules = {
+    RecomputeModule::CoreAttn, RecomputeModule::Layernorm, RecomputeModule::Mlp,
+    RecomputeModule::Moe,      RecomputeModule::MoeAct,    RecomputeModule::SharedExperts};
+// A set of modules, one bit each.
+constexpr unsigned recomputeBit(RecomputeModule m) {
+    return 1u << unsigned(m);
+}
+inline constexpr unsigned kDefaultRecomputeModules = recomputeBit(RecomputeModule::CoreAttn);
 // How an FP8 GEMM's input gets its scale. Current: per-tensor dynamic
 // scaling, an amax pass before each cast (torchao's float8 tensorwise,
 // Transformer Engine's Float8CurrentScaling, Megatron --fp8-recipe
@@ -224,6 +245,12 @@ struct Plan {
     // every layer, uniform 1).
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     int recompute_layers = 1;
+    // With recompute selective: the modules re-run (recomputeBit set).
+    unsigned recompute_modules = kDefaultRecomputeModules;
+    // Whether selective recompute re-runs `m`.
+    bool recomputes(RecomputeModule m) const {
+        return recompute == Recompute::Selective && (recompute_modules & recomputeBit(m)) != 0;
+    }
     bool sequence_parallel = true;
     Schedule schedule;
     std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
@@ -306,6 +333,7 @@ const char* toString(FsdpReshard r);
 const char* toString(AttentionKernel k);
 const char* toString(Elementwise e);
 const char* toString(RecomputeMethod m);
+const char* toString(RecomputeModule m);
 const char* toString(Fp8Recipe r);
 const char* toString(CrossEntropy c);
 const char* toString(EpDispatcher d);
@@ -315,6 +343,9 @@ const char* toString(CompressionMethod m);
 const char* toString(OuterSyncMethod m);
 std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
+std::optional<RecomputeModule> recomputeModuleFromString(const std::string& s);
+// "core_attn, mlp": the set's names in kAllRecomputeModules order.
+std::string recomputeModulesText(unsigned modules);
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);
 std::optional<CollectiveAlgo> algoFromString(const std::string& s);
 std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& s);

@@ -174,6 +174,10 @@ private Q_SLOTS:
     void delayedScalingCastsInOnePass();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
+    void selectiveRecomputeRerunsTheAttentionCore();
+    void recomputeModulesFreeAndRerun_data();
+    void recomputeModulesFreeAndRerun();
+    void moeRecomputeRepeatsTheAllToAll();
     void partialRecomputeSelectsLayers_data();
     void partialRecomputeSelectsLayers();
     void blockRecomputeBetweenNoneAndFull();
@@ -1002,6 +1006,148 @@ void TestFidelity::torchaoCastsAgainInBackward() {
     QVERIFY_CLOSE(teEager.fwd_s - te.fwd_s, bf16Eager.fwd_s - bf16.fwd_s, 1e-9);
     QVERIFY_CLOSE(teEager.bwd_weight_s - te.bwd_weight_s,
                   bf16Eager.bwd_weight_s - bf16.bwd_weight_s, 1e-9);
+}
+
+// Megatron-Core's selective recompute checkpoints the core-attention module
+// whatever its kernel (attention.py _checkpointed_attention_forward): with
+// FlashAttention the backward runs the attention forward kernel once more.
+// The activations stay (FlashAttention keeps no score matrix to free). Under
+// CP the ring exchange of K and V runs again with it.
+void TestFidelity::selectiveRecomputeRerunsTheAttentionCore() {
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    Plan none = makePlan(1, 1, 8, 64);
+    none.micro_batch_sequences = 4;
+    Plan sel = none;
+    sel.recompute = Recompute::Selective;
+    const auto cost = [&](const Plan& p) {
+        return layerCost(layerContext(c, c.buildings[0], m, p));
+    };
+    const LayerCost a = cost(none), b = cost(sel);
+    // The attention forward: 4 sequences x 2048 x 2048 x 128 x 16 heads x 2
+    // (QK^T, PV) x 2 FLOPs, halved by the causal mask, at the cuDNN
+    // curve's rate.
+    const double s = 2048, flops = 0.5 * 4.0 * 4 * 16 * s * s * 128;
+    const AttentionRates r = attentionRates(h100(), AttentionKernel::Auto, s, 1, KernelConstants{});
+    const double attnFwd = flops / (h100().peak_tflops_bf16 * 1e12 * r.fwd) + 3e-6;
+    QCOMPARE(a.recompute_s, 0.0);
+    QVERIFY_CLOSE(b.recompute_s, attnFwd, 1e-9);
+    QVERIFY_CLOSE(b.hw_flops_total - a.hw_flops_total, flops, 1e-9);
+    QCOMPARE(b.activation_bytes, a.activation_bytes);
+    // Without core_attn in the modules the attention is not re-run.
+    sel.recompute_modules = 0;
+    QCOMPARE(cost(sel).recompute_s, 0.0);
+    // Under CP the exposed part of the K/V ring runs again, as under full
+    // recompute (which counted its bytes and not its time).
+    Plan cp = none;
+    cp.parallelism.cp = 2;
+    cp.parallelism.dp = 4;
+    cp.sequence_length = 8192;
+    Plan cpSel = cp;
+    cpSel.recompute = Recompute::Selective;
+    const LayerCost d = cost(cpSel);
+    QVERIFY(d.cp_fwd_s > 0);
+    QCOMPARE(d.cp_recompute_s, d.cp_fwd_s);
+    QCOMPARE(cost(cp).cp_recompute_s, 0.0);
+    Plan cpFull = cp;
+    cpFull.recompute = Recompute::Full;
+    QCOMPARE(cost(cpFull).cp_recompute_s, cost(cpFull).cp_fwd_s);
+}
+
+// Megatron-Core's other selective modules (--recompute-modules), on one
+// layer of smallLlama (h 2048, SwiGLU ffn 8192) and of an MoE variant (8
+// experts of 1024, top 2, one shared expert), BF16, tp 1, 4 x 2048 tokens:
+// the bytes each frees per layer and microbatch, and the FLOPs it runs
+// again.
+void TestFidelity::recomputeModulesFreeAndRerun_data() {
+    QTest::addColumn<bool>("moeLayer");
+    QTest::addColumn<int>("module");
+    QTest::addColumn<double>("freedPerToken");
+    QTest::addColumn<double>("flopsPerToken");
+    const double h = 2048, f = 8192, fe = 1024, k = 2, E = 8;
+    // layernorm: the QKV and FC1 inputs (the norms' outputs), 2 B each.
+    QTest::newRow("dense layernorm") << false << int(RecomputeModule::Layernorm) << 4 * h << 0.0;
+    QTest::newRow("moe layernorm") << true << int(RecomputeModule::Layernorm) << 4 * h << 0.0;
+    // mlp: FC1's input (2h) and output (2 x 2f), the activation's output
+    // (2f); FC1 and FC2 again: 2 x (2f x h + f x h).
+    QTest::newRow("dense mlp") << false << int(RecomputeModule::Mlp) << 2 * h + 6 * f << 6 * f * h;
+    QTest::newRow("moe layer's mlp: nothing") << true << int(RecomputeModule::Mlp) << 0.0 << 0.0;
+    // moe: the same for the top 2 routed copies and the shared expert, and
+    // the router's GEMM (h x 8) again.
+    QTest::newRow("moe") << true << int(RecomputeModule::Moe) << 2 * h + (k + 1) * 6 * fe
+                         << (k + 1) * 6 * fe * h + 2 * h * E;
+    QTest::newRow("dense layer's moe: nothing") << false << int(RecomputeModule::Moe) << 0.0 << 0.0;
+    // moe_act: the routed copies' activation outputs (FC2's inputs).
+    QTest::newRow("moe_act") << true << int(RecomputeModule::MoeAct) << k * 2 * fe << 0.0;
+    // shared_experts: the shared expert's MLP.
+    QTest::newRow("shared_experts")
+        << true << int(RecomputeModule::SharedExperts) << 6 * fe << 6 * fe * h;
+}
+
+void TestFidelity::recomputeModulesFreeAndRerun() {
+    QFETCH(bool, moeLayer);
+    QFETCH(int, module);
+    QFETCH(double, freedPerToken);
+    QFETCH(double, flopsPerToken);
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Model m = smallLlama();
+    if (moeLayer) {
+        m.moe = moeOf(8, 2, 1024);
+        m.moe->shared_experts = 1;
+    }
+    Plan none = makePlan(1, 1, 8, 64);
+    none.micro_batch_sequences = 4;
+    none.recompute = Recompute::Selective;
+    none.recompute_modules = 0; // selective, nothing named: as no recompute
+    Plan sel = none;
+    sel.recompute_modules = recomputeBit(RecomputeModule(module));
+    const auto cost = [&](const Plan& p) {
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = moeLayer;
+        return layerCost(ctx);
+    };
+    const LayerCost a = cost(none), b = cost(sel);
+    const double T = 4 * 2048;
+    QCOMPARE(a.recompute_s, 0.0);
+    QVERIFY_CLOSE(a.activation_bytes - b.activation_bytes, T * freedPerToken, 1e-12);
+    QVERIFY_CLOSE(b.hw_flops_total - a.hw_flops_total, T * flopsPerToken, 1e-12);
+    // Whatever frees memory runs something again; nothing else is charged.
+    if (freedPerToken > 0)
+        QVERIFY(b.recompute_s > 0 && b.recompute_s < b.fwd_s);
+    else
+        QCOMPARE(b.recompute_s, 0.0);
+    if (RecomputeModule(module) == RecomputeModule::MoeAct) {
+        // One pass over the SwiGLU: read 2 fe, write fe, 2 B each, per copy.
+        const double hbm = h100().hbm_tbps * 1e12 * 0.8;
+        QVERIFY_CLOSE(b.recompute_s, T * 2 * 3 * 1024 * 2 / hbm + 3e-6, 1e-9);
+    }
+    if (RecomputeModule(module) == RecomputeModule::Layernorm) {
+        const double hbm = h100().hbm_tbps * 1e12 * 0.8;
+        QVERIFY_CLOSE(b.recompute_s, 2 * 4 * T * 2048 / hbm + 2 * 3e-6, 1e-9);
+    }
+}
+
+// Recomputing the MoE module re-runs its dispatch and combine all-to-alls
+// (the checkpoint's forward is the whole MoE layer's); Megatron refuses it
+// beside the EP overlap ("disable moe in recompute_modules when enabling
+// overlap_moe_expert_parallel_comm"), and the overlap then does not apply.
+void TestFidelity::moeRecomputeRepeatsTheAllToAll() {
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Model m = smallLlama();
+    m.moe = moeOf(64, 4, 1024);
+    Plan p = makePlan(1, 1, 64, 256);
+    p.parallelism.ep = 16;
+    p.recompute = Recompute::Selective;
+    const Evaluation attn = evaluated(c, m, p);
+    p.recompute_modules |= recomputeBit(RecomputeModule::Moe);
+    const Evaluation moe = evaluated(c, m, p);
+    QVERIFY(attn.breakdown.ep_exposed_s > 0);
+    QVERIFY_CLOSE(moe.breakdown.ep_exposed_s, 1.5 * attn.breakdown.ep_exposed_s, 1e-9);
+    QVERIFY(moe.memory.activations_gib < attn.memory.activations_gib);
+    QVERIFY(moe.step_time_s > attn.step_time_s);
+    p.ep_overlap = true;
+    const Evaluation overlapped = evaluated(c, m, p);
+    QCOMPARE(overlapped.breakdown.ep_exposed_s, moe.breakdown.ep_exposed_s);
 }
 
 void TestFidelity::partialRecomputeSelectsLayers_data() {

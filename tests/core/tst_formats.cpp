@@ -225,6 +225,15 @@ void TestFormats::goodDocuments_data() {
     QTest::newRow("minimal model") << "model" << kMinimalModel;
     QTest::newRow("minimal plan") << "plan" << kMinimalPlan;
     QTest::newRow("full model") << "model" << kFullModel;
+    QTest::newRow("selective recompute modules")
+        << "plan"
+        << QString::fromStdString(
+               edited(kPlan, {"/recompute=\"selective\"",
+                              "/recompute_modules=[\"core_attn\", \"moe_act\", \"layernorm\"]"}));
+    QTest::newRow("selective recompute of no module")
+        << "plan"
+        << QString::fromStdString(
+               edited(kPlan, {"/recompute=\"selective\"", "/recompute_modules=[]"}));
     QTest::newRow("latent attention model") << "model" << kMlaModel;
     QTest::newRow("latent attention without a query latent")
         << "model"
@@ -714,6 +723,17 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /schedule: unknown key 'p2p_overlap'"});
     bad("unknown recompute", "plan", {"/recompute=\"some\""},
         {"plan.json: /recompute: must be one of none, selective, full, selective-op, got 'some'"});
+    bad("unknown recompute module", "plan",
+        {"/recompute=\"selective\"", "/recompute_modules=[\"core_attn\", \"mla_up_proj\"]"},
+        {"plan.json: /recompute_modules/1: must be one of core_attn, layernorm, mlp, moe, "
+         "moe_act, shared_experts, got 'mla_up_proj'"});
+    bad("recompute module twice", "plan",
+        {"/recompute=\"selective\"", "/recompute_modules=[\"mlp\", \"mlp\"]"},
+        {"plan.json: /recompute_modules/1: names 'mlp' twice"});
+    bad("recompute modules without selective", "plan",
+        {"/recompute=\"full\"", "/recompute_modules=[\"mlp\"]"},
+        {"plan.json: /recompute_modules: selects what selective recompute re-runs; recompute is "
+         "'full'"});
     bad("ep in rank order", "plan", {"/rank_order=[\"tp\", \"cp\", \"pp\", \"ep\"]"},
         {"plan.json: /rank_order/3: must be one of tp, cp, pp, dp, got 'ep'"});
     bad("rank order not a permutation", "plan", {"/rank_order=[\"tp\", \"tp\", \"pp\", \"dp\"]"},

@@ -121,10 +121,6 @@ const Difference kNemotronRecompute{
     "plan:/recompute",
     "the launcher's nemotron_340b.yaml recomputes selectively; the encoding assumed the "
     "no-recompute default of the Llama files"};
-const Difference kGpt175Recompute{
-    "plan:/recompute",
-    "the launcher's gpt3/175b.yaml (26e42fa) sets no recompute; the encoding assumed selective, "
-    "after older launcher files"};
 
 struct PublishedRow {
     std::string fixture;   // under tests/data/frameworks/
@@ -200,9 +196,9 @@ std::vector<PublishedRow> publishedRows() {
     add("nemo/nemo2407-gpt3-20b-64.yaml", "plans/nemo2407-gpt3-20b-64.json",
         "models/gpt3-20b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-gpt3-175b-128.yaml", "plans/nemo2407-gpt3-175b-128.json",
-        "models/gpt3-175b-fp8.json", 0, {B, V, kGpt175Recompute});
+        "models/gpt3-175b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-gpt3-175b-512.yaml", "plans/nemo2407-gpt3-175b-512.json",
-        "models/gpt3-175b-fp8.json", 0, {B, V, kGpt175Recompute});
+        "models/gpt3-175b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-llama2-7b-8.yaml", "plans/nemo2407-llama2-7b-8.json",
         "models/llama2-7b-fp8.json", 32000, {B, S});
     add("nemo/nemo2407-llama2-13b-16.yaml", "plans/nemo2407-llama2-13b-16.json",
@@ -1120,6 +1116,50 @@ void TestFrameworks::megatronDefaults() {
     QVERIFY2(u2.ok(), problems(u2.problems).constData());
     QCOMPARE(u2.plan->recompute_method, sa::RecomputeMethod::Uniform);
     QCOMPARE(u2.plan->recompute_layers, 2);
+    // Selective recompute's modules: --recompute-modules (nargs "*"),
+    // default core_attn; the deprecated --moe-layer-recompute adds moe.
+    using sa::RecomputeModule;
+    Imported sd = imp({"--recompute-activations"});
+    QVERIFY2(sd.ok(), problems(sd.problems).constData());
+    QCOMPARE(sd.plan->recompute, sa::Recompute::Selective);
+    QCOMPARE(sd.plan->recompute_modules, sa::recomputeBit(RecomputeModule::CoreAttn));
+    Imported sm = imp({"--recompute-granularity", "selective", "--recompute-modules", "mlp",
+                       "moe_act", "layernorm"});
+    QVERIFY2(sm.ok(), problems(sm.problems).constData());
+    QCOMPARE(sm.plan->recompute_modules, sa::recomputeBit(RecomputeModule::Mlp) |
+                                             sa::recomputeBit(RecomputeModule::MoeAct) |
+                                             sa::recomputeBit(RecomputeModule::Layernorm));
+    Imported ml = imp({"--moe-layer-recompute"});
+    QVERIFY2(ml.ok(), problems(ml.problems).constData());
+    QCOMPARE(ml.plan->recompute, sa::Recompute::Selective);
+    QCOMPARE(ml.plan->recompute_modules,
+             sa::recomputeBit(RecomputeModule::CoreAttn) | sa::recomputeBit(RecomputeModule::Moe));
+    Imported mla = imp({"--recompute-granularity", "selective", "--recompute-modules", "core_attn",
+                        "mla_up_proj"});
+    QVERIFY(!mla.ok());
+    QVERIFY2(
+        problems(mla.problems).contains("--recompute-modules: 'mla_up_proj' is not expressible"),
+        problems(mla.problems).constData());
+    Imported unread = imp({"--recompute-modules", "mlp"});
+    QVERIFY2(unread.ok(), problems(unread.problems).constData());
+    QCOMPARE(unread.plan->recompute, sa::Recompute::None);
+    bool ignoredModules = false;
+    for (const auto& i : unread.ignored)
+        ignoredModules = ignoredModules || i.setting == "--recompute-modules";
+    QVERIFY(ignoredModules);
+    // Both exports write the modules and read them back.
+    for (auto f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported out = f == Framework::Nemo ? exportNemo(*sm.model, *sm.plan)
+                                                  : exportMegatron(*sm.model, *sm.plan);
+        QVERIFY2(out.ok(), problems(out.problems).constData());
+        QVERIFY(QString::fromStdString(out.text).contains(
+            f == Framework::Nemo ? "recompute_modules: [layernorm, mlp, moe_act]"
+                                 : "--recompute-modules layernorm mlp moe_act"));
+        const Imported again =
+            f == Framework::Nemo ? importNemo(out.text, {}) : importMegatronScript(out.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QCOMPARE(again.plan->recompute_modules, sm.plan->recompute_modules);
+    }
     // FP8: Megatron-Core's default recipe is delayed; tensorwise is current.
     Imported d8 = imp({"--fp8-format", "hybrid"});
     QVERIFY2(d8.ok(), problems(d8.problems).constData());

@@ -144,6 +144,14 @@ l2_7 = model("llama2-7b-fp8", "Llama 2 7B (32 x 4096, 32 heads MHA, ffn 11008, 3
 l2_13 = model("llama2-13b-fp8", "Llama 2 13B (40 x 5120, 40 heads MHA, ffn 13824, 32K vocab), "
               "FP8 GEMMs", 40, 5120, 13824, 40, 40, 32000, "swiglu", "fp8", False)
 gpt175 = load("models/gpt3-175b-fp8.json")
+# Revised: the first batch assumed selective recompute for GPT-3 175B.
+GPT175_RECOMPUTE_OLD = ("selective recompute (NeMo GPT-3 launcher default; no compute effect "
+                        "with flash attention)")
+GPT175_RECOMPUTE = (
+    "recompute none: NeMo-Framework-Launcher's conf/training/gpt3/175b.yaml sets "
+    "activations_checkpoint_granularity null in every revision of 2024 (9c087b63 2024-04-10, "
+    "77b69bba and 1a7171d7 2024-07-31, the NeMo 24.07 launcher); selective recompute is not "
+    "free with flash attention (Megatron-Core re-runs the core attention)")
 
 p = plan("nemo2407-gpt3-5b-64", "NeMo 24.07 perf table: GPT3-5B 64 GPUs, TP1 PP1 CP1 VP1 DP64, "
          "MBS 4, GBS 2048", 2048, 2048, 4, 1, 1, 1, 64)
@@ -156,13 +164,11 @@ run("nemo2407-gpt3-20b-64", "nemo-24.07", NEMO + ", row 'GPT3-20B': 5851 tokens/
     "TFLOP/s/GPU", "dgx-h100.json", gpt20, p, "tokens_per_s_per_gpu", 5851, 5851, NEMO_ASSUME,
     published_tflops_per_gpu=750)
 p = plan("nemo2407-gpt3-175b-512", "NeMo 24.07 perf table: GPT3-175B 512 GPUs, TP4 PP8 CP1 VP6 "
-         "DP16, MBS 2, GBS 2048", 2048, 2048, 2, 4, 1, 8, 16, recompute="selective",
-         kind="interleaved", v=6)
+         "DP16, MBS 2, GBS 2048", 2048, 2048, 2, 4, 1, 8, 16, kind="interleaved", v=6)
 run("nemo2407-gpt3-175b-512", "nemo-24.07", NEMO + ", row 'GPT3-175B 512 GPUs': 782 "
     "tokens/s/GPU, 842 model TFLOP/s/GPU (the MLPerf-style configuration)", "dgx-h100.json",
     gpt175, p, "tokens_per_s_per_gpu", 782, 782,
-    NEMO_ASSUME + ["selective recompute as in the 128-GPU GPT3-175B row (NeMo GPT-3 launcher "
-                   "default; no compute effect with flash attention)"],
+    NEMO_ASSUME + [GPT175_RECOMPUTE],
     published_tflops_per_gpu=842)
 p = plan("nemo2407-llama2-7b-8", "NeMo 24.07 perf table: LLAMA2-7B 8 GPUs, TP1 PP1 CP1 VP1 DP8, "
          "MBS 1, GBS 128", 4096, 128, 1, 1, 1, 1, 8)
@@ -277,7 +283,7 @@ for size, heads, hidden, layers, tp, pp, dp, gpus, gbs, tflops in [
               131072, "gelu", "bf16", True)
     p = plan(name, "Megatron-Core r0.8.0 weak scaling: TP%d PP%d DP%d, GBS %d, seq 4096; micro "
              "batch and interleaving not published (chosen by the validation test)" %
-             (tp, pp, dp, gbs), 4096, gbs, 1, tp, 1, pp, dp, recompute="selective")
+             (tp, pp, dp, gbs), 4096, gbs, 1, tp, 1, pp, dp)
     fpt = megatron_flops_per_token(layers, hidden, heads, heads, 4 * hidden, 131072, 4096, False)
     run(name, "megatron-core-0.8", MC + ", row %s: %.1f TFLOP/s/GPU on %d GPUs" %
         (size.upper(), tflops, gpus), "dgx-h100-6144.json", m, p, "model_tflops_per_gpu", tflops,
@@ -288,7 +294,8 @@ for size, heads, hidden, layers, tp, pp, dp, gpus, gbs, tflops in [
          "that fits, as for SC'21",
          "ffn 4h, GeLU, tied embeddings, MHA: Megatron GPT defaults (the table gives heads, hidden "
          "and layers only)",
-         "selective recompute (compute-neutral with flash attention), sequence parallel on, "
+         "recompute none: Megatron-LM's default, the README names no recompute flag (selective "
+         "recompute would re-run the core attention), sequence parallel on, "
          "distributed optimizer (ZeRO-1) with --overlap-grad-reduce/--overlap-param-gather as the "
          "README states; --tp-comm-overlap is not expressible",
          "the machine is not named: dgx-h100-6144.json (DGX H100, 400 Gb/s per GPU, "
@@ -534,6 +541,14 @@ for r in kept:
                             for a in r["assumptions"]]
         if TT_ATTENTION not in r["assumptions"]:
             r["assumptions"].append(TT_ATTENTION)
+# Revised from the first batch: GPT-3 175B's recompute (GPT175_RECOMPUTE).
+for r in kept:
+    if r["id"] == "nemo2407-gpt3-175b-128":
+        doc = load(r["plan"])
+        doc["recompute"] = "none"
+        dump(r["plan"], doc)
+        r["assumptions"] = [GPT175_RECOMPUTE if a == GPT175_RECOMPUTE_OLD else a
+                            for a in r["assumptions"]]
 # Revised from the first batch: every run's rank order, as plan() writes it
 # (NeMo through Megatron-Core, torchtitan's device mesh).
 for r in kept:
