@@ -18,6 +18,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -287,6 +288,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     addSpin(sched, QStringLiteral("recompute_layers"), QStringLiteral("Recompute layers"), 1, 4096,
             QStringLiteral("N of the recompute method (Megatron --recompute-num-layers)"),
             [](Scenario& s, int v) { s.plan.recompute_layers = v; });
+    addRecomputeModules(sched);
     // The fused kernels in AttentionKernel's order, then the unfused 2021 kernels.
     addCombo(sched, QStringLiteral("attention_kernel"), QStringLiteral("Attention kernel"),
              names({"auto (cuDNN on Hopper)", "FlashAttention-2", "FlashAttention-3", "cuDNN",
@@ -593,6 +595,59 @@ const Link* PlanInspector::selectedLink(const Scenario& s) const {
 // Layers per stage: typed as a list ("9, 8, 8, 9"; empty: an even split),
 // applied on Enter or leaving the field; Balance puts the split that evens
 // out the stages' times (core/cost/balance.h), Even drops the split.
+// Megatron-Core's --recompute-modules: a button whose menu ticks the
+// modules, read with selective recompute only (disabled otherwise).
+void PlanInspector::addRecomputeModules(QFormLayout* form) {
+    auto* button = new QToolButton(form->parentWidget());
+    button->setObjectName(QStringLiteral("recompute_modules"));
+    button->setPopupMode(QToolButton::InstantPopup);
+    button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    button->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    button->setToolTip(QStringLiteral(
+        "With selective recompute, what the backward re-runs (Megatron-Core "
+        "--recompute-modules): core_attn the attention core (its forward kernel again, also "
+        "FlashAttention's), layernorm the norms, mlp a dense layer's MLP, moe an MoE layer "
+        "whole with its all-to-alls, moe_act the experts' activation, shared_experts the "
+        "shared experts"));
+    auto* menu = new QMenu(button);
+    for (RecomputeModule m : kAllRecomputeModules) {
+        QAction* action = menu->addAction(QString::fromLatin1(toString(m)));
+        action->setCheckable(true);
+        connect(action, &QAction::toggled, this, [this, button, m](bool on) {
+            edit(button, QStringLiteral("recompute_modules"),
+                 QStringLiteral("%1 %2 recompute")
+                     .arg(on ? QStringLiteral("Add") : QStringLiteral("Remove"),
+                          QString::fromLatin1(toString(m))),
+                 [&](Scenario& s) {
+                     if (on)
+                         s.plan.recompute_modules |= recomputeBit(m);
+                     else
+                         s.plan.recompute_modules &= ~recomputeBit(m);
+                 });
+        });
+    }
+    button->setMenu(menu);
+    guardEditor(button);
+    form->addRow(QStringLiteral("Recompute modules"), button);
+    editors_.emplace_back(QStringLiteral("recompute_modules"), button);
+    refreshers_.push_back([this, button, menu] {
+        const Plan& p = document_->scenario().plan;
+        const QSignalBlocker block(menu);
+        const auto actions = menu->actions();
+        for (std::size_t i = 0; i < kAllRecomputeModules.size(); ++i) {
+            const QSignalBlocker blockAction(actions[qsizetype(i)]);
+            actions[qsizetype(i)]->setChecked(p.recompute_modules &
+                                              recomputeBit(kAllRecomputeModules[i]));
+        }
+        const bool selective = p.recompute == Recompute::Selective;
+        button->setEnabled(selective);
+        const QString text = QString::fromStdString(recomputeModulesText(p.recompute_modules));
+        button->setText(!selective       ? QStringLiteral("(selective only)")
+                        : text.isEmpty() ? QStringLiteral("none")
+                                         : text);
+    });
+}
+
 void PlanInspector::addLayersPerStage(QFormLayout* form) {
     auto* row = new QWidget(form->parentWidget());
     auto* h = new QHBoxLayout(row);

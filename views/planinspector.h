@@ -85,6 +85,7 @@ private:
     QDoubleSpinBox* addDouble(QFormLayout* form, const DoubleField& f);
     void buildRunGroups(QWidget* content, QVBoxLayout* column);
     void addLayersPerStage(QFormLayout* form);
+    void addRecomputeModules(QFormLayout* form);
     void buildClusterGroups(QWidget* content, QVBoxLayout* column);
     void rebuildSelectors();
     Building* selectedBuilding(Scenario& s) const;

@@ -34,6 +34,7 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTest>
+#include <QTimer>
 #include <QToolButton>
 #include <QUndoStack>
 #include <QWheelEvent>
@@ -56,6 +57,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
     void partialRecomputeAndFp8Fields();
+    void recomputeModulesFromTheMenu();
     void frameworkSetsItsDefaults();
     void wheelOverUnfocusedFieldScrollsTheInspector();
     void wheelChangesTheFocusedField();
@@ -451,6 +453,55 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.recompute_layers, 1);
     QCOMPARE(layers->value(), 1);
     QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
+}
+
+void TestEditing::recomputeModulesFromTheMenu() {
+    // The 405B sample recomputes selectively (Megatron-Core's default
+    // module, core_attn). Ticking mlp in the button's menu, by keyboard,
+    // re-runs the MLPs too: less memory, a longer step, one undo step.
+    // Escape in the menu changes nothing; without selective recompute the
+    // button is off.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    auto* button = inspector->findChild<QToolButton*>(QStringLiteral("recompute_modules"));
+    QVERIFY(button);
+    QCOMPARE(doc->scenario().plan.recompute, Recompute::Selective);
+    QVERIFY(button->isEnabled());
+    QCOMPARE(button->text(), QStringLiteral("core_attn"));
+    QVERIFY(waitForEvaluation());
+    const Evaluation before = *window_->liveEvaluation()->current()->evaluation;
+    inspector->scrollArea()->ensureWidgetVisible(button);
+    const auto inMenu = [&](std::vector<Qt::Key> keys) {
+        QTimer::singleShot(0, [keys] {
+            QWidget* menu = QApplication::activePopupWidget();
+            QVERIFY(menu);
+            for (Qt::Key k : keys)
+                QTest::keyClick(menu, k);
+        });
+        QTest::mouseClick(button, Qt::LeftButton);
+    };
+    inMenu({Qt::Key_Down, Qt::Key_Escape});
+    QCOMPARE(doc->scenario().plan.recompute_modules, recomputeBit(RecomputeModule::CoreAttn));
+    QCOMPARE(doc->undoStack()->count(), 0);
+    // core_attn, layernorm, mlp: the third entry.
+    inMenu({Qt::Key_Down, Qt::Key_Down, Qt::Key_Down, Qt::Key_Return});
+    QCOMPARE(doc->scenario().plan.recompute_modules,
+             recomputeBit(RecomputeModule::CoreAttn) | recomputeBit(RecomputeModule::Mlp));
+    QCOMPARE(button->text(), QStringLiteral("core_attn, mlp"));
+    QCOMPARE(doc->undoStack()->count(), 1);
+    QVERIFY(waitForEvaluation());
+    const Evaluation& mlp = *window_->liveEvaluation()->current()->evaluation;
+    QVERIFY(mlp.step_time_s > before.step_time_s);
+    QVERIFY(mlp.memory.activations_gib < before.memory.activations_gib);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.recompute_modules, recomputeBit(RecomputeModule::CoreAttn));
+    QCOMPARE(button->text(), QStringLiteral("core_attn"));
+    // The offscreen platform leaves the closed menu the active window.
+    QApplication::setActiveWindow(window_.get());
+    QVERIFY(window_->isActiveWindow());
+    choose(inspector->comboBox(QStringLiteral("recompute")), 0);
+    QCOMPARE(doc->scenario().plan.recompute, Recompute::None);
+    QVERIFY(!button->isEnabled());
 }
 
 void TestEditing::frameworkSetsItsDefaults() {
