@@ -510,8 +510,12 @@ Exported exportNemo(const Model& m, const Plan& p) {
         p.recompute == Recompute::Full ? toString(p.recompute_method) : "null");
     add("activations_checkpoint_num_layers",
         p.recompute == Recompute::Full ? std::to_string(p.recompute_layers) : "null");
-    if (p.recompute == Recompute::Selective && p.recompute_modules != kDefaultRecomputeModules)
+    if (p.recompute == Recompute::Selective && p.recompute_modules != kDefaultRecomputeModules) {
         add("recompute_modules", "[" + recomputeModulesText(p.recompute_modules) + "]");
+        out.notes.push_back("model.recompute_modules is Megatron-Core's TransformerConfig field "
+                            "(Megatron-Core 0.12 and later); an older NeMo recomputes the core "
+                            "attention only");
+    }
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
