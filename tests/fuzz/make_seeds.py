@@ -95,6 +95,8 @@ def main():
                         "recompute": "full", "dp_overlap": False},
         "gpipe": {"schedule": {"kind": "gpipe"}, "grad_reduce_bytes": 2,
                   "flash_attention": False, "sequence_parallel": False},
+        "selective-modules": {"recompute": "selective",
+                              "recompute_modules": ["core_attn", "layernorm", "mlp"]},
         "latency-hiding": {"schedule": {"kind": "1f1b", "latency_hiding": True},
                            "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 8}},
                            "rank_order": ["tp", "cp", "dp", "pp"]},
@@ -111,6 +113,10 @@ def main():
     moe["plan"].update({"global_batch_sequences": 64, "zero_stage": 3,
                         "parallelism": {"tp": 8, "cp": 1, "pp": 4, "dp": 16, "ep": 8}})
     scenarios["small-moe.json"] = moe
+    moe = copy.deepcopy(moe)
+    moe["plan"].update({"zero_stage": 1, "recompute": "selective",
+                        "recompute_modules": ["moe_act", "shared_experts", "moe"]})
+    scenarios["small-moe-recompute-modules.json"] = moe
 
     for name, s in scenarios.items():
         write("scenario", name, s)
