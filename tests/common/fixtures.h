@@ -8,6 +8,9 @@
 #include "formats/documents.h"
 #include "model/cluster.h"
 #include "model/plan.h"
+#ifdef QT_TESTLIB_LIB // a Qt test (the benchmarks use these fixtures without Qt Test)
+#include "qtest_enums.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
