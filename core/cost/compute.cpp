@@ -817,9 +817,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double bwdComm = 2.0 * fwdComm;
         c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
         c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
-        // Full and selective recompute both re-run the attention core, and
-        // with it the ring exchange of K and V.
-        const bool redo = full || plan.recompute == Recompute::Selective;
+        // Full recompute and selective recompute of the core attention re-run
+        // the attention core, and with it the ring exchange of K and V.
+        const bool redo = full || plan.recomputes(RecomputeModule::CoreAttn);
         if (redo)
             c.cp_recompute_s = c.cp_fwd_s;
         c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));

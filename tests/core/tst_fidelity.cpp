@@ -1049,6 +1049,8 @@ void TestFidelity::selectiveRecomputeRerunsTheAttentionCore() {
     QVERIFY(d.cp_fwd_s > 0);
     QCOMPARE(d.cp_recompute_s, d.cp_fwd_s);
     QCOMPARE(cost(cp).cp_recompute_s, 0.0);
+    cpSel.recompute_modules = recomputeBit(RecomputeModule::Mlp); // the attention stays
+    QCOMPARE(cost(cpSel).cp_recompute_s, 0.0);
     Plan cpFull = cp;
     cpFull.recompute = Recompute::Full;
     QCOMPARE(cost(cpFull).cp_recompute_s, cost(cpFull).cp_fwd_s);
