@@ -604,11 +604,11 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
         ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
-            const double before = gemms.fwd, beforeFlops = gemms.hwFlops;
+            const GemmSums before = gemms;
             gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * fs / t, h, 1, gated ? 2.0 : 1.0});
             gemms.add(ctx, s.linear, {T, h, fs / t, 1});
-            work.shared_fwd_s = gemms.fwd - before;
-            work.shared_flops = gemms.hwFlops - beforeFlops;
+            work.shared_fwd_s = gemms.fwd - before.fwd;
+            work.shared_flops = gemms.hwFlops - before.hwFlops;
             c.params += (gated ? 3.0 : 2.0) * h * fs / t;
             work.shared_act_bytes = T * (gated ? 3.0 : 2.0) * fs / t * kBf16;
             ffnActBytes += work.shared_act_bytes;

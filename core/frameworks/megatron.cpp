@@ -662,8 +662,7 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--recompute-granularity", "selective");
         if (p.recompute == Recompute::Selective &&
             p.recompute_modules != kDefaultRecomputeModules) {
-            std::string words = recomputeModulesText(p.recompute_modules);
-            words.erase(std::remove(words.begin(), words.end(), ','), words.end());
+            const std::string words = recomputeModulesText(p.recompute_modules, " ");
             // (No module at all is the bare flag, which the import reads as
             // a missing value: written as the one module, then carried.)
             a.push_back({"--recompute-modules", words.empty() ? "core_attn" : words, true});

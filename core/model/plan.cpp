@@ -212,11 +212,11 @@ std::optional<RecomputeModule> recomputeModuleFromString(const std::string& s) {
     return std::nullopt;
 }
 
-std::string recomputeModulesText(unsigned modules) {
+std::string recomputeModulesText(unsigned modules, const char* separator) {
     std::string text;
     for (RecomputeModule m : kAllRecomputeModules)
         if (modules & recomputeBit(m))
-            text += (text.empty() ? "" : ", ") + std::string(toString(m));
+            text += (text.empty() ? "" : separator) + std::string(toString(m));
     return text;
 }
 

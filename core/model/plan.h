@@ -345,7 +345,7 @@ std::optional<Dim> dimFromString(const std::string& s);
 std::optional<Recompute> recomputeFromString(const std::string& s);
 std::optional<RecomputeModule> recomputeModuleFromString(const std::string& s);
 // "core_attn, mlp": the set's names in kAllRecomputeModules order.
-std::string recomputeModulesText(unsigned modules);
+std::string recomputeModulesText(unsigned modules, const char* separator = ", ");
 std::optional<ScheduleKind> scheduleFromString(const std::string& s);
 std::optional<CollectiveAlgo> algoFromString(const std::string& s);
 std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& s);
