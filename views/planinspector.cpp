@@ -302,11 +302,12 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                      s.plan.attention_kernel = AttentionKernel(i);
              });
     addCombo(sched, QStringLiteral("elementwise"), QStringLiteral("Elementwise ops"),
-             names({"fused", "eager (PyTorch)"}),
+             names({"fused", "eager (PyTorch)", "compiled (torch.compile)"}),
              QStringLiteral("How norms, RoPE, activation and residual adds run: fused kernels "
-                            "(Megatron, Transformer Engine, torch.compile), or PyTorch eager mode, "
-                            "where each op reads and writes HBM "
-                            "(torchtitan without compile)"),
+                            "(Megatron, Transformer Engine), PyTorch eager mode, where each op "
+                            "reads and writes HBM (torchtitan without compile), or "
+                            "torch.compile, fused but for torchtitan's complex-form RoPE, "
+                            "which Inductor leaves eager"),
              [](Scenario& s, int i) { s.plan.elementwise = Elementwise(i); });
     addCombo(sched, QStringLiteral("fp8_recipe"), QStringLiteral("FP8 scaling"),
              names({"current", "delayed"}),

@@ -644,49 +644,76 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
 //     SwiGLU, 2 kernels (GELU: 2+2, 1 kernel);
 //   separate GEMMs for wq, wk and wv (7 GEMM kernels for SwiGLU).
 // The backward streams about twice the forward's bytes in twice the
-// kernels, as for the fused ops.
+// kernels, as for the fused ops, except the rotary embedding's: each of its
+// three ops has one input and one output, and so has its gradient (the
+// casts back, the product with the conjugate frequencies), 20 B per element
+// in 3 kernels again.
+// Compiled (torch.compile over torchtitan's blocks): fused, but for that
+// rotary embedding, which Inductor cannot generate code for (complex
+// tensors) and runs as the eager ATen kernels.
 struct ElementwiseWork {
-    double bytes = 0;
-    double kernels = 0;
+    double bytes = 0;   // forward, the rotary embedding's included
+    double kernels = 0; // forward
+    double rope_bytes = 0;
+    double rope_kernels = 0;
+    double bwdBytes() const { return 2.0 * bytes - rope_bytes; }
+    double bwdKernels() const { return 2.0 * kernels - rope_kernels; }
 };
+// torchtitan's apply_rotary_emb per token: float() 2+4, complex multiply
+// 4+4, type_as 4+2 = 20 B per element of Q and K (MLA: of their decoupled
+// RoPE parts), 3 kernels on each.
+ElementwiseWork complexRope(double tokens, double elements) {
+    ElementwiseWork w;
+    w.rope_bytes = tokens * 20.0 * elements;
+    w.rope_kernels = 6.0;
+    w.bytes = w.rope_bytes;
+    w.kernels = w.rope_kernels;
+    return w;
+}
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                                    double ffnActBytes) {
     // Norms and residuals are split by TP only with sequence parallelism.
     // MLA's latent norms (fused into the up projections' LayerNormLinear):
     // read and write each latent element once more.
-    if (ctx.plan->elementwise != Elementwise::Eager)
-        return {s.T * (kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) +
-                       2.0 * kBf16 * s.w.latent) +
-                    ffnActBytes,
-                kKernelsFwd};
+    const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
+    const auto& mla = ctx.model->mla;
+    const double ropeElems =
+        mla ? s.headsLocal * double(mla->rope_head_dim) + double(mla->rope_head_dim) : hq + hk;
+    if (ctx.plan->elementwise != Elementwise::Eager) {
+        ElementwiseWork w = ctx.plan->elementwise == Elementwise::Compiled
+                                ? complexRope(s.T, ropeElems)
+                                : ElementwiseWork{};
+        w.bytes += s.T * (kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) +
+                          2.0 * kBf16 * s.w.latent) +
+                   ffnActBytes;
+        w.kernels += kKernelsFwd;
+        return w;
+    }
     const double hN = s.h / (s.sp ? s.t : 1.0);
-    ElementwiseWork w;
-    if (const auto& mla = ctx.model->mla) {
+    ElementwiseWork w = complexRope(s.T, ropeElems);
+    if (mla) {
         // torchtitan's DeepSeek-V3 attention (models/deepseek_v3/model.py):
         // RMSNorms on the query and KV latents, RoPE on the decoupled parts
         // only (each head's query part, the key part shared by the heads),
         // the nope and RoPE parts concatenated into Q and K; no repeat_kv.
-        const double rope = double(mla->rope_head_dim);
-        const double ropeElems = s.headsLocal * rope + rope;
         const bool qLatent = mla->q_lora_rank > 0;
-        w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent + 20.0 * ropeElems +
-                         4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
-                  (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
-        // 14 + 7 per latent norm, 2 residual, 6 RoPE, 2 concatenations, 1
+        w.bytes += s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent +
+                          4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
+                   (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+        // 14 + 7 per latent norm, 2 residual, (6 RoPE,) 2 concatenations, 1
         // transpose, the activation's, the GEMMs and the attention.
-        w.kernels = 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 6.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
-                    (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
+        w.kernels += 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
+                     (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
         return w;
     }
-    const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
     const bool repeat = s.headsLocal > s.kvLocal;
-    w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 20.0 * (hq + hk) +
-                     (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
-              (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
-    // 14 norm, 2 residual, 6 RoPE, 2 repeat, 1 transpose, 2 (1) activation
+    w.bytes +=
+        s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
+        (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+    // 14 norm, 2 residual, (6 RoPE,) 2 repeat, 1 transpose, 2 (1) activation
     // kernels, 7 GEMMs (wq, wk, wv, wo, w1, w2, w3) and the attention.
-    w.kernels = 14.0 + 2.0 + 6.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
-                (s.gated ? 7.0 : 6.0) + 1.0;
+    w.kernels += 14.0 + 2.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
+                 (s.gated ? 7.0 : 6.0) + 1.0;
     return w;
 }
 
@@ -983,8 +1010,8 @@ LayerCost layerCost(const LayerContext& ctx) {
     // only with sequence parallelism.
     const ElementwiseWork elem = elementwiseForward(ctx, s, ffnActBytes);
     const double elemFwdS = streamTime(*ctx.gpu, elem.bytes, kc);
-    const double elemBwdS = 2.0 * elemFwdS;
-    const double kernelsFwd = elem.kernels, kernelsBwd = 2.0 * elem.kernels;
+    const double elemBwdS = streamTime(*ctx.gpu, elem.bwdBytes(), kc);
+    const double kernelsFwd = elem.kernels, kernelsBwd = elem.bwdKernels();
     const double permuteS = moePermuteTime(ctx, s);
     c.moe_permute_s = permuteS;
     if (ctx.moe_layer && model.moe) {

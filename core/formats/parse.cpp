@@ -780,7 +780,9 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                {"flash3", AttentionKernel::Flash3},
                                {"cudnn", AttentionKernel::Cudnn}});
     r.choice<Elementwise>("elementwise", p.elementwise, kOptional,
-                          {{"fused", Elementwise::Fused}, {"eager", Elementwise::Eager}});
+                          {{"fused", Elementwise::Fused},
+                           {"eager", Elementwise::Eager},
+                           {"compiled", Elementwise::Compiled}});
     r.choice<Fp8Recipe>("fp8_recipe", p.fp8_recipe, kOptional,
                         {{"current", Fp8Recipe::Current}, {"delayed", Fp8Recipe::Delayed}});
     r.choice<CrossEntropy>("cross_entropy", p.cross_entropy, kOptional,

@@ -842,12 +842,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     // Layouts that compile it (compile.components "loss") are charged the
     // eager kernels too.
     plan.cross_entropy = tt.cross_entropy;
-    // torch.compile (Inductor) fuses the block's elementwise ops; without it
+    // torch.compile (Inductor) fuses the block's elementwise ops but for the
+    // complex-form rotary embedding (elementwise compiled); without it
     // (torchtitan's default) PyTorch runs them eagerly, one kernel per op.
     plan.elementwise = tt.elementwise;
     if (r.has("training.compile"))
         if (auto b = r.boolean("training.compile", false)) {
-            plan.elementwise = *b ? Elementwise::Fused : Elementwise::Eager;
+            plan.elementwise = *b ? Elementwise::Compiled : Elementwise::Eager;
             r.mapped("training.compile", "plan:/elementwise");
         }
     if (r.has("compile.enable"))
@@ -858,7 +859,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                     blocks = std::find(parts->begin(), parts->end(), "model") != parts->end();
                     r.mapped("compile.components", "plan:/elementwise (the model component)");
                 }
-            plan.elementwise = *b && blocks ? Elementwise::Fused : Elementwise::Eager;
+            plan.elementwise = *b && blocks ? Elementwise::Compiled : Elementwise::Eager;
             r.mapped("compile.enable", "plan:/elementwise");
         }
     if (r.has("compile.components") && !r.has("compile.enable"))
@@ -1298,6 +1299,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
                                                       "attention_kernel",
+                                                      "elementwise",
                                                       "fsdp_reshard_after_forward",
                                                       "compression",
                                                       "routing",
@@ -1314,6 +1316,13 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
             }
             if (it.key() == "name" && !opt.name.empty())
                 continue; // a name the caller gives wins over the carried one
+            // The fusion the comment carries refines compile; with compile
+            // off (edited after export) the TOML wins.
+            if (it.key() == "elementwise" && j.value("elementwise", "") == "eager") {
+                out.ignored.push_back({"# scaleacross: elementwise", it.value().dump(),
+                                       "compile is off in the TOML, which wins"});
+                continue;
+            }
             if (it.key() == "placement" && it.value().is_null())
                 j.erase("placement");
             else
@@ -1467,9 +1476,11 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
         t << "mode = \"full\"\n";
         break;
     }
-    // Fused elementwise ops are torch.compile's; eager is torchtitan's default.
+    // Compiled elementwise ops are torch.compile's; eager is torchtitan's
+    // default. Transformer Engine's fusion (fused) is the nearest torchtitan
+    // has: compile, which leaves its complex rotary embedding eager.
     t << "\n[compile]\n";
-    if (plan.elementwise == Elementwise::Fused)
+    if (plan.elementwise != Elementwise::Eager)
         t << "enable = true\ncomponents = [\"model\", \"loss\"]\n";
     else
         t << "enable = false\n";
@@ -1590,6 +1601,14 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
             notes.push_back("ep_overlap: Megatron-Core's all-to-all overlap has no torchtitan "
                             "setting; kept in the scaleacross comment");
         }
+        // Transformer Engine's fusion reads back as torch.compile's.
+        if (back.plan->elementwise != plan.elementwise) {
+            comment["elementwise"] = toString(plan.elementwise);
+            notes.push_back(std::string("elementwise ") + toString(plan.elementwise) +
+                            ": torchtitan's nearest is torch.compile, which leaves the complex "
+                            "rotary embedding to eager kernels (elementwise compiled); kept in the "
+                            "scaleacross comment");
+        }
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {
             comment["attention_kernel"] = toString(plan.attention_kernel);
@@ -1606,6 +1625,7 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                                                         "dp_bucket_mib",
                                                         "flash_attention",
                                                         "attention_kernel",
+                                                        "elementwise",
                                                         "zero_stage",
                                                         "schedule",
                                                         "placement",

@@ -50,6 +50,8 @@ const char* toString(Elementwise e) {
         return "fused";
     case Elementwise::Eager:
         return "eager";
+    case Elementwise::Compiled:
+        return "compiled";
     }
     return "?";
 }

@@ -40,10 +40,15 @@ enum class FsdpReshard { Default, Always, Never };
 enum class AttentionKernel { Auto, Flash2, Flash3, Cudnn };
 // How a layer's elementwise ops (norms, RoPE, activation, residual adds,
 // layout copies) run. Fused: in a few fused kernels, as Megatron-Core and
-// Transformer Engine run them and as torch.compile (Inductor) generates
-// them. Eager: PyTorch eager mode, one kernel per tensor op, each reading its
-// inputs from HBM and writing its output (torchtitan without [compile]).
-enum class Elementwise { Fused, Eager };
+// Transformer Engine run them. Eager: PyTorch eager mode, one kernel per
+// tensor op, each reading its inputs from HBM and writing its output
+// (torchtitan without [compile]). Compiled: torch.compile (Inductor) over
+// torchtitan's blocks, fused as Transformer Engine's except the rotary
+// embedding, which torchtitan applies in complex form (view_as_complex)
+// and Inductor, with no code generation for complex operators, leaves to
+// eager ATen kernels (torch/_inductor/lowering.py's warning, torchtitan
+// issue #15).
+enum class Elementwise { Fused, Eager, Compiled };
 // Which layers full recompute re-runs (Megatron --recompute-method with
 // --recompute-num-layers N; megatron/core/recompute.py, the checkpointed
 // forward of a TransformerBlock, one per model chunk). Uniform: the chunk's

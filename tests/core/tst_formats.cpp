@@ -192,6 +192,7 @@ private Q_SLOTS:
     void frameworkP2pFollowsSchedule();
     void frameworkRoundTrip();
     void frameworkEvaluatesAsWrittenOut();
+    void elementwiseValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1573,6 +1574,28 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     const double sa_ = step(a), sb = step(b), sc = step(c);
     QCOMPARE(sa_, sb);
     QVERIFY2(sa_ != sc, "torchtitan's defaults must change the evaluation");
+}
+
+void TestFormats::elementwiseValues() {
+    // Each value reads as its kind and writes back as itself; fused, the
+    // default, is left out of the written plan.
+    for (const auto& [text, kind] :
+         {std::pair{"fused", sa::Elementwise::Fused}, std::pair{"eager", sa::Elementwise::Eager},
+          std::pair{"compiled", sa::Elementwise::Compiled}}) {
+        const sa::Plan p = parsed(
+            sa::parsePlan(edited(kPlan, {QString("/elementwise=\"%1\"").arg(text)}), "plan.json"));
+        QCOMPARE(p.elementwise, kind);
+        const nlohmann::json j = sa::toJson(p);
+        if (kind == sa::Elementwise::Fused)
+            QVERIFY(!j.contains("elementwise"));
+        else
+            QCOMPARE(j["elementwise"].get<std::string>(), std::string(text));
+    }
+    const auto problems =
+        strings(sa::parsePlan(edited(kPlan, {"/elementwise=\"inductor\""}), "plan.json").problems);
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems[0], QString("plan.json: /elementwise: must be one of fused, eager, "
+                                  "compiled, got 'inductor'"));
 }
 
 void TestFormats::frameworkUnknown() {

@@ -167,6 +167,7 @@ private Q_SLOTS:
     void worldSize();
     void compileSetsElementwise_data();
     void compileSetsElementwise();
+    void fusedKeptInTheComment();
     void scheduleSetsP2pOverlap_data();
     void scheduleSetsP2pOverlap();
     void refusals_data();
@@ -359,7 +360,7 @@ components = ["model", "loss"]
     QCOMPARE(p.rank_order,
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::DP, sa::Dim::PP}));
     QCOMPARE(im.model->dtype, sa::DType::FP8);
-    QCOMPARE(p.elementwise, sa::Elementwise::Fused); // [compile] of the model component
+    QCOMPARE(p.elementwise, sa::Elementwise::Compiled); // [compile] of the model component
     QVERIFY(findMapped(im, "compile.enable") != nullptr);
 
     // The example of docs/FRAMEWORKS-TORCHTITAN.md: layers_per_stage 11 gives
@@ -443,9 +444,10 @@ void TestFrameworksTorchtitan::worldSize() {
     QCOMPARE(im.plan->name, std::string("named"));
 }
 
-// torch.compile decides how the elementwise ops run: fused by Inductor when
-// the model component is compiled, eager (one kernel per op) otherwise, and
-// eager is torchtitan's default.
+// torch.compile decides how the elementwise ops run: compiled by Inductor
+// (fused, but for the complex rotary embedding) when the model component is
+// compiled, eager (one kernel per op) otherwise, and eager is torchtitan's
+// default.
 void TestFrameworksTorchtitan::compileSetsElementwise_data() {
     QTest::addColumn<QString>("compile");
     QTest::addColumn<bool>("fused");
@@ -467,13 +469,45 @@ void TestFrameworksTorchtitan::compileSetsElementwise() {
                              "[activation_checkpoint]\nmode = \"full\"\n";
     const Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
     QVERIFY2(im.ok(), problemsOf(im).c_str());
-    QCOMPARE(im.plan->elementwise, fused ? sa::Elementwise::Fused : sa::Elementwise::Eager);
+    QCOMPARE(im.plan->elementwise, fused ? sa::Elementwise::Compiled : sa::Elementwise::Eager);
     // Exported and read back, the setting survives as [compile].
     const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
     QVERIFY(out.problems.empty());
     const Imported again = importTorchtitan(out.text, {"back.toml", "", 0, 0});
     QVERIFY2(again.ok(), problemsOf(again).c_str());
     QCOMPARE(again.plan->elementwise, im.plan->elementwise);
+}
+
+// Transformer Engine's fusion has no torchtitan setting: a fused plan is
+// written with compile on, says so, and reads back fused through the
+// scaleacross comment, unless compile is turned off in the file, which wins.
+void TestFrameworksTorchtitan::fusedKeptInTheComment() {
+    const std::string toml = "[model]\nflavor = \"8B\"\n[compile]\nenable = true\n"
+                             "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                             "[activation_checkpoint]\nmode = \"full\"\n";
+    Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    sa::Plan plan = *im.plan;
+    plan.elementwise = sa::Elementwise::Fused;
+    const auto out = sa::frameworks::exportTorchtitan(*im.model, plan);
+    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+    QVERIFY(out.text.find("enable = true") != std::string::npos);
+    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
+        return n.rfind("elementwise fused: ", 0) == 0;
+    }));
+    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QCOMPARE(back.plan->elementwise, sa::Elementwise::Fused);
+
+    std::string edited = out.text;
+    const auto at = edited.find("[compile]\nenable = true");
+    QVERIFY(at != std::string::npos);
+    edited.replace(at, std::string("[compile]\nenable = true").size(), "[compile]\nenable = false");
+    const Imported off = importTorchtitan(edited, {"edited.toml", "", 0, 0});
+    QVERIFY2(off.ok(), problemsOf(off).c_str());
+    QCOMPARE(off.plan->elementwise, sa::Elementwise::Eager);
+    QVERIFY(std::any_of(off.ignored.begin(), off.ignored.end(),
+                        [](const auto& i) { return i.setting == "# scaleacross: elementwise"; }));
 }
 
 void TestFrameworksTorchtitan::scheduleSetsP2pOverlap_data() {

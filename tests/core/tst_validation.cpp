@@ -419,7 +419,13 @@ void TestValidation::gpuLayer() {
         Plan p = shape->plan;
         p.attention_kernel =
             v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
-        p.elementwise = v["compiled"].get<bool>() ? Elementwise::Fused : Elementwise::Eager;
+        // Compiled: torchtitan's Llama block under torch.compile (its
+        // complex RoPE eager); Megatron's GPT block, which has no RoPE,
+        // compiled stands in for Megatron's fused kernels.
+        const bool gpt = name.rfind("gpt-", 0) == 0;
+        p.elementwise = !v["compiled"].get<bool>() ? Elementwise::Eager
+                        : gpt                      ? Elementwise::Fused
+                                                   : Elementwise::Compiled;
         p.fp8_linear = Fp8Linear::Torchao;
         p.fp8_recipe = Fp8Recipe::Current;
         const LayerCost c = layerCost(layerContext(g->cluster, building, m, p));
