@@ -262,6 +262,61 @@ for kind, v, tps in [("1f1b", 1, 100), ("interleaved", 2, 128)]:
                      "FSDP with PP keeps parameters unsharded between forward and backward "
                      "(reshard_after_forward=False): encoded as ZeRO-2",
                      "AsyncTP (TP comm overlap) is not expressible"])
+# Table 1 and Table 3's other rows: the FSDP runs with torch.compile, then
+# with Float8 too (same jobs as the first batch's 'FSDP' rows otherwise).
+l3_8_bf16 = load("models/llama3-8b-bf16.json")
+TT_FSDP = ["sequence length 8192 (torchtitan llama3_8b.toml default; the table does not restate "
+           "it)", TT_SAC]
+for gpus, table in [(8, 1), (128, 3)]:
+    for tag, row, tps, fp8 in [("compile", "FSDP + torch.compile", 6667 if gpus == 8 else 6514,
+                                False),
+                               ("compile-float8", "FSDP + torch.compile + Float8",
+                                8532 if gpus == 8 else 8380, True)]:
+        name = "torchtitan-llama31-8b-fsdp%d-%s" % (gpus, tag)
+        p = plan(name, "torchtitan Llama 3.1 8B, FSDP%d (ZeRO-3), local batch 2, selective AC, "
+                 "%s" % (gpus, "compile + Float8" if fp8 else "BF16 compile"), 8192, 2 * gpus, 2,
+                 1, 1, 1, gpus, zero=3, recompute="selective-op", attention="flash2")
+        run(name, "torchtitan", TT + ", Table %d row '%s': %d TPS/GPU" % (table, row, tps),
+            "grand-teton-h100-96gb.json", l3_8_fp8 if fp8 else l3_8_bf16, p,
+            "tokens_per_s_per_gpu", tps, tps,
+            [a for a in TT_COMMON if fp8 or not a.startswith("Float8")] + TT_FSDP)
+p = plan("torchtitan-llama31-70b-fsdp32-tp8-asynctp", "torchtitan Llama 3.1 70B, FSDP32 TP8, "
+         "local batch 16, full AC, compile + Float8 + AsyncTP", 8192, 512, 16, 8, 1, 1, 32, zero=3,
+         recompute="full", attention="flash2")
+run("torchtitan-llama31-70b-fsdp32-tp8-asynctp", "torchtitan", TT + ", Table 4 row '2D + AsyncTP': "
+    "876 TPS/GPU", "grand-teton-h100-96gb.json", l3_70_fp8, p, "tokens_per_s_per_gpu", 876, 876,
+    TT_COMMON + ["sequence length 8192 (llama3_70b.toml at 9dec370)",
+                 "no gradient accumulation: the local batch of 16 is one micro batch",
+                 "TP with sequence parallel norms (torchtitan's SequenceParallel) mapped to "
+                 "sequence_parallel=true",
+                 "AsyncTP mapped to tp_comm_overlap: the micro-pipelined all-gather / "
+                 "reduce-scatter matmuls of torch._inductor's fused collectives, costed with the "
+                 "model's TP overlap (docs/COST_MODEL.md)"])
+# Table 6: 4D, the 405B model with CP at 32k-262k tokens per sequence; local
+# batch 8 in pp = 8 microbatches of one sequence.
+for fsdp, cp, seq, tps in [(8, 1, 32768, 76), (4, 2, 65536, 47), (2, 4, 131072, 31),
+                           (1, 8, 262144, 16)]:
+    name = "torchtitan-llama31-405b-4d-fsdp%d-cp%d" % (fsdp, cp)
+    p = plan(name, "torchtitan Llama 3.1 405B, FSDP%d CP%d TP8 PP8, seq %d, local batch 8 in 8 "
+             "microbatches, full AC, compile + Float8 + AsyncTP, 1F1B" % (fsdp, cp, seq), seq,
+             8 * fsdp, 1, 8, cp, 8, fsdp, zero=3, recompute="full",
+             layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15], attention="flash2")
+    run(name, "torchtitan", TT + ", Table 6 row 'FSDP %d, CP %d' (seq %d): %d TPS/GPU" %
+        (fsdp, cp, seq, tps), "grand-teton-h100-96gb.json", l31_405_fp8, p,
+        "tokens_per_s_per_gpu", tps, tps,
+        TT_COMMON + ["torchtitan's TPS/GPU counts a step's tokens (labels before CP shards them) "
+                     "over cp x tp x pp GPUs (train.py, non_data_parallel_size): the per-GPU rate "
+                     "compared here",
+                     "microbatches = pp degree (8, torchtitan's default), so micro batch 1",
+                     "layers per stage from torchtitan's generate_split_points: "
+                     "[15,16,16,16,16,16,16,15]",
+                     "FSDP shards over the dp x cp ranks (torchtitan's dp_shard_cp mesh); under "
+                     "PP it keeps parameters unsharded between forward and backward and reduces "
+                     "gradients once a step (fsdp_reshard_after_forward default: zero_stage 3 "
+                     "costed as ZeRO-1, docs/COST_MODEL.md)",
+                     "PyTorch's context_parallel ring as the model's CP ring: its all-gather "
+                     "rotation of K/V (torchtitan's default rotate method), fp32 merges and "
+                     "round-robin load balancing are not modelled apart"])
 
 # ---------------------------- Megatron-Core r0.8.0 weak scaling (H100, BF16)
 MC = ("NVIDIA/Megatron-LM README.md 'Performance Benchmarking' (images/model_table.png, added "
