@@ -1142,20 +1142,22 @@ LossPasses lossPasses(CrossEntropy c) {
         // (4 + 4); the fp32 softmax is saved. Backward: the target's entry
         // corrected (a gather-sized scatter), the product with the output
         // gradient in place (4 + 4) and autograd's cast back to BF16 (4 + 2).
-        return {38, 6, 14, 2, 4};
+        // At most the BF16 logits and their fp32 copy (2 + 4) at once, and in
+        // the backward the fp32 gradient and its BF16 cast (4 + 2).
+        return {38, 6, 14, 2, 4, 6};
     case CrossEntropy::MegatronFused:
         // fusions/fused_cross_entropy.py (jit_fuser): cast and max in one
         // kernel (2 + 4), subtract and exp in place in one (4 + 4), the row
         // sum (4), the divide (4 + 4); backward the in-place scaling (4 + 4)
-        // and the cast to the logits' dtype (4 + 2).
-        return {26, 4, 14, 2, 4};
+        // and the cast to the logits' dtype (4 + 2). At most 2 + 4 at once.
+        return {26, 4, 14, 2, 4, 6};
     case CrossEntropy::Te:
         // transformer_engine/pytorch/triton/cross_entropy.py on the BF16
         // logits: online_softmax_kernel reads each row once (max and sum in
         // one pass); the loss kernel touches per-row values only; backward
         // one kernel reads the saved logits and writes the gradient over
-        // them (2 + 2).
-        return {2, 2, 4, 1, 2};
+        // them (2 + 2). Nothing beside the logits themselves.
+        return {2, 2, 4, 1, 2, 2};
     case CrossEntropy::Pytorch:
         // F.cross_entropy(logits.float()): the cast (2 + 4); log_softmax's
         // cunn_SoftMaxForward reads a row for its max, again for the sum of
@@ -1164,7 +1166,11 @@ LossPasses lossPasses(CrossEntropy c) {
         // zero-fills its gradient (4) and scatters the targets,
         // cunn_SoftMaxBackward sums the gradient row (4) and writes
         // grad - exp(out) * sum (4 + 4 + 4), then the cast back (4 + 2).
-        return {22, 3, 26, 4, 4};
+        // At once: in the forward the BF16 logits, their fp32 copy and the
+        // log-probabilities (2 + 4 + 4); in the backward (torchtitan's
+        // train.py deletes the logits first) the saved log-probabilities,
+        // nll_loss's gradient and the softmax backward's output (4 + 4 + 4).
+        return {22, 3, 26, 4, 4, 12};
     }
     return {};
 }
@@ -1194,6 +1200,7 @@ EdgeCost logitsCost(const LayerContext& ctx) {
     e.hw_flops_total = 3.0 * g.flops;
     e.params = model.tied_embeddings ? 0.0 : v * h;
     e.activation_bytes = T * v * loss.saved_bytes + T * h * kBf16;
+    e.transient_bytes = T * v * (loss.peak_bytes - loss.saved_bytes);
     if (plan.parallelism.tp > 1 && plan.sequence_parallel) {
         const double ag = ringAllGatherTime(
             T * h * kBf16, plan.parallelism.tp,

@@ -306,18 +306,24 @@ struct EdgeCost {
     double hw_flops_total = 0;
     double params = 0;
     double activation_bytes = 0; // kept per microbatch
+    // Held beyond activation_bytes while it runs, one microbatch at a time
+    // (the loss's working copies of the logits).
+    double transient_bytes = 0;
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;
     bool operator==(const EdgeCost&) const = default;
 };
 // The loss's memory traffic per logit element (bytes) and its kernels,
-// forward and backward, and the bytes per logit it saves for the backward.
+// forward and backward, the bytes per logit it saves for the backward, and
+// the most bytes per logit alive at once while it runs (the saved ones
+// included).
 struct LossPasses {
     double fwd_bytes = 0;
     int fwd_kernels = 0;
     double bwd_bytes = 0;
     int bwd_kernels = 0;
     double saved_bytes = 0;
+    double peak_bytes = 0;
 };
 LossPasses lossPasses(CrossEntropy c);
 // The hosts an MoE token's top_k experts lie on, expected over routing

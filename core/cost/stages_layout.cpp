@@ -448,6 +448,7 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
                 t.tp += k.logits.tp_fwd_s + k.logits.tp_bwd_s;
                 t.params += k.logits.params;
                 t.activation += k.logits.activation_bytes;
+                t.transient = std::max(t.transient, k.logits.transient_bytes);
             }
             const double total = t.fwd + t.bwd + t.wgrad;
             if (total > bestTotal) {

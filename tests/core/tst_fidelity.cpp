@@ -733,6 +733,30 @@ void TestFidelity::lossKernelsPerFramework() {
     // (PyTorch), the BF16 logits themselves (TE).
     QVERIFY_CLOSE(meg.activation_bytes - te.activation_bytes, 2 * T * v, 1e-12);
     QVERIFY_CLOSE(meg.activation_bytes, torch.activation_bytes, 1e-12);
+    // Held while it runs beyond what it saves: Megatron the BF16 logits
+    // beside their fp32 copy (2 + 4 - 4), PyTorch's backward the saved
+    // log-probabilities, nll_loss's gradient and the softmax backward's
+    // output (4 + 4 + 4 - 4), TE nothing (it works in place).
+    QVERIFY_CLOSE(meg.transient_bytes, 2 * T * v, 1e-12);
+    QVERIFY_CLOSE(fused.transient_bytes, 2 * T * v, 1e-12);
+    QVERIFY_CLOSE(torch.transient_bytes, 8 * T * v, 1e-12);
+    QCOMPARE(te.transient_bytes, 0.0);
+    // The working copies add to the stage's peak once, not per microbatch
+    // in flight: a two-stage 1F1B pipeline's last stage holds one
+    // microbatch, and without recompute no layer is re-materialised.
+    {
+        Plan e = makePlan(1, 2, 1, 4);
+        e.micro_batch_sequences = 2;
+        e.cross_entropy = CrossEntropy::Te;
+        const Evaluation a = evaluated(c, m, e);
+        e.cross_entropy = CrossEntropy::Pytorch;
+        const Evaluation b = evaluated(c, m, e);
+        const double logitsAll = T * double(m.vocab);
+        QCOMPARE(b.memory.per_stage_peak_gib.size(), std::size_t(2));
+        QVERIFY_CLOSE(b.memory.per_stage_peak_gib[1] - a.memory.per_stage_peak_gib[1],
+                      (4 + 8 - 2) * logitsAll * kFragmentation / kGiB, 1e-9);
+        QCOMPARE(b.memory.per_stage_peak_gib[0], a.memory.per_stage_peak_gib[0]);
+    }
     // The whole of Megatron's loss against the GEMM's output: 52 bytes a
     // logit, over ten times the GEMM's own 2-byte BF16 write.
     QVERIFY(meg.fwd_s + meg.bwd_s > te.fwd_s + te.bwd_s + 40 * T * v / bw);
