@@ -97,6 +97,8 @@ def main():
                   "flash_attention": False, "sequence_parallel": False},
         "selective-modules": {"recompute": "selective",
                               "recompute_modules": ["core_attn", "layernorm", "mlp"]},
+        "compiled": {"elementwise": "compiled", "cross_entropy": "pytorch",
+                     "recompute": "selective-op"},
         "latency-hiding": {"schedule": {"kind": "1f1b", "latency_hiding": True},
                            "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 8}},
                            "rank_order": ["tp", "cp", "dp", "pp"]},
