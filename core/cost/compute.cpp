@@ -652,68 +652,62 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
 // rotary embedding, which Inductor cannot generate code for (complex
 // tensors) and runs as the eager ATen kernels.
 struct ElementwiseWork {
-    double bytes = 0;   // forward, the rotary embedding's included
-    double kernels = 0; // forward
-    double rope_bytes = 0;
-    double rope_kernels = 0;
-    double bwdBytes() const { return 2.0 * bytes - rope_bytes; }
-    double bwdKernels() const { return 2.0 * kernels - rope_kernels; }
+    double bytes = 0, kernels = 0;           // forward, all but the rotary embedding
+    double rope_bytes = 0, rope_kernels = 0; // forward, as much again backward
+    double fwdBytes() const { return bytes + rope_bytes; }
+    double bwdBytes() const { return 2.0 * bytes + rope_bytes; }
+    double fwdKernels() const { return kernels + rope_kernels; }
+    double bwdKernels() const { return 2.0 * kernels + rope_kernels; }
 };
-// torchtitan's apply_rotary_emb per token: float() 2+4, complex multiply
-// 4+4, type_as 4+2 = 20 B per element of Q and K (MLA: of their decoupled
-// RoPE parts), 3 kernels on each.
-ElementwiseWork complexRope(double tokens, double elements) {
-    ElementwiseWork w;
-    w.rope_bytes = tokens * 20.0 * elements;
-    w.rope_kernels = 6.0;
-    w.bytes = w.rope_bytes;
-    w.kernels = w.rope_kernels;
-    return w;
-}
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                                    double ffnActBytes) {
+    // torchtitan's apply_rotary_emb (eager, and compiled: Inductor leaves
+    // complex tensors to ATen): float() 2+4, complex multiply 4+4, type_as
+    // 4+2 = 20 B per element of Q and K (MLA: of their decoupled RoPE
+    // parts), 3 kernels on each.
+    const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
+    const auto& mla = ctx.model->mla;
+    ElementwiseWork w;
+    if (ctx.plan->elementwise != Elementwise::Fused) {
+        const double ropeElems =
+            mla ? s.headsLocal * double(mla->rope_head_dim) + double(mla->rope_head_dim) : hq + hk;
+        w.rope_bytes = s.T * 20.0 * ropeElems;
+        w.rope_kernels = 6.0;
+    }
     // Norms and residuals are split by TP only with sequence parallelism.
     // MLA's latent norms (fused into the up projections' LayerNormLinear):
     // read and write each latent element once more.
-    const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
-    const auto& mla = ctx.model->mla;
-    const double ropeElems =
-        mla ? s.headsLocal * double(mla->rope_head_dim) + double(mla->rope_head_dim) : hq + hk;
     if (ctx.plan->elementwise != Elementwise::Eager) {
-        ElementwiseWork w = ctx.plan->elementwise == Elementwise::Compiled
-                                ? complexRope(s.T, ropeElems)
-                                : ElementwiseWork{};
-        w.bytes += s.T * (kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) +
-                          2.0 * kBf16 * s.w.latent) +
-                   ffnActBytes;
-        w.kernels += kKernelsFwd;
+        w.bytes = s.T * (kElementwiseBytesPerHidden * s.h / (s.sp ? s.t : 1.0) +
+                         2.0 * kBf16 * s.w.latent) +
+                  ffnActBytes;
+        w.kernels = kKernelsFwd;
         return w;
     }
     const double hN = s.h / (s.sp ? s.t : 1.0);
-    ElementwiseWork w = complexRope(s.T, ropeElems);
     if (mla) {
         // torchtitan's DeepSeek-V3 attention (models/deepseek_v3/model.py):
         // RMSNorms on the query and KV latents, RoPE on the decoupled parts
         // only (each head's query part, the key part shared by the heads),
         // the nope and RoPE parts concatenated into Q and K; no repeat_kv.
         const bool qLatent = mla->q_lora_rank > 0;
-        w.bytes += s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent +
-                          4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
-                   (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+        w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent +
+                         4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
+                  (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
         // 14 + 7 per latent norm, 2 residual, (6 RoPE,) 2 concatenations, 1
         // transpose, the activation's, the GEMMs and the attention.
-        w.kernels += 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
-                     (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
+        w.kernels = 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
+                    (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
         return w;
     }
     const bool repeat = s.headsLocal > s.kvLocal;
-    w.bytes +=
+    w.bytes =
         s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
         (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
     // 14 norm, 2 residual, (6 RoPE,) 2 repeat, 1 transpose, 2 (1) activation
     // kernels, 7 GEMMs (wq, wk, wv, wo, w1, w2, w3) and the attention.
-    w.kernels += 14.0 + 2.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
-                 (s.gated ? 7.0 : 6.0) + 1.0;
+    w.kernels = 14.0 + 2.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
+                (s.gated ? 7.0 : 6.0) + 1.0;
     return w;
 }
 
@@ -1009,9 +1003,9 @@ LayerCost layerCost(const LayerContext& ctx) {
     // Memory-bound elementwise work; norms and residuals are split by TP
     // only with sequence parallelism.
     const ElementwiseWork elem = elementwiseForward(ctx, s, ffnActBytes);
-    const double elemFwdS = streamTime(*ctx.gpu, elem.bytes, kc);
+    const double elemFwdS = streamTime(*ctx.gpu, elem.fwdBytes(), kc);
     const double elemBwdS = streamTime(*ctx.gpu, elem.bwdBytes(), kc);
-    const double kernelsFwd = elem.kernels, kernelsBwd = elem.bwdKernels();
+    const double kernelsFwd = elem.fwdKernels(), kernelsBwd = elem.bwdKernels();
     const double permuteS = moePermuteTime(ctx, s);
     c.moe_permute_s = permuteS;
     if (ctx.moe_layer && model.moe) {
