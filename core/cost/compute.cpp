@@ -42,6 +42,8 @@ double streamTime(const GpuModel& gpu, double bytes, const KernelConstants& kc) 
 // dW = X^T dY (k x n x m).
 struct GemmTimes {
     double fwd = 0, dgrad = 0, wgrad = 0, flops = 0;
+    // FP8 cast kernels each pass launches (one batch element's).
+    double fwd_casts = 0, dgrad_casts = 0, wgrad_casts = 0;
 };
 
 GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
@@ -61,10 +63,10 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         const double castBytes = eager     ? kc.fp8_eager_cast_bytes_per_element
                                  : delayed ? kc.fp8_delayed_cast_bytes_per_element
                                            : kc.fp8_cast_bytes_per_element;
-        const double castKernels = (eager     ? kc.fp8_eager_cast_kernels
-                                    : delayed ? kc.fp8_delayed_cast_kernels
-                                              : kc.fp8_cast_kernels) *
-                                   kc.kernel_overhead_s;
+        const double castCount = eager     ? kc.fp8_eager_cast_kernels
+                                 : delayed ? kc.fp8_delayed_cast_kernels
+                                           : kc.fp8_cast_kernels;
+        const double castKernels = castCount * kc.kernel_overhead_s;
         // Eager runs each reading linear's cast of the shared input; a
         // compiled graph computes it once.
         const double inputCasts = eager ? g.readers : 1.0;
@@ -74,6 +76,8 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         };
         t.fwd += cast(x, inputCasts) + cast(w, 1);
         t.dgrad += cast(dy, 1);
+        t.fwd_casts = castCount * (inputCasts + 1.0);
+        t.dgrad_casts = castCount;
         if (torchao) {
             // torchao's matmul_with_hp_or_float8_args.backward keeps the
             // BF16 input and weight and casts again: the weight for dgrad,
@@ -82,6 +86,8 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
             // first's passes.
             t.dgrad += cast(w, 1);
             t.wgrad += cast(x, inputCasts) + (eager ? cast(dy, 1) : 0.0);
+            t.dgrad_casts += castCount;
+            t.wgrad_casts = castCount * (inputCasts + (eager ? 1.0 : 0.0));
         }
     }
     return t;
@@ -406,6 +412,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.attention_kernel = plan.attention_kernel;
     k.elementwise = plan.elementwise;
     k.tp_comm_overlap = plan.tp_comm_overlap;
+    k.cuda_graphs = plan.cuda_graphs;
     k.fp8_recipe = plan.fp8_recipe;
     k.fp8_linear = plan.fp8_linear;
     k.cross_entropy = plan.cross_entropy;
@@ -429,6 +436,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.attention_kernel = key.attention_kernel;
     p.elementwise = key.elementwise;
     p.tp_comm_overlap = key.tp_comm_overlap;
+    p.cuda_graphs = key.cuda_graphs;
     p.fp8_recipe = key.fp8_recipe;
     p.fp8_linear = key.fp8_linear;
     p.cross_entropy = key.cross_entropy;
@@ -517,6 +525,9 @@ double inputProjectionWidth(const Model& m, const LayerShape& s) {
 // The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
 struct GemmSums {
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
+    // Kernels the host launches for them: FP8 casts, and the GEMMs of a
+    // batch (grouped experts) beyond the first (docs/COST_MODEL.md "Host").
+    double fwdLaunches = 0, bwdLaunches = 0;
     void add(const LayerContext& ctx, const GemmRate& rate, const Gemm& g,
              double modelShare = 1.0) {
         const GemmTimes gt = gemmTriple(*ctx.gpu, rate, g, ctx.kc);
@@ -525,6 +536,13 @@ struct GemmSums {
         wgrad += gt.wgrad;
         modelFlops += gt.flops * modelShare;
         hwFlops += gt.flops;
+        // Transformer Engine's GroupedLinear (Megatron-Core's grouped
+        // experts) runs one GEMM per expert and quantises each expert's
+        // input apart (general_grouped_gemm, split_quantize); PyTorch's
+        // grouped_mm (torchtitan) is one kernel over all of them.
+        const double perBatch = ctx.plan->elementwise == Elementwise::Fused ? g.batch : 1.0;
+        fwdLaunches += perBatch * gt.fwd_casts + (perBatch - 1.0);
+        bwdLaunches += perBatch * (gt.dgrad_casts + gt.wgrad_casts) + 2.0 * (perBatch - 1.0);
     }
 };
 
@@ -955,6 +973,73 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
         c.tp_recompute_s = fwd;
 }
 
+// The host's side of a layer (docs/COST_MODEL.md "Host"). PyTorch issues a
+// layer's kernels from the host one op at a time and the GPU runs each as it
+// arrives; with no sync between them the host runs ahead, so a pass takes
+// the longer of the GPU's time and the host's (identical layers one after
+// another: the host's lead neither grows nor shrinks across them). Ops: the
+// kernels the layer's work is counted in (ElementwiseWork: GEMMs, attention,
+// norms, activations, adds), the FP8 casts, the TP collectives, and for an
+// MoE layer the
+// router's GEMM and top-k, the dispatcher's bookkeeping on the token counts
+// (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess: the routing map's
+// sums, their all-gather, slices and the device-to-host copy: 6), the
+// token permutations, the two all-to-alls and, under Transformer Engine's
+// GroupedLinear, one GEMM and one set of casts per local expert. A CUDA
+// graph replays its kernels at the GPU's own per-kernel cost; a dropless MoE
+// layer's expert half has data-dependent shapes and stays host-issued, and
+// its forward waits once for the token counts on the host (Megatron-Core's
+// dispatchers whenever tokens are not padded to capacity, token_dispatcher.py
+// cuda_sync_point; torchtitan's all-to-all splits under EP): the GPU's queue
+// drains, and the op after the wait starts on an idle GPU.
+void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWork& elem,
+              const GemmSums& gemms, const GemmSums& attentionGemms, LayerCost& c) {
+    const KernelConstants& kc = ctx.kc;
+    const Plan& plan = *ctx.plan;
+    const bool moe = ctx.moe_layer && ctx.model->moe;
+    double denseFwd = elem.fwdKernels() + attentionGemms.fwdLaunches;
+    double denseBwd = elem.bwdKernels() + attentionGemms.bwdLaunches;
+    double moeFwd = gemms.fwdLaunches - attentionGemms.fwdLaunches;
+    double moeBwd = gemms.bwdLaunches - attentionGemms.bwdLaunches;
+    if (s.t > 1) {
+        // The TP collectives: with SP an all-gather before and a
+        // reduce-scatter after attention and the MLP, else two all-reduces;
+        // as many in the backward.
+        denseFwd += s.sp ? 4.0 : 2.0;
+        denseBwd += s.sp ? 4.0 : 2.0;
+    }
+    bool dynamic = false;
+    if (moe) {
+        const MoeConfig& m = *ctx.model->moe;
+        const double localExperts = double(m.experts) / s.ep;
+        const double permutes = 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
+        const double allToAlls = s.ep > 1 ? 2.0 : 0.0;
+        moeFwd += 2.0 + 6.0 + permutes + allToAlls;
+        moeBwd += 2.0 + permutes + allToAlls;
+        if (m.shared_experts > 0) {
+            // FC1, the activation, FC2; their gradients.
+            moeFwd += 3.0;
+            moeBwd += 5.0;
+        }
+        dynamic = m.capacity_factor <= 1.0;
+    }
+    const bool fusedStack = plan.elementwise == Elementwise::Fused;
+    const double graphFwd = plan.cuda_graphs ? kc.graph_kernel_s : kc.host_op_fwd_s;
+    const double graphBwd = plan.cuda_graphs ? kc.graph_kernel_s : kc.host_op_bwd_s;
+    c.host_fwd_s = denseFwd * graphFwd + moeFwd * (dynamic ? kc.host_op_fwd_s : graphFwd);
+    c.host_bwd_s = denseBwd * graphBwd + moeBwd * (dynamic ? kc.host_op_bwd_s : graphBwd);
+    c.host_sync = dynamic && (fusedStack || s.ep > 1);
+    const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
+    c.fwd_s =
+        std::max(gpuFwd, c.host_fwd_s) + (c.host_sync ? kc.host_sync_s + kc.host_op_fwd_s : 0.0);
+    if (gpuBwd > 0 && c.host_bwd_s > gpuBwd) {
+        const double f = c.host_bwd_s / gpuBwd;
+        c.bwd_input_s *= f;
+        c.bwd_weight_s *= f;
+    }
+    c.host_wait_s = (c.fwd_s - gpuFwd) + (c.bwd_input_s + c.bwd_weight_s - gpuBwd);
+}
+
 } // namespace
 
 LayerCost layerCost(const LayerContext& ctx) {
@@ -1017,6 +1102,7 @@ LayerCost layerCost(const LayerContext& ctx) {
     c.bwd_input_s =
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
+    hostPace(ctx, s, elem, gemms, attentionGemms, c);
 
     c.model_flops_fwd = gemms.modelFlops + attn.model;
     c.model_flops_total = 3.0 * c.model_flops_fwd;

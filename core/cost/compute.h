@@ -82,6 +82,17 @@ struct KernelConstants {
     // SMs is 18%, the mean compute slowdown under overlap Lee et al. measured
     // on H100, A100, MI250 and MI210 (arXiv:2507.03114: 18.9%, up to 40%).
     double nccl_overlap_ctas = 24;
+    // The host's time to issue one op of a layer to the GPU (Python
+    // dispatch and the launch), forward and through autograd's backward; a
+    // device-to-host copy waited for with the GPU idle; and a kernel replayed
+    // from a CUDA graph. Measured on the H200 machine, PyTorch 2.11
+    // (tests/validation/gpu/h200-host.json: autograd_fwd_per_op_s,
+    // autograd_bwd_per_op_s, sync_cpu_s, graph_add_per_kernel_s).
+    // docs/COST_MODEL.md "Host".
+    double host_op_fwd_s = 9.3e-6;
+    double host_op_bwd_s = 10.7e-6;
+    double host_sync_s = 11.6e-6;
+    double graph_kernel_s = 0.96e-6;
     // Sustained tensor clock under a board power limit below the rated
     // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
@@ -200,6 +211,11 @@ struct LayerCost {
     // An MoE layer's expert half (router, experts, shared experts, token
     // permutations): of fwd_s, and of bwd_input_s + bwd_weight_s.
     double moe_mlp_fwd_s = 0, moe_mlp_bwd_s = 0;
+    // What the host spends issuing the layer's kernels, forward and backward
+    // (docs/COST_MODEL.md "Host"), and what the GPU waits for it: fwd_s,
+    // bwd_input_s and bwd_weight_s include host_wait_s.
+    double host_fwd_s = 0, host_bwd_s = 0, host_wait_s = 0;
+    bool host_sync = false; // the forward waits once for a device-to-host copy
     // Communication on the critical path, seconds (per layer, per microbatch).
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;
@@ -284,6 +300,7 @@ struct LayerPlanKey {
     bool sequence_parallel = false, flash_attention = false;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;
+    bool cuda_graphs = false;
     Elementwise elementwise = Elementwise::Fused;
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;

@@ -432,8 +432,10 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
                  z3 ? &*z3->step : nullptr, &*st.ep.phase, &st.chunkLayers, &st.dp, mb,
                  options.detail},
                 ev);
-    if (options.detail)
+    if (options.detail) {
         planWarnings(ctx, plan, *layout, *dp, ev);
+        hostWarnings(ctx, plan, st.costs, ev);
+    }
     if (options.timeline)
         timeline(pr, std::move(st.recorded.ops), st.dp, pp, st.pipelineIn.chunks, mb, ev.timeline);
     return ev;

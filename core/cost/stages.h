@@ -331,6 +331,10 @@ void linkTraffic(const ClusterContext& ctx, const LinkTrafficInput& in, Evaluati
 
 void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& layout,
                   const DpCollectives& dp, Evaluation& ev);
+// Layers that wait for the host to issue their kernels (docs/COST_MODEL.md
+// "Host"), per building that holds a stage.
+void hostWarnings(const ClusterContext& ctx, const Plan& plan,
+                  const std::vector<BuildingCosts>& costs, Evaluation& ev);
 
 void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, const DpTiming& dp,
               int pp, int v, int microbatches, Timeline& out);

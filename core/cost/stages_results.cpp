@@ -392,6 +392,32 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
                               std::to_string(ctx.cluster->totalGpus()) + " GPUs");
 }
 
+void hostWarnings(const ClusterContext& ctx, const Plan& plan,
+                  const std::vector<BuildingCosts>& costs, Evaluation& ev) {
+    for (std::size_t b = 0; b < costs.size(); ++b) {
+        const BuildingCosts& bc = costs[b];
+        if (!bc.used)
+            continue;
+        for (const LayerCost* l : {&bc.dense, &bc.moe}) {
+            const double pass = l->fwd_s + l->bwd_input_s + l->bwd_weight_s;
+            // Under 2% of a layer is within the model's own noise.
+            if (!(pass > 0) || l->host_wait_s < 0.02 * pass)
+                continue;
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * l->host_wait_s / pass);
+            ev.warnings.push_back(
+                "host: on " + ctx.cluster->buildings[b].name + " each " +
+                (l == &bc.moe ? "MoE" : "dense") +
+                " layer waits for the host to issue its kernels (" + buf +
+                " of its forward and backward)" +
+                (l == &bc.moe && l->host_sync ? ", and syncs with the host once per forward" : "") +
+                (plan.cuda_graphs ? ""
+                                  : "; CUDA graphs (\"cuda_graphs\": true) or a larger micro "
+                                    "batch would hide it"));
+        }
+    }
+}
+
 void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, const DpTiming& dp,
               int pp, int v, int microbatches, Timeline& tl) {
     tl.stages = pp;

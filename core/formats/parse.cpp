@@ -761,6 +761,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
 
     r.boolean("dp_overlap", p.dp_overlap, kOptional);
     r.boolean("tp_comm_overlap", p.tp_comm_overlap, kOptional);
+    r.boolean("cuda_graphs", p.cuda_graphs, kOptional);
     r.boolean("ep_overlap", p.ep_overlap, kOptional);
     r.choice<EpDispatcher>("ep_dispatcher", p.ep_dispatcher, kOptional,
                            {{"alltoall", EpDispatcher::AllToAll}, {"flex", EpDispatcher::Flex}});

@@ -76,8 +76,8 @@ const std::map<std::string, int>& keyRank() {
             "recompute_method", "recompute_layers", "recompute_modules", "sequence_parallel",
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
-            "link_technologies", "dp_overlap", "tp_comm_overlap", "p2p_overlap", "ep_overlap",
-            "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
+            "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
+            "ep_overlap", "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
             "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "cross_entropy",
             "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
             "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
@@ -375,6 +375,8 @@ nlohmann::json toJson(const Plan& p) {
     j["dp_overlap"] = p.dp_overlap;
     if (all || p.tp_comm_overlap)
         j["tp_comm_overlap"] = p.tp_comm_overlap;
+    if (all || p.cuda_graphs)
+        j["cuda_graphs"] = p.cuda_graphs;
     if (all || p.ep_overlap)
         j["ep_overlap"] = p.ep_overlap;
     if (all || p.ep_dispatcher != EpDispatcher::AllToAll)

@@ -22,6 +22,8 @@ Plan megatronCore() {
     p.dp_overlap = false;
     p.tp_comm_overlap = false;
     p.ep_overlap = false;
+    // TransformerConfig.cuda_graph_impl = "none": no CUDA graphs.
+    p.cuda_graphs = false;
     // --sequence-parallel is off by default.
     p.sequence_parallel = false;
     // --recompute-granularity: default None.
@@ -79,6 +81,9 @@ Plan torchtitan() {
     p.dp_overlap = true;
     // parallelism.enable_async_tensor_parallel = false.
     p.tp_comm_overlap = false;
+    // No CUDA graph option for training (torch.compile's default mode
+    // captures none).
+    p.cuda_graphs = false;
     // apply_tp always shards norms over the sequence (SequenceParallel).
     p.sequence_parallel = true;
     // parallelism.pipeline_parallel_schedule = "1F1B" (Schedule1F1B, blocking
@@ -187,6 +192,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.dp_overlap = d.dp_overlap;
     p.dp_bucket_mib = d.dp_bucket_mib;
     p.tp_comm_overlap = d.tp_comm_overlap;
+    p.cuda_graphs = d.cuda_graphs;
     p.ep_overlap = d.ep_overlap;
     p.sequence_parallel = d.sequence_parallel;
     p.flash_attention = d.flash_attention;

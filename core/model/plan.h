@@ -268,6 +268,15 @@ struct Plan {
     // (Transformer Engine userbuffers), torchtitan's AsyncTP. Off by default
     // as in Megatron and torchtitan.
     bool tp_comm_overlap = false;
+    // Each transformer layer's kernels captured once in a CUDA graph and
+    // replayed (Megatron-Core --cuda-graph-impl local / transformer_engine /
+    // full_iteration): the host issues a layer's forward and backward as one
+    // graph launch each instead of one op per kernel. A dropless MoE layer's
+    // expert half has data-dependent shapes and stays host-issued, as
+    // Megatron-Core's MoE README says. Off by default in Megatron-Core
+    // (TransformerConfig.cuda_graph_impl "none"); torchtitan has no option
+    // for it. docs/COST_MODEL.md "Host".
+    bool cuda_graphs = false;
     // Pipeline P2P beside compute: a stage's send runs while its next op
     // computes (true), or the stage waits for each send to complete before
     // its next op (false: blocking, as Megatron's non-interleaved 1F1B,

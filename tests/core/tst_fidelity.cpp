@@ -182,6 +182,10 @@ private Q_SLOTS:
     void partialRecomputeSelectsLayers_data();
     void partialRecomputeSelectsLayers();
     void blockRecomputeBetweenNoneAndFull();
+    void hostIssuesEveryKernel();
+    void groupedExpertsLaunchPerExpert();
+    void moeForwardWaitsForTokenCounts();
+    void hostBoundPlanWarns();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -1297,6 +1301,131 @@ void TestFidelity::blockRecomputeBetweenNoneAndFull() {
     QVERIFY(half.step_time_s < full.step_time_s && half.step_time_s > none.step_time_s);
     QVERIFY(half.memory.peak_gib_per_gpu > full.memory.peak_gib_per_gpu);
     QVERIFY(half.memory.peak_gib_per_gpu < none.memory.peak_gib_per_gpu);
+}
+
+void TestFidelity::hostIssuesEveryKernel() {
+    // The host issues each of a layer's kernels at 9.3 us forward and
+    // 10.7 us backward (tests/validation/gpu/h200-host.json): a fused dense
+    // layer is 10 kernels forward and 20 backward, and with TP and SP its
+    // two all-gathers and two reduce-scatters each way. At TP 2 a layer of
+    // 256 tokens runs faster than that on an H100 and waits for the host;
+    // at TP 1 reading its weights takes longer, and 8192 tokens do not wait
+    // either. A CUDA graph replays each kernel in ~1 us.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    Plan p = makePlan(2, 1, 4, 64);
+    p.sequence_length = 256;
+    const LayerCost small = layerCost(layerContext(c, c.buildings[0], m, p));
+    QVERIFY_CLOSE(small.host_fwd_s, 14 * 9.3e-6, 1e-12);
+    QVERIFY_CLOSE(small.host_bwd_s, 24 * 10.7e-6, 1e-12);
+    QVERIFY_CLOSE(small.fwd_s, small.host_fwd_s, 1e-12);
+    QVERIFY_CLOSE(small.bwd_input_s + small.bwd_weight_s, small.host_bwd_s, 1e-12);
+    QVERIFY(small.host_wait_s > 0);
+    QVERIFY(!small.host_sync);
+    p.cuda_graphs = true;
+    const LayerCost graphed = layerCost(layerContext(c, c.buildings[0], m, p));
+    QVERIFY_CLOSE(graphed.host_fwd_s, 14 * 0.96e-6, 1e-12);
+    QCOMPARE(graphed.host_wait_s, 0.0);
+    QVERIFY_CLOSE(small.fwd_s + small.bwd_input_s + small.bwd_weight_s - small.host_wait_s,
+                  graphed.fwd_s + graphed.bwd_input_s + graphed.bwd_weight_s, 1e-9);
+    Plan plain = p;
+    plain.cuda_graphs = false;
+    QVERIFY(!(layerPlanKey(p) == layerPlanKey(plain)));
+    Plan tp1 = makePlan(1, 1, 8, 64);
+    tp1.sequence_length = 256;
+    const LayerCost one = layerCost(layerContext(c, c.buildings[0], m, tp1));
+    QVERIFY_CLOSE(one.host_fwd_s, 10 * 9.3e-6, 1e-12);
+    QVERIFY_CLOSE(one.host_bwd_s, 20 * 10.7e-6, 1e-12);
+    QCOMPARE(one.host_wait_s, 0.0);
+    Plan big = makePlan(2, 1, 4, 64);
+    big.micro_batch_sequences = 4;
+    const LayerCost large = layerCost(layerContext(c, c.buildings[0], m, big));
+    QCOMPARE(large.host_wait_s, 0.0);
+    big.cuda_graphs = true;
+    QCOMPARE(layerCost(layerContext(c, c.buildings[0], m, big)).fwd_s, large.fwd_s);
+}
+
+void TestFidelity::groupedExpertsLaunchPerExpert() {
+    // Transformer Engine's GroupedLinear (Megatron-Core) runs a GEMM per
+    // local expert and quantises each expert's input and weight apart
+    // (current scaling: 2 kernels a cast); PyTorch's grouped_mm (torchtitan)
+    // is one kernel whatever the count. Eight more local experts: 8 x 2
+    // GEMMs x (1 + 2 x 2) forward, 8 x (4 GEMMs + 2 x 2 output-gradient
+    // casts) backward.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto host = [&](int experts, Elementwise e, Fp8Linear lin) {
+        Model m = smallLlama();
+        m.dtype = DType::FP8;
+        m.moe = moeOf(experts, 2, 1024);
+        Plan p = makePlan(1, 1, 8, 64);
+        p.elementwise = e;
+        p.fp8_linear = lin;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const LayerCost te8 = host(8, Elementwise::Fused, Fp8Linear::TransformerEngine);
+    const LayerCost te16 = host(16, Elementwise::Fused, Fp8Linear::TransformerEngine);
+    QVERIFY_CLOSE(te16.host_fwd_s - te8.host_fwd_s, 8 * 2 * 5 * 9.3e-6, 1e-9);
+    QVERIFY_CLOSE(te16.host_bwd_s - te8.host_bwd_s, 8 * 8 * 10.7e-6, 1e-9);
+    const LayerCost tt8 = host(8, Elementwise::Compiled, Fp8Linear::Torchao);
+    const LayerCost tt16 = host(16, Elementwise::Compiled, Fp8Linear::Torchao);
+    QCOMPARE(tt16.host_fwd_s, tt8.host_fwd_s);
+    QCOMPARE(tt16.host_bwd_s, tt8.host_bwd_s);
+}
+
+void TestFidelity::moeForwardWaitsForTokenCounts() {
+    // Megatron-Core's dispatchers copy the token counts to the host and wait
+    // for them once per forward unless tokens are padded to capacity;
+    // torchtitan waits for its all-to-all's splits, so only under EP. The
+    // wait drains the GPU: the sync's 11.6 us, then the next op's issue.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto cost = [&](Elementwise e, int ep, double cf, double syncS) {
+        Model m = smallLlama();
+        m.moe = moeOf(8, 2, 4096);
+        m.moe->capacity_factor = cf;
+        Plan p = makePlan(1, 1, 8, 64);
+        p.micro_batch_sequences = 4;
+        p.parallelism.ep = ep;
+        p.elementwise = e;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        ctx.kc.host_sync_s = syncS;
+        return layerCost(ctx);
+    };
+    const LayerCost megatron = cost(Elementwise::Fused, 1, 1.0, 11.6e-6);
+    QVERIFY(megatron.host_sync);
+    QVERIFY_CLOSE(megatron.host_wait_s, 11.6e-6 + 9.3e-6, 1e-12);
+    QVERIFY_CLOSE(megatron.fwd_s - cost(Elementwise::Fused, 1, 1.0, 0.0).fwd_s, 11.6e-6, 1e-9);
+    QVERIFY(!cost(Elementwise::Fused, 1, 1.25, 11.6e-6).host_sync);
+    QVERIFY(!cost(Elementwise::Eager, 1, 1.0, 11.6e-6).host_sync);
+    QVERIFY(cost(Elementwise::Eager, 2, 1.0, 11.6e-6).host_sync);
+    // A dense layer never waits.
+    Plan p = makePlan(1, 1, 8, 64);
+    p.micro_batch_sequences = 4;
+    QVERIFY(!layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).host_sync);
+}
+
+void TestFidelity::hostBoundPlanWarns() {
+    // TP 8 on a 1.5B model with one 2k-token sequence per microbatch: each
+    // GPU's GEMMs are a few microseconds, the host's ops ~10 us each. The
+    // evaluation says so; CUDA graphs take the host out.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Plan p = makePlan(8, 1, 8, 64);
+    const auto hostWarning = [](const Evaluation& ev) {
+        for (const std::string& w : ev.warnings)
+            if (w.rfind("host: ", 0) == 0)
+                return w;
+        return std::string();
+    };
+    const Evaluation plain = evaluated(c, smallLlama(), p);
+    const std::string w = hostWarning(plain);
+    QVERIFY2(w.find("dense layer waits for the host") != std::string::npos, w.c_str());
+    QVERIFY2(w.find("cuda_graphs") != std::string::npos, w.c_str());
+    p.cuda_graphs = true;
+    const Evaluation graphed = evaluated(c, smallLlama(), p);
+    QCOMPARE(hostWarning(graphed), std::string());
+    QVERIFY(graphed.step_time_s < plain.step_time_s);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
