@@ -29,6 +29,8 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
+#include <map>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -345,6 +347,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "
                             "parallel)"),
              [](Scenario& s, bool v) { s.plan.tp_comm_overlap = v; });
+    addCheck(sched, QStringLiteral("cuda_graphs"), QStringLiteral("CUDA graphs"),
+             QStringLiteral("Each layer's kernels replayed from a CUDA graph, so the host issues "
+                            "a layer at once instead of op by op (Megatron --cuda-graph-impl); "
+                            "a dropless MoE layer's experts stay host-issued"),
+             [](Scenario& s, bool v) { s.plan.cuda_graphs = v; });
     addCheck(sched, QStringLiteral("p2p_overlap"), QStringLiteral("P2P overlap"),
              QStringLiteral("Pipeline sends beside the next compute (Megatron's interleaved "
                             "schedule); off, a stage waits for each send as Megatron's 1F1B, "
@@ -488,24 +495,24 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());
     });
+    // The plan's value behind each check box.
+    const std::map<QString, bool (*)(const Plan&)> checked = {
+        {QStringLiteral("dp_overlap"), [](const Plan& p) { return p.dp_overlap; }},
+        {QStringLiteral("latency_hiding"), [](const Plan& p) { return p.schedule.latency_hiding; }},
+        {QStringLiteral("sequence_parallel"), [](const Plan& p) { return p.sequence_parallel; }},
+        {QStringLiteral("tp_comm_overlap"), [](const Plan& p) { return p.tp_comm_overlap; }},
+        {QStringLiteral("cuda_graphs"), [](const Plan& p) { return p.cuda_graphs; }},
+        {QStringLiteral("p2p_overlap"), [](const Plan& p) { return p.p2p_overlap; }},
+        {QStringLiteral("ep_overlap"), [](const Plan& p) { return p.ep_overlap; }},
+    };
     for (const auto& [field, widget] : editors_) {
-        if (field != QLatin1String("dp_overlap") && field != QLatin1String("latency_hiding") &&
-            field != QLatin1String("sequence_parallel") &&
-            field != QLatin1String("tp_comm_overlap") && field != QLatin1String("p2p_overlap") &&
-            field != QLatin1String("ep_overlap"))
+        const auto get = checked.find(field);
+        auto* check = qobject_cast<QCheckBox*>(widget);
+        if (get == checked.end() || !check)
             continue;
-        if (auto* check = qobject_cast<QCheckBox*>(widget)) {
-            const QString f = field;
-            refreshers_.push_back([this, check, f] {
-                const Plan& p = document_->scenario().plan;
-                check->setChecked(f == QLatin1String("dp_overlap")       ? p.dp_overlap
-                                  : f == QLatin1String("latency_hiding") ? p.schedule.latency_hiding
-                                  : f == QLatin1String("tp_comm_overlap") ? p.tp_comm_overlap
-                                  : f == QLatin1String("p2p_overlap")     ? p.p2p_overlap
-                                  : f == QLatin1String("ep_overlap")      ? p.ep_overlap
-                                                                          : p.sequence_parallel);
-            });
-        }
+        refreshers_.push_back([this, check, value = get->second] {
+            check->setChecked(value(document_->scenario().plan));
+        });
     }
 
     connect(document_, &Document::scenarioChanged, this, &PlanInspector::refresh);

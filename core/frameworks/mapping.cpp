@@ -199,7 +199,7 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"moe_grouped_gemm", "MoE kernel choice"},
         {"moe_permute_fusion", "kernel fusion"},
         {"moe_", "MoE setting without an expert count, or a detail not modelled"},
-        {"cuda_graph", "CUDA graphs: not expressible"},
+        {"cuda_graph", "CUDA graph detail (plan cuda_graphs is on or off)"},
         {"num_workers", "data loader"},
         {"dataloader", "data loader"},
         {"fp8_", "FP8 detail"},
@@ -842,6 +842,24 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     p.dp_overlap = r.flag("overlap_grad_reduce", "plan:/dp_overlap");
     // Transformer Engine's userbuffers (NeMo: ub_tp_comm_overlap).
     p.tp_comm_overlap = r.flag("tp_comm_overlap", "plan:/tp_comm_overlap");
+    // CUDA graphs: TransformerConfig.cuda_graph_impl ("none" by default);
+    // before Megatron-LM 5769804591 (2025-10) --enable-cuda-graph (local)
+    // and --external-cuda-graph (Transformer Engine).
+    if (auto impl = r.text("cuda_graph_impl", "plan:/cuda_graphs")) {
+        if (*impl == "local" || *impl == "transformer_engine" || *impl == "full_iteration")
+            p.cuda_graphs = true;
+        else if (*impl != "none")
+            r.refuse("cuda_graph_impl", "must be none, local, transformer_engine or "
+                                        "full_iteration, got '" +
+                                            *impl + "'");
+    }
+    const bool localGraphs = r.flag("enable_cuda_graph", "plan:/cuda_graphs");
+    const bool teGraphs = r.flag("external_cuda_graph", "plan:/cuda_graphs");
+    p.cuda_graphs = p.cuda_graphs || localGraphs || teGraphs;
+    for (const char* key : {"cuda_graph_modules", "cuda_graph_scope"})
+        if (p.cuda_graphs && r.has(key))
+            r.unuse(key, "the captured modules are not told apart: every layer is costed as "
+                         "captured, but a dropless MoE layer's expert half, which cannot be");
     // --overlap-moe-expert-parallel-comm: the MoE all-to-all beside another
     // microbatch's compute (Megatron-Core combined_1f1b.py).
     p.ep_overlap = r.flag("overlap_moe_expert_parallel_comm", "plan:/ep_overlap");

@@ -675,6 +675,13 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--transformer-impl", "transformer_engine");
     if (p.tp_comm_overlap)
         add("--tp-comm-overlap");
+    if (p.cuda_graphs) {
+        add("--cuda-graph-impl", "transformer_engine");
+        // A dropless MoE layer cannot be captured whole (Megatron-Core's MoE
+        // README): the attention part only, as it says.
+        if (m.moe && m.moe->capacity_factor <= 1.0)
+            add("--cuda-graph-modules", "attn");
+    }
     if (p.ep_overlap)
         add("--overlap-moe-expert-parallel-comm");
     if (!p.flash_attention)

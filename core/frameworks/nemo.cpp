@@ -519,6 +519,14 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
+    if (p.cuda_graphs) {
+        add("cuda_graph_impl", "transformer_engine");
+        if (m.moe && m.moe->capacity_factor <= 1.0)
+            add("cuda_graph_modules", "[attn]");
+        out.notes.push_back("model.cuda_graph_impl is Megatron-Core's TransformerConfig field "
+                            "(Megatron-LM 5769804591, 2025-10); NeMo before it spells it "
+                            "enable_cuda_graph");
+    }
     if (p.ep_overlap)
         add("overlap_moe_expert_parallel_comm", "true");
     if (p.cross_entropy == CrossEntropy::MegatronFused || p.cross_entropy == CrossEntropy::Te)

@@ -1294,6 +1294,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "dp_overlap",
                                                       "p2p_overlap",
                                                       "ep_overlap",
+                                                      "cuda_graphs",
                                                       "ep_dispatcher",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",

@@ -193,6 +193,7 @@ private Q_SLOTS:
     void frameworkRoundTrip();
     void frameworkEvaluatesAsWrittenOut();
     void elementwiseValues();
+    void cudaGraphsValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1596,6 +1597,22 @@ void TestFormats::elementwiseValues() {
     QCOMPARE(problems.size(), 1);
     QCOMPARE(problems[0], QString("plan.json: /elementwise: must be one of fused, eager, "
                                   "compiled, got 'inductor'"));
+}
+
+void TestFormats::cudaGraphsValues() {
+    // Off by default and then left out of the written plan; on reads and
+    // writes back; anything but a boolean is refused with its path.
+    const sa::Plan off = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QVERIFY(!off.cuda_graphs);
+    QVERIFY(!sa::toJson(off).contains("cuda_graphs"));
+    const sa::Plan on = parsed(sa::parsePlan(edited(kPlan, {"/cuda_graphs=true"}), "plan.json"));
+    QVERIFY(on.cuda_graphs);
+    QCOMPARE(sa::toJson(on)["cuda_graphs"].get<bool>(), true);
+    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(on)), "plan.json")) == on);
+    const auto problems =
+        strings(sa::parsePlan(edited(kPlan, {"/cuda_graphs=\"yes\""}), "plan.json").problems);
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems[0].startsWith("plan.json: /cuda_graphs: "), qPrintable(problems[0]));
 }
 
 void TestFormats::frameworkUnknown() {

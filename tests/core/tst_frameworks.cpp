@@ -265,6 +265,7 @@ PlanCase everythingCase() {
     p.dp_bucket_mib = 12.5;
     p.grad_reduce_bytes = 2;
     p.flash_attention = false;
+    p.cuda_graphs = true; // padded experts (capacity 1.25): the whole layer
     return {"everything", m, p};
 }
 
@@ -377,6 +378,8 @@ private Q_SLOTS:
     void megatronDefaults();
     void p2pOverlapImported_data();
     void p2pOverlapImported();
+    void cudaGraphsImported_data();
+    void cudaGraphsImported();
     void exportText();
     void malformedInputs_data();
     void malformedInputs();
@@ -515,6 +518,10 @@ void TestFrameworks::refusals_data() {
     QTest::newRow("flag with a value") << M << base + "--sequence-parallel yes"
                                        << "--sequence-parallel"
                                        << "takes no value";
+    QTest::newRow("CUDA graph implementation")
+        << M << base + "--cuda-graph-impl sometimes"
+        << "--cuda-graph-impl"
+        << "must be none, local, transformer_engine or full_iteration";
     QTest::newRow("head size") << M << base + "--kv-channels 0"
                                << "--kv-channels"
                                << "must be at least 1";
@@ -1052,6 +1059,64 @@ void TestFrameworks::p2pOverlapImported() {
                  !overlap && got.plan->schedule.kind == sa::ScheduleKind::Interleaved);
     else if (got.plan->parallelism.pp > 1)
         QVERIFY(t.contains(overlap ? "overlap_p2p_comm: true" : "overlap_p2p_comm: false"));
+}
+
+void TestFrameworks::cudaGraphsImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("graphs");
+    QTest::addColumn<QString>("ignored"); // a setting reported ignored, or empty
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    const QString script = smallMegatron(2) + "--pipeline-model-parallel-size 2 ";
+    // TransformerConfig.cuda_graph_impl, "none" by default; before
+    // Megatron-LM 5769804591 two flags.
+    QTest::newRow("megatron default") << M << script << false << QString();
+    QTest::newRow("megatron none") << M << script + "--cuda-graph-impl none" << false << QString();
+    QTest::newRow("megatron local") << M << script + "--cuda-graph-impl local" << true << QString();
+    QTest::newRow("megatron te, attention only")
+        << M << script + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn" << true
+        << "--cuda-graph-modules";
+    QTest::newRow("megatron full iteration")
+        << M << script + "--cuda-graph-impl full_iteration" << true << QString();
+    QTest::newRow("megatron 2025 local flag")
+        << M << script + "--enable-cuda-graph" << true << QString();
+    QTest::newRow("megatron 2025 te flag")
+        << M << script + "--external-cuda-graph" << true << QString();
+    const QString yaml = smallNemo("  pipeline_model_parallel_size: 2\n"
+                                   "  optim: {name: distributed_fused_adam}\n");
+    QTest::newRow("nemo default") << N << yaml << false << QString();
+    QTest::newRow("nemo impl") << N << yaml + "  cuda_graph_impl: transformer_engine\n"
+                               << true << QString();
+    QTest::newRow("nemo enable flag") << N << yaml + "  enable_cuda_graph: true\n"
+                                      << true << QString();
+}
+
+// The plan's cuda_graphs from each spelling; the exports write it back.
+void TestFrameworks::cudaGraphsImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, graphs);
+    QFETCH(QString, ignored);
+    ImportOptions opt;
+    opt.file = "input";
+    const bool nemo = Framework(framework) == Framework::Nemo;
+    const Imported got =
+        nemo ? importNemo(text.toStdString(), opt) : importMegatronScript(text.toStdString(), opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->cuda_graphs, graphs);
+    bool reported = ignored.isEmpty();
+    for (const auto& i : got.ignored)
+        reported = reported || QString::fromStdString(i.setting) == ignored;
+    QVERIFY2(reported, qPrintable(ignored));
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const QString t = QString::fromStdString(ex.text);
+    QCOMPARE(t.contains(nemo ? "cuda_graph_impl: transformer_engine"
+                             : "--cuda-graph-impl transformer_engine"),
+             graphs);
+    const Imported back = nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->cuda_graphs, graphs);
 }
 
 void TestFrameworks::megatronDefaults() {

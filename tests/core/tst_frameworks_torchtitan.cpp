@@ -168,6 +168,7 @@ private Q_SLOTS:
     void compileSetsElementwise_data();
     void compileSetsElementwise();
     void fusedKeptInTheComment();
+    void cudaGraphsKeptInTheComment();
     void scheduleSetsP2pOverlap_data();
     void scheduleSetsP2pOverlap();
     void refusals_data();
@@ -493,6 +494,27 @@ void TestFrameworksTorchtitan::fusedKeptInTheComment() {
     QCOMPARE(off.plan->elementwise, sa::Elementwise::Eager);
     QVERIFY(std::any_of(off.ignored.begin(), off.ignored.end(),
                         [](const auto& i) { return i.setting == "# scaleacross: elementwise"; }));
+}
+
+void TestFrameworksTorchtitan::cudaGraphsKeptInTheComment() {
+    // torchtitan has no CUDA graph option for training: the export says so
+    // and keeps the setting in its comment, which reads back.
+    const std::string toml = "[model]\nflavor = \"8B\"\n"
+                             "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                             "[activation_checkpoint]\nmode = \"full\"\n";
+    Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QVERIFY(!im.plan->cuda_graphs);
+    sa::Plan plan = *im.plan;
+    plan.cuda_graphs = true;
+    const auto out = sa::frameworks::exportTorchtitan(*im.model, plan);
+    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
+        return n.rfind("cuda_graphs true: torchtitan cannot express it", 0) == 0;
+    }));
+    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QVERIFY(back.plan->cuda_graphs);
 }
 
 void TestFrameworksTorchtitan::scheduleSetsP2pOverlap_data() {

@@ -348,6 +348,19 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(!doc->scenario().plan.tp_comm_overlap);
     QVERIFY(!tpOverlap->isChecked());
 
+    // CUDA graphs: a click on the box, re-evaluated, then undo; the box
+    // follows the plan both ways.
+    QCheckBox* graphs = inspector->checkBox(QStringLiteral("cuda_graphs"));
+    QVERIFY(graphs && !graphs->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(graphs);
+    QTest::mouseClick(graphs, Qt::LeftButton, {}, QPoint(4, graphs->height() / 2));
+    QVERIFY(doc->scenario().plan.cuda_graphs);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation);
+    doc->undoStack()->undo();
+    QVERIFY(!doc->scenario().plan.cuda_graphs);
+    QVERIFY(!graphs->isChecked());
+
     // Blocking P2P, with the keyboard: the stages wait for their sends over
     // the links between buildings, so the step gets longer; undo restores.
     QVERIFY(waitForEvaluation());
