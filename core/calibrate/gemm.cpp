@@ -142,8 +142,11 @@ GemmTable readGemmCsv(const std::string& text, const std::string& file,
 }
 
 double modelGemmTflops(const GpuModel& gpu, const GemmRow& row) {
-    const GemmRate rate = gemmRate(gpu, row.precision);
-    const double t = gemmTime(gpu, rate, row.m, row.n, row.k);
+    // A GEMM benchmark runs at the boost clock: the efficiency fitted to it
+    // is the one the GPU model's efficiencies stand for (docs/CALIBRATION.md).
+    const GpuModel bench = atBoostClock(gpu);
+    const GemmRate rate = gemmRate(bench, row.precision);
+    const double t = gemmTime(bench, rate, row.m, row.n, row.k);
     return t > 0 ? 2.0 * row.m * row.n * row.k / t / 1e12 : 0.0;
 }
 

@@ -128,9 +128,21 @@ GemmPrecision linearPrecision(const GpuModel& gpu, const Model& model) {
 }
 
 double powerClockFactor(const GpuModel& gpu, const KernelConstants& kc) {
+    double clock = 1.0;
+    if (gpu.boost_clock_mhz > 0 && gpu.sustained_clock_mhz > 0)
+        clock = gpu.sustained_clock_mhz / gpu.boost_clock_mhz;
+    else if (gpuArch(gpu) == GpuArch::Hopper)
+        clock = kc.hopper_sustained_clock_mhz / kc.hopper_boost_clock_mhz;
     if (!(gpu.tdp_w > 0) || !(gpu.power_limit_w > 0) || gpu.power_limit_w >= gpu.tdp_w)
-        return 1.0;
-    return std::pow(gpu.power_limit_w / gpu.tdp_w, kc.power_clock_exponent);
+        return clock;
+    return clock * std::pow(gpu.power_limit_w / gpu.tdp_w, kc.power_clock_exponent);
+}
+
+GpuModel atBoostClock(const GpuModel& gpu, const KernelConstants& kc) {
+    GpuModel g = gpu;
+    g.boost_clock_mhz = g.boost_clock_mhz > 0 ? g.boost_clock_mhz : kc.hopper_boost_clock_mhz;
+    g.sustained_clock_mhz = g.boost_clock_mhz;
+    return g;
 }
 
 GemmRate gemmRate(const GpuModel& gpu, GemmPrecision precision, const KernelConstants& kc) {

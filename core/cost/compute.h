@@ -98,6 +98,16 @@ struct KernelConstants {
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
     // against a 500 W H100).
     double power_clock_exponent = 1.0 / 3.0;
+    // A Hopper GPU (H100 / H200 SXM, 700 W) in a training run: the kernel
+    // efficiencies are short-benchmark figures at the boost clock (the H200
+    // of tests/validation/gpu held 1965-1980 MHz through its layer and
+    // attention measurements), while back-to-back GEMMs pull the board to
+    // its 700 W limit and the clock down to 1725-1875 MHz (the same runs'
+    // nvidia-smi readings, tests/validation/gpu/README.md "Clocks"): the
+    // midpoints, 1972 and 1800 MHz. Used when the GPU model gives neither
+    // clock. docs/COST_MODEL.md "GPU clocks".
+    double hopper_boost_clock_mhz = 1972;
+    double hopper_sustained_clock_mhz = 1800;
     // Quantising one bf16 GEMM input to FP8 with current (per-tensor
     // dynamic) scaling: an amax pass reads it (2 B), the cast reads it again
     // (2 B) and writes row- and column-major FP8 copies (1 + 1 B), for the
@@ -169,10 +179,15 @@ AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, doubl
 
 enum class GemmPrecision { Bf16, Fp8 };
 
-// Sustained tensor-core clock relative to the one the peaks are rated at:
+// Sustained tensor-core clock in a training run relative to the one the
+// kernel efficiencies are figures at: sustained / boost clock (the GPU
+// model's, else its architecture's measured pair), times
 // (power_limit_w / tdp_w)^power_clock_exponent when a limit below the rated
-// power is given, else 1. Memory-bound kernels keep the HBM rate.
+// power is given. Memory-bound kernels keep the HBM rate.
 double powerClockFactor(const GpuModel& gpu, const KernelConstants& kc = {});
+// The GPU as a short kernel benchmark finds it: at the clock its efficiencies
+// are figures at (sustained = boost), its power limit kept.
+GpuModel atBoostClock(const GpuModel& gpu, const KernelConstants& kc = {});
 
 // What the GEMMs of one precision run at on a GPU: sustained peak FLOP/s
 // (rated peak x power clock factor) and the large-GEMM efficiency.

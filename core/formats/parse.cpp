@@ -272,6 +272,8 @@ void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel
     o.number("gemm_efficiency_fp8", g.gemm_efficiency_fp8, kOptional, formats::kFraction);
     o.number("tdp_w", g.tdp_w, kOptional, formats::kNonNegative);
     o.number("power_limit_w", g.power_limit_w, kOptional, formats::kNonNegative);
+    o.number("boost_clock_mhz", g.boost_clock_mhz, kOptional, formats::kNonNegative);
+    o.number("sustained_clock_mhz", g.sustained_clock_mhz, kOptional, formats::kNonNegative);
     o.number("idle_w", g.idle_w, kOptional, formats::kNonNegative);
     GpuArch arch = GpuArch::Unknown;
     if (o.choice<GpuArch>("architecture", arch, kOptional,

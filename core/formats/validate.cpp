@@ -96,6 +96,26 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         const bool tdpOk = checkNumber(d, at + "/tdp_w", g.tdp_w, kNonNegative);
         const bool limitOk = checkNumber(d, at + "/power_limit_w", g.power_limit_w, kNonNegative);
         checkNumber(d, at + "/idle_w", g.idle_w, kNonNegative);
+        // The clocks come as a pair: the sustained one read against the one
+        // the efficiencies were measured at.
+        const bool boostOk =
+            checkNumber(d, at + "/boost_clock_mhz", g.boost_clock_mhz, kNonNegative);
+        const bool sustainedOk =
+            checkNumber(d, at + "/sustained_clock_mhz", g.sustained_clock_mhz, kNonNegative);
+        if (boostOk && sustainedOk && !d.isBad(at + "/boost_clock_mhz") &&
+            !d.isBad(at + "/sustained_clock_mhz") &&
+            (g.boost_clock_mhz > 0 || g.sustained_clock_mhz > 0)) {
+            if (!(g.sustained_clock_mhz > 0))
+                d.error(at + "/sustained_clock_mhz",
+                        "is needed with boost_clock_mhz (the clock a training run holds)");
+            else if (!(g.boost_clock_mhz > 0))
+                d.error(at + "/boost_clock_mhz", "is needed with sustained_clock_mhz (the clock "
+                                                 "the efficiencies were measured at)");
+            else if (g.sustained_clock_mhz > g.boost_clock_mhz)
+                d.error(at + "/sustained_clock_mhz",
+                        "must be at most boost_clock_mhz (" + formatNumber(g.boost_clock_mhz) +
+                            "), got " + formatNumber(g.sustained_clock_mhz));
+        }
         // A power limit is read against the power the peaks are rated at.
         if (tdpOk && limitOk && g.power_limit_w > 0) {
             if (!(g.tdp_w > 0))

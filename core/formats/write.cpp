@@ -51,19 +51,19 @@ const std::map<std::string, int>& keyRank() {
             // cluster
             "gpu_models", "buildings", "links", "technologies", "peak_tflops", "bf16", "fp8",
             "memory_gib", "hbm_tbps", "sms", "gemm_efficiency", "gemm_efficiency_fp8", "tdp_w",
-            "power_limit_w", "idle_w", "architecture", "region", "gpu_model", "gpus",
-            "gpus_per_host", "scale_up_gbps", "scale_out_gbps", "zone_gpus",
-            "zone_oversubscription", "building_oversubscription", "scale_up_efficiency",
-            "scale_up_latency_us", "scale_out_efficiency", "scale_out_latency_us", "gpu_mtbf_hours",
-            "host_mtbf_hours", "restart_s", "storage_write_gbps", "storage_read_gbps",
-            "straggler_slowdown", "step_jitter", "gpu_hour_usd", "host_power_w",
-            "network_power_w_per_gpu", "pue", "between", "bandwidth_gbps", "latency_ms",
-            "technology", "background_gbps", "price_per_gb_usd", "degraded_fraction",
-            "degraded_bandwidth_gbps", "efficiency", "window_mib", "flows", "loss_rate", "lossless",
-            "mtu_bytes", "per_message_us", "nccl_channels", "qps_per_connection",
-            "sockets_per_connection", "buffsize_mib", "host_gbps_per_core", "host_net_cores",
-            "max_flows_per_host", "pfc_headroom_mib", "port_gbps", "lossy_loss_rate", "routing",
-            "policy", "ecmp_metric", "ecmp_tolerance",
+            "power_limit_w", "idle_w", "boost_clock_mhz", "sustained_clock_mhz", "architecture",
+            "region", "gpu_model", "gpus", "gpus_per_host", "scale_up_gbps", "scale_out_gbps",
+            "zone_gpus", "zone_oversubscription", "building_oversubscription",
+            "scale_up_efficiency", "scale_up_latency_us", "scale_out_efficiency",
+            "scale_out_latency_us", "gpu_mtbf_hours", "host_mtbf_hours", "restart_s",
+            "storage_write_gbps", "storage_read_gbps", "straggler_slowdown", "step_jitter",
+            "gpu_hour_usd", "host_power_w", "network_power_w_per_gpu", "pue", "between",
+            "bandwidth_gbps", "latency_ms", "technology", "background_gbps", "price_per_gb_usd",
+            "degraded_fraction", "degraded_bandwidth_gbps", "efficiency", "window_mib", "flows",
+            "loss_rate", "lossless", "mtu_bytes", "per_message_us", "nccl_channels",
+            "qps_per_connection", "sockets_per_connection", "buffsize_mib", "host_gbps_per_core",
+            "host_net_cores", "max_flows_per_host", "pfc_headroom_mib", "port_gbps",
+            "lossy_loss_rate", "routing", "policy", "ecmp_metric", "ecmp_tolerance",
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp",
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
@@ -163,6 +163,10 @@ nlohmann::json toJson(const Cluster& c) {
                        {"power_limit_w", number(g.power_limit_w)}};
         if (g.idle_w != 0)
             models[key]["idle_w"] = number(g.idle_w);
+        if (g.boost_clock_mhz != 0 || g.sustained_clock_mhz != 0) {
+            models[key]["boost_clock_mhz"] = number(g.boost_clock_mhz);
+            models[key]["sustained_clock_mhz"] = number(g.sustained_clock_mhz);
+        }
         if (!g.architecture.empty())
             models[key]["architecture"] = g.architecture;
     }

@@ -34,6 +34,15 @@ struct GpuModel {
     // sustained tensor clock: peak x (power_limit_w / tdp_w)^(1/3).
     double tdp_w = 0;
     double power_limit_w = 0;
+    // The SM clock the efficiencies above are figures at (a short kernel
+    // benchmark runs at the boost clock), and the clock a training run
+    // sustains under back-to-back GEMMs at the rated board power, where the
+    // power limit holds it down (both 0: the architecture's measured pair,
+    // KernelConstants::hopper_*_clock_mhz for Hopper, no change elsewhere;
+    // docs/COST_MODEL.md "GPU clocks"). Tensor-core work runs at
+    // sustained / boost of the benchmark rate; HBM keeps its clock.
+    double boost_clock_mhz = 0;
+    double sustained_clock_mhz = 0;
     // Board power with nothing running (0: 15% of the board power; docs/RUN.md).
     double idle_w = 0;
     // "ampere", "hopper" or "blackwell"; empty: read off the name (H100,

@@ -1122,16 +1122,40 @@ void TestCostModel::gemmRateByPrecisionAndPower_data() {
     QTest::addColumn<double>("limitW");
     QTest::addColumn<double>("peak");
     QTest::addColumn<double>("efficiency");
+    QTest::addColumn<double>("boostMhz");
+    QTest::addColumn<double>("sustainedMhz");
+    QTest::addColumn<QString>("architecture");
     const double capped = std::cbrt(500.0 / 700.0); // (P / P_tdp)^(1/3)
+    // A Hopper GPU without clocks: the measured H200 pair, 1800 MHz in a
+    // training run against the 1972 MHz its efficiencies were measured at.
+    const double hopper = 1800.0 / 1972.0;
+    const QString h = QStringLiteral("hopper");
     // BF16 at its peak and gemm_efficiency; FP8 at twice the peak and
     // gemm_efficiency_fp8 (0.7 by default, not 0.8).
-    QTest::newRow("bf16") << false << 0.0 << 0.0 << 989e12 << 0.8;
-    QTest::newRow("fp8") << true << 0.0 << 0.0 << 1979e12 << 0.7;
-    QTest::newRow("bf16 at 500 of 700 W") << false << 700.0 << 500.0 << 989e12 * capped << 0.8;
-    QTest::newRow("fp8 at 500 of 700 W") << true << 700.0 << 500.0 << 1979e12 * capped << 0.7;
-    // At the rated power, or with no rating to read a limit against: no change.
-    QTest::newRow("at the rated power") << false << 700.0 << 700.0 << 989e12 << 0.8;
-    QTest::newRow("rated power only") << true << 700.0 << 0.0 << 1979e12 << 0.7;
+    QTest::newRow("bf16") << false << 0.0 << 0.0 << 989e12 * hopper << 0.8 << 0.0 << 0.0 << h;
+    QTest::newRow("fp8") << true << 0.0 << 0.0 << 1979e12 * hopper << 0.7 << 0.0 << 0.0 << h;
+    QTest::newRow("bf16 at 500 of 700 W")
+        << false << 700.0 << 500.0 << 989e12 * hopper * capped << 0.8 << 0.0 << 0.0 << h;
+    QTest::newRow("fp8 at 500 of 700 W")
+        << true << 700.0 << 500.0 << 1979e12 * hopper * capped << 0.7 << 0.0 << 0.0 << h;
+    // At the rated power, or with no rating to read a limit against: the
+    // clock alone.
+    QTest::newRow("at the rated power")
+        << false << 700.0 << 700.0 << 989e12 * hopper << 0.8 << 0.0 << 0.0 << h;
+    QTest::newRow("rated power only")
+        << true << 700.0 << 0.0 << 1979e12 * hopper << 0.7 << 0.0 << 0.0 << h;
+    // The GPU model's own clocks replace the measured pair, and compose
+    // with a power limit.
+    QTest::newRow("clocks given") << false << 0.0 << 0.0 << 989e12 * 1600.0 / 1980.0 << 0.8
+                                  << 1980.0 << 1600.0 << h;
+    QTest::newRow("clocks given, at 500 of 700 W")
+        << false << 700.0 << 500.0 << 989e12 * 1600.0 / 1980.0 * capped << 0.8 << 1980.0 << 1600.0
+        << h;
+    QTest::newRow("a benchmark's clocks")
+        << false << 0.0 << 0.0 << 989e12 << 0.8 << 1972.0 << 1972.0 << h;
+    // No measurement for other architectures: the rated peak.
+    QTest::newRow("ampere") << false << 0.0 << 0.0 << 989e12 << 0.8 << 0.0 << 0.0
+                            << QStringLiteral("ampere");
 }
 
 void TestCostModel::gemmRateByPrecisionAndPower() {
@@ -1140,9 +1164,15 @@ void TestCostModel::gemmRateByPrecisionAndPower() {
     QFETCH(double, limitW);
     QFETCH(double, peak);
     QFETCH(double, efficiency);
+    QFETCH(double, boostMhz);
+    QFETCH(double, sustainedMhz);
+    QFETCH(QString, architecture);
     GpuModel gpu = h100();
     gpu.tdp_w = tdpW;
     gpu.power_limit_w = limitW;
+    gpu.boost_clock_mhz = boostMhz;
+    gpu.sustained_clock_mhz = sustainedMhz;
+    gpu.architecture = architecture.toStdString();
     const GemmRate rate = gemmRate(gpu, fp8 ? GemmPrecision::Fp8 : GemmPrecision::Bf16);
     QVERIFY_CLOSE(rate.peak_flops, peak, 1e-12);
     QVERIFY_CLOSE(rate.efficiency, efficiency, 1e-12);
@@ -1241,9 +1271,11 @@ void TestCostModel::powerCapSlowsGemmsNotStreams() {
     QVERIFY(slow.fwd_s < full.fwd_s * std::cbrt(7.0 / 5.0));
     QVERIFY(embeddingCost(contextOn(capped, model, plan)) ==
             embeddingCost(contextOn(h100(), model, plan)));
-    QVERIFY_CLOSE(gemmTime(capped, gemmRate(capped, GemmPrecision::Bf16), 8192, 8192, 8192) - 3e-6,
-                  (gemmTime(h100(), 989e12, 8192, 8192, 8192) - 3e-6) * std::cbrt(7.0 / 5.0),
-                  1e-12);
+    QVERIFY_CLOSE(
+        gemmTime(capped, gemmRate(capped, GemmPrecision::Bf16), 8192, 8192, 8192) - 3e-6,
+        (gemmTime(h100(), gemmRate(h100(), GemmPrecision::Bf16), 8192, 8192, 8192) - 3e-6) *
+            std::cbrt(7.0 / 5.0),
+        1e-12);
 }
 
 void TestCostModel::gpuArchitectureFromName_data() {
@@ -1354,16 +1386,19 @@ void TestCostModel::attentionKernelSetsTheLayerTime() {
         p.attention_kernel = k;
         return layerCost(contextOn(gpu, model, p));
     };
-    const GpuModel hopper = h100();
+    // At the clock the kernels' efficiencies were measured at, as the
+    // Ampere comparison below (no clock measurement off Hopper).
+    GpuModel hopper = h100();
+    hopper.boost_clock_mhz = hopper.sustained_clock_mhz = 1972;
     const LayerCost fa2 = layerWith(hopper, AttentionKernel::Flash2);
     const LayerCost fa3 = layerWith(hopper, AttentionKernel::Flash3);
     const LayerCost cudnn = layerWith(hopper, AttentionKernel::Cudnn);
     const AttentionRates r2 = attentionRates(hopper, AttentionKernel::Flash2, 8192, 1);
     const AttentionRates rc = attentionRates(hopper, AttentionKernel::Cudnn, 8192, 1);
-    QVERIFY_CLOSE(fa2.fwd_s - cudnn.fwd_s, attnModelFlops / 989e12 * (1 / r2.fwd - 1 / rc.fwd),
-                  1e-9);
+    const double peak = 989e12;
+    QVERIFY_CLOSE(fa2.fwd_s - cudnn.fwd_s, attnModelFlops / peak * (1 / r2.fwd - 1 / rc.fwd), 1e-9);
     QVERIFY_CLOSE(fa2.bwd_input_s - cudnn.bwd_input_s,
-                  2.5 * attnModelFlops / 989e12 * (1 / r2.bwd - 1 / rc.bwd), 1e-9);
+                  2.5 * attnModelFlops / peak * (1 / r2.bwd - 1 / rc.bwd), 1e-9);
     QCOMPARE(fa2.bwd_weight_s, cudnn.bwd_weight_s);
     QVERIFY(fa3.fwd_s < cudnn.fwd_s && cudnn.fwd_s < fa2.fwd_s);
     // FlashAttention-2 takes ~1.6x cuDNN's time in forward at 8k on Hopper
@@ -1373,7 +1408,7 @@ void TestCostModel::attentionKernelSetsTheLayerTime() {
     QVERIFY(layerWith(hopper, AttentionKernel::Auto) == cudnn);
     // Off Hopper every kernel runs at FlashAttention-2's rate relative to the
     // large GEMMs (0.9 and 0.8 of gemm_efficiency), as on A100.
-    GpuModel ampere = h100();
+    GpuModel ampere = hopper;
     ampere.architecture = "ampere";
     const LayerCost a2 = layerWith(ampere, AttentionKernel::Flash2);
     QVERIFY(layerWith(ampere, AttentionKernel::Cudnn) == a2);
@@ -1381,8 +1416,7 @@ void TestCostModel::attentionKernelSetsTheLayerTime() {
     const AttentionRates ra = attentionRates(ampere, AttentionKernel::Flash2, 8192, 1);
     QVERIFY_CLOSE(ra.fwd, 0.8 * 0.9, 1e-12);
     QVERIFY_CLOSE(ra.bwd, 0.8 * 0.8, 1e-12);
-    QVERIFY_CLOSE(a2.fwd_s - cudnn.fwd_s, attnModelFlops / 989e12 * (1 / ra.fwd - 1 / rc.fwd),
-                  1e-9);
+    QVERIFY_CLOSE(a2.fwd_s - cudnn.fwd_s, attnModelFlops / peak * (1 / ra.fwd - 1 / rc.fwd), 1e-9);
     // Short sequences lose efficiency: at 1k the forward runs at ~0.75 of 16k.
     const double at1k = attentionRates(hopper, AttentionKernel::Flash2, 1024, 1).fwd;
     const double at16k = attentionRates(hopper, AttentionKernel::Flash2, 16384, 1).fwd;

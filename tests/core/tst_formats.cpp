@@ -249,6 +249,10 @@ void TestFormats::goodDocuments_data() {
                                                     "/gpu_models/H100/architecture=\"hopper\"",
                                                     "/gpu_models/H100/tdp_w=700",
                                                     "/gpu_models/H100/power_limit_w=500"}));
+    QTest::newRow("gpu clocks") << "cluster"
+                                << QString::fromStdString(edited(
+                                       kCluster, {"/gpu_models/H100/boost_clock_mhz=1980",
+                                                  "/gpu_models/H100/sustained_clock_mhz=1755"}));
     QTest::newRow("ecmp routing") << "cluster"
                                   << QString::fromStdString(
                                          edited(kCluster, {R"(/routing={"policy": "ecmp",
@@ -574,6 +578,19 @@ void TestFormats::badDocuments_data() {
     bad("power limit above tdp", "cluster",
         {"/gpu_models/H100/tdp_w=700", "/gpu_models/H100/power_limit_w=800"},
         {"cluster.json: /gpu_models/H100/power_limit_w: must be at most tdp_w (700), got 800"});
+    bad("sustained clock alone", "cluster", {"/gpu_models/H100/sustained_clock_mhz=1800"},
+        {"cluster.json: /gpu_models/H100/boost_clock_mhz: is needed with sustained_clock_mhz "
+         "(the clock the efficiencies were measured at)"});
+    bad("boost clock alone", "cluster", {"/gpu_models/H100/boost_clock_mhz=1980"},
+        {"cluster.json: /gpu_models/H100/sustained_clock_mhz: is needed with boost_clock_mhz "
+         "(the clock a training run holds)"});
+    bad("sustained above boost", "cluster",
+        {"/gpu_models/H100/boost_clock_mhz=1755", "/gpu_models/H100/sustained_clock_mhz=1980"},
+        {"cluster.json: /gpu_models/H100/sustained_clock_mhz: must be at most boost_clock_mhz "
+         "(1755), got 1980"});
+    bad("clock as text", "cluster",
+        {"/gpu_models/H100/boost_clock_mhz=\"fast\"", "/gpu_models/H100/sustained_clock_mhz=1"},
+        {"cluster.json: /gpu_models/H100/boost_clock_mhz: must be a number >= 0, got 'fast'"});
     bad("link to missing building", "cluster", {"/links/0/between/1=\"B9\""},
         {"cluster.json: /links/0/between/1: no building named 'B9'"});
     bad("link to itself", "cluster", {"/links/0/between=[\"B1\", \"B1\"]"},
