@@ -756,6 +756,15 @@ void MainWindow::createStatusBar() {
     runLabel_ = label("runLabel", QStringLiteral("Goodput (failures, checkpoints, stragglers), "
                                                  "energy per step and the run (docs/RUN.md)"));
     memoryLabel_ = label("memoryLabel", QStringLiteral("Peak memory per GPU on the worst stage"));
+    notesButton_ = new QToolButton(this);
+    notesButton_->setObjectName(QStringLiteral("notesButton"));
+    notesButton_->setAutoRaise(true);
+    notesButton_->hide();
+    statusBar()->addPermanentWidget(notesButton_);
+    connect(notesButton_, &QToolButton::clicked, this, [this] {
+        QMessageBox::information(this, QStringLiteral("Notes on this plan"),
+                                 notesButton_->toolTip());
+    });
     deltaLabel_ = label("deltaLabel", QStringLiteral("Step time against the scenario as opened"));
     placementLabel_ = label("placementLabel", QStringLiteral("The job's grid and GPUs in use"));
     timingLabel_ = label("timingLabel", QStringLiteral("Time the last evaluation took"));
@@ -1214,6 +1223,7 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
         runLabel_->clear();
         runLabel_->setToolTip({});
         memoryLabel_->clear();
+        notesButton_->hide();
         deltaLabel_->clear();
         colour(stepLabel_, QColor(0xc9, 0x2a, 0x2a));
     } else {
@@ -1241,6 +1251,16 @@ void MainWindow::onEvaluated(std::shared_ptr<const EvaluationSnapshot> snapshot)
                                       .arg(m.worst_stage));
             colour(memoryLabel_, QColor(0xc9, 0x2a, 0x2a));
         }
+        // What the evaluation says about the plan beyond its figures; the
+        // GPUs in use are the placement label's already.
+        QStringList notes;
+        for (const std::string& w : e->warnings)
+            if (w.rfind("placement: the plan uses ", 0) != 0)
+                notes << QString::fromStdString(w);
+        notesButton_->setVisible(!notes.isEmpty());
+        notesButton_->setText(notes.size() == 1 ? QStringLiteral("⚠ 1 note")
+                                                : QStringLiteral("⚠ %1 notes").arg(notes.size()));
+        notesButton_->setToolTip(notes.join(QStringLiteral("\n\n")));
         const auto base = live_->baseline();
         if (base && base->step_time_s > 0) {
             const double delta = e->step_time_s / base->step_time_s - 1;

@@ -186,6 +186,9 @@ private:
     QDialog* guide_ = nullptr;
     bool firstDockLayout_ = false; // no saved window state: size the docks once shown
     QLabel* memoryLabel_ = nullptr;
+    // The evaluation's notes (its warnings): a count, the list in its tool
+    // tip and, clicked, in a dialog; hidden when there are none.
+    QToolButton* notesButton_ = nullptr;
     QLabel* deltaLabel_ = nullptr;
     QLabel* timingLabel_ = nullptr;
     QMenu* viewMenu_ = nullptr;

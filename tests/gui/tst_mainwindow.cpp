@@ -20,6 +20,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDir>
@@ -44,6 +45,7 @@
 #include <QTest>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QToolButton>
 #include <QUrl>
 
 #include <QWheelEvent>
@@ -95,6 +97,7 @@ private Q_SLOTS:
     void f1OpensTheGuide();
     void topologyFollowsItsPane();
     void topologyTextIsReadable();
+    void notesShowTheEvaluationsWarnings();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -885,6 +888,48 @@ void TestMainWindow::topologyTextIsReadable() {
         for (std::size_t i = 0; i < view->chips().size(); ++i)
             QVERIFY2(view->chipItem(int(i)), qPrintable(where + QString::number(i)));
     }
+}
+
+void TestMainWindow::notesShowTheEvaluationsWarnings() {
+    // GPT 1.7B at TP 8 on 2,048 tokens a microbatch: its layers wait for
+    // the host (docs/COST_MODEL.md "Host"). The status bar says so, the
+    // list in the button's tool tip; CUDA graphs, ticked in the inspector,
+    // take the note away.
+    const QString published =
+        sa::testing::sourcePath(QStringLiteral("tests/validation/published/"));
+    QTemporaryDir dir;
+    QFile plan(dir.filePath(QStringLiteral("plan.json")));
+    QVERIFY(plan.open(QIODevice::WriteOnly));
+    plan.write(R"({"format": "scaleacross.plan", "version": 1, "name": "tp8",
+        "sequence_length": 2048, "global_batch_sequences": 48, "micro_batch_sequences": 1,
+        "parallelism": {"tp": 8, "cp": 1, "pp": 1, "dp": 6, "ep": 1}, "zero_stage": 1,
+        "framework": "megatron-core", "sequence_parallel": true})");
+    plan.close();
+    QFile scenario(dir.filePath(QStringLiteral("small.json")));
+    QVERIFY(scenario.open(QIODevice::WriteOnly));
+    scenario.write(QStringLiteral(R"({"format": "scaleacross.scenario", "version": 1,
+        "cluster": "%1clusters/dgx-h100-6144.json", "model": "%1models/mcore08-gpt-1.7b.json",
+        "plan": "plan.json"})")
+                       .arg(published)
+                       .toUtf8());
+    scenario.close();
+    QVERIFY2(window_->openFile(scenario.fileName()), qPrintable(window_->lastError()));
+    QVERIFY(waitForEvaluation());
+    auto* notes = window_->findChild<QToolButton*>(QStringLiteral("notesButton"));
+    QVERIFY(notes);
+    QTRY_VERIFY(notes->isVisible());
+    QVERIFY2(notes->toolTip().contains(QLatin1String("waits for the host")),
+             qPrintable(notes->toolTip()));
+    QVERIFY(notes->text().contains(QLatin1String("note")));
+    // Not the GPUs in use: the placement label has them.
+    QVERIFY(!notes->toolTip().contains(QLatin1String("placement: the plan uses")));
+    QCheckBox* graphs = window_->inspector()->checkBox(QStringLiteral("cuda_graphs"));
+    QVERIFY(graphs);
+    window_->inspector()->scrollArea()->ensureWidgetVisible(graphs);
+    QTest::mouseClick(graphs, Qt::LeftButton, {}, QPoint(4, graphs->height() / 2));
+    QVERIFY(window_->document()->scenario().plan.cuda_graphs);
+    QVERIFY(waitForEvaluation());
+    QTRY_VERIFY(!notes->toolTip().contains(QLatin1String("waits for the host")));
 }
 
 QTEST_MAIN(TestMainWindow)
