@@ -119,6 +119,12 @@ def main():
     moe["plan"].update({"zero_stage": 1, "recompute": "selective",
                         "recompute_modules": ["moe_act", "shared_experts", "moe"]})
     scenarios["small-moe-recompute-modules.json"] = moe
+    # The GPU models' clocks and CUDA graphs.
+    clocks = copy.deepcopy(small)
+    for g in clocks["cluster"]["gpu_models"].values():
+        g.update({"boost_clock_mhz": 1980, "sustained_clock_mhz": 1755})
+    clocks["plan"]["cuda_graphs"] = True
+    scenarios["small-clocks-graphs.json"] = clocks
 
     for name, s in scenarios.items():
         write("scenario", name, s)
