@@ -992,12 +992,11 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
 // another: the host's lead neither grows nor shrinks across them). Ops: the
 // kernels the layer's work is counted in (ElementwiseWork: GEMMs, attention,
 // norms, activations, adds), the FP8 casts, the TP collectives, and for an
-// MoE layer the
-// router's GEMM and top-k, the dispatcher's bookkeeping on the token counts
-// (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess: the routing map's
-// sums, their all-gather, slices and the device-to-host copy: 6), the
-// token permutations, the two all-to-alls and, under Transformer Engine's
-// GroupedLinear, one GEMM and one set of casts per local expert. A CUDA
+// MoE layer the router's GEMM and top-k, the dispatcher's bookkeeping on the
+// token counts (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess: the
+// routing map's sums, their all-gather, slices and the device-to-host copy:
+// 6), the token permutations, the two all-to-alls and, under Transformer
+// Engine's GroupedLinear, one GEMM and one set of casts per local expert. A CUDA
 // graph replays its kernels at the GPU's own per-kernel cost; a dropless MoE
 // layer's expert half has data-dependent shapes and stays host-issued, and
 // its forward waits once for the token counts on the host (Megatron-Core's
@@ -1011,8 +1010,10 @@ void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWor
     const bool moe = ctx.moe_layer && ctx.model->moe;
     double denseFwd = elem.fwdKernels() + attentionGemms.fwdLaunches;
     double denseBwd = elem.bwdKernels() + attentionGemms.bwdLaunches;
-    double moeFwd = gemms.fwdLaunches - attentionGemms.fwdLaunches;
-    double moeBwd = gemms.bwdLaunches - attentionGemms.bwdLaunches;
+    // The MLP half's (an MoE layer's expert half: it stays host-issued when
+    // its shapes are data-dependent).
+    double mlpFwd = gemms.fwdLaunches - attentionGemms.fwdLaunches;
+    double mlpBwd = gemms.bwdLaunches - attentionGemms.bwdLaunches;
     if (s.t > 1) {
         // The TP collectives: with SP an all-gather before and a
         // reduce-scatter after attention and the MLP, else two all-reduces;
@@ -1026,20 +1027,20 @@ void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWor
         const double localExperts = double(m.experts) / s.ep;
         const double permutes = 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
         const double allToAlls = s.ep > 1 ? 2.0 : 0.0;
-        moeFwd += 2.0 + 6.0 + permutes + allToAlls;
-        moeBwd += 2.0 + permutes + allToAlls;
+        mlpFwd += 2.0 + 6.0 + permutes + allToAlls;
+        mlpBwd += 2.0 + permutes + allToAlls;
         if (m.shared_experts > 0) {
             // FC1, the activation, FC2; their gradients.
-            moeFwd += 3.0;
-            moeBwd += 5.0;
+            mlpFwd += 3.0;
+            mlpBwd += 5.0;
         }
         dynamic = m.capacity_factor <= 1.0;
     }
     const bool fusedStack = plan.elementwise == Elementwise::Fused;
     const double graphFwd = plan.cuda_graphs ? kc.graph_kernel_s : kc.host_op_fwd_s;
     const double graphBwd = plan.cuda_graphs ? kc.graph_kernel_s : kc.host_op_bwd_s;
-    c.host_fwd_s = denseFwd * graphFwd + moeFwd * (dynamic ? kc.host_op_fwd_s : graphFwd);
-    c.host_bwd_s = denseBwd * graphBwd + moeBwd * (dynamic ? kc.host_op_bwd_s : graphBwd);
+    c.host_fwd_s = denseFwd * graphFwd + mlpFwd * (dynamic ? kc.host_op_fwd_s : graphFwd);
+    c.host_bwd_s = denseBwd * graphBwd + mlpBwd * (dynamic ? kc.host_op_bwd_s : graphBwd);
     c.host_sync = dynamic && (fusedStack || s.ep > 1);
     const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
     c.fwd_s =
