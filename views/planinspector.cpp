@@ -29,8 +29,6 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
-#include <map>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -339,33 +337,45 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "expert) copy; flex sends a token once per host over the network "
                             "and fans it out over NVLink there"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
-    addCheck(sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
-             QStringLiteral("Megatron sequence parallelism with TP"),
-             [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
-    addCheck(sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
-             QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "
-                            "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "
-                            "parallel)"),
-             [](Scenario& s, bool v) { s.plan.tp_comm_overlap = v; });
-    addCheck(sched, QStringLiteral("cuda_graphs"), QStringLiteral("CUDA graphs"),
-             QStringLiteral("Each layer's kernels replayed from a CUDA graph, so the host issues "
-                            "a layer at once instead of op by op (Megatron --cuda-graph-impl); "
-                            "a dropless MoE layer's experts stay host-issued"),
-             [](Scenario& s, bool v) { s.plan.cuda_graphs = v; });
-    addCheck(sched, QStringLiteral("p2p_overlap"), QStringLiteral("P2P overlap"),
-             QStringLiteral("Pipeline sends beside the next compute (Megatron's interleaved "
-                            "schedule); off, a stage waits for each send as Megatron's 1F1B, "
-                            "NeMo and torchtitan's Schedule1F1B do"),
-             [](Scenario& s, bool v) { s.plan.p2p_overlap = v; });
-    addCheck(sched, QStringLiteral("ep_overlap"), QStringLiteral("EP overlap"),
-             QStringLiteral("MoE all-to-all beside another microbatch's compute (Megatron "
-                            "--overlap-moe-expert-parallel-comm: combined 1F1B; with EP, and "
-                            "under PP with interleaving)"),
-             [](Scenario& s, bool v) { s.plan.ep_overlap = v; });
-    addCheck(sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
-             QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
-                            "links (more activation memory)"),
-             [](Scenario& s, bool v) { s.plan.schedule.latency_hiding = v; });
+    addCheck(
+        sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
+        QStringLiteral("Megatron sequence parallelism with TP"),
+        [](const Plan& p) { return p.sequence_parallel; },
+        [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
+    addCheck(
+        sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
+        QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "
+                       "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "
+                       "parallel)"),
+        [](const Plan& p) { return p.tp_comm_overlap; },
+        [](Scenario& s, bool v) { s.plan.tp_comm_overlap = v; });
+    addCheck(
+        sched, QStringLiteral("cuda_graphs"), QStringLiteral("CUDA graphs"),
+        QStringLiteral("Each layer's kernels replayed from a CUDA graph, so the host issues "
+                       "a layer at once instead of op by op (Megatron --cuda-graph-impl); "
+                       "a dropless MoE layer's experts stay host-issued"),
+        [](const Plan& p) { return p.cuda_graphs; },
+        [](Scenario& s, bool v) { s.plan.cuda_graphs = v; });
+    addCheck(
+        sched, QStringLiteral("p2p_overlap"), QStringLiteral("P2P overlap"),
+        QStringLiteral("Pipeline sends beside the next compute (Megatron's interleaved "
+                       "schedule); off, a stage waits for each send as Megatron's 1F1B, "
+                       "NeMo and torchtitan's Schedule1F1B do"),
+        [](const Plan& p) { return p.p2p_overlap; },
+        [](Scenario& s, bool v) { s.plan.p2p_overlap = v; });
+    addCheck(
+        sched, QStringLiteral("ep_overlap"), QStringLiteral("EP overlap"),
+        QStringLiteral("MoE all-to-all beside another microbatch's compute (Megatron "
+                       "--overlap-moe-expert-parallel-comm: combined 1F1B; with EP, and "
+                       "under PP with interleaving)"),
+        [](const Plan& p) { return p.ep_overlap; },
+        [](Scenario& s, bool v) { s.plan.ep_overlap = v; });
+    addCheck(
+        sched, QStringLiteral("latency_hiding"), QStringLiteral("Latency-aware warm-up"),
+        QStringLiteral("CrossPipe: extra warm-up forwards cover the P2P round trip of long "
+                       "links (more activation memory)"),
+        [](const Plan& p) { return p.schedule.latency_hiding; },
+        [](Scenario& s, bool v) { s.plan.schedule.latency_hiding = v; });
     addCombo(sched, QStringLiteral("fsdp_reshard_after_forward"), QStringLiteral("FSDP reshard"),
              names({"default (not under PP)", "after every forward", "never"}),
              QStringLiteral("ZeRO-3: gather and reduce every microbatch, or once per step "
@@ -391,9 +401,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         const auto a = document_->scenario().plan.algoFor(Dim::DP);
         algo->setCurrentIndex(int(std::find(kAlgos.begin(), kAlgos.end(), a) - kAlgos.begin()));
     });
-    addCheck(dp, QStringLiteral("dp_overlap"), QStringLiteral("Overlap with backward"),
-             QStringLiteral("Overlap gradient traffic with the backward pass"),
-             [](Scenario& s, bool v) { s.plan.dp_overlap = v; });
+    addCheck(
+        dp, QStringLiteral("dp_overlap"), QStringLiteral("Overlap with backward"),
+        QStringLiteral("Overlap gradient traffic with the backward pass"),
+        [](const Plan& p) { return p.dp_overlap; },
+        [](Scenario& s, bool v) { s.plan.dp_overlap = v; });
     addCombo(dp, QStringLiteral("grad_reduce_bytes"), QStringLiteral("Gradients"),
              names({"fp32 (4 B per element)", "bf16 (2 B per element)"}),
              QStringLiteral("The main-grad buffer's dtype, reduced as it is (Megatron-Core keeps "
@@ -495,26 +507,6 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());
     });
-    // The plan's value behind each check box.
-    const std::map<QString, bool (*)(const Plan&)> checked = {
-        {QStringLiteral("dp_overlap"), [](const Plan& p) { return p.dp_overlap; }},
-        {QStringLiteral("latency_hiding"), [](const Plan& p) { return p.schedule.latency_hiding; }},
-        {QStringLiteral("sequence_parallel"), [](const Plan& p) { return p.sequence_parallel; }},
-        {QStringLiteral("tp_comm_overlap"), [](const Plan& p) { return p.tp_comm_overlap; }},
-        {QStringLiteral("cuda_graphs"), [](const Plan& p) { return p.cuda_graphs; }},
-        {QStringLiteral("p2p_overlap"), [](const Plan& p) { return p.p2p_overlap; }},
-        {QStringLiteral("ep_overlap"), [](const Plan& p) { return p.ep_overlap; }},
-    };
-    for (const auto& [field, widget] : editors_) {
-        const auto get = checked.find(field);
-        auto* check = qobject_cast<QCheckBox*>(widget);
-        if (get == checked.end() || !check)
-            continue;
-        refreshers_.push_back([this, check, value = get->second] {
-            check->setChecked(value(document_->scenario().plan));
-        });
-    }
-
     connect(document_, &Document::scenarioChanged, this, &PlanInspector::refresh);
     connect(document_, &Document::clusterChanged, this, &PlanInspector::rebuildLinkEditors);
     connect(document_, &Document::clusterChanged, this, &PlanInspector::rebuildSelectors);
@@ -837,12 +829,11 @@ void PlanInspector::buildRunGroups(QWidget* content, QVBoxLayout* column) {
             int(std::min<std::int64_t>(document_->scenario().plan.checkpoint.interval_steps,
                                        std::numeric_limits<int>::max())));
     });
-    auto* async =
-        addCheck(form, QStringLiteral("checkpoint_async"), QStringLiteral("Async checkpoints"),
-                 QStringLiteral("The step pauses only for the copy to host memory"),
-                 [](Scenario& s, bool v) { s.plan.checkpoint.async = v; });
-    refreshers_.push_back(
-        [this, async] { async->setChecked(document_->scenario().plan.checkpoint.async); });
+    addCheck(
+        form, QStringLiteral("checkpoint_async"), QStringLiteral("Async checkpoints"),
+        QStringLiteral("The step pauses only for the copy to host memory"),
+        [](const Plan& p) { return p.checkpoint.async; },
+        [](Scenario& s, bool v) { s.plan.checkpoint.async = v; });
     addDouble(form, {QStringLiteral("token_budget"), QStringLiteral("Token budget"),
                      QStringLiteral("Tokens the run trains on, in billions (the run's totals "
                                     "need it)"),
@@ -1173,13 +1164,14 @@ QComboBox* PlanInspector::addCombo(QFormLayout* form, const QString& field, cons
 }
 
 QCheckBox* PlanInspector::addCheck(QFormLayout* form, const QString& field, const QString& label,
-                                   const QString& toolTip,
+                                   const QString& toolTip, bool (*read)(const Plan&),
                                    std::function<void(Scenario&, bool)> write) {
     auto* box = new QCheckBox(form->parentWidget());
     box->setToolTip(toolTip);
     guardEditor(box);
     form->addRow(label, box);
     editors_.emplace_back(field, box);
+    refreshers_.push_back([this, box, read] { box->setChecked(read(document_->scenario().plan)); });
     connect(box, &QCheckBox::toggled, this, [this, box, field, label, write](bool on) {
         edit(box, field,
              QStringLiteral("%1 %2").arg(on ? QStringLiteral("Enable") : QStringLiteral("Disable"),

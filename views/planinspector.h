@@ -70,8 +70,10 @@ private:
     QComboBox* addCombo(QFormLayout* form, const QString& field, const QString& label,
                         const QStringList& items, const QString& toolTip,
                         std::function<void(Scenario&, int)> write);
+    // A check box showing read(plan) on every refresh; a toggle writes it.
     QCheckBox* addCheck(QFormLayout* form, const QString& field, const QString& label,
-                        const QString& toolTip, std::function<void(Scenario&, bool)> write);
+                        const QString& toolTip, bool (*read)(const Plan&),
+                        std::function<void(Scenario&, bool)> write);
     // A decimal field; `special` is shown at `min` (e.g. "default" for 0).
     // read/write see the scenario (and may look at the selected building or
     // link); a write that returns false changes nothing.
