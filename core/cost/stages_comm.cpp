@@ -289,6 +289,33 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     }
 }
 
+namespace {
+
+// The share of stage s's P parameters in the gradient bucket reduced last
+// (and gathered first). Buckets fill in backward order and close once they
+// reach the bucket size, never splitting a parameter (Megatron-Core
+// param_and_grad_buffer.py; PyTorch DDP's bucket assignment likewise): the
+// stage holding the input embedding ends with the embedding table, whose
+// gradient is complete only once the backward has passed the first layer,
+// together with what the earlier buckets left over. Elsewhere the buckets
+// are taken as equal.
+double lastBucketShare(const DpTimingInput& in, int s, double P, double buckets) {
+    const double even = 1.0 / buckets;
+    if (s != 0 || P <= 0)
+        return even;
+    double embedding = 0;
+    for (int b : in.layout->stageBuildings[std::size_t(s)])
+        embedding = std::max(embedding, (*in.costs)[std::size_t(b)].embedding.params);
+    const Plan& plan = *in.plan;
+    const double bucketParams =
+        std::max(1.0, plan.dp_bucket_mib * 1024 * 1024 / double(plan.grad_reduce_bytes));
+    const double last =
+        std::min(P, embedding + std::fmod(std::max(0.0, P - embedding), bucketParams));
+    return std::max(even, last / P);
+}
+
+} // namespace
+
 void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const Plan& plan = *in.plan;
     const PipelineResult& pr = *in.simulated;
@@ -310,9 +337,10 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double P = (*in.stage_params)[i];
         const double endS = pr.end_s[i];
         const double share = stageOverlapShare(*in.layout, *in.costs, s);
-        double t = 0, buckets = 1;
+        double t = 0, buckets = 1, tail = 0;
         if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
+            const double lastShare = lastBucketShare(in, s, P, buckets);
             // Compression's encode and decode passes run in the DP stream,
             // before each bucket is sent and after it arrives, at the HBM
             // rate of the slowest GPU holding the stage (memory-bound).
@@ -322,20 +350,26 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                     hbm = std::min(hbm, (*in.costs)[std::size_t(b)].gpu->hbm_tbps);
                 out.codec[i] = d.rsCost[i].codec_hbm_bytes / (hbm * 1e12 * hbmEfficiency);
             }
-            t = std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) +
-                d.rsCost[i].latency_s * buckets + out.codec[i];
+            const double bandwidth =
+                std::max(d.rsCost[i].bandwidth_s, d.reduceShared[i]) + out.codec[i];
+            t = bandwidth + d.rsCost[i].latency_s * buckets;
+            tail = bandwidth * lastShare + d.rsCost[i].latency_s;
             if (zero >= 1) {
                 const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
-                const double tAg = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]) +
-                                   d.agCost[i].latency_s * agBuckets;
-                // Overlapped, the first bucket is exposed and the rest runs
-                // beside the first forwards (this stage's and those before it,
-                // when this stage has no compute), slowing this stage's.
+                const double agBandwidth = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]);
+                const double tAg = agBandwidth + d.agCost[i].latency_s * agBuckets;
+                // Overlapped, the first bucket is exposed (the same bucket
+                // the backward reduced last: Megatron gathers the buckets in
+                // the reverse of their order) and the rest runs beside the
+                // first forwards (this stage's and those before it, when
+                // this stage has no compute), slowing this stage's.
+                const double head =
+                    agBandwidth * std::max(lastShare, 1.0 / agBuckets) + d.agCost[i].latency_s;
                 const double window = firstFwd + pin.fwd[i][0];
                 const double beside = std::clamp(std::min(tAg, window) - firstFwd, 0.0, tAg);
                 const double slowdown = slowedCompute(pin.fwd[i][0], beside, share) - pin.fwd[i][0];
                 out.gatherExposed[i] =
-                    plan.dp_overlap ? std::max(tAg / agBuckets + slowdown, tAg - window) : tAg;
+                    plan.dp_overlap ? std::max(head + slowdown, tAg - window) : tAg;
             }
         }
         out.time[i] = t;
@@ -344,8 +378,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         // The overlapped sync takes SMs from the last backward beside it:
         // every bucket but the last, which waits for the backward to end.
         const double computeEnd =
-            start < endS ? start + slowedCompute(endS - start, t - t / buckets, share) : endS;
-        out.end[i] = t > 0 ? std::max(start + t, computeEnd + t / buckets) : endS;
+            start < endS ? start + slowedCompute(endS - start, t - tail, share) : endS;
+        out.end[i] = t > 0 ? std::max(start + t, computeEnd + tail) : endS;
         // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
         // gradients into their shards during its backward: the DP stream
         // runs m of them, none before the stage's first backward.
