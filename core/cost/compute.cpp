@@ -750,13 +750,27 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
 // regrouped by local expert and back again (MoEAlltoAllTokenDispatcher
 // sort_chunks_by_idxs). Each pass reads and writes every copy's hidden
 // vector in BF16.
+// Permutation passes of an MoE layer's forward (as many in its backward).
+// Megatron-Core's all-to-all dispatcher permutes the tokens into rank order
+// before the exchange and, with several local experts, regroups the received
+// ones by expert after it (sort_chunks_by_idxs); the combine undoes both:
+// 2 or 4 passes. The flex dispatcher's kernels take the tokens in their own
+// order: DeepEP's received tokens are permuted by expert once and unpermuted
+// once before the combine (token_dispatcher.py _DeepepManager), HybridEP
+// does the same inside its dispatch and combine (_HybridEPManager): 2.
+double moePermutePasses(const LayerContext& ctx, const LayerShape& s) {
+    const double localExperts = double(ctx.model->moe->experts) / s.ep;
+    if (s.ep > 1 && ctx.plan->ep_dispatcher == EpDispatcher::Flex)
+        return 2.0;
+    return 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
+}
+
 double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
     if (!ctx.moe_layer || !ctx.model->moe)
         return 0;
     const MoeConfig& moe = *ctx.model->moe;
     const double copies = (s.sp ? s.T / s.t : s.T) * moe.top_k * moe.capacity_factor;
-    const double localExperts = double(moe.experts) / s.ep;
-    const double passes = 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
+    const double passes = moePermutePasses(ctx, s);
     return passes *
            (streamTime(*ctx.gpu, 2.0 * copies * s.h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s);
 }
@@ -1024,8 +1038,7 @@ void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWor
     bool dynamic = false;
     if (moe) {
         const MoeConfig& m = *ctx.model->moe;
-        const double localExperts = double(m.experts) / s.ep;
-        const double permutes = 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
+        const double permutes = moePermutePasses(ctx, s);
         const double allToAlls = s.ep > 1 ? 2.0 : 0.0;
         mlpFwd += 2.0 + 6.0 + permutes + allToAlls;
         mlpBwd += 2.0 + permutes + allToAlls;

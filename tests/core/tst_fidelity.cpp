@@ -553,14 +553,17 @@ void TestFidelity::moeTokensArePermutedAroundTheExperts() {
     // pass reads and writes 8192 x 8 hidden vectors in BF16. Without EP the
     // dispatcher permutes and unpermutes (2 passes); under EP 8 (16 local
     // experts) it also regroups the received tokens by expert and back (4).
+    // The flex dispatcher (DeepEP, HybridEP) receives the tokens in its own
+    // order and permutes them by expert once each way (2).
     Model m = smallLlama();
     MoeConfig moe = moeOf(128, 8, 768);
     m.moe = moe;
     const Cluster c = clusterOf("one", {building("B1", 64)});
-    const auto layer = [&](int ep) {
+    const auto layer = [&](int ep, EpDispatcher dispatcher = EpDispatcher::AllToAll) {
         Plan p = makePlan(1, 1, 8, 64);
         p.micro_batch_sequences = 4;
         p.parallelism.ep = ep;
+        p.ep_dispatcher = dispatcher;
         LayerContext ctx = layerContext(c, c.buildings[0], m, p);
         ctx.moe_layer = true;
         return layerCost(ctx);
@@ -570,6 +573,8 @@ void TestFidelity::moeTokensArePermutedAroundTheExperts() {
     const LayerCost one = layer(1), eight = layer(8);
     QVERIFY_CLOSE(one.moe_permute_s, 2 * pass, 1e-9);
     QVERIFY_CLOSE(eight.moe_permute_s, 4 * pass, 1e-9);
+    QVERIFY_CLOSE(layer(8, EpDispatcher::Flex).moe_permute_s, 2 * pass, 1e-9);
+    QVERIFY_CLOSE(layer(1, EpDispatcher::Flex).moe_permute_s, 2 * pass, 1e-9);
     QVERIFY(one.fwd_s > one.moe_permute_s);
     // One expert per GPU: nothing to regroup.
     moe.experts = 8;
