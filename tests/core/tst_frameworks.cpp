@@ -185,6 +185,12 @@ std::vector<PublishedRow> publishedRows() {
         "models/llama31-405b-fp8.json", 0, {V});
     add("megatron/mbridge2604-qwen3-30b-a3b-16.sh", "plans/mbridge2604-qwen3-30b-a3b-16.json",
         "models/qwen3-30b-a3b-fp8.json", 0, {});
+    // Megatron-Bridge main: the 2026-07-25 HybridEP A/B (EP overlap off and on).
+    for (const char* suffix : {"", "-epoverlap"}) {
+        const std::string name = std::string("mbridge-main-qwen3-30b-a3b-bf16-16") + suffix;
+        add("megatron/" + name + ".sh", "plans/" + name + ".json", "models/qwen3-30b-a3b-bf16.json",
+            0, {});
+    }
     // EP 32 with expert TP 1 over tp 2 x dp 16: the documents carve ep out of dp and split
     // experts with tp (the plan encodes ep 16 with experts over tp 2, its assumptions say why).
     add("megatron/mbridge2604-qwen3-235b-a22b-256.sh", "plans/mbridge2604-qwen3-235b-a22b-256.json",

@@ -576,6 +576,55 @@ run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model 
      MB26_PG],
     published_tflops_per_gpu=253)
 
+# ----------- Megatron-Bridge main (16 H100, BF16; Qwen3 30B-A3B, HybridEP A/B)
+# A controlled comparison the Bridge repository records with its Nsight
+# decomposition: the same job with the plain EP overlap off and on.
+MBMAIN = ("NVIDIA-NeMo/Megatron-Bridge skills/nemo-mbridge-perf-expert-parallel-overlap/SKILL.md "
+          "(commit 067f987df), 'HybridEP Production-Shape Benchmark', a 2026-07-25 controlled "
+          "Qwen3 30B-A3B pretraining comparison on 16 H100 GPUs")
+MBMAIN_ASSUME = [
+    "configuration from the benchmark's statement (BF16, sequence 4096, TP1 PP1 CP1 EP16, MBS 1, "
+    "GBS 1024, force-balanced routing, flex dispatcher with HybridEP, Transformer Engine CUDA "
+    "graphs over moe_router and moe_preprocess, delayed wgrad off) and, for the rest, the recipe "
+    "it ran: src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py "
+    "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config at 067f987df (HybridEP on 32 SMs, router and "
+    "permute fusion, grouped GEMM, gradients reduced in BF16, distributed optimizer with "
+    "overlapped grad reduce and param gather, no recompute, TE cross-entropy)",
+    "grad_reduce_bytes 2: the recipe sets mixed_precision.grad_reduce_in_fp32 and "
+    "ddp.grad_reduce_in_fp32 to False",
+    "rank order [tp, cp, dp, pp]: Megatron-Core's default",
+    "attention_kernel auto (Transformer Engine's pick, cuDNN fused attention on Hopper): the "
+    "recipe sets attention_backend None",
+    "cuda_graphs true: the launch configuration's --cuda-graph-impl transformer_engine; the run "
+    "captured the router and the dispatcher's preprocessing, the model takes each layer's "
+    "attention half as captured and the dropless expert half as host-issued (the host pace does "
+    "not bind this job's layers either way)",
+    "force-balanced routing matches the model's even expert load; capacity factor 1",
+    "the flex dispatcher with the HybridEP backend (32 SMs) as ep_dispatcher flex: one copy per "
+    "destination host over the network, NVLink fan-out there; beside another microbatch's "
+    "compute it takes an NCCL collective's share of the SMs (24 of 132) where HybridEP holds 32",
+    "the precision-aware optimizer (FP32 states kept, BF16 parameters) is not modelled apart",
+]
+q30bf16 = model("qwen3-30b-a3b-bf16", "Qwen3-30B-A3B: 48 layers, hidden 2048, 32 heads of 128 (a "
+                "4096-wide q projection, twice hidden), 4 KV heads, 128 experts top-8 with expert ffn "
+                "768, vocab 151936, untied; BF16", 48, 2048, 6144, 32, 4, 151936, "swiglu", "bf16",
+                False, moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 768}, head_dim=128)
+for suffix, step, tflops, window in (("", 24.7138, 244.039, "overlap off, iterations 5-20"),
+                                     ("-epoverlap", 20.9920, 287.305,
+                                      "overlap on, the independent validation run, iterations "
+                                      "41-50")):
+    name = "mbridge-main-qwen3-30b-a3b-bf16-16" + suffix
+    p = plan(name, "Megatron-Bridge main (2026-07-25 A/B): Qwen3 30B-A3B BF16 on 16 H100, TP1 PP1 "
+             "EP16 DP16, MBS 1, GBS 1024, seq 4096 (GA 64), HybridEP, EP overlap " +
+             ("on" if suffix else "off"), 4096, 1024, 1, 1, 1, 1, 16, ep=16, sp=False, grad_bytes=2,
+             rank_order=["tp", "cp", "dp", "pp"])
+    p["cuda_graphs"] = True
+    dump("plans/" + name + ".json", p)
+    tokens = 1024 * 4096 / 16 / step
+    run(name, "megatron-bridge-main", MBMAIN + ": %s: %.4f s a step, %.3f model TFLOP/s/GPU" %
+        (window, step, tflops), "dgx-h100.json", q30bf16, p, "step_time_s", step, tokens,
+        MBMAIN_ASSUME, published_tflops_per_gpu=tflops)
+
 # ------------------------------------------------------------------ index
 # The first batch stays as it was copied (runs.json holds it); the rest is
 # rewritten on every run of this script.
