@@ -146,6 +146,18 @@ double paramsPerGpu(const Evaluation& ev) {
     return ev.memory.weights_gib * kGiB / kWeightBytes;
 }
 
+// TP 8 x DP 8 on 64 GPUs (one host a replica), 4096-token sequences, one
+// microbatch of 32 a replica, plain DDP over rings with `bucketMib` buckets.
+Plan dpOverEightHosts(double bucketMib) {
+    Plan p = makePlan(8, 1, 8, 256);
+    p.sequence_length = 4096;
+    p.micro_batch_sequences = 32;
+    p.zero_stage = 0;
+    p.dp_bucket_mib = bucketMib;
+    p.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    return p;
+}
+
 } // namespace
 
 class TestFidelity : public QObject {
@@ -485,12 +497,7 @@ void TestFidelity::overlappedCollectivesTakeSmsFromCompute() {
     // all but its last bucket hides there, but it slows that backward by
     // share x its time. Without overlap it all comes after the backward.
     const Cluster c = clusterOf("one", {building("B1", 64)});
-    Plan on = makePlan(8, 1, 8, 256);
-    on.sequence_length = 4096;
-    on.micro_batch_sequences = 32;
-    on.zero_stage = 0;
-    on.dp_bucket_mib = 1;
-    on.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    const Plan on = dpOverEightHosts(1);
     Plan off = on;
     off.dp_overlap = false;
     const Evaluation hidden = evaluated(c, smallLlama(), on);
@@ -514,12 +521,7 @@ void TestFidelity::embeddingBucketIsReducedLast() {
     // a 256k vocabulary its all-reduce, a sixth of the stage's, comes after
     // the backward. With a 1k vocabulary the last bucket is 16 MiB again.
     const Cluster c = clusterOf("one", {building("B1", 64)});
-    Plan on = makePlan(8, 1, 8, 256);
-    on.sequence_length = 4096;
-    on.micro_batch_sequences = 32;
-    on.zero_stage = 0;
-    on.dp_bucket_mib = 16;
-    on.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    const Plan on = dpOverEightHosts(16);
     Plan off = on;
     off.dp_overlap = false;
     for (const std::int64_t vocab : {std::int64_t(1024), std::int64_t(262144)}) {
