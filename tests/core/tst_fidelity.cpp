@@ -199,6 +199,7 @@ private Q_SLOTS:
     void groupedExpertsLaunchPerExpert();
     void moeForwardWaitsForTokenCounts();
     void hostBoundPlanWarns();
+    void expertParallelPlanCarriesTheAccuracyNote();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -548,6 +549,32 @@ void TestFidelity::embeddingBucketIsReducedLast() {
             QVERIFY(exposed <= (share + 0.1) * sync);
         }
     }
+}
+
+void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
+    // The validation's MoE rows with expert parallelism all come out too
+    // fast (tst_validation widerRuns holds the note to that): a plan of
+    // that kind says so; without EP, or without experts, nothing is said.
+    // Tokens padded to capacity (capacity factor > 1) do not wait for their
+    // counts, and the note leaves that part out.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto note = [&](const Model& m, int ep) {
+        Plan p = makePlan(1, 1, 8, 64);
+        p.parallelism.ep = ep;
+        for (const std::string& w : evaluated(c, m, p).warnings)
+            if (w.rfind("accuracy:", 0) == 0)
+                return w;
+        return std::string();
+    };
+    Model moe = smallLlama();
+    moe.moe = moeOf(64, 8, 768);
+    QVERIFY(note(moe, 8).find("lower bound") != std::string::npos);
+    QVERIFY(note(moe, 8).find("token counts") != std::string::npos);
+    QVERIFY(note(moe, 1).empty());
+    QVERIFY(note(smallLlama(), 1).empty());
+    moe.moe->capacity_factor = 1.25;
+    QVERIFY(!note(moe, 8).empty());
+    QVERIFY(note(moe, 8).find("token counts") == std::string::npos);
 }
 
 void TestFidelity::moeTokensArePermutedAroundTheExperts() {
