@@ -741,23 +741,18 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
     return w;
 }
 
-// An MoE layer's token permutations, forward (the backward runs each one's
-// mirror image, the same bytes): the dispatcher gathers each token's top_k
+// Permutation passes of an MoE layer's forward (the backward runs each one's
+// mirror image, the same bytes). The dispatcher gathers each token's top_k
 // copies into expert order before the experts and scatters them back,
 // weighted, after (Megatron-Core token_dispatcher.py permute / unpermute,
-// fused or not; torchtitan's MoE index_select / scatter_add); under EP with
-// several local experts the tokens received from the all-to-all are
-// regrouped by local expert and back again (MoEAlltoAllTokenDispatcher
-// sort_chunks_by_idxs). Each pass reads and writes every copy's hidden
-// vector in BF16.
-// Permutation passes of an MoE layer's forward (as many in its backward).
-// Megatron-Core's all-to-all dispatcher permutes the tokens into rank order
-// before the exchange and, with several local experts, regroups the received
-// ones by expert after it (sort_chunks_by_idxs); the combine undoes both:
-// 2 or 4 passes. The flex dispatcher's kernels take the tokens in their own
-// order: DeepEP's received tokens are permuted by expert once and unpermuted
-// once before the combine (token_dispatcher.py _DeepepManager), HybridEP
-// does the same inside its dispatch and combine (_HybridEPManager): 2.
+// fused or not; torchtitan's MoE index_select / scatter_add): 2. Under EP
+// Megatron-Core's all-to-all dispatcher permutes into rank order before the
+// exchange and, with several local experts, regroups the received tokens by
+// expert after it and back again (MoEAlltoAllTokenDispatcher
+// sort_chunks_by_idxs): 4. The flex dispatcher's kernels take the tokens in
+// their own order: DeepEP's received tokens are permuted by expert once and
+// unpermuted once before the combine (_DeepepManager), HybridEP does the
+// same inside its dispatch and combine (_HybridEPManager): 2.
 double moePermutePasses(const LayerContext& ctx, const LayerShape& s) {
     const double localExperts = double(ctx.model->moe->experts) / s.ep;
     if (s.ep > 1 && ctx.plan->ep_dispatcher == EpDispatcher::Flex)
@@ -765,6 +760,7 @@ double moePermutePasses(const LayerContext& ctx, const LayerShape& s) {
     return 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
 }
 
+// The passes' time: each reads and writes every copy's hidden vector in BF16.
 double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
     if (!ctx.moe_layer || !ctx.model->moe)
         return 0;
