@@ -292,23 +292,21 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
 namespace {
 
 // The share of stage s's P parameters in the gradient bucket reduced last
-// (and gathered first). Buckets fill in backward order and close once they
-// reach the bucket size, never splitting a parameter (Megatron-Core
-// param_and_grad_buffer.py; PyTorch DDP's bucket assignment likewise): the
-// stage holding the input embedding ends with the embedding table, whose
-// gradient is complete only once the backward has passed the first layer,
-// together with what the earlier buckets left over. Elsewhere the buckets
-// are taken as equal.
-double lastBucketShare(const DpTimingInput& in, int s, double P, double buckets) {
+// (and gathered first), with buckets of `bucketParams` parameters. Buckets
+// fill in backward order and close once they reach the bucket size, never
+// splitting a parameter (Megatron-Core param_and_grad_buffer.py; PyTorch
+// DDP's bucket assignment likewise): the stage holding the input embedding
+// ends with the embedding table, whose gradient is complete only once the
+// backward has passed the first layer, together with what the earlier
+// buckets left over. Elsewhere the buckets are taken as equal.
+double lastBucketShare(const DpTimingInput& in, int s, double P, double buckets,
+                       double bucketParams) {
     const double even = 1.0 / buckets;
     if (s != 0 || P <= 0)
         return even;
     double embedding = 0;
     for (int b : in.layout->stageBuildings[std::size_t(s)])
         embedding = std::max(embedding, (*in.costs)[std::size_t(b)].embedding.params);
-    const Plan& plan = *in.plan;
-    const double bucketParams =
-        std::max(1.0, plan.dp_bucket_mib * 1024 * 1024 / double(plan.grad_reduce_bytes));
     const double last =
         std::min(P, embedding + std::fmod(std::max(0.0, P - embedding), bucketParams));
     return std::max(even, last / P);
@@ -340,7 +338,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         double t = 0, buckets = 1, tail = 0;
         if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
-            const double lastShare = lastBucketShare(in, s, P, buckets);
+            const double lastShare = lastBucketShare(in, s, P, buckets, bucketBytes / gradBytes);
             // Compression's encode and decode passes run in the DP stream,
             // before each bucket is sent and after it arrives, at the HBM
             // rate of the slowest GPU holding the stage (memory-bound).
