@@ -62,7 +62,9 @@ struct SearchSpace {
 };
 
 // Every micro batch size dividing the per-replica batch (up to 16) and
-// every interleaving depth Megatron accepts (layers divisible by pp*v,
+// every interleaving depth the run's framework accepts (Megatron: layers
+// divisible by pp*v; a plan that states its layers per pipeline rank, as
+// frameworks with uneven stages do: at least v layers on every rank; and
 // microbatches divisible by pp), as far as `space` opens them; the
 // fastest plan that fits memory, or with `mustFit` false the fastest of
 // all when none fits.
@@ -84,7 +86,12 @@ std::optional<Choice> bestPlan(const Scenario& base, SearchSpace space, bool mus
             Plan p = p0;
             p.micro_batch_sequences = mbs;
             if (space.interleaving) {
-                if (v > 1 && (pp == 1 || base.model.layers % (pp * v) != 0 || m % pp != 0))
+                const std::vector<int> perRank =
+                    p0.placement ? p0.placement->layers_per_stage : std::vector<int>{};
+                const bool chunks = perRank.empty()
+                                        ? base.model.layers % (pp * v) == 0
+                                        : *std::min_element(perRank.begin(), perRank.end()) >= v;
+                if (v > 1 && (pp == 1 || !chunks || m % pp != 0))
                     continue;
                 p.schedule.kind = v > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
                 p.schedule.virtual_stages = v;

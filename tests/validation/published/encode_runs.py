@@ -625,6 +625,66 @@ for suffix, step, tflops, window in (("", 24.7138, 244.039, "overlap off, iterat
         (window, step, tflops), "dgx-h100.json", q30bf16, p, "step_time_s", step, tokens,
         MBMAIN_ASSUME, published_tflops_per_gpu=tflops)
 
+# ------------- Llama 3 (Dubey et al. 2024), 405B pretraining on Meta's RoCE H100 cluster
+# Table 4 of the paper states every parallel dimension, the batch and the
+# achieved BF16 TFLOP/s per GPU; Section 3.3 states the machine and the
+# framework's choices used below.
+L3 = ("Dubey et al., 'The Llama 3 Herd of Models' (arXiv 2407.21783, 2024), Section 3.3.2, "
+      "Table 4 (scaling configurations and MFU of Llama 3 405B pre-training)")
+meta = load("clusters/dgx-h100.json")
+meta["name"] = "meta-roce-h100-24k"
+meta["description"] = (
+    "Meta's RoCE AI cluster of the Llama 3 paper (Section 3.3.1): 24K H100 SXM5 80GB HBM3 at 700 W, "
+    "8 per Grand Teton server on NVLink, 400 Gb/s RoCE per GPU in a three-layer Clos: pods of "
+    "3,072 GPUs (192 racks of 16) at full bisection, 1:7 oversubscribed between pods at the "
+    "aggregation layer.")
+meta["gpu_models"] = {"H100-SXM5-80GB": dict(meta["gpu_models"]["H100-SXM5-80GB"])}
+meta["buildings"][0].update({"gpus": 24576, "zone_gpus": 3072, "zone_oversubscription": 7})
+dump("clusters/meta-roce-h100-24k.json", meta)
+l405 = model("llama31-405b-bf16", "Llama 3 405B (Table 3 of the paper: 126 x 16384, 128 heads, "
+             "8 KV heads, ffn 53248, vocab 128256), BF16", 126, 16384, 53248, 128, 8, 128256,
+             "swiglu", "bf16", False)
+L3_FPT = megatron_flops_per_token(126, 16384, 128, 8, 53248, 128256, 8192, True)
+L3_ASSUME = [
+    "parallelism, sequence length and batch from Table 4; rank order [tp, cp, pp, dp] as Section "
+    "3.3.2 gives it ('the order of parallelism dimensions, [TP, CP, PP, DP], is optimized for "
+    "network communication')",
+    "tokens/s/GPU = TFLOP/s / (%.4g FLOPs per token): the paper does not give its FLOP count; "
+    "this is Megatron's and torchtitan's (6 x parameters plus the full s^2 attention term, "
+    "12 x layers x hidden x seq); a causal count would halve the attention term and give "
+    "~4%% more tokens/s" % L3_FPT,
+    "zero_stage 3 with fsdp_reshard_after_forward never: 'we shard the optimizer states and "
+    "gradients, but for the model shards we do not reshard after forward computation to avoid an "
+    "extra all-gather communication during backward passes'",
+    "grad_reduce_bytes 4: 'we ... reduce-scatter gradients in FP32 across data parallel workers "
+    "in FSDP' (Section 3.3.2, numerical stability)",
+    "recompute none: 'we could pretrain Llama 3 on sequences of 8K tokens without activation "
+    "checkpointing'",
+    "layers per pipeline rank 7, 8 x 14, 7: 'we reduce one Transformer layer each from the first "
+    "and the last stages'",
+    "interleaved schedule ('we use an interleaved schedule ... with V pipeline stages on one "
+    "pipeline rank'); V and the micro batch are not published: the test picks the fastest that "
+    "fits. The paper's tunable N (contiguous microbatches per round) is not expressible: the "
+    "model runs Megatron's interleaving",
+    "asynchronous point-to-point communication in PP: p2p_overlap true (the documents' default)",
+    "not stated, the documents' defaults: sequence parallel on, attention kernel auto, fused "
+    "elementwise kernels, Megatron's loss kernels",
+    "the job's GPUs are the cluster's first ones (pods filled in rank order); the paper's "
+    "network-aware placement is not otherwise expressible",
+]
+for gpus, dp, per_dp, tflops in ((8192, 64, 32, 430.0), (16384, 128, 16, 400.0)):
+    name = "llama3-405b-%dk" % (gpus // 1024)
+    p = plan(name, "Llama 3 405B pre-training (Dubey et al. 2024, Table 4): %d H100, TP8 CP1 PP16 "
+             "DP%d, %d sequences of 8192 per DP rank (16M tokens a batch)" % (gpus, dp, per_dp),
+             8192, dp * per_dp, 1, 8, 1, 16, dp, zero=3, kind="interleaved", v=2,
+             layers_per_stage=[7] + [8] * 14 + [7], rank_order=("tp", "cp", "pp", "dp"))
+    p["fsdp_reshard_after_forward"] = "never"
+    dump("plans/" + name + ".json", p)
+    run(name, "llama3-herd", L3 + ", row %d GPUs: %.0f TFLOP/s/GPU (BF16 MFU %d%%)" %
+        (gpus, tflops, round(tflops / 9.89)), "meta-roce-h100-24k.json", l405, p,
+        "model_tflops_per_gpu", tflops, tflops * 1e12 / L3_FPT, L3_ASSUME,
+        search=["micro_batch_sequences", "virtual_stages"], gpus_published=gpus)
+
 # ------------------------------------------------------------------ index
 # The first batch stays as it was copied (runs.json holds it); the rest is
 # rewritten on every run of this script.
