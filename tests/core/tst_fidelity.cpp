@@ -200,6 +200,7 @@ private Q_SLOTS:
     void moeForwardWaitsForTokenCounts();
     void hostBoundPlanWarns();
     void expertParallelPlanCarriesTheAccuracyNote();
+    void bf16OnHopperCarriesTheAccuracyNote();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -554,9 +555,10 @@ void TestFidelity::embeddingBucketIsReducedLast() {
 void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
     // The validation's MoE rows with expert parallelism all come out too
     // fast (tst_validation widerRuns holds the note to that): a plan of
-    // that kind says so; without EP, or without experts, nothing is said.
-    // Tokens padded to capacity (capacity factor > 1) do not wait for their
-    // counts, and the note leaves that part out.
+    // that kind says so; without EP, or without experts, the EP note is not
+    // said (the BF16 one, below, is). Tokens padded to capacity (capacity
+    // factor > 1) do not wait for their counts, and the note leaves that
+    // part out.
     const Cluster c = clusterOf("one", {building("B1", 64)});
     const auto note = [&](const Model& m, int ep) {
         Plan p = makePlan(1, 1, 8, 64);
@@ -566,15 +568,48 @@ void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
                 return w;
         return std::string();
     };
+    const auto ep = [](const std::string& w) {
+        return w.find("expert parallelism") != std::string::npos;
+    };
     Model moe = smallLlama();
     moe.moe = moeOf(64, 8, 768);
+    QVERIFY(ep(note(moe, 8)));
     QVERIFY(note(moe, 8).find("lower bound") != std::string::npos);
     QVERIFY(note(moe, 8).find("token counts") != std::string::npos);
-    QVERIFY(note(moe, 1).empty());
-    QVERIFY(note(smallLlama(), 1).empty());
+    QVERIFY(!ep(note(moe, 1)));
+    QVERIFY(!ep(note(smallLlama(), 1)));
     moe.moe->capacity_factor = 1.25;
-    QVERIFY(!note(moe, 8).empty());
+    QVERIFY(ep(note(moe, 8)));
     QVERIFY(note(moe, 8).find("token counts") == std::string::npos);
+}
+
+void TestFidelity::bf16OnHopperCarriesTheAccuracyNote() {
+    // Every dense BF16 run on Hopper in the validation comes out too fast
+    // (tst_validation widerRuns holds the note to that), the FP8 ones do
+    // not: a BF16 plan on an H100 says so; an FP8 one, or a BF16 one on a
+    // GPU of another architecture, does not.
+    const auto note = [](const GpuModel& gpu, const Model& m) {
+        Building b = building("B1", 64);
+        b.gpu_model = gpu.name;
+        const Cluster c = clusterOf("one", {b}, {}, gpu);
+        for (const std::string& w : evaluated(c, m, makePlan(1, 1, 8, 64)).warnings)
+            if (w.rfind("accuracy:", 0) == 0)
+                return w;
+        return std::string();
+    };
+    Model bf16 = smallLlama();
+    Model fp8 = smallLlama();
+    fp8.dtype = DType::FP8;
+    const std::string said = note(h100(), bf16);
+    QVERIFY2(said.find("BF16") != std::string::npos, said.c_str());
+    QVERIFY(said.find("lower bound") != std::string::npos);
+    QVERIFY(note(h100(), fp8).empty());
+    GpuModel a100 = h100();
+    a100.name = "A100";
+    a100.peak_tflops_bf16 = 312;
+    a100.peak_tflops_fp8 = 0;
+    a100.sms = 108;
+    QVERIFY(note(a100, bf16).empty());
 }
 
 void TestFidelity::moeTokensArePermutedAroundTheExperts() {
