@@ -685,6 +685,46 @@ for gpus, dp, per_dp, tflops in ((8192, 64, 32, 430.0), (16384, 128, 16, 400.0))
         "model_tflops_per_gpu", tflops, tflops * 1e12 / L3_FPT, L3_ASSUME,
         search=["micro_batch_sequences", "virtual_stages"], gpus_published=gpus)
 
+# ------------- Megatron-Turing NLG 530B (Smith et al. 2022), DeepSpeed + Megatron on Selene
+# The paper's end-to-end iteration times of the 530B model at three data-
+# parallel widths: the same model and machine as SC'21's 529.6B row, run by
+# DeepSpeed's pipeline engine instead of Megatron's schedule.
+MT = ("Smith et al., 'Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B' (arXiv "
+      "2201.11990, 2022), Section 2 (system performance of the 530B model on Selene; the same "
+      "figures in Microsoft's and NVIDIA's 2021-10-11 announcement)")
+mt = model("mtnlg-530b", "Megatron-Turing NLG 530B: 105 layers, hidden 20480, 128 heads, ffn 4h, "
+           "vocab 51200 (GPT-2 BPE padded to a multiple of 128 x TP), seq 2048 (GeLU, tied: "
+           "Megatron GPT)", 105, 20480, 4 * 20480, 128, 128, 51200, "gelu", "bf16", True)
+MT_ASSUME = [
+    "8-way tensor and 35-way pipeline parallelism (3 layers a stage), data parallelism filling "
+    "280, 350 and 420 DGX A100 (DP 8, 10, 12), batch 1920 sequences of 2048 (paper, Section 2)",
+    "tokens/s/GPU = 1920 x 2048 / (iteration time x GPUs); the paper's TFLOP/s (126, 121, 113) are "
+    "these times under Megatron's FLOP count with full activation recomputation "
+    "(96 B s l h^2 (1 + s/6h + V/16lh)): recompute full",
+    "DeepSpeed's pipeline engine: 1F1B without virtual stages; its P2P blocks "
+    "(deepspeed/runtime/pipe/p2p.py send/recv assert async_op == False); the gradients are "
+    "reduced after the last backward (TrainSchedule's ReduceGrads), dp_overlap false, in the "
+    "training precision (grad_reduce_bytes 2)",
+    "2021 Megatron kernels: unfused softmax attention (no FlashAttention), no sequence "
+    "parallelism, no TP overlap",
+    "zero_stage 1 (DeepSpeed's pipeline engine takes ZeRO stage 0 or 1): it changes memory, not "
+    "the reduction's volume",
+    "micro batch size not stated: the test picks the fastest that fits",
+    "the machine: selene-a100.json (DGX A100 80GB, 8 x 200 Gb/s HDR per node, non-blocking), "
+    "as for SC'21 and Korthikanti et al.",
+]
+for dgx, t in ((280, 60.1), (350, 50.2), (420, 44.4)):
+    gpus = 8 * dgx
+    dp = gpus // (8 * 35)
+    name = "mtnlg-530b-%d" % gpus
+    p = plan(name, "MT-NLG 530B (Smith et al. 2022): %d DGX A100, TP8 PP35 DP%d, batch 1920, seq "
+             "2048, full recompute, DeepSpeed pipeline engine" % (dgx, dp), 2048, 1920, 1, 8, 1,
+             35, dp, zero=1, recompute="full", sp=False, dp_overlap=False, grad_bytes=2,
+             flash=False)
+    run(name, "mtnlg-2022", MT + ": %d GPUs, %.1f s per iteration" % (gpus, t),
+        "selene-a100.json", mt, p, "step_time_s", t, 1920 * 2048 / (t * gpus), MT_ASSUME,
+        search=["micro_batch_sequences"])
+
 # ------------------------------------------------------------------ index
 # The first batch stays as it was copied (runs.json holds it); the rest is
 # rewritten on every run of this script.
@@ -920,6 +960,9 @@ SEARCH_OVERLAP = ("interleaving chosen by the search runs with overlapped P2P "
 SEARCH_BLOCKING = ("interleaving chosen by the search keeps blocking P2P: the Megatron-LM of 2022 had "
                    "no P2P overlap (--overlap-p2p-communication came in 2023-05)")
 NEMO_OVERLAP = re.compile(r"^\s*overlap_p2p_comm:\s*true", re.M)
+DEEPSPEED_PIPE = ("p2p_overlap false: DeepSpeed's pipeline engine sends and receives "
+                  "synchronously (deepspeed/runtime/pipe/p2p.py: send and recv assert "
+                  "async_op == False)")
 for r in index["runs"]:
     doc = load(r["plan"])
     doc.pop("p2p_overlap", None)
@@ -939,6 +982,8 @@ for r in index["runs"]:
     elif pp > 1 and os.path.exists(titan):
         if kind == "1f1b":
             note = TITAN_1F1B % r["id"]
+    elif pp > 1 and r["family"] == "mtnlg-2022":
+        note = DEEPSPEED_PIPE
     if note:
         doc["p2p_overlap"] = False
     dump(r["plan"], doc)
