@@ -32,6 +32,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -128,8 +129,26 @@ struct Row {
     double predicted = 0;     // tokens/s per GPU
     double measured = 0;      // tokens/s per GPU
     bool fits = true;
+    std::string kind; // the class of run (runClass), for the summary by class
     double error() const { return predicted / measured - 1.0; }
 };
+
+// The class a run belongs to across families, where the model's error is
+// known to depend on it (docs/VALIDATION.md): MoE layers with expert
+// parallelism, else the GPU architecture and the GEMMs' precision, with
+// context parallelism apart.
+std::string runClass(const Scenario& sc, const Plan& plan) {
+    if (sc.model.moe && plan.parallelism.ep > 1)
+        return "MoE, expert parallel";
+    std::string arch = "other";
+    for (const auto& [name, gpu] : sc.cluster.gpu_models)
+        arch = toString(gpuArch(gpu));
+    arch[0] = char(std::toupper(static_cast<unsigned char>(arch[0])));
+    std::string kind = arch + (sc.model.dtype == DType::FP8 ? " FP8" : " BF16");
+    if (plan.parallelism.cp > 1)
+        kind += ", CP >= 2";
+    return kind;
+}
 
 std::string publishedText(const nlohmann::json& run) {
     const std::string metric = run["measured_metric"];
@@ -211,6 +230,22 @@ void printSummary(const std::vector<Row>& rows) {
                 "target met: %s%s%s\n\n",
                 kFamilyMeanTarget * 100, kRowTarget * 100, misses.empty() ? "yes" : "no",
                 misses.empty() ? "" : " (", misses.empty() ? "" : (misses + ")").c_str());
+
+    // The same rows by class across the families (no target: a view of
+    // where the model's error lies).
+    std::vector<std::string> kinds;
+    std::map<std::string, Stats> byKind;
+    for (const Row& r : rows) {
+        if (!byKind.count(r.kind))
+            kinds.push_back(r.kind);
+        byKind[r.kind].add(r.error());
+    }
+    std::sort(kinds.begin(), kinds.end());
+    std::printf("%-24s %5s %12s %12s %12s\n", "class", "runs", "mean error", "mean |error|",
+                "max |error|");
+    for (const std::string& k : kinds)
+        line(k, byKind[k]);
+    std::printf("\n");
 }
 
 nlohmann::json readIndex(const std::string& path) {
@@ -272,7 +307,8 @@ void TestValidation::publishedRuns() {
         sc21Rows_.push_back(
             Row{id, "megatron-sc21", best->ev.gpus, measuredText,
                 std::to_string(best->plan.micro_batch_sequences) + "* " + sched + "*",
-                tokensPerGpu / predicted, tokensPerGpu / measured, true});
+                tokensPerGpu / predicted, tokensPerGpu / measured, true,
+                runClass(*loaded.value, best->plan)});
     }
     QVERIFY(rows > 0);
     const double mean = sumAbs / rows;
@@ -346,7 +382,7 @@ void TestValidation::widerRuns() {
                            std::to_string(choice->plan.micro_batch_sequences) +
                                (space.microBatch ? "* " : " ") + scheduleText(choice->plan) +
                                (space.interleaving ? mark : ""),
-                           predicted, measured, ev.memory.fits});
+                           predicted, measured, ev.memory.fits, runClass(sc, choice->plan)});
     }
     QCOMPARE(rows.size(), sc21Rows_.size() + index["runs"].size());
 
