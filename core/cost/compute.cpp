@@ -44,6 +44,9 @@ struct GemmTimes {
     double fwd = 0, dgrad = 0, wgrad = 0, flops = 0;
     // FP8 cast kernels each pass launches (one batch element's).
     double fwd_casts = 0, dgrad_casts = 0, wgrad_casts = 0;
+    // Of fwd, the weight's cast (Transformer Engine's linears only: the cast
+    // a step's later microbatches reuse, LayerCost::fwd_weight_cast_s).
+    double fwd_weight_cast = 0;
 };
 
 GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
@@ -74,7 +77,10 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         const auto cast = [&](double elements, double times) {
             return streamTime(gpu, castBytes * elements * times, kc) + times * castKernels;
         };
-        t.fwd += cast(x, inputCasts) + cast(w, 1);
+        const double weightCast = cast(w, 1);
+        t.fwd += cast(x, inputCasts) + weightCast;
+        if (!torchao)
+            t.fwd_weight_cast = weightCast;
         t.dgrad += cast(dy, 1);
         t.fwd_casts = castCount * (inputCasts + 1.0);
         t.dgrad_casts = castCount;
@@ -540,10 +546,12 @@ struct GemmSums {
     // Kernels the host launches for them: FP8 casts, and the GEMMs of a
     // batch (grouped experts) beyond the first (docs/COST_MODEL.md "Host").
     double fwdLaunches = 0, bwdLaunches = 0;
+    double weightCastFwd = 0; // of fwd, Transformer Engine's weight casts
     void add(const LayerContext& ctx, const GemmRate& rate, const Gemm& g,
              double modelShare = 1.0) {
         const GemmTimes gt = gemmTriple(*ctx.gpu, rate, g, ctx.kc);
         fwd += gt.fwd;
+        weightCastFwd += gt.fwd_weight_cast;
         dgrad += gt.dgrad;
         wgrad += gt.wgrad;
         modelFlops += gt.flops * modelShare;
@@ -1124,7 +1132,12 @@ LayerCost layerCost(const LayerContext& ctx) {
     c.bwd_input_s =
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
+    const double gpuFwd = c.fwd_s;
     hostPace(ctx, s, elem, gemms, attentionGemms, c);
+    // What the forward saves without its weight casts (nothing while the
+    // host paces it).
+    c.fwd_weight_cast_s =
+        std::max(gpuFwd, c.host_fwd_s) - std::max(gpuFwd - gemms.weightCastFwd, c.host_fwd_s);
 
     c.model_flops_fwd = gemms.modelFlops + attn.model;
     c.model_flops_total = 3.0 * c.model_flops_fwd;
@@ -1132,6 +1145,7 @@ LayerCost layerCost(const LayerContext& ctx) {
     bool mlpRecomputed = false; // selective recompute of the whole MLP module
     if (plan.recompute == Recompute::Full) {
         c.recompute_s = c.fwd_s;
+        c.recompute_weight_cast_s = c.fwd_weight_cast_s;
         hwTotal += gemms.hwFlops + (plan.flash_attention ? attn.model : attn.flopsFull);
     } else if (plan.recompute == Recompute::Selective) {
         // Megatron-Core's selective recompute re-runs the modules of
@@ -1162,6 +1176,7 @@ LayerCost layerCost(const LayerContext& ctx) {
             // and token permutations with them), its activation, and its
             // collectives (the TP pair here, the all-to-alls in the stage).
             c.recompute_s += gemms.fwd - attentionGemms.fwd + permuteS + actS;
+            c.recompute_weight_cast_s += gemms.weightCastFwd - attentionGemms.weightCastFwd;
             hwTotal += gemms.hwFlops - attentionGemms.hwFlops;
             mlpRecomputed = true;
             c.ep_recomputed = moeLayer;

@@ -231,6 +231,12 @@ struct LayerCost {
     // bwd_input_s and bwd_weight_s include host_wait_s.
     double host_fwd_s = 0, host_bwd_s = 0, host_wait_s = 0;
     bool host_sync = false; // the forward waits once for a device-to-host copy
+    // Of fwd_s and of recompute_s, the FP8 casts of the weights (Transformer
+    // Engine's linears). Megatron-Core tells Transformer Engine which
+    // microbatch is a step's first (TELinear.forward's is_first_microbatch):
+    // the later ones, and every recomputed forward, reuse the cached FP8
+    // weights (chunkTimes; docs/COST_MODEL.md "FP8 linear layers").
+    double fwd_weight_cast_s = 0, recompute_weight_cast_s = 0;
     // Communication on the critical path, seconds (per layer, per microbatch).
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;

@@ -225,6 +225,18 @@ double epOverlapSteady(const Plan& plan, int v) {
     return std::clamp(1.0 - alone / (double(m) * v), 0.0, 1.0);
 }
 
+// Transformer Engine keeps a linear's FP8 weight (and its transpose) from
+// the step's first microbatch to its last when Megatron-Core says which is
+// first (TELinear.forward's is_first_microbatch, set by the schedules'
+// forward_step; TE's Linear.forward caches the "weight" workspace) and the
+// weights stay in place between them: not under ZeRO-3 gathering them
+// again for every microbatch. torchao's Float8Linear casts every time.
+int weightCastOncePer(const Plan& plan) {
+    if (plan.fp8_linear != Fp8Linear::TransformerEngine || plan.fsdpPerMicrobatch())
+        return 0;
+    return int(std::max<std::int64_t>(1, plan.microbatches()));
+}
+
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
                           Ref<Layout> layout, Ref<Transports> transports, Ref<P2p> p2p,
                           Evaluation& ev, State& st) {
@@ -238,7 +250,8 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
                st.ep);
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,
-                plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v)},
+                plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v),
+                weightCastOncePer(plan)},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)

@@ -170,6 +170,10 @@ struct ChunkTimesInput {
     // steps with the MoE all-to-all beside the other microbatch's compute
     // (plan ep_overlap; 0: none).
     double ep_overlap_steady = 0;
+    // Transformer Engine's FP8 weight copies kept through the step
+    // (LayerCost::fwd_weight_cast_s): the microbatches of a step
+    // (0: the weights are cast every time).
+    int weight_cast_once_per = 0;
 };
 // [stage][chunk]: the slowest building holding the stage.
 using ChunkTable = std::vector<std::vector<ChunkTimes>>;

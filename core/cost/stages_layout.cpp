@@ -313,9 +313,16 @@ namespace {
 
 // Adds n layers of cost L to a chunk's times on one building.
 void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompute recompute,
-               bool zeroBubble, double epOverlap, double commShare) {
+               bool zeroBubble, double epOverlap, double commShare, int castOncePer) {
     if (n <= 0)
         return;
+    // Cached FP8 weights: the first microbatch's forward casts them, the
+    // other forwards and every recomputed forward read the cache (averaged
+    // over the step's microbatches).
+    const double fwdS =
+        castOncePer > 0 ? L.fwd_s - L.fwd_weight_cast_s * (1.0 - 1.0 / castOncePer) : L.fwd_s;
+    const double recomputeS =
+        castOncePer > 0 ? L.recompute_s - L.recompute_weight_cast_s : L.recompute_s;
     double epF = L.ep_fwd_s, epB = L.ep_bwd_s;
     if (epCross > 0 && L.ep_bytes > 0) {
         epF = std::max(epF, 2.0 * epCross);
@@ -331,7 +338,7 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         // dispatch, the forward combine with the backward attention; the
         // all-to-all holds its SMs meanwhile. What shows is the pair's time
         // beyond its compute, shared by the two in proportion to traffic.
-        const double attnF = L.fwd_s - L.moe_mlp_fwd_s;
+        const double attnF = fwdS - L.moe_mlp_fwd_s;
         const double attnB = L.bwd_input_s + L.bwd_weight_s - L.moe_mlp_bwd_s;
         const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
         const auto beside = [commShare](double compute, double comm) {
@@ -339,7 +346,7 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         };
         const double pair = beside(attnF, a2aB) + beside(L.moe_mlp_bwd_s, a2aF) +
                             beside(L.moe_mlp_fwd_s, a2aB) + beside(attnB, a2aF);
-        const double shown = pair - (L.fwd_s + L.bwd_input_s + L.bwd_weight_s);
+        const double shown = pair - (fwdS + L.bwd_input_s + L.bwd_weight_s);
         const double scale = 1.0 - epOverlap + epOverlap * shown / (epF + epB);
         epF *= scale;
         epB *= scale;
@@ -347,16 +354,16 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     const double recompTp = L.tp_recompute_s;
     const double recompCp = L.cp_recompute_s;
     const double recompEp = recompute == Recompute::Full || L.ep_recomputed ? epF : 0.0;
-    t.fwd += n * (L.fwd_s + L.tp_fwd_s + L.cp_fwd_s + epF);
-    const double bIn = L.bwd_input_s + L.recompute_s + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp +
-                       recompCp + recompEp;
+    t.fwd += n * (fwdS + L.tp_fwd_s + L.cp_fwd_s + epF);
+    const double bIn =
+        L.bwd_input_s + recomputeS + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp + recompCp + recompEp;
     if (zeroBubble) {
         t.bwd += n * bIn;
         t.wgrad += n * L.bwd_weight_s;
     } else {
         t.bwd += n * (bIn + L.bwd_weight_s);
     }
-    t.compute += n * (L.fwd_s + L.bwd_input_s + L.bwd_weight_s + L.recompute_s);
+    t.compute += n * (fwdS + L.bwd_input_s + L.bwd_weight_s + recomputeS);
     t.tp += n * (L.tp_fwd_s + L.tp_bwd_s + recompTp);
     t.cp += n * (L.cp_fwd_s + L.cp_bwd_s + recompCp);
     t.ep += n * (epF + epB + recompEp);
@@ -384,10 +391,13 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
     const int nDense = n - nMoe;
     const double epOverlap = in.ep_overlap_steady;
     const double share = k.gpu ? ncclOverlapShare(k.gpu->sms) : 0.0;
+    const int castOncePer = in.weight_cast_once_per;
     if (in.recompute != Recompute::Full || n <= 0 ||
         (in.recompute_method == RecomputeMethod::Uniform && in.recompute_layers <= 1)) {
-        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share);
-        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share);
+        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share,
+                  castOncePer);
+        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share,
+                  castOncePer);
         return;
     }
     if (in.recompute_method == RecomputeMethod::Block) {
@@ -395,19 +405,21 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
         const int redoMoe =
             in.model ? in.model->moeLayersIn(in.chunks->first[std::size_t(vs)], redo) : 0;
         const int redoDense = redo - redoMoe;
-        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap,
-                  share);
-        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, share);
+        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
+                  castOncePer);
+        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
+                  castOncePer);
         addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share);
+                  epOverlap, share, castOncePer);
         addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share);
+                  epOverlap, share, castOncePer);
         return;
     }
     // Uniform groups of N > 1: times as every layer recomputed; memory as
     // one checkpointed input per group, plus a whole group re-materialised.
-    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share);
-    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share);
+    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share,
+              castOncePer);
+    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, castOncePer);
     const int group = std::min(n, in.recompute_layers);
     const int groups = (n + group - 1) / group;
     const LayerCost& one = nDense > 0 ? k.dense : k.moe;

@@ -188,6 +188,7 @@ private Q_SLOTS:
     void delayedScalingCastsInOnePass();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
+    void transformerEngineCastsWeightsOncePerStep();
     void selectiveRecomputeRerunsTheAttentionCore();
     void recomputeModulesFreeAndRerun_data();
     void recomputeModulesFreeAndRerun();
@@ -1189,6 +1190,52 @@ void TestFidelity::torchaoCastsAgainInBackward() {
     QVERIFY_CLOSE(teEager.fwd_s - te.fwd_s, bf16Eager.fwd_s - bf16.fwd_s, 1e-9);
     QVERIFY_CLOSE(teEager.bwd_weight_s - te.bwd_weight_s,
                   bf16Eager.bwd_weight_s - bf16.bwd_weight_s, 1e-9);
+}
+
+void TestFidelity::transformerEngineCastsWeightsOncePerStep() {
+    // Megatron-Core marks a step's first microbatch to Transformer Engine
+    // (TELinear.forward's is_first_microbatch): TE casts each weight to FP8
+    // (with its transpose) then, and the later microbatches and every
+    // recomputed forward read the cached copy. torchao's Float8Linear casts
+    // every time; BF16 casts nothing.
+    const Fp8Layer f;
+    const double hbm = h100().hbm_tbps * 1e12 * 0.8, k0 = 3e-6;
+    Plan p = Fp8Layer::plan();
+    double weights = 0;
+    for (const Fp8Layer::Linear& g : Fp8Layer::linears)
+        weights += 6.0 * g.k * g.n / hbm + 2 * k0;
+    const LayerCost te = f.cost(p);
+    QVERIFY_CLOSE(te.fwd_weight_cast_s, weights, 1e-9);
+    QCOMPARE(te.recompute_weight_cast_s, 0.0);
+    p.recompute = Recompute::Full;
+    QVERIFY_CLOSE(f.cost(p).recompute_weight_cast_s, weights, 1e-9);
+    p.recompute = Recompute::None;
+    p.fp8_linear = Fp8Linear::Torchao;
+    QCOMPARE(f.cost(p).fwd_weight_cast_s, 0.0);
+    QCOMPARE(
+        layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), Fp8Layer::plan()))
+            .fwd_weight_cast_s,
+        0.0);
+
+    // One replica of 8 layers, 8 microbatches of 4 sequences: keeping the
+    // weights (ZeRO-1) saves 7 of the 8 forward weight casts a layer against
+    // gathering them for every microbatch (ZeRO-3, resharded after forward;
+    // nothing to gather on one replica, so only the casts differ).
+    const int layers = 8;
+    Plan kept = makePlan(1, 1, 1, 32);
+    kept.micro_batch_sequences = 4;
+    QCOMPARE(kept.microbatches(), std::int64_t(8));
+    Plan regathered = kept;
+    regathered.zero_stage = 3;
+    regathered.fsdp_reshard_after_forward = FsdpReshard::Always;
+    const Evaluation once = evaluated(f.cluster, f.model, kept);
+    const Evaluation every = evaluated(f.cluster, f.model, regathered);
+    QVERIFY_CLOSE(every.step_time_s - once.step_time_s, layers * 7.0 * te.fwd_weight_cast_s, 1e-9);
+    // Full recompute re-runs the forward from the cache as well.
+    kept.recompute = regathered.recompute = Recompute::Full;
+    QVERIFY_CLOSE(evaluated(f.cluster, f.model, regathered).step_time_s -
+                      evaluated(f.cluster, f.model, kept).step_time_s,
+                  layers * (7.0 + 8.0) * te.fwd_weight_cast_s, 1e-9);
 }
 
 // Megatron-Core's selective recompute checkpoints the core-attention module
