@@ -44,9 +44,8 @@ struct GemmTimes {
     double fwd = 0, dgrad = 0, wgrad = 0, flops = 0;
     // FP8 cast kernels each pass launches (one batch element's).
     double fwd_casts = 0, dgrad_casts = 0, wgrad_casts = 0;
-    // Of fwd, the weight's cast (Transformer Engine's linears only: the cast
-    // a step's later microbatches reuse, LayerCost::fwd_weight_cast_s).
-    double fwd_weight_cast = 0;
+    // Of fwd and of dgrad, the weight's casts (LayerCost::fwd_weight_cast_s).
+    double fwd_weight_cast = 0, dgrad_weight_cast = 0;
 };
 
 GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
@@ -79,8 +78,7 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         };
         const double weightCast = cast(w, 1);
         t.fwd += cast(x, inputCasts) + weightCast;
-        if (!torchao)
-            t.fwd_weight_cast = weightCast;
+        t.fwd_weight_cast = weightCast;
         t.dgrad += cast(dy, 1);
         t.fwd_casts = castCount * (inputCasts + 1.0);
         t.dgrad_casts = castCount;
@@ -90,7 +88,8 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
             // the input and (along the other dimension) the output gradient
             // for wgrad; compiled, the gradient's second cast shares the
             // first's passes.
-            t.dgrad += cast(w, 1);
+            t.dgrad_weight_cast = cast(w, 1);
+            t.dgrad += t.dgrad_weight_cast;
             t.wgrad += cast(x, inputCasts) + (eager ? cast(dy, 1) : 0.0);
             t.dgrad_casts += castCount;
             t.wgrad_casts = castCount * (inputCasts + (eager ? 1.0 : 0.0));
@@ -546,12 +545,13 @@ struct GemmSums {
     // Kernels the host launches for them: FP8 casts, and the GEMMs of a
     // batch (grouped experts) beyond the first (docs/COST_MODEL.md "Host").
     double fwdLaunches = 0, bwdLaunches = 0;
-    double weightCastFwd = 0; // of fwd, Transformer Engine's weight casts
+    double weightCastFwd = 0, weightCastDgrad = 0; // of fwd and dgrad, the weights' casts
     void add(const LayerContext& ctx, const GemmRate& rate, const Gemm& g,
              double modelShare = 1.0) {
         const GemmTimes gt = gemmTriple(*ctx.gpu, rate, g, ctx.kc);
         fwd += gt.fwd;
         weightCastFwd += gt.fwd_weight_cast;
+        weightCastDgrad += gt.dgrad_weight_cast;
         dgrad += gt.dgrad;
         wgrad += gt.wgrad;
         modelFlops += gt.flops * modelShare;
@@ -1132,12 +1132,14 @@ LayerCost layerCost(const LayerContext& ctx) {
     c.bwd_input_s =
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
-    const double gpuFwd = c.fwd_s;
+    const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
     hostPace(ctx, s, elem, gemms, attentionGemms, c);
-    // What the forward saves without its weight casts (nothing while the
-    // host paces it).
+    // What the passes save without their weight casts (nothing while the
+    // host paces them).
     c.fwd_weight_cast_s =
         std::max(gpuFwd, c.host_fwd_s) - std::max(gpuFwd - gemms.weightCastFwd, c.host_fwd_s);
+    c.bwd_weight_cast_s =
+        std::max(gpuBwd, c.host_bwd_s) - std::max(gpuBwd - gemms.weightCastDgrad, c.host_bwd_s);
 
     c.model_flops_fwd = gemms.modelFlops + attn.model;
     c.model_flops_total = 3.0 * c.model_flops_fwd;
@@ -1203,6 +1205,7 @@ LayerCost layerCost(const LayerContext& ctx) {
             redo.add(ctx, s.linear,
                      {s.T, mms.mm[std::size_t(i)].out, mms.mm[std::size_t(i)].in, 1});
         c.recompute_s = redo.fwd + elemFwdS + permuteS + kernelsFwd * kc.kernel_overhead_s;
+        c.recompute_weight_cast_s = redo.weightCastFwd;
         hwTotal += redo.hwFlops;
     }
     c.hw_flops_total = hwTotal;
@@ -1213,12 +1216,14 @@ LayerCost layerCost(const LayerContext& ctx) {
         c.tp_recompute_s += c.tp_mlp_fwd_s;
 
     const bool fp8 = s.linear.precision == GemmPrecision::Fp8;
-    if (fp8 && plan.fp8_linear == Fp8Linear::TransformerEngine) {
+    if (fp8) {
         // Every linear weight of the layer; the norms and the BF16 router
-        // have no FP8 copy.
-        c.fp8_copy_params = c.params - 2.0 * s.h;
+        // are not FP8.
+        c.fp8_linear_params = c.params - 2.0 * s.h;
         if (ctx.moe_layer && model.moe)
-            c.fp8_copy_params -= s.h * model.moe->experts;
+            c.fp8_linear_params -= s.h * model.moe->experts;
+        if (plan.fp8_linear == Fp8Linear::TransformerEngine)
+            c.fp8_copy_params = c.fp8_linear_params;
     }
     c.activation_bytes = activationBytesPerLayer(model, plan, ctx.moe_layer, fp8);
     c.wgrad_held_bytes = weightGradHeldBytesPerLayer(model, plan, ctx.moe_layer);

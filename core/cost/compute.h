@@ -231,12 +231,14 @@ struct LayerCost {
     // bwd_input_s and bwd_weight_s include host_wait_s.
     double host_fwd_s = 0, host_bwd_s = 0, host_wait_s = 0;
     bool host_sync = false; // the forward waits once for a device-to-host copy
-    // Of fwd_s and of recompute_s, the FP8 casts of the weights (Transformer
-    // Engine's linears). Megatron-Core tells Transformer Engine which
-    // microbatch is a step's first (TELinear.forward's is_first_microbatch):
-    // the later ones, and every recomputed forward, reuse the cached FP8
-    // weights (chunkTimes; docs/COST_MODEL.md "FP8 linear layers").
-    double fwd_weight_cast_s = 0, recompute_weight_cast_s = 0;
+    // Of fwd_s, recompute_s and bwd_input_s, the FP8 casts of the weights
+    // (the backward's: torchao's). How many of them a microbatch pays is the
+    // step's business (chunkTimes): Megatron-Core tells Transformer Engine
+    // which microbatch is a step's first (TELinear.forward's
+    // is_first_microbatch) and the later ones, and every recomputed forward,
+    // reuse the cached FP8 weights; FP8 weights gathered in FP8 are cast
+    // once a gather (docs/COST_MODEL.md "FP8 linear layers").
+    double fwd_weight_cast_s = 0, recompute_weight_cast_s = 0, bwd_weight_cast_s = 0;
     // Communication on the critical path, seconds (per layer, per microbatch).
     double tp_fwd_s = 0;
     double tp_bwd_s = 0;
@@ -263,9 +265,10 @@ struct LayerCost {
     // Parameters held per GPU (after TP/EP sharding, before ZeRO).
     double params = 0;
     double expert_params = 0; // part of params that are expert weights (sharded by ep)
-    // Of params, the weights of FP8 linear layers whose FP8 copies
-    // Transformer Engine keeps (KernelConstants::fp8_weight_copy_bytes).
-    double fp8_copy_params = 0;
+    // Of params, the weights of the FP8 linear layers, and of those the ones
+    // whose FP8 copies Transformer Engine keeps
+    // (KernelConstants::fp8_weight_copy_bytes).
+    double fp8_linear_params = 0, fp8_copy_params = 0;
     // Activation bytes kept per microbatch until its backward.
     double activation_bytes = 0;
     // Peak transient activation bytes while backpropagating this layer

@@ -129,6 +129,7 @@ struct EvaluationCache::State {
     EpExchange ep;
     ChunkTable chunks;
     std::vector<double> stageParams;
+    std::vector<double> stageGatherBytes, stageFp8Params; // [stage]
     PipelineInput pipelineIn;
     PipelineResult recorded, withoutP2p; // with the timeline; with free P2P (the breakdown)
     PipelineScratch scratch;
@@ -225,16 +226,32 @@ double epOverlapSteady(const Plan& plan, int v) {
     return std::clamp(1.0 - alone / (double(m) * v), 0.0, 1.0);
 }
 
-// Transformer Engine keeps a linear's FP8 weight (and its transpose) from
-// the step's first microbatch to its last when Megatron-Core says which is
-// first (TELinear.forward's is_first_microbatch, set by the schedules'
-// forward_step; TE's Linear.forward caches the "weight" workspace) and the
-// weights stay in place between them: not under ZeRO-3 gathering them
-// again for every microbatch. torchao's Float8Linear casts every time.
-int weightCastOncePer(const Plan& plan) {
-    if (plan.fp8_linear != Fp8Linear::TransformerEngine || plan.fsdpPerMicrobatch())
-        return 0;
-    return int(std::max<std::int64_t>(1, plan.microbatches()));
+// The weights' FP8 casts a step pays (docs/COST_MODEL.md "FP8 linear
+// layers"). Transformer Engine keeps a linear's FP8 weight (and its
+// transpose) from the step's first microbatch to its last when
+// Megatron-Core says which is first (TELinear.forward's
+// is_first_microbatch, set by the schedules' forward_step; TE's
+// Linear.forward caches the "weight" workspace) and the weights stay in
+// place between them: not under ZeRO-3 gathering them again for every
+// microbatch. torchao's Float8Linear casts every time, forward and
+// backward. Weights gathered in FP8 (plan fp8_param_gather) come cast:
+// Megatron-Core keeps them in FP8 and casts its optimizer shard once a step
+// (dpTiming); torchao casts each GPU's shard before every gather, twice a
+// microbatch when FSDP gathers for each forward and backward, else once a
+// step.
+ChunkTimesInput::WeightCasts weightCasts(const Plan& plan) {
+    const double m = double(std::max<std::int64_t>(1, plan.microbatches()));
+    const bool te = plan.fp8_linear == Fp8Linear::TransformerEngine;
+    if (plan.fp8_param_gather) {
+        if (te)
+            return {0, 0, 0};
+        const double gathers = plan.fsdpPerMicrobatch() ? 2.0 * m : 1.0;
+        const double shard = double(plan.parallelism.dp) * plan.parallelism.cp;
+        return {gathers / (m * shard), 0, 0};
+    }
+    if (te && !plan.fsdpPerMicrobatch())
+        return {1.0 / m, 0, 0};
+    return {1, 1, 1};
 }
 
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
@@ -251,11 +268,22 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,
                 plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v),
-                weightCastOncePer(plan)},
+                weightCasts(plan)},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)
         st.stageParams[std::size_t(s)] = sumChunks(st.chunks[std::size_t(s)], &ChunkTimes::params);
+    // What ZeRO gathers: BF16 weights, the FP8 linears' in FP8 with
+    // fp8_param_gather.
+    st.stageFp8Params.assign(std::size_t(par.pp), 0.0);
+    st.stageGatherBytes.assign(std::size_t(par.pp), 0.0);
+    for (int s = 0; s < par.pp; ++s) {
+        const std::size_t i = std::size_t(s);
+        st.stageFp8Params[i] = sumChunks(st.chunks[i], &ChunkTimes::fp8_linear_params);
+        st.stageGatherBytes[i] = st.stageParams[i] * kWeightBytes;
+        if (plan.fp8_param_gather)
+            st.stageGatherBytes[i] -= st.stageFp8Params[i] * (kWeightBytes - kFp8WeightBytes);
+    }
     if (!plan.fsdpPerMicrobatch() || par.dp * par.cp <= 1)
         return nullptr;
     Zero3Input& in = st.zero3In;
@@ -267,6 +295,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     in.v = v;
     in.microbatches = int(std::max<std::int64_t>(1, plan.microbatches()));
     in.stage_params = st.stageParams;
+    in.stage_gather_bytes = st.stageGatherBytes;
     const Ref<Zero3> z3 =
         st.zero3.get(in, [&](const Zero3Input& i, Zero3& out) { zero3Collectives(ctx, i, out); });
     applyZero3(*z3, st.chunkLayers, *layout, st.costs, par.pp, v, st.chunks);
@@ -319,6 +348,7 @@ Ref<DpCollectives> dpCollectivesOf(const ClusterContext& ctx, const Plan& plan, 
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);
     in.stage_params = st.stageParams;
+    in.stage_gather_bytes = st.stageGatherBytes;
     in.compression = {};
     if (plan.dp_compression)
         in.compression = CrossCompression{plan.dp_compression, double(plan.grad_reduce_bytes)};
@@ -412,7 +442,14 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
         return EvaluationError{{Diagnostic{options.plan_file, "/schedule",
                                            "internal: the pipeline order deadlocked"}}};
     const Ref<DpCollectives> dp = dpCollectivesOf(ctx, plan, layout, transports, p2p, st);
-    dpTiming({&plan, &*layout, &st.costs, &*dp, &st.pipelineIn, &pr, &st.stageParams}, st.dp);
+    const bool fp8Kept = plan.fp8_param_gather && plan.fp8_linear == Fp8Linear::TransformerEngine;
+    const KernelConstants kc;
+    dpTiming({&plan, &*layout, &st.costs, &*dp, &st.pipelineIn, &pr, &st.stageParams,
+              &st.stageGatherBytes, &st.stageFp8Params,
+              !fp8Kept                                ? 0.0
+              : plan.fp8_recipe == Fp8Recipe::Delayed ? kc.fp8_delayed_cast_bytes_per_element
+                                                      : kc.fp8_cast_bytes_per_element},
+             st.dp);
     ev.step_time_s = st.dp.step_s;
 
     flops({&model, &plan, &*layout, &st.costs, ev.step_time_s}, ev);

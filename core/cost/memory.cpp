@@ -23,10 +23,24 @@ StageMemory stageMemory(const StageMemoryInput& in) {
     if (z >= 3) // sharded, plus the two layers gathered at once (prefetch)
         m.weights = dense * kWeightBytes / in.dp_shard + experts * kWeightBytes / in.ep_shard +
                     2.0 * in.params / std::max(1, in.layers) * kWeightBytes;
+    const double perLayer = 1.0 / std::max(1, in.layers);
+    const double fp8 = in.fp8_gathered_params, saved = kWeightBytes - kFp8WeightBytes;
+    if (fp8 > 0) {
+        // The gathered layers' FP8 weights; kept in FP8, the weights held
+        // (their shards pro rata of dense and expert weights).
+        if (z >= 3)
+            m.weights -= 2.0 * fp8 * perLayer * saved;
+        if (in.fp8_kept)
+            m.weights -=
+                fp8 * saved *
+                (z >= 3 && in.params > 0 ? (dense / in.dp_shard + experts / in.ep_shard) / in.params
+                                         : 1.0);
+    }
     // FP8 weight copies live beside the weights they are cast from: all of
-    // them, or under ZeRO-3 those of the two layers gathered at once.
-    m.weights += in.fp8_copy_bytes *
-                 (z >= 3 ? 2.0 * in.fp8_copy_params / std::max(1, in.layers) : in.fp8_copy_params);
+    // them, or under ZeRO-3 those of the two layers gathered at once. Kept
+    // in FP8, the copy is only the transpose.
+    const double copyBytes = in.fp8_kept && fp8 > 0 ? in.fp8_copy_bytes / 2.0 : in.fp8_copy_bytes;
+    m.weights += copyBytes * (z >= 3 ? 2.0 * in.fp8_copy_params * perLayer : in.fp8_copy_params);
     const double g = in.grad_bytes, o = optimizerStateBytes(in.grad_bytes);
     m.gradients = z >= 2 ? dense * g / in.dp_shard + experts * g / in.ep_shard : in.params * g;
     m.optimizer = z >= 1 ? dense * o / in.dp_shard + experts * o / in.ep_shard : in.params * o;

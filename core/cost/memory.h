@@ -16,6 +16,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // parameters, fp32 gradients: 18 / 6 + 12/d; fp16 parameters, fp16
 // gradients: 20 / 4 + 16/d" bytes per parameter.
 constexpr double kWeightBytes = 2.0;
+constexpr double kFp8WeightBytes = 1.0; // a weight kept or gathered in FP8
 constexpr double kGradBytes = 4.0;
 constexpr double kOptimizerStateBytes = 12.0;
 constexpr double kFp32GradCopyBytes = 4.0;
@@ -53,6 +54,12 @@ struct StageMemoryInput {
     // (fp8_weight_copy_bytes each); with ZeRO-3 only the gathered layers'.
     double fp8_copy_params = 0;
     double fp8_copy_bytes = 2.0;
+    // Plan fp8_param_gather: of params, the FP8 linears' weights, gathered
+    // in FP8 (ZeRO-3's two gathered layers hold them at 1 byte), and with
+    // `fp8_kept` (Transformer Engine) kept in FP8 too: 1 byte each, sharded
+    // or not, and the FP8 copy only the transpose (half of fp8_copy_bytes).
+    double fp8_gathered_params = 0;
+    bool fp8_kept = false;
 };
 struct StageMemory {
     double weights = 0, gradients = 0, optimizer = 0, activations = 0; // bytes; weights with

@@ -152,8 +152,9 @@ struct ChunkTimes {
     double compute = 0, tp = 0, cp = 0, ep = 0; // per microbatch, fwd+bwd parts
     double params = 0, expert_params = 0;
     double activation = 0, transient = 0;
-    double wgrad_held = 0;      // of activation, kept by a deferred weight gradient
-    double fp8_copy_params = 0; // of params, with Transformer Engine's FP8 weight copies
+    double wgrad_held = 0;        // of activation, kept by a deferred weight gradient
+    double fp8_copy_params = 0;   // of params, with Transformer Engine's FP8 weight copies
+    double fp8_linear_params = 0; // of params, the FP8 linears' weights
 };
 struct ChunkTimesInput {
     const Layout* layout = nullptr;
@@ -170,10 +171,13 @@ struct ChunkTimesInput {
     // steps with the MoE all-to-all beside the other microbatch's compute
     // (plan ep_overlap; 0: none).
     double ep_overlap_steady = 0;
-    // Transformer Engine's FP8 weight copies kept through the step
-    // (LayerCost::fwd_weight_cast_s): the microbatches of a step
-    // (0: the weights are cast every time).
-    int weight_cast_once_per = 0;
+    // The weights' FP8 casts a microbatch pays, in whole casts of the
+    // layer's weights (LayerCost::fwd_weight_cast_s and the others), its
+    // forward, backward and recomputed forward: every time (1), Transformer
+    // Engine's cache (1/m, 0, 0), or a cast of the GPU's shard per gather.
+    struct WeightCasts {
+        double fwd = 1, bwd = 1, recompute = 1;
+    } weight_casts;
 };
 // [stage][chunk]: the slowest building holding the stage.
 using ChunkTable = std::vector<std::vector<ChunkTimes>>;
@@ -206,7 +210,8 @@ struct Zero3Input {
     CollectiveAlgo algo = CollectiveAlgo::Auto;
     double grad_bytes = 4;
     int v = 1, microbatches = 1;
-    std::vector<double> stage_params; // [stage]
+    std::vector<double> stage_params;       // [stage]
+    std::vector<double> stage_gather_bytes; // [stage]: its parameters as gathered
     bool operator==(const Zero3Input&) const = default;
 };
 struct Zero3 {
@@ -241,8 +246,9 @@ struct DpCollectivesInput {
     int zero_class = 0; // 0, 1, 2 or 3 (as memory and traffic see it)
     CollectiveAlgo algo = CollectiveAlgo::Auto;
     double grad_bytes = 4;
-    std::vector<double> stage_params; // [stage]
-    CrossCompression compression;     // of the gradients where they cross buildings
+    std::vector<double> stage_params;       // [stage]
+    std::vector<double> stage_gather_bytes; // [stage]: its parameters as gathered
+    CrossCompression compression;           // of the gradients where they cross buildings
     bool operator==(const DpCollectivesInput&) const = default;
 };
 struct DpCollectives {
@@ -264,6 +270,12 @@ struct DpTimingInput {
     const PipelineInput* pipeline = nullptr;
     const PipelineResult* simulated = nullptr;
     const std::vector<double>* stage_params = nullptr;
+    const std::vector<double>* stage_gather_bytes = nullptr;
+    // Weights kept in FP8 (Transformer Engine, plan fp8_param_gather): the
+    // optimizer casts its shard of each stage's FP8 linears' weights,
+    // fp8_cast_bytes an element (0: nothing to cast).
+    const std::vector<double>* stage_fp8_params = nullptr;
+    double fp8_cast_bytes = 0;
 };
 struct DpTiming {
     std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward

@@ -65,8 +65,8 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
     out.rs.assign(std::size_t(pp), {});
     for (int s = 0; s < pp; ++s) {
         const double p = in.stage_params[std::size_t(s)] / in.v;
-        out.ag[std::size_t(s)] =
-            algos.load(phase, layout, s, CollectiveKind::AllGather, in.algo, p * kWeightBytes);
+        out.ag[std::size_t(s)] = algos.load(phase, layout, s, CollectiveKind::AllGather, in.algo,
+                                            in.stage_gather_bytes[std::size_t(s)] / in.v);
         out.rs[std::size_t(s)] =
             algos.load(phase, layout, s, CollectiveKind::ReduceScatter, in.algo, p * in.grad_bytes);
     }
@@ -81,7 +81,7 @@ void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& ou
         const double p = in.stage_params[std::size_t(s)];
         for (int rep = 0; rep < 2; ++rep)
             algos.load(*out.step, layout, s, CollectiveKind::AllGather, in.algo,
-                       p * kWeightBytes * mb);
+                       in.stage_gather_bytes[std::size_t(s)] * mb);
         algos.load(*out.step, layout, s, CollectiveKind::ReduceScatter, in.algo,
                    p * in.grad_bytes * mb);
     }
@@ -264,8 +264,9 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
             loadCollective(*out.reduceUncompressed, layout.spreads[std::size_t(s)], kind, rs.algo,
                            P * in.grad_bytes, layout.dpGroups, layout.stageEnv[std::size_t(s)]);
         if (in.zero_class != 0)
-            out.agCost[std::size_t(s)] = algos.load(
-                *out.gather, layout, s, CollectiveKind::AllGather, in.algo, P * kWeightBytes);
+            out.agCost[std::size_t(s)] =
+                algos.load(*out.gather, layout, s, CollectiveKind::AllGather, in.algo,
+                           in.stage_gather_bytes[std::size_t(s)]);
         out.used = out.rsCost[std::size_t(s)].algo;
     }
     // What each group's ring neighbours wait for on the shared edges.
@@ -353,7 +354,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
             t = bandwidth + d.rsCost[i].latency_s * buckets;
             tail = bandwidth * lastShare + d.rsCost[i].latency_s;
             if (zero >= 1) {
-                const double agBuckets = std::ceil(P * kWeightBytes / bucketBytes);
+                const double agBuckets = std::ceil((*in.stage_gather_bytes)[i] / bucketBytes);
                 const double agBandwidth = std::max(d.agCost[i].bandwidth_s, d.gatherShared[i]);
                 const double tAg = agBandwidth + d.agCost[i].latency_s * agBuckets;
                 // Overlapped, the first bucket is exposed (the same bucket
@@ -389,6 +390,9 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         out.optimizer[i] =
             P / shard * kOptimizerStepBytes / (k.gpu->hbm_tbps * 1e12 * hbmEfficiency) +
             kOptimizerLaunchS;
+        if (in.stage_fp8_params && in.fp8_cast_bytes > 0)
+            out.optimizer[i] += (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes /
+                                (k.gpu->hbm_tbps * 1e12 * hbmEfficiency);
         if (s + 1 < pp)
             firstFwd += pin.fwd[i][0] + pin.p2p_fwd[i];
     }

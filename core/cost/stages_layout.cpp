@@ -313,16 +313,14 @@ namespace {
 
 // Adds n layers of cost L to a chunk's times on one building.
 void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompute recompute,
-               bool zeroBubble, double epOverlap, double commShare, int castOncePer) {
+               bool zeroBubble, double epOverlap, double commShare,
+               const ChunkTimesInput::WeightCasts& casts) {
     if (n <= 0)
         return;
-    // Cached FP8 weights: the first microbatch's forward casts them, the
-    // other forwards and every recomputed forward read the cache (averaged
-    // over the step's microbatches).
-    const double fwdS =
-        castOncePer > 0 ? L.fwd_s - L.fwd_weight_cast_s * (1.0 - 1.0 / castOncePer) : L.fwd_s;
-    const double recomputeS =
-        castOncePer > 0 ? L.recompute_s - L.recompute_weight_cast_s : L.recompute_s;
+    // The weights' FP8 casts as the step pays them (ChunkTimesInput).
+    const double fwdS = L.fwd_s - (1.0 - casts.fwd) * L.fwd_weight_cast_s;
+    const double bwdInputS = L.bwd_input_s - (1.0 - casts.bwd) * L.bwd_weight_cast_s;
+    const double recomputeS = L.recompute_s - (1.0 - casts.recompute) * L.recompute_weight_cast_s;
     double epF = L.ep_fwd_s, epB = L.ep_bwd_s;
     if (epCross > 0 && L.ep_bytes > 0) {
         epF = std::max(epF, 2.0 * epCross);
@@ -339,14 +337,14 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         // all-to-all holds its SMs meanwhile. What shows is the pair's time
         // beyond its compute, shared by the two in proportion to traffic.
         const double attnF = fwdS - L.moe_mlp_fwd_s;
-        const double attnB = L.bwd_input_s + L.bwd_weight_s - L.moe_mlp_bwd_s;
+        const double attnB = bwdInputS + L.bwd_weight_s - L.moe_mlp_bwd_s;
         const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
         const auto beside = [commShare](double compute, double comm) {
             return overlappedWithCompute(compute, comm, commShare);
         };
         const double pair = beside(attnF, a2aB) + beside(L.moe_mlp_bwd_s, a2aF) +
                             beside(L.moe_mlp_fwd_s, a2aB) + beside(attnB, a2aF);
-        const double shown = pair - (fwdS + L.bwd_input_s + L.bwd_weight_s);
+        const double shown = pair - (fwdS + bwdInputS + L.bwd_weight_s);
         const double scale = 1.0 - epOverlap + epOverlap * shown / (epF + epB);
         epF *= scale;
         epB *= scale;
@@ -356,14 +354,14 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     const double recompEp = recompute == Recompute::Full || L.ep_recomputed ? epF : 0.0;
     t.fwd += n * (fwdS + L.tp_fwd_s + L.cp_fwd_s + epF);
     const double bIn =
-        L.bwd_input_s + recomputeS + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp + recompCp + recompEp;
+        bwdInputS + recomputeS + L.tp_bwd_s + L.cp_bwd_s + epB + recompTp + recompCp + recompEp;
     if (zeroBubble) {
         t.bwd += n * bIn;
         t.wgrad += n * L.bwd_weight_s;
     } else {
         t.bwd += n * (bIn + L.bwd_weight_s);
     }
-    t.compute += n * (fwdS + L.bwd_input_s + L.bwd_weight_s + recomputeS);
+    t.compute += n * (fwdS + bwdInputS + L.bwd_weight_s + recomputeS);
     t.tp += n * (L.tp_fwd_s + L.tp_bwd_s + recompTp);
     t.cp += n * (L.cp_fwd_s + L.cp_bwd_s + recompCp);
     t.ep += n * (epF + epB + recompEp);
@@ -373,6 +371,7 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
     t.wgrad_held += n * L.wgrad_held_bytes;
     t.transient = std::max(t.transient, L.transient_bytes);
     t.fp8_copy_params += n * L.fp8_copy_params;
+    t.fp8_linear_params += n * L.fp8_linear_params;
 }
 
 // One chunk's layers on one building under the plan's recompute. Full
@@ -391,13 +390,12 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
     const int nDense = n - nMoe;
     const double epOverlap = in.ep_overlap_steady;
     const double share = k.gpu ? ncclOverlapShare(k.gpu->sms) : 0.0;
-    const int castOncePer = in.weight_cast_once_per;
+    const ChunkTimesInput::WeightCasts& casts = in.weight_casts;
     if (in.recompute != Recompute::Full || n <= 0 ||
         (in.recompute_method == RecomputeMethod::Uniform && in.recompute_layers <= 1)) {
         addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share,
-                  castOncePer);
-        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share,
-                  castOncePer);
+                  casts);
+        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
         return;
     }
     if (in.recompute_method == RecomputeMethod::Block) {
@@ -406,20 +404,19 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
             in.model ? in.model->moeLayersIn(in.chunks->first[std::size_t(vs)], redo) : 0;
         const int redoDense = redo - redoMoe;
         addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
-                  castOncePer);
+                  casts);
         addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
-                  castOncePer);
+                  casts);
         addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share, castOncePer);
+                  epOverlap, share, casts);
         addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share, castOncePer);
+                  epOverlap, share, casts);
         return;
     }
     // Uniform groups of N > 1: times as every layer recomputed; memory as
     // one checkpointed input per group, plus a whole group re-materialised.
-    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share,
-              castOncePer);
-    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, castOncePer);
+    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
+    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
     const int group = std::min(n, in.recompute_layers);
     const int groups = (n + group - 1) / group;
     const LayerCost& one = nDense > 0 ? k.dense : k.moe;

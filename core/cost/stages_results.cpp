@@ -90,6 +90,10 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
         si.expert_params = sumChunks(cs, &ChunkTimes::expert_params);
         si.fp8_copy_params = sumChunks(cs, &ChunkTimes::fp8_copy_params);
         si.fp8_copy_bytes = KernelConstants{}.fp8_weight_copy_bytes;
+        if (plan.fp8_param_gather) {
+            si.fp8_gathered_params = sumChunks(cs, &ChunkTimes::fp8_linear_params);
+            si.fp8_kept = plan.fp8_linear == Fp8Linear::TransformerEngine;
+        }
         // The data-parallel group with CP (Megatron's dp x cp); experts over
         // the expert-data-parallel group dp x cp / ep.
         si.dp_shard = double(dp) * par.cp;

@@ -796,6 +796,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.choice<Fp8Linear>(
         "fp8_linear", p.fp8_linear, kOptional,
         {{"transformer-engine", Fp8Linear::TransformerEngine}, {"torchao", Fp8Linear::Torchao}});
+    r.boolean("fp8_param_gather", p.fp8_param_gather, kOptional);
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

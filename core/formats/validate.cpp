@@ -709,6 +709,10 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
         }
     }
 
+    if (p.fp8_param_gather && m.dtype != DType::FP8 && !dm.isBad("/dtype"))
+        dp.error("/fp8_param_gather",
+                 "gathers the weights of FP8 linear layers, but the model's dtype is 'bf16' "
+                 "(set it to 'fp8', or fp8_param_gather to false)");
     if (m.dtype == DType::FP8 && !dm.isBad("/dtype")) {
         for (std::size_t i = 0; i < c.buildings.size(); ++i) {
             const Building& b = c.buildings[i];

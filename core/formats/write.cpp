@@ -78,10 +78,11 @@ const std::map<std::string, int>& keyRank() {
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
             "ep_overlap", "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
-            "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "cross_entropy",
-            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
-            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
-            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
+            "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "fp8_param_gather",
+            "cross_entropy", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
+            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
+            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
+            "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -400,6 +401,8 @@ nlohmann::json toJson(const Plan& p) {
         j["cross_entropy"] = toString(p.cross_entropy);
     if (all || p.fp8_linear != Fp8Linear::TransformerEngine)
         j["fp8_linear"] = toString(p.fp8_linear);
+    if (all || p.fp8_param_gather)
+        j["fp8_param_gather"] = p.fp8_param_gather;
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

@@ -45,6 +45,9 @@ Plan megatronCore() {
     // FP8 linears are Transformer Engine's.
     p.fp8_recipe = Fp8Recipe::Delayed;
     p.fp8_linear = Fp8Linear::TransformerEngine;
+    // --fp8-param-gather is off by default (arguments.py): BF16 weights, cast
+    // to FP8 by Transformer Engine.
+    p.fp8_param_gather = false;
     // --cross-entropy-loss-fusion is off by default: the loss is
     // tensor_parallel.vocab_parallel_cross_entropy over the fp32 logits.
     p.cross_entropy = CrossEntropy::Megatron;
@@ -104,6 +107,9 @@ Plan torchtitan() {
     // BF16 inputs and keeps no FP8 weight copies.
     p.fp8_recipe = Fp8Recipe::Current;
     p.fp8_linear = Fp8Linear::Torchao;
+    // float8.enable_fsdp_float8_all_gather = false: FSDP2 gathers the BF16
+    // weights.
+    p.fp8_param_gather = false;
     // The loss is torch.nn.functional.cross_entropy(pred.float(), labels),
     // eager (train.py loss_fn; compiling it was commented out at 9dec370,
     // later layouts compile it with compile.components "loss").
@@ -200,6 +206,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.elementwise = d.elementwise;
     p.fp8_recipe = d.fp8_recipe;
     p.fp8_linear = d.fp8_linear;
+    p.fp8_param_gather = d.fp8_param_gather;
     p.cross_entropy = d.cross_entropy;
     applyDerivedFrameworkDefaults(p, {});
 }

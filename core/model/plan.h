@@ -303,6 +303,13 @@ struct Plan {
     // library of the FP8 linear layers.
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
+    // FP8 models only: the FP8 linears' weights all-gathered in FP8, 1 byte
+    // each (docs/COST_MODEL.md "FP8 parameter all-gather"). Megatron-Core
+    // --fp8-param-gather (Transformer Engine's fp8_model_init: the weights
+    // are kept in FP8 and cast once a step from the optimizer's main copy);
+    // torchtitan's float8 enable_fsdp_float8_all_gather (FSDP2 casts each
+    // shard before gathering it). Off by default in both.
+    bool fp8_param_gather = false;
     CrossEntropy cross_entropy = CrossEntropy::Megatron;
     FsdpReshard fsdp_reshard_after_forward = FsdpReshard::Default;
     // The routing the job asks the network for (a traffic-engineering policy

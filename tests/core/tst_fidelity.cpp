@@ -189,6 +189,7 @@ private Q_SLOTS:
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
+    void fp8ParamGatherSendsOneBytePerWeight();
     void selectiveRecomputeRerunsTheAttentionCore();
     void recomputeModulesFreeAndRerun_data();
     void recomputeModulesFreeAndRerun();
@@ -470,7 +471,8 @@ void TestFidelity::dataParallelSharesLinksWithActivations() {
                   2,
                   1,
                   4,
-                  {1e8, 1e8}};
+                  {1e8, 1e8},
+                  {2e8, 2e8}};
     Zero3 alone, shared;
     zero3Collectives(ctx, zi, alone);
     zi.p2p = Ref<P2p>(&act, 1);
@@ -1197,7 +1199,7 @@ void TestFidelity::transformerEngineCastsWeightsOncePerStep() {
     // (TELinear.forward's is_first_microbatch): TE casts each weight to FP8
     // (with its transpose) then, and the later microbatches and every
     // recomputed forward read the cached copy. torchao's Float8Linear casts
-    // every time; BF16 casts nothing.
+    // every time (the step charges them all); BF16 casts nothing.
     const Fp8Layer f;
     const double hbm = h100().hbm_tbps * 1e12 * 0.8, k0 = 3e-6;
     Plan p = Fp8Layer::plan();
@@ -1210,8 +1212,11 @@ void TestFidelity::transformerEngineCastsWeightsOncePerStep() {
     p.recompute = Recompute::Full;
     QVERIFY_CLOSE(f.cost(p).recompute_weight_cast_s, weights, 1e-9);
     p.recompute = Recompute::None;
+    QCOMPARE(te.bwd_weight_cast_s, 0.0);
+    // torchao casts the weight in the forward and again for dgrad.
     p.fp8_linear = Fp8Linear::Torchao;
-    QCOMPARE(f.cost(p).fwd_weight_cast_s, 0.0);
+    QVERIFY_CLOSE(f.cost(p).fwd_weight_cast_s, weights, 1e-9);
+    QVERIFY_CLOSE(f.cost(p).bwd_weight_cast_s, weights, 1e-9);
     QCOMPARE(
         layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), Fp8Layer::plan()))
             .fwd_weight_cast_s,
@@ -1236,6 +1241,69 @@ void TestFidelity::transformerEngineCastsWeightsOncePerStep() {
     QVERIFY_CLOSE(evaluated(f.cluster, f.model, regathered).step_time_s -
                       evaluated(f.cluster, f.model, kept).step_time_s,
                   layers * (7.0 + 8.0) * te.fwd_weight_cast_s, 1e-9);
+}
+
+void TestFidelity::fp8ParamGatherSendsOneBytePerWeight() {
+    // Megatron-Core --fp8-param-gather keeps the FP8 linears' weights in FP8
+    // (Transformer Engine's fp8_model_init) and its distributed optimizer
+    // gathers them at 1 byte; torchtitan's enable_fsdp_float8_all_gather has
+    // FSDP2 cast each shard and gather FP8. TP 4 x DP 32 over two buildings,
+    // DP across them, ZeRO-1, 4 microbatches.
+    const Cluster c = twoBuildings();
+    Model m = smallLlama();
+    m.dtype = DType::FP8;
+    Plan off = makePlan(4, 1, 32, 128);
+    off.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan on = off;
+    on.fp8_param_gather = true;
+    Plan bf16Grads = off;
+    bf16Grads.grad_reduce_bytes = 2;
+    const Evaluation a = evaluated(c, m, off), b = evaluated(c, m, on),
+                     g = evaluated(c, m, bf16Grads);
+    // The FP8 linears' weights per GPU: QKV (2048 x (512 + 2 x 128)), the
+    // projection (2048 x 512) and the SwiGLU MLP (3 x 2048 x 2048) of 8
+    // layers; every other weight (norms, embedding, output layer) stays BF16.
+    const double fp8 = 8 * (2048.0 * 768 + 2048.0 * 512 + 3 * 2048.0 * 2048);
+    const double P = a.stage_params[0];
+    // The reduce-scatter's 2 bytes less a parameter against the gather's 1
+    // byte less an FP8 weight: the same ring, the same share crossing.
+    QVERIFY2(closeRelative((a.cross_building_bytes - b.cross_building_bytes) /
+                               (a.cross_building_bytes - g.cross_building_bytes),
+                           fp8 / (2.0 * P), 1e-9),
+             (std::to_string(a.cross_building_bytes - b.cross_building_bytes) + " vs " +
+              std::to_string(a.cross_building_bytes - g.cross_building_bytes))
+                 .c_str());
+    // Kept in FP8: 1 byte a weight and a 1-byte transpose where BF16 weights
+    // had a 2-byte FP8 copy besides; no weight cast in the step.
+    QVERIFY_CLOSE((a.memory.weights_gib - b.memory.weights_gib) * kGiB, 2.0 * fp8, 1e-9);
+    QVERIFY(b.step_time_s < a.step_time_s);
+    // Nothing to gather in FP8 on a BF16 model.
+    const auto problems = validateScenario({c, smallLlama(), on});
+    QCOMPARE(problems.size(), std::size_t(1));
+    QVERIFY2(problems[0].str().find("/fp8_param_gather") != std::string::npos,
+             problems[0].str().c_str());
+
+    // torchao under FSDP, resharded after every forward: each microbatch
+    // gathers twice and casts the GPU's shard each time instead of the
+    // whole weight in the forward and again for dgrad.
+    Plan fsdp = makePlan(4, 1, 32, 128);
+    fsdp.zero_stage = 3;
+    fsdp.fsdp_reshard_after_forward = FsdpReshard::Always;
+    fsdp.fp8_linear = Fp8Linear::Torchao;
+    fsdp.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan fsdpOn = fsdp;
+    fsdpOn.fp8_param_gather = true;
+    const Evaluation t = evaluated(c, m, fsdp), u = evaluated(c, m, fsdpOn);
+    // A microbatch gathers P twice (2 bytes each, the FP8 weights 1) and
+    // reduce-scatters P at 4: (8P - 2 fp8) against 8P, on the same rings.
+    QVERIFY2(
+        closeRelative((t.cross_building_bytes - u.cross_building_bytes) / t.cross_building_bytes,
+                      fp8 / (4.0 * P), 1e-9),
+        (std::to_string(t.cross_building_bytes) + " vs " + std::to_string(u.cross_building_bytes))
+            .c_str());
+    QVERIFY(u.step_time_s < t.step_time_s);
+    // The two gathered layers hold FP8 weights; the shards stay BF16.
+    QVERIFY_CLOSE((t.memory.weights_gib - u.memory.weights_gib) * kGiB, 2.0 * fp8 / 8, 1e-9);
 }
 
 // Megatron-Core's selective recompute checkpoints the core-attention module
@@ -1431,8 +1499,19 @@ void TestFidelity::partialRecomputeSelectsLayers() {
     layout.stageBuildings = {{0}, {0}};
     const std::vector<double> cross = {0, 0};
     ChunkTable table;
-    chunkTimes({&layout, &all, &chunks, &cross, &m, 2, virtualStages, Recompute::Full,
-                RecomputeMethod(method), n, false},
+    chunkTimes({&layout,
+                &all,
+                &chunks,
+                &cross,
+                &m,
+                2,
+                virtualStages,
+                Recompute::Full,
+                RecomputeMethod(method),
+                n,
+                false,
+                0,
+                {}},
                table);
     const ChunkTimes& t = table[1][0]; // no embedding or logits on it
     const int layers = 6 / virtualStages;

@@ -194,6 +194,7 @@ private Q_SLOTS:
     void frameworkEvaluatesAsWrittenOut();
     void elementwiseValues();
     void cudaGraphsValues();
+    void fp8ParamGatherValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1630,6 +1631,23 @@ void TestFormats::cudaGraphsValues() {
         strings(sa::parsePlan(edited(kPlan, {"/cuda_graphs=\"yes\""}), "plan.json").problems);
     QCOMPARE(problems.size(), 1);
     QVERIFY2(problems[0].startsWith("plan.json: /cuda_graphs: "), qPrintable(problems[0]));
+}
+
+void TestFormats::fp8ParamGatherValues() {
+    // Off by default and then left out of the written plan; on reads and
+    // writes back; anything but a boolean is refused with its path.
+    const sa::Plan off = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QVERIFY(!off.fp8_param_gather);
+    QVERIFY(!sa::toJson(off).contains("fp8_param_gather"));
+    const sa::Plan on =
+        parsed(sa::parsePlan(edited(kPlan, {"/fp8_param_gather=true"}), "plan.json"));
+    QVERIFY(on.fp8_param_gather);
+    QCOMPARE(sa::toJson(on)["fp8_param_gather"].get<bool>(), true);
+    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(on)), "plan.json")) == on);
+    const auto problems =
+        strings(sa::parsePlan(edited(kPlan, {"/fp8_param_gather=1"}), "plan.json").problems);
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems[0].startsWith("plan.json: /fp8_param_gather: "), qPrintable(problems[0]));
 }
 
 void TestFormats::frameworkUnknown() {
