@@ -107,7 +107,8 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"fp8_interval", "FP8 scaling detail"},
         {"fp8_amax_history_len", "FP8 is off (no --fp8-format)"},
         {"fp8_amax_compute_algo", "FP8 is off (no --fp8-format)"},
-        {"fp8_param_gather", "FP8 parameter all-gather: not expressible"},
+        {"fp8_param_gather", "FP8 is off (no --fp8-format)"},
+        {"fp8_params", "FP8 is off (no fp8)"},
         {"overlap_param_gather",
          "parameter all-gather overlap: the plan's dp_overlap is the gradient reduce"},
         {"overlap_param_gather_with_optimizer_step", "parameter all-gather overlap"},
@@ -1350,6 +1351,11 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         else
             r.refuse("fp8_recipe",
                      "must be delayed, tensorwise, mxfp8 or blockwise, got '" + *recipe + "'");
+        // --fp8-param-gather (Megatron-Core; NeMo 1.x model.fp8_params): the
+        // FP8 linears' weights kept in FP8 and gathered so.
+        const bool gather = r.flag("fp8_param_gather", "plan:/fp8_param_gather");
+        const bool params = r.flag("fp8_params", "plan:/fp8_param_gather");
+        p.fp8_param_gather = gather || params;
         for (const char* k : {"fp8_amax_history_len", "fp8_amax_compute_algo"}) {
             if (p.fp8_recipe == Fp8Recipe::Delayed)
                 r.text(k, "plan:/fp8_recipe (delayed: the amax history)");

@@ -651,6 +651,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     if (m.dtype == DType::FP8) {
         add("--fp8-format", "hybrid");
         add("--fp8-recipe", p.fp8_recipe == Fp8Recipe::Delayed ? "delayed" : "tensorwise");
+        if (p.fp8_param_gather)
+            add("--fp8-param-gather");
     }
     if (p.cross_entropy == CrossEntropy::MegatronFused || p.cross_entropy == CrossEntropy::Te)
         add("--cross-entropy-loss-fusion");

@@ -536,6 +536,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("fp8", yamlBool(m.dtype == DType::FP8));
     if (m.dtype == DType::FP8) {
         add("fp8_hybrid", "true");
+        if (p.fp8_param_gather)
+            add("fp8_params", "true");
         // NeMo 24.07's only recipe is delayed scaling (its launcher's amax
         // history: 1024 steps, max); current scaling is NeMo 2's
         // fp8_recipe: tensorwise.

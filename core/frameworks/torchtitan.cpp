@@ -580,7 +580,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     }
 
     // ---- precision ---------------------------------------------------------------------
-    bool fp8 = false;
+    bool fp8 = false, fp8Gather = false;
     {
         const std::string key = "model.converters";
         if (auto conv = r.strings(key)) {
@@ -607,16 +607,25 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                 fp8 = true;
             r.mapped("float8.enable_float8_linear", "model:/dtype");
         }
-        const std::string f8why = fp8 ? "Float8 detail (FSDP float8 all-gather, filtered modules, "
-                                        "scaling variants): not expressible; GEMMs run FP8 "
-                                        "with torchao's tensorwise current scaling"
+        const std::string f8why = fp8 ? "Float8 detail (filtered modules, scaling variants, "
+                                        "the amax all-reduce for FSDP): not expressible; GEMMs "
+                                        "run FP8 with torchao's tensorwise current scaling"
                                       : "Float8 is not enabled (no float8 converter)";
+        // FSDP2 gathers the Float8 weights in FP8, each shard cast first
+        // (torchao fsdp_utils WeightWithDynamicFloat8CastTensor).
+        for (const char* k : {"float8.enable_fsdp_float8_all_gather",
+                              "quantize.linear.float8.enable_fsdp_float8_all_gather"}) {
+            if (!fp8) {
+                r.ignored(k, f8why);
+            } else if (auto on = r.boolean(k, false)) {
+                fp8Gather = fp8Gather || *on;
+                r.mapped(k, "plan:/fp8_param_gather");
+            }
+        }
         for (const char* k :
-             {"float8.enable_fsdp_float8_all_gather",
-              "float8.precompute_float8_dynamic_scale_for_fsdp", "float8.scaling_type_input",
+             {"float8.precompute_float8_dynamic_scale_for_fsdp", "float8.scaling_type_input",
               "float8.scaling_type_weight", "float8.scaling_type_grad_output", "float8.recipe_name",
               "float8.filter_fqns", "float8.emulate", "float8.force_recompute_fp8_weight_in_bwd",
-              "quantize.linear.float8.enable_fsdp_float8_all_gather",
               "quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp",
               "quantize.linear.float8.recipe_name", "quantize.linear.float8.filter_fqns",
               "quantize.linear.float8.emulate"})
@@ -837,6 +846,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     if (fp8) {
         plan.fp8_recipe = tt.fp8_recipe;
         plan.fp8_linear = tt.fp8_linear;
+        plan.fp8_param_gather = fp8Gather;
     }
     // The loss: eager F.cross_entropy on the fp32 logits (train.py loss_fn).
     // Layouts that compile it (compile.components "loss") are charged the
@@ -1286,6 +1296,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "recompute_layers",
                                                       "fp8_recipe",
                                                       "fp8_linear",
+                                                      "fp8_param_gather",
                                                       "schedule",
                                                       "rank_order",
                                                       "placement",
@@ -1378,6 +1389,8 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     if (model.dtype == DType::FP8)
         t << "converters = [\"quantize.linear.float8\"]\n";
     t << "\n";
+    if (model.dtype == DType::FP8 && plan.fp8_param_gather)
+        t << "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n\n";
 
     t << "[training]\n";
     const std::int64_t perRank = par.dp > 0 ? plan.global_batch_sequences / par.dp : 0;

@@ -386,6 +386,8 @@ private Q_SLOTS:
     void p2pOverlapImported();
     void cudaGraphsImported_data();
     void cudaGraphsImported();
+    void fp8ParamGatherImported_data();
+    void fp8ParamGatherImported();
     void exportText();
     void malformedInputs_data();
     void malformedInputs();
@@ -1123,6 +1125,42 @@ void TestFrameworks::cudaGraphsImported() {
     const Imported back = nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->cuda_graphs, graphs);
+}
+
+void TestFrameworks::fp8ParamGatherImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("gather");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    const QString script = smallMegatron(2) + "--use-distributed-optimizer --fp8-format hybrid ";
+    QTest::newRow("megatron default") << M << script << false;
+    QTest::newRow("megatron flag") << M << script + "--fp8-param-gather" << true;
+    const QString yaml = smallNemo("  optim: {name: distributed_fused_adam}\n"
+                                   "  fp8: true\n  fp8_hybrid: true\n");
+    QTest::newRow("nemo default") << N << yaml << false;
+    QTest::newRow("nemo fp8_params") << N << yaml + "  fp8_params: true\n" << true;
+}
+
+// The plan's fp8_param_gather from each spelling; the exports write it back.
+void TestFrameworks::fp8ParamGatherImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, gather);
+    ImportOptions opt;
+    opt.file = "input";
+    const bool nemo = Framework(framework) == Framework::Nemo;
+    const Imported got =
+        nemo ? importNemo(text.toStdString(), opt) : importMegatronScript(text.toStdString(), opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.model->dtype, sa::DType::FP8);
+    QCOMPARE(got.plan->fp8_param_gather, gather);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const QString t = QString::fromStdString(ex.text);
+    QCOMPARE(t.contains(nemo ? "fp8_params: true" : "--fp8-param-gather"), gather);
+    const Imported back = nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->fp8_param_gather, gather);
 }
 
 void TestFrameworks::megatronDefaults() {

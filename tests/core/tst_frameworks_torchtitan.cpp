@@ -169,6 +169,7 @@ private Q_SLOTS:
     void compileSetsElementwise();
     void fusedKeptInTheComment();
     void cudaGraphsKeptInTheComment();
+    void float8AllGatherIsFp8ParamGather();
     void scheduleSetsP2pOverlap_data();
     void scheduleSetsP2pOverlap();
     void refusals_data();
@@ -494,6 +495,38 @@ void TestFrameworksTorchtitan::fusedKeptInTheComment() {
     QCOMPARE(off.plan->elementwise, sa::Elementwise::Eager);
     QVERIFY(std::any_of(off.ignored.begin(), off.ignored.end(),
                         [](const auto& i) { return i.setting == "# scaleacross: elementwise"; }));
+}
+
+void TestFrameworksTorchtitan::float8AllGatherIsFp8ParamGather() {
+    // float8.enable_fsdp_float8_all_gather (and the later
+    // quantize.linear.float8 spelling) is the plan's fp8_param_gather; the
+    // export writes it back.
+    for (const std::string& spelling :
+         {std::string("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n"
+                      "[float8]\nenable_fsdp_float8_all_gather = true\n"),
+          std::string("[model]\nflavor = \"8B\"\nconverters = [\"quantize.linear.float8\"]\n"
+                      "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n")}) {
+        const std::string toml = spelling + "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                                            "[activation_checkpoint]\nmode = \"full\"\n";
+        Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+        QVERIFY2(im.ok(), problemsOf(im).c_str());
+        QCOMPARE(im.model->dtype, sa::DType::FP8);
+        QVERIFY(im.plan->fp8_param_gather);
+        const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
+        QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+        QVERIFY2(out.text.find("enable_fsdp_float8_all_gather = true") != std::string::npos,
+                 out.text.c_str());
+        const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+        QVERIFY2(back.ok(), problemsOf(back).c_str());
+        QVERIFY(back.plan->fp8_param_gather);
+    }
+    // Off by default.
+    Imported off = importTorchtitan("[model]\nflavor = \"8B\"\nconverters = [\"float8\"]\n"
+                                    "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                                    "[activation_checkpoint]\nmode = \"full\"\n",
+                                    {"c.toml", "", 0, 0});
+    QVERIFY2(off.ok(), problemsOf(off).c_str());
+    QVERIFY(!off.plan->fp8_param_gather);
 }
 
 void TestFrameworksTorchtitan::cudaGraphsKeptInTheComment() {

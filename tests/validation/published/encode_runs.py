@@ -43,7 +43,7 @@ def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, m
 
 def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="none", sp=True,
          kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None,
-         attention=None, rank_order=("tp", "cp", "dp", "pp")):
+         attention=None, rank_order=("tp", "cp", "dp", "pp"), fp8_gather=False):
     # Every encoded run lays its ranks out tp fastest, then cp, dp and pp:
     # Megatron-Core's initialize_model_parallel(order="tp-cp-ep-dp-pp")
     # (ep lives inside dp in the documents; 2021 Megatron's mpu builds the
@@ -60,6 +60,8 @@ def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="non
     }
     if attention:
         doc["attention_kernel"] = attention
+    if fp8_gather:
+        doc["fp8_param_gather"] = True
     if rank_order:
         doc["rank_order"] = list(rank_order)
     if layers_per_stage:
@@ -219,8 +221,8 @@ TT_COMMON = ["the cards ran at 500 W: power_limit_w 500 of tdp_w 700, so the 700
              "the figure torchao's roofline_utils.py gives for Meta's H100 variant",
              "torch.compile is not expressible (the model has no notion of kernel fusion by the "
              "compiler)",
-             "Float8 (torchao, nn.Linear only) mapped to dtype fp8; FSDP float8 all-gather is not "
-             "expressible",
+             "Float8 (torchao, nn.Linear only) mapped to dtype fp8; float8's "
+             "enable_fsdp_float8_all_gather (set in the run's TOML) to fp8_param_gather",
              TT_ATTENTION]
 l3_8_fp8 = load("models/llama3-8b-fp8.json")
 l3_70_fp8 = load("models/llama3-70b-fp8.json")
@@ -232,14 +234,14 @@ for fsdp, cp, seq, tps in [(8, 1, 32768, 3890), (4, 2, 65536, 2540), (2, 4, 1310
     name = "torchtitan-llama31-8b-fsdp%d-cp%d" % (fsdp, cp)
     p = plan(name, "torchtitan Llama 3.1 8B, FSDP%d CP%d, seq %d, local batch 1, full AC, "
              "compile + Float8" % (fsdp, cp, seq), seq, fsdp, 1, 1, cp, 1, fsdp, zero=3,
-             recompute="full", attention="flash2")
+             recompute="full", attention="flash2", fp8_gather=True)
     run(name, "torchtitan", TT + ", Table 2 row 'FSDP %d, CP %d' (seq %d): %d TPS/GPU" %
         (fsdp, cp, seq, tps), "grand-teton-h100-96gb.json", l3_8_fp8, p, "tokens_per_s_per_gpu",
         tps, tps, TT_COMMON + ["FSDP shards over the dp x cp ranks (torchtitan's dp_shard_cp "
                                "mesh), as the model's ZeRO does"])
 p = plan("torchtitan-llama31-70b-fsdp32-tp8", "torchtitan Llama 3.1 70B, FSDP32 TP8, local batch "
          "16, full AC, compile + Float8", 8192, 512, 16, 8, 1, 1, 32, zero=3, recompute="full",
-         attention="flash2")
+         attention="flash2", fp8_gather=True)
 run("torchtitan-llama31-70b-fsdp32-tp8", "torchtitan", TT + ", Table 4 row '2D' (no AsyncTP): 829 "
     "TPS/GPU", "grand-teton-h100-96gb.json", l3_70_fp8, p, "tokens_per_s_per_gpu", 829, 829,
     TT_COMMON + ["sequence length 8192 (llama3_70b.toml at 9dec370)",
@@ -251,7 +253,7 @@ for kind, v, tps in [("1f1b", 1, 100), ("interleaved", 2, 128)]:
     p = plan(name, "torchtitan Llama 3.1 405B, FSDP8 TP8 PP8, local batch 32 in 8 microbatches, "
              "full AC, compile + Float8 + AsyncTP, %s" % kind, 8192, 256, 4, 8, 1, 8, 8, zero=3,
              recompute="full", kind=kind, v=v, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15],
-             attention="flash2")
+             attention="flash2", fp8_gather=True)
     run(name, "torchtitan", TT + ", Table 5 row '%s': %d TPS/GPU" %
         ("1F1B" if kind == "1f1b" else "Interleaved 1F1B", tps), "grand-teton-h100-96gb.json",
         l31_405_fp8, p, "tokens_per_s_per_gpu", tps, tps,
@@ -278,14 +280,15 @@ for gpus, table in [(8, 1), (128, 3)]:
         name = "torchtitan-llama31-8b-fsdp%d-%s" % (gpus, tag)
         p = plan(name, "torchtitan Llama 3.1 8B, FSDP%d (ZeRO-3), local batch 2, selective AC, "
                  "%s" % (gpus, "compile + Float8" if fp8 else "BF16 compile"), 8192, 2 * gpus, 2,
-                 1, 1, 1, gpus, zero=3, recompute="selective-op", attention="flash2")
+                 1, 1, 1, gpus, zero=3, recompute="selective-op", attention="flash2",
+                 fp8_gather=fp8)
         run(name, "torchtitan", TT + ", Table %d row '%s': %d TPS/GPU" % (table, row, tps),
             "grand-teton-h100-96gb.json", l3_8_fp8 if fp8 else l3_8_bf16, p,
             "tokens_per_s_per_gpu", tps, tps,
             [a for a in TT_COMMON if fp8 or not a.startswith("Float8")] + TT_FSDP)
 p = plan("torchtitan-llama31-70b-fsdp32-tp8-asynctp", "torchtitan Llama 3.1 70B, FSDP32 TP8, "
          "local batch 16, full AC, compile + Float8 + AsyncTP", 8192, 512, 16, 8, 1, 1, 32, zero=3,
-         recompute="full", attention="flash2")
+         recompute="full", attention="flash2", fp8_gather=True)
 run("torchtitan-llama31-70b-fsdp32-tp8-asynctp", "torchtitan", TT + ", Table 4 row '2D + AsyncTP': "
     "876 TPS/GPU", "grand-teton-h100-96gb.json", l3_70_fp8, p, "tokens_per_s_per_gpu", 876, 876,
     TT_COMMON + ["sequence length 8192 (llama3_70b.toml at 9dec370)",
@@ -303,7 +306,8 @@ for fsdp, cp, seq, tps in [(8, 1, 32768, 76), (4, 2, 65536, 47), (2, 4, 131072, 
     p = plan(name, "torchtitan Llama 3.1 405B, FSDP%d CP%d TP8 PP8, seq %d, local batch 8 in 8 "
              "microbatches, full AC, compile + Float8 + AsyncTP, 1F1B" % (fsdp, cp, seq), seq,
              8 * fsdp, 1, 8, cp, 8, fsdp, zero=3, recompute="full",
-             layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15], attention="flash2")
+             layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15], attention="flash2",
+             fp8_gather=True)
     run(name, "torchtitan", TT + ", Table 6 row 'FSDP %d, CP %d' (seq %d): %d TPS/GPU" %
         (fsdp, cp, seq, tps), "grand-teton-h100-96gb.json", l31_405_fp8, p,
         "tokens_per_s_per_gpu", tps, tps,
@@ -456,8 +460,8 @@ MB26_CFG = ("Megatron-Bridge v0.4.2 (c81012934) scripts/performance: ")
 MB26_ASSUME = [
     "FP8 is the H100 presets' fp8_cs (utils/precision.py: bf16_with_fp8_current_scaling_mixed, "
     "per-tensor current scaling, with first_last_layers_bf16 off so every layer runs FP8) mapped "
-    "to dtype fp8; its fp8_param_gather (the distributed optimizer all-gathers FP8 parameters) is "
-    "not expressible",
+    "to dtype fp8; its fp8_param_gather (the distributed optimizer all-gathers FP8 parameters) "
+    "mapped to the plan's fp8_param_gather",
     "grad_reduce_bytes 2: the perf configs set mixed_precision.grad_reduce_in_fp32 and "
     "ddp.grad_reduce_in_fp32 to False (gradients reduced in BF16)",
     "distributed optimizer (ZeRO-1) with overlap_grad_reduce / overlap_param_gather (the recipe's "
@@ -476,7 +480,7 @@ MB26_PG = ("overlap_param_gather_with_optimizer_step (utils/overrides.py set_pos
 
 p = plan("mbridge2604-llama3-70b-64", "Megatron-Bridge 26.04.01: LLAMA3_70B 64 GPUs, TP4 PP8 VP5 "
          "DP2, MBS 1, GBS 256, seq 8192 (GA 128)", 8192, 256, 1, 4, 1, 8, 2, kind="interleaved",
-         v=5, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"])
+         v=5, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"], fp8_gather=True)
 run("mbridge2604-llama3-70b-64", "megatron-bridge-26.04", MB26 + ", Model LLAMA3_70B, row DGX-H100 "
     "FP8: 1664 tokens/s/GPU, 731 model TFLOP/s/GPU", "dgx-h100.json", l3_70_fp8, p,
     "tokens_per_s_per_gpu", 1664, 1664,
@@ -496,7 +500,7 @@ run("mbridge2604-llama3-70b-64", "megatron-bridge-26.04", MB26 + ", Model LLAMA3
 p = plan("mbridge2604-llama31-405b-1024", "Megatron-Bridge 26.04.01: LLAMA3.1_405B 1024 GPUs, TP8 "
          "PP8 CP2 VP8 DP8, MBS 1, GBS 1536, seq 8192 (GA 192)", 8192, 1536, 1, 8, 2, 8, 8,
          kind="interleaved", v=8, grad_bytes=2, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15],
-         rank_order=["tp", "cp", "dp", "pp"])
+         rank_order=["tp", "cp", "dp", "pp"], fp8_gather=True)
 run("mbridge2604-llama31-405b-1024", "megatron-bridge-26.04", MB26 + ", Model LLAMA3.1_405B, row "
     "DGX-H100 FP8: 328 tokens/s/GPU, 827 model TFLOP/s/GPU", "dgx-h100.json", l31_405_fp8, p,
     "tokens_per_s_per_gpu", 328, 328,
@@ -515,7 +519,7 @@ run("mbridge2604-llama31-405b-1024", "megatron-bridge-26.04", MB26 + ", Model LL
     published_tflops_per_gpu=827)
 p = plan("mbridge2604-qwen3-30b-a3b-16", "Megatron-Bridge 26.04.01: Qwen3_30B_a3B 16 GPUs, TP1 PP1 "
          "EP16 DP16, MBS 1, GBS 1024, seq 4096 (GA 64)", 4096, 1024, 1, 1, 1, 1, 16, ep=16,
-         sp=False, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"])
+         sp=False, grad_bytes=2, rank_order=["tp", "cp", "dp", "pp"], fp8_gather=True)
 run("mbridge2604-qwen3-30b-a3b-16", "megatron-bridge-26.04", MB26 + ", Model Qwen3_30B_a3B, row "
     "DGX-H100 FP8: 8960 tokens/s/GPU, 206 model TFLOP/s/GPU (token-dropless, force-balanced "
     "routing)", "dgx-h100.json", q30, p, "tokens_per_s_per_gpu", 8960, 8960,
@@ -544,7 +548,7 @@ p = plan("mbridge2604-qwen3-235b-a22b-256", "Megatron-Bridge 26.04.01: Qwen3_235
          "PP8 VP4 DP16, EP32 with expert TP 1 encoded as EP16 (experts split over TP 2), MBS 1, GBS "
          "8192, seq 4096 (GA 512)", 4096, 8192, 1, 2, 1, 8, 16, ep=16, kind="interleaved", v=4,
          grad_bytes=2, layers_per_stage=[11, 12, 12, 12, 12, 12, 12, 11],
-         rank_order=["tp", "cp", "dp", "pp"])
+         rank_order=["tp", "cp", "dp", "pp"], fp8_gather=True)
 run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model Qwen3_235B_a22B, "
     "row DGX-H100 FP8: 1712 tokens/s/GPU, 253 model TFLOP/s/GPU (token-dropless, force-balanced "
     "routing)", "dgx-h100.json", q235, p, "tokens_per_s_per_gpu", 1712, 1712,
