@@ -1099,17 +1099,22 @@ void TestFrameworks::cudaGraphsImported_data() {
                                       << true << QString();
 }
 
+// A Megatron launch script or NeMo YAML read as the named framework.
+static Imported importedAs(int framework, const std::string& text) {
+    ImportOptions opt;
+    opt.file = "input";
+    return Framework(framework) == Framework::Nemo ? importNemo(text, opt)
+                                                   : importMegatronScript(text, opt);
+}
+
 // The plan's cuda_graphs from each spelling; the exports write it back.
 void TestFrameworks::cudaGraphsImported() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     QFETCH(bool, graphs);
     QFETCH(QString, ignored);
-    ImportOptions opt;
-    opt.file = "input";
     const bool nemo = Framework(framework) == Framework::Nemo;
-    const Imported got =
-        nemo ? importNemo(text.toStdString(), opt) : importMegatronScript(text.toStdString(), opt);
+    const Imported got = importedAs(framework, text.toStdString());
     QVERIFY2(got.ok(), problems(got.problems).constData());
     QCOMPARE(got.plan->cuda_graphs, graphs);
     bool reported = ignored.isEmpty();
@@ -1122,7 +1127,7 @@ void TestFrameworks::cudaGraphsImported() {
     QCOMPARE(t.contains(nemo ? "cuda_graph_impl: transformer_engine"
                              : "--cuda-graph-impl transformer_engine"),
              graphs);
-    const Imported back = nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->cuda_graphs, graphs);
 }
@@ -1146,11 +1151,8 @@ void TestFrameworks::fp8ParamGatherImported() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     QFETCH(bool, gather);
-    ImportOptions opt;
-    opt.file = "input";
     const bool nemo = Framework(framework) == Framework::Nemo;
-    const Imported got =
-        nemo ? importNemo(text.toStdString(), opt) : importMegatronScript(text.toStdString(), opt);
+    const Imported got = importedAs(framework, text.toStdString());
     QVERIFY2(got.ok(), problems(got.problems).constData());
     QCOMPARE(got.model->dtype, sa::DType::FP8);
     QCOMPARE(got.plan->fp8_param_gather, gather);
@@ -1158,7 +1160,7 @@ void TestFrameworks::fp8ParamGatherImported() {
     QVERIFY2(ex.ok(), problems(ex.problems).constData());
     const QString t = QString::fromStdString(ex.text);
     QCOMPARE(t.contains(nemo ? "fp8_params: true" : "--fp8-param-gather"), gather);
-    const Imported back = nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->fp8_param_gather, gather);
 }
