@@ -322,6 +322,20 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "FP8 and keeps FP8 weight copies; torchao saves bf16 inputs and "
                             "keeps no copies"),
              [](Scenario& s, int i) { s.plan.fp8_linear = Fp8Linear(i); });
+    auto* fp8Gather = addCheck(
+        sched, QStringLiteral("fp8_param_gather"), QStringLiteral("FP8 weight gather"),
+        QStringLiteral("FP8 models: the linear layers' weights are all-gathered at 1 byte "
+                       "(Megatron --fp8-param-gather, NeMo fp8_params, torchtitan "
+                       "enable_fsdp_float8_all_gather); with Transformer Engine the weights "
+                       "are kept in FP8 and the forward casts none"),
+        [](const Plan& p) { return p.fp8_param_gather; },
+        [](Scenario& s, bool v) { s.plan.fp8_param_gather = v; });
+    // A BF16 model has no FP8 weights to gather (the plan would be refused);
+    // the box stays usable to switch a stray setting off.
+    refreshers_.push_back([this, fp8Gather] {
+        const Scenario& s = document_->scenario();
+        fp8Gather->setEnabled(s.model.dtype == DType::FP8 || s.plan.fp8_param_gather);
+    });
     // CrossEntropy's order.
     addCombo(
         sched, QStringLiteral("cross_entropy"), QStringLiteral("Loss kernels"),

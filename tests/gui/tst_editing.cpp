@@ -57,6 +57,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
     void partialRecomputeAndFp8Fields();
+    void fp8WeightGatherOnlyForFp8Models();
     void recomputeModulesFromTheMenu();
     void frameworkSetsItsDefaults();
     void wheelOverUnfocusedFieldScrollsTheInspector();
@@ -475,6 +476,44 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.recompute_layers, 1);
     QCOMPARE(layers->value(), 1);
     QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
+}
+
+void TestEditing::fp8WeightGatherOnlyForFp8Models() {
+    // The default sample's model is BF16: it has no FP8 weights to gather,
+    // so the box is off and cannot be ticked.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QCheckBox* gather = inspector->checkBox(QStringLiteral("fp8_param_gather"));
+    QVERIFY(gather);
+    QCOMPARE(doc->scenario().model.dtype, DType::BF16);
+    QVERIFY(!gather->isEnabled() && !gather->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(gather);
+    QTest::mouseClick(gather, Qt::LeftButton, {}, QPoint(4, gather->height() / 2));
+    QVERIFY(!doc->scenario().plan.fp8_param_gather);
+    QCOMPARE(doc->undoStack()->count(), 0);
+
+    // The FP8 sample gathers its FP8 weights at 1 byte. A click switches
+    // that off: BF16 gathers and a cast of the weights each step make it
+    // slower, and the BF16 weights with their FP8 copy take more memory.
+    QVERIFY(window_->openSample(sampleScenario("single-building-70b-fp8.json")));
+    QCOMPARE(doc->scenario().model.dtype, DType::FP8);
+    QVERIFY(gather->isEnabled() && gather->isChecked());
+    QVERIFY(waitForEvaluation());
+    const Evaluation on = *window_->liveEvaluation()->current()->evaluation;
+    inspector->scrollArea()->ensureWidgetVisible(gather);
+    QTest::mouseClick(gather, Qt::LeftButton, {}, QPoint(4, gather->height() / 2));
+    QVERIFY(!doc->scenario().plan.fp8_param_gather);
+    QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Disable fp8 weight gather"));
+    QVERIFY(waitForEvaluation());
+    const Evaluation& off = *window_->liveEvaluation()->current()->evaluation;
+    QVERIFY2(off.step_time_s > on.step_time_s,
+             qPrintable(QStringLiteral("%1 vs %2 s").arg(off.step_time_s).arg(on.step_time_s)));
+    QVERIFY(off.memory.peak_gib_per_gpu > on.memory.peak_gib_per_gpu);
+    // Still an FP8 model: the box stays usable, and undo ticks it again.
+    QVERIFY(gather->isEnabled() && !gather->isChecked());
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.fp8_param_gather);
+    QVERIFY(gather->isChecked());
 }
 
 void TestEditing::recomputeModulesFromTheMenu() {
