@@ -18,6 +18,13 @@ struct Gemm {
     // same input, which the model runs as this one GEMM (torchtitan's wq, wk
     // and wv: 3; w1 and w3: 2): each casts that input to FP8 on its own.
     double readers = 1;
+    // Where Transformer Engine's FP8 casts run (docs/COST_MODEL.md "Where
+    // Transformer Engine casts"): the input is a norm's output
+    // (LayerNormLinear: QKV, FC1), and under sequence parallelism the input
+    // (column-parallel) or the output gradient (row-parallel: the
+    // projection, FC2) is all-gathered from this many shards, in FP8.
+    bool norm_input = false;
+    double input_shards = 1, grad_shards = 1;
 };
 
 // Elementwise bytes per token per layer in the forward pass, in units of
@@ -76,11 +83,53 @@ GemmTimes gemmTriple(const GpuModel& gpu, const GemmRate& rate, const Gemm& g,
         const auto cast = [&](double elements, double times) {
             return streamTime(gpu, castBytes * elements * times, kc) + times * castKernels;
         };
+        // Transformer Engine casts a tensor that is all-gathered under
+        // sequence parallelism on its shard, row-wise only (read 2 B, write
+        // 1 B, after the amax pass of current scaling), gathers it in FP8
+        // and transposes the gathered copy for the backward GEMM that reads
+        // it column-wise (fp8_transpose / _create_transpose: read 1 B, write
+        // 1 B, one kernel), in the backward: TE 1.9 linear.py,
+        // layernorm_linear.py, module/base.py grad_output_preprocess; TE 2.4
+        // distributed.py _all_gather_fp8. With delayed scaling the norm of
+        // a LayerNormLinear writes its output in FP8 itself (rmsnorm_fwd_fp8
+        // / layernorm_fwd_fp8: no cast kernel) and only the transpose is
+        // separate: in the forward without SP (TE 2.x, after the norm
+        // kernel), in the backward with it.
+        const auto rowwise = [&](double elements) {
+            return streamTime(gpu, (castBytes - 1.0) * elements, kc) + castKernels;
+        };
+        const auto transpose = [&](double elements) {
+            return streamTime(gpu, 2.0 * elements, kc) + kc.kernel_overhead_s;
+        };
+        const bool te = !torchao;
         const double weightCast = cast(w, 1);
-        t.fwd += cast(x, inputCasts) + weightCast;
+        t.fwd += weightCast;
         t.fwd_weight_cast = weightCast;
-        t.dgrad += cast(dy, 1);
-        t.fwd_casts = castCount * (inputCasts + 1.0);
+        t.fwd_casts = castCount;
+        if (te && g.norm_input && delayed) {
+            if (g.input_shards > 1) {
+                t.wgrad += transpose(x);
+                t.wgrad_casts += 1;
+            } else {
+                t.fwd += transpose(x);
+                t.fwd_casts += 1;
+            }
+        } else if (te && g.input_shards > 1) {
+            t.fwd += rowwise(x / g.input_shards);
+            t.fwd_casts += castCount;
+            t.wgrad += transpose(x);
+            t.wgrad_casts += 1;
+        } else {
+            t.fwd += cast(x, inputCasts);
+            t.fwd_casts += castCount * inputCasts;
+        }
+        if (te && g.grad_shards > 1) {
+            t.dgrad += rowwise(dy / g.grad_shards);
+            t.wgrad += transpose(dy);
+            t.wgrad_casts += 1;
+        } else {
+            t.dgrad += cast(dy, 1);
+        }
         t.dgrad_casts = castCount;
         if (torchao) {
             // torchao's matmul_with_hp_or_float8_args.backward keeps the
@@ -539,6 +588,32 @@ double inputProjectionWidth(const Model& m, const LayerShape& s) {
            double(l.kv_lora_rank + l.rope_head_dim);
 }
 
+// A dense layer's linears as Megatron-Core's Transformer Engine spec builds
+// them (gpt_layer_specs.py): QKV and FC1 are LayerNormColumnParallelLinear
+// (the norm's output is their input, all-gathered under SP), the
+// projection and FC2 RowParallelLinear (their output gradient all-gathered
+// under SP). Only the FP8 casts (gemmTriple) read these.
+Gemm normColumnLinear(Gemm g, const LayerShape& s) {
+    g.norm_input = true;
+    g.input_shards = s.sp ? s.t : 1.0;
+    return g;
+}
+Gemm rowLinear(Gemm g, const LayerShape& s) {
+    g.grad_shards = s.sp ? s.t : 1.0;
+    return g;
+}
+// Bytes an element of the tensors Transformer Engine all-gathers over TP
+// under SP (the norm's output before QKV and FC1, the output gradient
+// before the projection's and FC2's dgrad): FP8 in an FP8 model, cast
+// before the gather (TE 1.9 gather_along_first_dim on the uint8 ln_out;
+// TE 2.4 distributed.py _all_gather_fp8; the userbuffers' fp8_buf); the
+// reduce-scatters stay BF16.
+double tpGatherBytes(const LayerShape& s) {
+    const bool fp8 = s.linear.precision == GemmPrecision::Fp8 &&
+                     s.linear.fp8_linear == Fp8Linear::TransformerEngine;
+    return s.sp && fp8 ? 1.0 : kBf16;
+}
+
 // The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
 struct GemmSums {
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
@@ -653,8 +728,9 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
         }
     } else {
         const double f = double(model.ffn_hidden);
-        gemms.add(ctx, s.linear, {T, (gated ? 2.0 : 1.0) * f / t, h, 1, gated ? 2.0 : 1.0});
-        gemms.add(ctx, s.linear, {T, h, f / t, 1});
+        gemms.add(ctx, s.linear,
+                  normColumnLinear({T, (gated ? 2.0 : 1.0) * f / t, h, 1, gated ? 2.0 : 1.0}, s));
+        gemms.add(ctx, s.linear, rowLinear({T, h, f / t, 1}, s));
         c.params += (gated ? 3.0 : 2.0) * h * f / t;
         ffnActBytes += T * (gated ? 3.0 : 2.0) * f / t * kBf16;
     }
@@ -855,7 +931,17 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     if (ti > 1) {
         const double bytes = T * h * kBf16;
         const double bps = tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency);
-        const double one = ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
+        // With SP an all-gather and a reduce-scatter: the gather in FP8 where
+        // Transformer Engine casts first (tpGatherBytes).
+        const double gatherBytes = T * h * tpGatherBytes(s);
+        const double one = s.sp ? ringAllGatherTime(gatherBytes, ti, bps, ctx.scale_up_step_s) +
+                                      ringAllGatherTime(bytes, ti, bps, ctx.scale_up_step_s)
+                                : ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
+        const double bf16One = ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
+        // An MoE layer's tokens reach the experts through the dispatcher,
+        // in BF16.
+        const bool moe = ctx.moe_layer && ctx.model->moe;
+        const double mlpOne = moe ? bf16One : one;
         // MLA under SP runs its down projections on the sequence shard and
         // all-gathers the latents, not the hidden states, before the up
         // projections (Megatron-Core MultiLatentAttention: TELinear
@@ -865,13 +951,18 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double attnBytes = 0.5 * (bytes + T * gathered * kBf16);
         const double attnTp =
             latents ? ringAllReduceTime(attnBytes, ti, bps, ctx.scale_up_step_s) : one;
-        c.tp_fwd_s = one + attnTp;
-        c.tp_bwd_s = one + attnTp;
-        c.tp_mlp_fwd_s = one;
+        c.tp_fwd_s = mlpOne + attnTp;
+        c.tp_bwd_s = mlpOne + attnTp;
+        c.tp_mlp_fwd_s = mlpOne;
         if (full)
-            c.tp_recompute_s = one + attnTp;
-        const double perCollective = 2.0 * (ti - 1) / ti * bytes;
-        c.tp_bytes = (perCollective + 2.0 * (ti - 1) / ti * attnBytes) * (2.0 + (full ? 1.0 : 0.0));
+            c.tp_recompute_s = mlpOne + attnTp;
+        // Bytes each GPU sends: (t-1)/t of each all-gather's and each
+        // reduce-scatter's tensor (an all-reduce is one of each).
+        const double share = double(ti - 1) / ti;
+        const double oneBytes = share * (s.sp ? gatherBytes + bytes : 2.0 * bytes);
+        const double attnOneBytes = latents ? 2.0 * share * attnBytes : oneBytes;
+        const double mlpOneBytes = moe ? 2.0 * share * bytes : oneBytes;
+        c.tp_bytes = (mlpOneBytes + attnOneBytes) * (2.0 + (full ? 1.0 : 0.0));
     }
     // CP: ring exchange of K and V chunks, overlapped with the attention
     // blocks (Megatron context parallelism); backward also returns dK, dV.
@@ -950,10 +1041,14 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     const KernelConstants& kc = ctx.kc;
     const GpuModel& gpu = *ctx.gpu;
     const double bytes = s.T * s.h * kBf16;
+    const double bps = tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency);
     const double half =
-        0.5 * ringAllReduceTime(bytes, ti,
-                                tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),
-                                ctx.scale_up_step_s); // one all-gather or reduce-scatter
+        ringAllGatherTime(bytes, ti, bps, ctx.scale_up_step_s); // one BF16 collective
+    // The dense layers' all-gathers, in FP8 where Transformer Engine casts
+    // first (tpGatherBytes); MLA's gathers its latents in BF16.
+    const double gather =
+        ringAllGatherTime(s.T * s.h * tpGatherBytes(s), ti, bps, ctx.scale_up_step_s);
+    const double attnGather = ctx.model->mla ? half : gather;
     const double slow = double(gpu.sms) / std::max(1.0, double(gpu.sms) - kc.tp_overlap_comm_sms);
     // A GEMM in `n` row chunks: Transformer Engine issues the chunk GEMMs on
     // up to three streams (_NUM_MAX_UB_STREAMS), so together they fill the
@@ -965,9 +1060,9 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     };
     // Ring exchange (all-gather): tp chunk GEMMs, each on the chunk that
     // arrived during the previous one; the first is local.
-    const auto ring = [&](const Gemm& g) {
+    const auto ring = [&](const Gemm& g, double comm) {
         const double parts = time(g, double(ti));
-        return std::max(parts, half + parts / ti) - time(g, 1);
+        return std::max(parts, comm + parts / ti) - time(g, 1);
     };
     // Pipelined reduce-scatter: chunk GEMMs on fewer SMs, each chunk's
     // reduce-scatter behind the next: the last chunk's is exposed when the
@@ -984,8 +1079,8 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     // The all-gathered input feeds the QKV GEMM, or MLA's down projections
     // (the query's up projection when it has no latent).
     const double q = inputProjectionWidth(*ctx.model, s), o = s.w.out;
-    double fwd = ring({s.T, q, s.h, 1}) + pipelined({s.T, s.h, o, 1});
-    double bwd = ring({s.T, o, s.h, 1}) + bulk({s.h, q, s.T, 1});
+    double fwd = ring({s.T, q, s.h, 1}, attnGather) + pipelined({s.T, s.h, o, 1});
+    double bwd = ring({s.T, o, s.h, 1}, gather) + bulk({s.h, q, s.T, 1});
     const double attnFwd = fwd;
     if (ctx.moe_layer && ctx.model->moe) {
         fwd += 2.0 * half; // the expert half's all-gather and reduce-scatter as they were
@@ -993,8 +1088,8 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     } else {
         const double f = double(ctx.model->ffn_hidden) / s.t;
         const double up = (s.gated ? 2.0 : 1.0) * f;
-        fwd += ring({s.T, up, s.h, 1}) + pipelined({s.T, s.h, f, 1});
-        bwd += ring({s.T, f, s.h, 1}) + bulk({s.h, up, s.T, 1});
+        fwd += ring({s.T, up, s.h, 1}, gather) + pipelined({s.T, s.h, f, 1});
+        bwd += ring({s.T, f, s.h, 1}, gather) + bulk({s.h, up, s.T, 1});
     }
     c.tp_mlp_fwd_s = fwd - attnFwd;
     c.tp_fwd_s = fwd;
@@ -1098,15 +1193,16 @@ LayerCost layerCost(const LayerContext& ctx) {
         gemms.add(ctx, s.linear, {tokens, kvl + double(l.rope_head_dim), s.h, 1}, once);
         gemms.add(ctx, s.linear,
                   {s.T, s.headsLocal * double(l.qk_head_dim + l.v_head_dim), kvl, 1});
-        gemms.add(ctx, s.linear, {s.T, s.h, s.w.out, 1});
+        gemms.add(ctx, s.linear, rowLinear({s.T, s.h, s.w.out, 1}, s));
     } else {
         // Attention projections (GQA: K and V have kv_heads heads;
         // replicated across TP ranks when tp > kv_heads: executed on every
         // rank, counted once as model FLOPs).
         const double kvModel = double(model.kv_heads) / s.t;
-        gemms.add(ctx, s.linear, {s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1, 3},
+        gemms.add(ctx, s.linear,
+                  normColumnLinear({s.T, (s.headsLocal + 2.0 * s.kvLocal) * s.dh, s.h, 1, 3}, s),
                   (s.headsLocal + 2.0 * kvModel) / (s.headsLocal + 2.0 * s.kvLocal));
-        gemms.add(ctx, s.linear, {s.T, s.h, s.headsLocal * s.dh, 1});
+        gemms.add(ctx, s.linear, rowLinear({s.T, s.h, s.headsLocal * s.dh, 1}, s));
     }
     c.params += model.attentionParams(s.t);
     const AttentionCore attn = attentionCore(ctx, s);

@@ -66,9 +66,12 @@ struct Fp8Layer {
     static constexpr double tokens = 8192;
     struct Linear {
         double n, k, readers;
+        bool norm; // reads a norm's output (Transformer Engine's LayerNormLinear)
     };
-    static constexpr Linear linears[] = {
-        {3072, 2048, 3}, {2048, 2048, 1}, {16384, 2048, 2}, {2048, 8192, 1}};
+    static constexpr Linear linears[] = {{3072, 2048, 3, true},
+                                         {2048, 2048, 1, false},
+                                         {16384, 2048, 2, true},
+                                         {2048, 8192, 1, false}};
 };
 
 // Routed experts: `experts` of width `ffn`, `topK` per token.
@@ -186,6 +189,7 @@ private Q_SLOTS:
     void eagerOpsStreamEachTensor();
     void compileLeavesComplexRopeEager();
     void delayedScalingCastsInOnePass();
+    void transformerEngineCastsBeforeTheGather();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
@@ -1074,7 +1078,10 @@ void TestFidelity::delayedScalingCastsInOnePass() {
     // amax history and reduces the amax inside the cast kernel: 2 B fewer
     // per element and one kernel fewer per input. Forward: activation
     // m x k and weight k x n of each linear GEMM; backward: its output
-    // gradient m x n.
+    // gradient m x n. The QKV and FC1 inputs are the norms' outputs, which
+    // the norm kernel writes in FP8 under delayed scaling: no cast, only
+    // the transpose (read 1 B, write 1 B, one kernel; in the forward
+    // without sequence parallelism).
     const Fp8Layer f;
     const double hbm = h100().hbm_tbps * 1e12 * 0.8, T = Fp8Layer::tokens;
     Plan p = Fp8Layer::plan();
@@ -1083,7 +1090,7 @@ void TestFidelity::delayedScalingCastsInOnePass() {
     const LayerCost delayed = f.cost(p);
     double fwd = 0, bwd = 0;
     for (const Fp8Layer::Linear& g : Fp8Layer::linears) {
-        fwd += 2.0 * (T * g.k + g.k * g.n) / hbm + 2 * 3e-6;
+        fwd += ((g.norm ? 6.0 - 2.0 : 2.0) * T * g.k + 2.0 * g.k * g.n) / hbm + 2 * 3e-6;
         bwd += 2.0 * T * g.n / hbm + 3e-6;
     }
     QVERIFY_CLOSE(current.fwd_s - delayed.fwd_s, fwd, 1e-9);
@@ -1097,6 +1104,78 @@ void TestFidelity::delayedScalingCastsInOnePass() {
     QCOMPARE(layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b)), bf16);
     // The layer-cost memo key tells the recipes apart.
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(makePlan(1, 1, 8, 64))));
+}
+
+void TestFidelity::transformerEngineCastsBeforeTheGather() {
+    // TP 2 with sequence parallelism. Transformer Engine casts what it
+    // all-gathers on the GPU's shard, row-wise (current scaling: amax 2 B,
+    // cast 2 + 1 B in two kernels; delayed: the cast only, or nothing for
+    // a norm's output, which the norm writes in FP8), gathers FP8 and
+    // transposes the gathered copy in the backward (1 + 1 B, one kernel,
+    // with wgrad). The gathered tensors are the QKV and FC1 inputs in the
+    // forward and the projection's and FC2's output gradients in the
+    // backward; the projection's and FC2's inputs and the QKV and FC1
+    // gradients are not gathered and are cast whole (6 / 4 B with their
+    // transposes).
+    const Fp8Layer f;
+    const double hbm = h100().hbm_tbps * 1e12 * 0.8, k0 = 3e-6, T = Fp8Layer::tokens;
+    Plan p = makePlan(2, 1, 8, 32);
+    p.micro_batch_sequences = 4; // 8192 tokens, gathered
+    p.sequence_parallel = true;
+    const LayerCost current = f.cost(p);
+    p.fp8_recipe = Fp8Recipe::Delayed;
+    const LayerCost delayed = f.cost(p);
+    double fwd = 0, dgrad = 0;
+    for (const Fp8Layer::Linear& g : Fp8Layer::linears) {
+        // At TP 2 the column-parallel linears (the norm readers) split n,
+        // the row-parallel ones k.
+        const double n = g.norm ? g.n / 2 : g.n, k = g.norm ? g.k : g.k / 2;
+        const double x = T * k, w = k * n, dy = T * n;
+        fwd += 2.0 * w / hbm + k0; // weights: 6 B in 2 kernels against 4 B in 1
+        // Gathered inputs: the shard's row-wise cast (5 B, 2 kernels) against
+        // none; the rest 6 B against 4 B.
+        fwd += g.norm ? 5.0 * x / 2 / hbm + 2 * k0 : 2.0 * x / hbm + k0;
+        // Gathered gradients: the shard's cast, 5 B against 3 B; the rest
+        // 6 B against 4 B.
+        dgrad += g.norm ? 2.0 * dy / hbm + k0 : 2.0 * dy / 2 / hbm + k0;
+    }
+    QVERIFY_CLOSE(current.fwd_s - delayed.fwd_s, fwd, 1e-9);
+    QVERIFY_CLOSE(current.bwd_input_s - delayed.bwd_input_s, dgrad, 1e-9);
+    // The transposes are the same under both recipes.
+    QVERIFY_CLOSE(current.bwd_weight_s, delayed.bwd_weight_s, 1e-12);
+    // The transposes against torchao, which gathers nothing in FP8 here and
+    // casts its inputs again for wgrad (6 B, 2 kernels) where TE transposes
+    // the gathered FP8 copies (2 B, 1 kernel): the QKV and FC1 inputs and
+    // the projection's and FC2's gradients.
+    Plan a = p;
+    a.fp8_recipe = Fp8Recipe::Current;
+    a.fp8_linear = Fp8Linear::Torchao;
+    const LayerCost ao = f.cost(a);
+    double wgrad = 0;
+    for (const Fp8Layer::Linear& g : Fp8Layer::linears) {
+        const double n = g.norm ? g.n / 2 : g.n, k = g.norm ? g.k : g.k / 2;
+        const double x = T * k, dy = T * n;
+        wgrad += 6.0 * x / hbm + 2 * k0 - (g.norm ? 2.0 * x / hbm + k0 : 2.0 * dy / hbm + k0);
+    }
+    QVERIFY_CLOSE(ao.bwd_weight_s - current.bwd_weight_s, wgrad, 1e-9);
+
+    // The all-gathers carry 1 byte an element, the reduce-scatters 2: three
+    // quarters of a BF16 layer's TP bytes, and less time. torchao's TP
+    // gathers are modelled in BF16.
+    Plan b = makePlan(2, 1, 8, 32);
+    b.micro_batch_sequences = 4;
+    b.sequence_parallel = true;
+    const LayerCost bf16 =
+        layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b));
+    QVERIFY(bf16.tp_bytes > 0);
+    QVERIFY_CLOSE(delayed.tp_bytes, 0.75 * bf16.tp_bytes, 1e-12);
+    QVERIFY(delayed.tp_fwd_s < bf16.tp_fwd_s && delayed.tp_bwd_s < bf16.tp_bwd_s);
+    QCOMPARE(ao.tp_bytes, bf16.tp_bytes);
+    // Without sequence parallelism nothing is gathered: all-reduces in BF16.
+    p.sequence_parallel = false;
+    b.sequence_parallel = false;
+    QCOMPARE(f.cost(p).tp_bytes,
+             layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b)).tp_bytes);
 }
 
 void TestFidelity::transformerEngineSavesFp8Inputs() {
