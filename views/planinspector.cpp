@@ -356,6 +356,18 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         QStringLiteral("Megatron sequence parallelism with TP"),
         [](const Plan& p) { return p.sequence_parallel; },
         [](Scenario& s, bool v) { s.plan.sequence_parallel = v; });
+    auto* regather = addCheck(
+        sched, QStringLiteral("sequence_parallel_regather"), QStringLiteral("SP re-gather"),
+        QStringLiteral("With sequence parallelism: keep the QKV and FC1 inputs as the sequence "
+                       "shard and all-gather them again in the backward (Megatron-Core, "
+                       "Transformer Engine); off, keep them gathered (torchtitan's DTensor "
+                       "TP): no second gather, more activation memory"),
+        [](const Plan& p) { return p.sequence_parallel_regather; },
+        [](Scenario& s, bool v) { s.plan.sequence_parallel_regather = v; });
+    refreshers_.push_back([this, regather] {
+        const Plan& p = document_->scenario().plan;
+        regather->setEnabled(p.sequence_parallel && p.parallelism.tp > 1);
+    });
     addCheck(
         sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
         QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "

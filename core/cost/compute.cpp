@@ -439,7 +439,24 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
                 split -= shared * ffnKept;
         }
     }
-    const double perToken = sp ? (replicated + split) / t : replicated + split / t;
+    // Without the backward re-gather (plan sequence_parallel_regather
+    // false: DTensor's ColwiseParallel) the QKV and FC1 inputs are kept as
+    // gathered, whole on every TP rank, where recompute does not free them.
+    double gatheredKept = 0;
+    if (sp && !plan.sequence_parallel_regather) {
+        const bool te8 = fp8Linear && plan.fp8_linear == Fp8Linear::TransformerEngine;
+        const double input = (te8 ? 1.0 : kBf16) * h;
+        const bool selective = plan.recompute == Recompute::Selective;
+        const bool normsFreed = selective && plan.recomputes(RecomputeModule::Layernorm) && !te8;
+        const bool mlpFreed =
+            selective && !(moeLayer && model.moe) && plan.recomputes(RecomputeModule::Mlp);
+        if (!model.mla && !normsFreed)
+            gatheredKept += input;
+        if (!(moeLayer && model.moe) && !normsFreed && !mlpFreed)
+            gatheredKept += input;
+    }
+    const double perToken =
+        sp ? (replicated - gatheredKept + split) / t + gatheredKept : replicated + split / t;
     return tokens * perToken;
 }
 
@@ -474,6 +491,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.recompute_modules =
         plan.recompute == Recompute::Selective ? plan.recompute_modules : kDefaultRecomputeModules;
     k.sequence_parallel = plan.sequence_parallel;
+    k.sequence_parallel_regather = plan.sequence_parallel_regather;
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
     k.elementwise = plan.elementwise;
@@ -498,6 +516,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.recompute = key.recompute;
     p.recompute_modules = key.recompute_modules;
     p.sequence_parallel = key.sequence_parallel;
+    p.sequence_parallel_regather = key.sequence_parallel_regather;
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
     p.elementwise = key.elementwise;
@@ -918,6 +937,19 @@ double epExchangeTime(const LayerContext& ctx, int local, double localBytes, int
     return std::max(nvlink, network);
 }
 
+// The outputs of the column-parallel GEMMs whose input sequence parallelism
+// gathers (the dgrad GEMMs' k): QKV's, or none for MLA, whose down
+// projections run on the shard; a dense MLP's FC1. An MoE layer's experts
+// receive their tokens from the dispatcher.
+std::vector<double> regatheredInputs(const LayerContext& ctx, const LayerShape& s) {
+    std::vector<double> out;
+    if (!ctx.model->mla)
+        out.push_back(inputProjectionWidth(*ctx.model, s));
+    if (!(ctx.moe_layer && ctx.model->moe))
+        out.push_back((s.gated ? 2.0 : 1.0) * double(ctx.model->ffn_hidden) / s.t);
+    return out;
+}
+
 // TP, CP and EP communication of the layer on the critical path.
 void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore& attn,
                LayerCost& c) {
@@ -963,6 +995,19 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double attnOneBytes = latents ? 2.0 * share * attnBytes : oneBytes;
         const double mlpOneBytes = moe ? 2.0 * share * bytes : oneBytes;
         c.tp_bytes = (mlpOneBytes + attnOneBytes) * (2.0 + (full ? 1.0 : 0.0));
+        // Sequence parallelism's backward all-gather: the QKV and FC1 inputs
+        // were kept as the shard and are gathered again for wgrad, on NCCL's
+        // stream beside the input-gradient GEMM (regatheredInputs).
+        if (s.sp && plan.sequence_parallel_regather) {
+            const double smShare = ncclOverlapShare(ctx.gpu->sms);
+            const double gather =
+                ringAllGatherTime(T * h * tpGatherBytes(s), ti, bps, ctx.scale_up_step_s);
+            for (const double in : regatheredInputs(ctx, s)) {
+                const double dgrad = gemmTime(*ctx.gpu, s.linear, T, h, in, 1, ctx.kc);
+                c.tp_bwd_s += overlappedWithCompute(dgrad, gather, smShare) - dgrad;
+                c.tp_bytes += share * T * h * tpGatherBytes(s);
+            }
+        }
     }
     // CP: ring exchange of K and V chunks, overlapped with the attention
     // blocks (Megatron context parallelism); backward also returns dK, dV.
@@ -1093,6 +1138,12 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     }
     c.tp_mlp_fwd_s = fwd - attnFwd;
     c.tp_fwd_s = fwd;
+    // Sequence parallelism's backward all-gather of the QKV and FC1 inputs,
+    // beside their dgrad GEMMs as Transformer Engine's bulk overlap
+    // (ub_bulk_dgrad: the GEMM on fewer SMs beside the whole collective).
+    if (ctx.plan->sequence_parallel_regather)
+        for (const double in : regatheredInputs(ctx, s))
+            bwd += std::max(time({s.T, s.h, in, 1}, 1) * slow, gather) - time({s.T, s.h, in, 1}, 1);
     c.tp_bwd_s = bwd;
     if (ctx.plan->recompute == Recompute::Full)
         c.tp_recompute_s = fwd;

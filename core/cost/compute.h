@@ -322,6 +322,7 @@ struct LayerPlanKey {
     Recompute recompute = Recompute::None;
     unsigned recompute_modules = kDefaultRecomputeModules;
     bool sequence_parallel = false, flash_attention = false;
+    bool sequence_parallel_regather = true;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;
     bool cuda_graphs = false;

@@ -797,6 +797,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         "fp8_linear", p.fp8_linear, kOptional,
         {{"transformer-engine", Fp8Linear::TransformerEngine}, {"torchao", Fp8Linear::Torchao}});
     r.boolean("fp8_param_gather", p.fp8_param_gather, kOptional);
+    r.boolean("sequence_parallel_regather", p.sequence_parallel_regather, kOptional);
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

@@ -79,10 +79,10 @@ const std::map<std::string, int>& keyRank() {
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
             "ep_overlap", "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
             "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "fp8_param_gather",
-            "cross_entropy", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
-            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
-            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
-            "target_loss",
+            "sequence_parallel_regather", "cross_entropy", "fsdp_reshard_after_forward",
+            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
+            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
+            "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -403,6 +403,8 @@ nlohmann::json toJson(const Plan& p) {
         j["fp8_linear"] = toString(p.fp8_linear);
     if (all || p.fp8_param_gather)
         j["fp8_param_gather"] = p.fp8_param_gather;
+    if (all || !p.sequence_parallel_regather)
+        j["sequence_parallel_regather"] = p.sequence_parallel_regather;
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

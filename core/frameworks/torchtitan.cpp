@@ -673,6 +673,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     plan.flash_attention = tt.flash_attention;
     plan.attention_kernel = tt.attention_kernel;
     plan.sequence_parallel = tt.sequence_parallel;
+    plan.sequence_parallel_regather = tt.sequence_parallel_regather;
     if (auto d = r.string("job.description", ""); d && r.has("job.description")) {
         plan.description = *d;
         r.mapped("job.description", "plan:/description");
@@ -1290,6 +1291,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         static const std::set<std::string> allowed = {"name",
                                                       "cross_entropy",
                                                       "sequence_parallel",
+                                                      "sequence_parallel_regather",
                                                       "zero_stage",
                                                       "recompute",
                                                       "recompute_method",
@@ -1609,6 +1611,15 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
         // Written only when false; the schedule decides it in torchtitan.
         if (back.plan->p2p_overlap != plan.p2p_overlap)
             comment["p2p_overlap"] = plan.p2p_overlap;
+        // DTensor's TP keeps the gathered inputs; Megatron's second gather
+        // in the backward has no torchtitan setting.
+        if (back.plan->sequence_parallel_regather != plan.sequence_parallel_regather) {
+            comment["sequence_parallel_regather"] = plan.sequence_parallel_regather;
+            if (plan.parallelism.tp > 1 && plan.sequence_parallel)
+                notes.push_back("sequence_parallel_regather true: torchtitan's TP (DTensor "
+                                "ColwiseParallel) keeps the gathered inputs for wgrad instead of "
+                                "gathering them again; kept in the scaleacross comment");
+        }
         // Megatron-Core's combined 1F1B has no torchtitan counterpart.
         if (back.plan->ep_overlap != plan.ep_overlap) {
             comment["ep_overlap"] = plan.ep_overlap;
@@ -1644,6 +1655,7 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                                                         "schedule",
                                                         "placement",
                                                         "sequence_parallel",
+                                                        "sequence_parallel_regather",
                                                         "grad_reduce_bytes",
                                                         "fsdp_reshard_after_forward"};
         for (auto it = comment.begin(); it != comment.end(); ++it)

@@ -24,8 +24,12 @@ Plan megatronCore() {
     p.ep_overlap = false;
     // TransformerConfig.cuda_graph_impl = "none": no CUDA graphs.
     p.cuda_graphs = false;
-    // --sequence-parallel is off by default.
+    // --sequence-parallel is off by default. With it, a column-parallel
+    // linear saves its input shard and all-gathers it again in the backward
+    // (tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication;
+    // Transformer Engine ln_out_needs_gather).
     p.sequence_parallel = false;
+    p.sequence_parallel_regather = true;
     // --recompute-granularity: default None.
     p.recompute = Recompute::None;
     // Without virtual stages Megatron runs 1F1B
@@ -87,8 +91,12 @@ Plan torchtitan() {
     // No CUDA graph option for training (torch.compile's default mode
     // captures none).
     p.cuda_graphs = false;
-    // apply_tp always shards norms over the sequence (SequenceParallel).
+    // apply_tp always shards norms over the sequence (SequenceParallel);
+    // ColwiseParallel all-gathers the input as a DTensor redistribution and
+    // autograd keeps the gathered input for the weight gradient: no second
+    // gather in the backward.
     p.sequence_parallel = true;
+    p.sequence_parallel_regather = false;
     // parallelism.pipeline_parallel_schedule = "1F1B" (Schedule1F1B, blocking
     // in its steady state).
     p.schedule.kind = ScheduleKind::OneFOneB;
@@ -201,6 +209,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.cuda_graphs = d.cuda_graphs;
     p.ep_overlap = d.ep_overlap;
     p.sequence_parallel = d.sequence_parallel;
+    p.sequence_parallel_regather = d.sequence_parallel_regather;
     p.flash_attention = d.flash_attention;
     p.attention_kernel = d.attention_kernel;
     p.elementwise = d.elementwise;

@@ -257,6 +257,16 @@ struct Plan {
         return recompute == Recompute::Selective && (recompute_modules & recomputeBit(m)) != 0;
     }
     bool sequence_parallel = true;
+    // With sequence parallelism, how the QKV and FC1 inputs (all-gathered
+    // over TP before those GEMMs) are kept for the weight gradient: as the
+    // GPU's sequence shard, all-gathered again in the backward beside the
+    // input-gradient GEMM (true: Megatron-Core's
+    // LinearWithGradAccumulationAndAsyncCommunication and Transformer
+    // Engine's column-parallel layers, ln_out_needs_gather), or whole, as
+    // gathered in the forward (false: PyTorch DTensor's ColwiseParallel,
+    // torchtitan, whose autograd saves the replicated input).
+    // docs/COST_MODEL.md "Sequence parallelism's backward all-gather".
+    bool sequence_parallel_regather = true;
     Schedule schedule;
     std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
     std::optional<Placement> placement;

@@ -190,6 +190,7 @@ private Q_SLOTS:
     void compileLeavesComplexRopeEager();
     void delayedScalingCastsInOnePass();
     void transformerEngineCastsBeforeTheGather();
+    void sequenceParallelGathersAgainInBackward();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
@@ -932,11 +933,15 @@ void TestFidelity::latentAttentionLayer() {
     QVERIFY_CLOSE(full2.hw_flops_total - sp2.hw_flops_total, 3.0 * down / 2, 1e-9);
     // SP gathers the latents (ql, and kvl with the RoPE key) before the up
     // projections: less TP traffic than gathering the hidden states; the
-    // MLP's collectives are untouched.
+    // MLP's collectives are untouched. Nor is there an input to gather
+    // again in the backward, where GQA's QKV gathers the hidden states once
+    // more (half of them leave each of the 2 ranks).
     const LayerCost gqa2 = layer(gqa, 2, true);
     QVERIFY(sp2.tp_bytes < gqa2.tp_bytes);
     QVERIFY_CLOSE(gqa2.tp_bytes - sp2.tp_bytes,
-                  2.0 * 0.5 * 2.0 * (2 - 1) / 2.0 * T * (h - (ql + kvl + 32)) * 2.0, 1e-12);
+                  2.0 * 0.5 * 2.0 * (2 - 1) / 2.0 * T * (h - (ql + kvl + 32)) * 2.0 +
+                      0.5 * T * h * 2.0,
+                  1e-12);
     // Saved activations (SP off, tp 1): Q and K of qk + rope dims per head,
     // V and the core's output of v dims, and the two latents, in BF16.
     Plan p = makePlan(1, 1, 8, 64);
@@ -1161,21 +1166,67 @@ void TestFidelity::transformerEngineCastsBeforeTheGather() {
 
     // The all-gathers carry 1 byte an element, the reduce-scatters 2: three
     // quarters of a BF16 layer's TP bytes, and less time. torchao's TP
-    // gathers are modelled in BF16.
+    // gathers are modelled in BF16. (Without the backward re-gather, which
+    // also runs in FP8: sequenceParallelGathersAgainInBackward.)
+    p.sequence_parallel_regather = false;
+    a.sequence_parallel_regather = false;
+    const LayerCost delayedOnce = f.cost(p), aoOnce = f.cost(a);
     Plan b = makePlan(2, 1, 8, 32);
     b.micro_batch_sequences = 4;
     b.sequence_parallel = true;
+    b.sequence_parallel_regather = false;
     const LayerCost bf16 =
         layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b));
     QVERIFY(bf16.tp_bytes > 0);
-    QVERIFY_CLOSE(delayed.tp_bytes, 0.75 * bf16.tp_bytes, 1e-12);
-    QVERIFY(delayed.tp_fwd_s < bf16.tp_fwd_s && delayed.tp_bwd_s < bf16.tp_bwd_s);
-    QCOMPARE(ao.tp_bytes, bf16.tp_bytes);
+    QVERIFY_CLOSE(delayedOnce.tp_bytes, 0.75 * bf16.tp_bytes, 1e-12);
+    QVERIFY(delayedOnce.tp_fwd_s < bf16.tp_fwd_s && delayedOnce.tp_bwd_s < bf16.tp_bwd_s);
+    QCOMPARE(aoOnce.tp_bytes, bf16.tp_bytes);
     // Without sequence parallelism nothing is gathered: all-reduces in BF16.
     p.sequence_parallel = false;
     b.sequence_parallel = false;
     QCOMPARE(f.cost(p).tp_bytes,
              layerCost(layerContext(f.cluster, f.cluster.buildings[0], smallLlama(), b)).tp_bytes);
+}
+
+void TestFidelity::sequenceParallelGathersAgainInBackward() {
+    // TP 2 with SP, BF16. Megatron-Core and Transformer Engine keep the QKV
+    // and FC1 inputs as the GPU's sequence shard and all-gather them again
+    // in the backward for wgrad, on NCCL's stream beside each one's dgrad
+    // GEMM (its CTAs slowing the GEMM meanwhile); DTensor (torchtitan) keeps
+    // the gathered inputs instead: no second gather, more memory.
+    const Fp8Layer f;
+    const Model m = smallLlama();
+    Plan p = makePlan(2, 1, 8, 32);
+    p.micro_batch_sequences = 4;
+    p.sequence_parallel = true;
+    const LayerContext ctx = layerContext(f.cluster, f.cluster.buildings[0], m, p);
+    const LayerCost again = layerCost(ctx);
+    Plan kept = p;
+    kept.sequence_parallel_regather = false;
+    const LayerCost once = layerCost(layerContext(f.cluster, f.cluster.buildings[0], m, kept));
+    const double T = Fp8Layer::tokens, h = 2048;
+    const GpuModel& gpu = h100();
+    const double gather = ringAllGatherTime(
+        T * h * 2.0, 2, ctx.scale_up_gbps * 1e9 / 8 * ctx.scale_up_efficiency, ctx.scale_up_step_s);
+    double extra = 0;
+    for (const double k : {3072.0 / 2, 16384.0 / 2}) { // QKV's and FC1's outputs on a rank
+        const double dgrad = gemmTime(gpu, gemmRate(gpu, GemmPrecision::Bf16), T, h, k);
+        extra += overlappedWithCompute(dgrad, gather, ncclOverlapShare(gpu.sms)) - dgrad;
+    }
+    QVERIFY(extra > 0);
+    QVERIFY_CLOSE(again.tp_bwd_s - once.tp_bwd_s, extra, 1e-9);
+    QCOMPARE(again.tp_fwd_s, once.tp_fwd_s);
+    QVERIFY_CLOSE(again.tp_bytes - once.tp_bytes, 2 * 0.5 * T * h * 2.0, 1e-12);
+    // Memory: the kept inputs are whole on each rank: half of them more.
+    QVERIFY_CLOSE(activationBytesPerLayer(m, kept, false, false) -
+                      activationBytesPerLayer(m, p, false, false),
+                  2 * 0.5 * T * h * 2.0, 1e-12);
+    // Without SP nothing is gathered, either way.
+    p.sequence_parallel = kept.sequence_parallel = false;
+    QCOMPARE(layerCost(layerContext(f.cluster, f.cluster.buildings[0], m, p)),
+             layerCost(layerContext(f.cluster, f.cluster.buildings[0], m, kept)));
+    // The layer-cost memo tells the two apart.
+    QVERIFY(!(layerPlanKey(p) == layerPlanKey(kept)));
 }
 
 void TestFidelity::transformerEngineSavesFp8Inputs() {

@@ -195,6 +195,7 @@ private Q_SLOTS:
     void elementwiseValues();
     void cudaGraphsValues();
     void fp8ParamGatherValues();
+    void sequenceParallelRegatherValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1572,12 +1573,12 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     // defaults.
     const std::string only = edited(kPlan, {"/framework=\"torchtitan\""});
     const std::string written = edited(
-        kPlan,
-        {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true", "/flash_attention=true",
-         "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"", "/fp8_recipe=\"current\"",
-         "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
-         "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false", "/p2p_overlap=false",
-         "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]", "/cross_entropy=\"pytorch\""});
+        kPlan, {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true",
+                "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
+                "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
+                "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
+                "/p2p_overlap=false", "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]",
+                "/cross_entropy=\"pytorch\"", "/sequence_parallel_regather=false"});
     sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
     a.plan = parsed(sa::parsePlan(only, "plan.json"));
     b.plan = parsed(sa::parsePlan(written, "plan.json"));
@@ -1617,37 +1618,36 @@ void TestFormats::elementwiseValues() {
                                   "compiled, got 'inductor'"));
 }
 
-void TestFormats::cudaGraphsValues() {
-    // Off by default and then left out of the written plan; on reads and
-    // writes back; anything but a boolean is refused with its path.
-    const sa::Plan off = parsed(sa::parsePlan(kPlan, "plan.json"));
-    QVERIFY(!off.cuda_graphs);
-    QVERIFY(!sa::toJson(off).contains("cuda_graphs"));
-    const sa::Plan on = parsed(sa::parsePlan(edited(kPlan, {"/cuda_graphs=true"}), "plan.json"));
-    QVERIFY(on.cuda_graphs);
-    QCOMPARE(sa::toJson(on)["cuda_graphs"].get<bool>(), true);
-    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(on)), "plan.json")) == on);
+// A boolean plan key: its default left out of the written plan, the other
+// value read and written back, anything but a boolean refused with its path.
+static void checkBooleanKnob(const char* key, bool byDefault, bool (*read)(const sa::Plan&)) {
+    const QString path = QStringLiteral("/") + QLatin1String(key);
+    const sa::Plan plain = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QCOMPARE(read(plain), byDefault);
+    QVERIFY(!sa::toJson(plain).contains(key));
+    const sa::Plan other = parsed(
+        sa::parsePlan(edited(kPlan, {path + (byDefault ? "=false" : "=true")}), "plan.json"));
+    QCOMPARE(read(other), !byDefault);
+    QCOMPARE(sa::toJson(other)[key].get<bool>(), !byDefault);
+    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(other)), "plan.json")) == other);
     const auto problems =
-        strings(sa::parsePlan(edited(kPlan, {"/cuda_graphs=\"yes\""}), "plan.json").problems);
+        strings(sa::parsePlan(edited(kPlan, {path + "=1"}), "plan.json").problems);
     QCOMPARE(problems.size(), 1);
-    QVERIFY2(problems[0].startsWith("plan.json: /cuda_graphs: "), qPrintable(problems[0]));
+    QVERIFY2(problems[0].startsWith("plan.json: " + path + ": "), qPrintable(problems[0]));
+}
+
+void TestFormats::cudaGraphsValues() {
+    checkBooleanKnob("cuda_graphs", false, [](const sa::Plan& p) { return p.cuda_graphs; });
 }
 
 void TestFormats::fp8ParamGatherValues() {
-    // Off by default and then left out of the written plan; on reads and
-    // writes back; anything but a boolean is refused with its path.
-    const sa::Plan off = parsed(sa::parsePlan(kPlan, "plan.json"));
-    QVERIFY(!off.fp8_param_gather);
-    QVERIFY(!sa::toJson(off).contains("fp8_param_gather"));
-    const sa::Plan on =
-        parsed(sa::parsePlan(edited(kPlan, {"/fp8_param_gather=true"}), "plan.json"));
-    QVERIFY(on.fp8_param_gather);
-    QCOMPARE(sa::toJson(on)["fp8_param_gather"].get<bool>(), true);
-    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(on)), "plan.json")) == on);
-    const auto problems =
-        strings(sa::parsePlan(edited(kPlan, {"/fp8_param_gather=1"}), "plan.json").problems);
-    QCOMPARE(problems.size(), 1);
-    QVERIFY2(problems[0].startsWith("plan.json: /fp8_param_gather: "), qPrintable(problems[0]));
+    checkBooleanKnob("fp8_param_gather", false,
+                     [](const sa::Plan& p) { return p.fp8_param_gather; });
+}
+
+void TestFormats::sequenceParallelRegatherValues() {
+    checkBooleanKnob("sequence_parallel_regather", true,
+                     [](const sa::Plan& p) { return p.sequence_parallel_regather; });
 }
 
 void TestFormats::frameworkUnknown() {

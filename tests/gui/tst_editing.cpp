@@ -349,6 +349,28 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(!doc->scenario().plan.tp_comm_overlap);
     QVERIFY(!tpOverlap->isChecked());
 
+    // Sequence parallelism's second gather (the sample runs TP 8 with SP):
+    // unticked, the inputs stay gathered: more memory, no backward gather.
+    QCheckBox* regather = inspector->checkBox(QStringLiteral("sequence_parallel_regather"));
+    QVERIFY(regather && regather->isEnabled() && regather->isChecked());
+    QVERIFY(waitForEvaluation());
+    const Evaluation shard = *window_->liveEvaluation()->current()->evaluation;
+    inspector->scrollArea()->ensureWidgetVisible(regather);
+    QTest::mouseClick(regather, Qt::LeftButton, {}, QPoint(4, regather->height() / 2));
+    QVERIFY(!doc->scenario().plan.sequence_parallel_regather);
+    QVERIFY(waitForEvaluation());
+    const Evaluation& whole = *window_->liveEvaluation()->current()->evaluation;
+    QVERIFY(whole.memory.peak_gib_per_gpu > shard.memory.peak_gib_per_gpu);
+    QVERIFY(whole.step_time_s < shard.step_time_s);
+    doc->undoStack()->undo();
+    QVERIFY(regather->isChecked());
+    // Without sequence parallelism there is nothing to gather again.
+    QCheckBox* sp = inspector->checkBox(QStringLiteral("sequence_parallel"));
+    QTest::mouseClick(sp, Qt::LeftButton, {}, QPoint(4, sp->height() / 2));
+    QVERIFY(!doc->scenario().plan.sequence_parallel);
+    QVERIFY(!regather->isEnabled());
+    doc->undoStack()->undo();
+    QVERIFY(regather->isEnabled());
     // CUDA graphs: a click on the box, re-evaluated, then undo; the box
     // follows the plan both ways.
     QCheckBox* graphs = inspector->checkBox(QStringLiteral("cuda_graphs"));

@@ -1022,5 +1022,22 @@ for r in index["runs"]:
         set_note(r, "ep_overlap", note)
     dump(r["plan"], doc)
 
+# Sequence parallelism's second all-gather: torchtitan's TP is DTensor's
+# ColwiseParallel, whose autograd keeps the gathered QKV / FC1 inputs (no
+# re-gather in the backward); Megatron-Core and Transformer Engine keep the
+# shard and gather it again (the format's default).
+for r in index["runs"]:
+    doc = load(r["plan"])
+    doc.pop("sequence_parallel_regather", None)
+    note = None
+    if r["family"] == "torchtitan":
+        doc["sequence_parallel_regather"] = False
+        note = ("sequence_parallel_regather false: torchtitan's TP (DTensor SequenceParallel + "
+                "ColwiseParallel) keeps the gathered inputs for wgrad instead of gathering them "
+                "again in the backward" + ("" if doc["parallelism"]["tp"] > 1 else
+                                            " (no TP here: nothing changes)"))
+    set_note(r, "sequence_parallel_regather", note)
+    dump(r["plan"], doc)
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
