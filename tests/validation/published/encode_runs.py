@@ -403,8 +403,7 @@ MB = ("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md, '25.11 N
       "'System: DGX-H100' table (commit 067f987df)")
 MB_ASSUME = ["FP8-CS (per-tensor current scaling) mapped to dtype fp8",
              "recompute none, sequence parallel where TP > 1, distributed optimizer (ZeRO-1) with "
-             "overlapped grad/param sync: Megatron-Bridge performance recipe defaults; TP comm "
-             "overlap is not expressible",
+             "overlapped grad/param sync: Megatron-Bridge performance recipe defaults",
              "grad_reduce_bytes 2: Megatron-Bridge v0.2.0 (the 25.11 release) "
              "scripts/performance/configs set mixed_precision.grad_reduce_in_fp32 and "
              "ddp.grad_reduce_in_fp32 to False for Llama 3 / 3.1 and Qwen3 "

@@ -9,6 +9,10 @@
 # scripts/performance/utils/helpers.py set_common_perf_overrides sets
 # model.cross_entropy_fusion_impl "te" for every performance run, and
 # GPTModelProvider.cross_entropy_loss_fusion defaults to True (models/gpt_provider.py).
+# --tp-comm-overlap: v0.2.0's recipes/llama/llama3.py llama31_405b_pretrain_config sets
+# CommOverlapConfig(tp_comm_overlap=True), and scripts/performance/configs/llama31/
+# llama31_llm_pretrain.py llama31_405b_h100_config keeps it, only swapping in
+# userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192 for FP8.
 
 GPUS_PER_NODE=8
 NODES=128
@@ -27,5 +31,6 @@ torchrun --nnodes ${NODES} --nproc-per-node ${GPUS_PER_NODE} pretrain_gpt.py \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
     --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
     --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
+    --tp-comm-overlap \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
     --train-iters 50
