@@ -332,9 +332,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         [](Scenario& s, bool v) { s.plan.fp8_param_gather = v; });
     // A BF16 model has no FP8 weights to gather (the plan would be refused);
     // the box stays usable to switch a stray setting off.
-    refreshers_.push_back([this, fp8Gather] {
-        const Scenario& s = document_->scenario();
-        fp8Gather->setEnabled(s.model.dtype == DType::FP8 || s.plan.fp8_param_gather);
+    enableWhen(fp8Gather, [](const Scenario& s) {
+        return s.model.dtype == DType::FP8 || s.plan.fp8_param_gather;
     });
     // CrossEntropy's order.
     addCombo(
@@ -364,9 +363,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                        "TP): no second gather, more activation memory"),
         [](const Plan& p) { return p.sequence_parallel_regather; },
         [](Scenario& s, bool v) { s.plan.sequence_parallel_regather = v; });
-    refreshers_.push_back([this, regather] {
-        const Plan& p = document_->scenario().plan;
-        regather->setEnabled(p.sequence_parallel && p.parallelism.tp > 1);
+    // Without SP (or TP) there is nothing to gather again.
+    enableWhen(regather, [](const Scenario& s) {
+        return s.plan.sequence_parallel && s.plan.parallelism.tp > 1;
     });
     addCheck(
         sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
@@ -1187,6 +1186,11 @@ QComboBox* PlanInspector::addCombo(QFormLayout* form, const QString& field, cons
              [&](Scenario& s) { write(s, i); });
     });
     return box;
+}
+
+void PlanInspector::enableWhen(QWidget* editor, bool (*when)(const Scenario&)) {
+    refreshers_.push_back(
+        [this, editor, when] { editor->setEnabled(when(document_->scenario())); });
 }
 
 QCheckBox* PlanInspector::addCheck(QFormLayout* form, const QString& field, const QString& label,

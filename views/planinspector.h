@@ -70,6 +70,8 @@ private:
     QComboBox* addCombo(QFormLayout* form, const QString& field, const QString& label,
                         const QStringList& items, const QString& toolTip,
                         std::function<void(Scenario&, int)> write);
+    // Enables `editor` only while `when` holds for the document (on each refresh).
+    void enableWhen(QWidget* editor, bool (*when)(const Scenario&));
     // A check box showing read(plan) on every refresh; a toggle writes it.
     QCheckBox* addCheck(QFormLayout* form, const QString& field, const QString& label,
                         const QString& toolTip, bool (*read)(const Plan&),
