@@ -1000,12 +1000,11 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         // stream beside the input-gradient GEMM (regatheredInputs).
         if (s.sp && plan.sequence_parallel_regather) {
             const double smShare = ncclOverlapShare(ctx.gpu->sms);
-            const double gather =
-                ringAllGatherTime(T * h * tpGatherBytes(s), ti, bps, ctx.scale_up_step_s);
+            const double gather = ringAllGatherTime(gatherBytes, ti, bps, ctx.scale_up_step_s);
             for (const double in : regatheredInputs(ctx, s)) {
                 const double dgrad = gemmTime(*ctx.gpu, s.linear, T, h, in, 1, ctx.kc);
                 c.tp_bwd_s += overlappedWithCompute(dgrad, gather, smShare) - dgrad;
-                c.tp_bytes += share * T * h * tpGatherBytes(s);
+                c.tp_bytes += share * gatherBytes;
             }
         }
     }
@@ -1118,14 +1117,16 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
         return std::max(parts + half / n, parts / n + half) - time(g, 1);
     };
     // Bulk: the whole GEMM on fewer SMs beside the whole collective.
-    const auto bulk = [&](const Gemm& g) { return std::max(time(g, 1) * slow, half) - time(g, 1); };
+    const auto bulk = [&](const Gemm& g, double comm) {
+        return std::max(time(g, 1) * slow, comm) - time(g, 1);
+    };
     // Shapes as m x n x k: forward T x out x in; dgrad T x in x out; wgrad
     // in x out x T.
     // The all-gathered input feeds the QKV GEMM, or MLA's down projections
     // (the query's up projection when it has no latent).
     const double q = inputProjectionWidth(*ctx.model, s), o = s.w.out;
     double fwd = ring({s.T, q, s.h, 1}, attnGather) + pipelined({s.T, s.h, o, 1});
-    double bwd = ring({s.T, o, s.h, 1}, gather) + bulk({s.h, q, s.T, 1});
+    double bwd = ring({s.T, o, s.h, 1}, gather) + bulk({s.h, q, s.T, 1}, half);
     const double attnFwd = fwd;
     if (ctx.moe_layer && ctx.model->moe) {
         fwd += 2.0 * half; // the expert half's all-gather and reduce-scatter as they were
@@ -1134,7 +1135,7 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
         const double f = double(ctx.model->ffn_hidden) / s.t;
         const double up = (s.gated ? 2.0 : 1.0) * f;
         fwd += ring({s.T, up, s.h, 1}, gather) + pipelined({s.T, s.h, f, 1});
-        bwd += ring({s.T, f, s.h, 1}, gather) + bulk({s.h, up, s.T, 1});
+        bwd += ring({s.T, f, s.h, 1}, gather) + bulk({s.h, up, s.T, 1}, half);
     }
     c.tp_mlp_fwd_s = fwd - attnFwd;
     c.tp_fwd_s = fwd;
@@ -1143,7 +1144,7 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     // (ub_bulk_dgrad: the GEMM on fewer SMs beside the whole collective).
     if (ctx.plan->sequence_parallel_regather)
         for (const double in : regatheredInputs(ctx, s))
-            bwd += std::max(time({s.T, s.h, in, 1}, 1) * slow, gather) - time({s.T, s.h, in, 1}, 1);
+            bwd += bulk({s.T, s.h, in, 1}, gather);
     c.tp_bwd_s = bwd;
     if (ctx.plan->recompute == Recompute::Full)
         c.tp_recompute_s = fwd;
