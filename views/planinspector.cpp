@@ -367,6 +367,30 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     enableWhen(regather, [](const Scenario& s) {
         return s.plan.sequence_parallel && s.plan.parallelism.tp > 1;
     });
+    // Dropout probabilities, typed (nothing applies before Return).
+    struct Dropout {
+        const char *key, *label, *tip;
+        double Plan::*field;
+    };
+    static const Dropout dropouts[] = {
+        {"hidden_dropout", "Hidden dropout",
+         "Dropout probability on the residual branches (Megatron --hidden-dropout, default 0.1; "
+         "Llama recipes and torchtitan: none): a 1-byte mask per hidden value, written, kept "
+         "and read back",
+         &Plan::hidden_dropout},
+        {"attention_dropout", "Attention dropout",
+         "Dropout probability on the attention probabilities (Megatron --attention-dropout, "
+         "default 0.1): ~3% on a fused attention kernel, a pass over the scores and their mask "
+         "for the unfused one",
+         &Plan::attention_dropout}};
+    for (const Dropout& d : dropouts)
+        addDouble(sched, {QLatin1String(d.key), QString::fromUtf8(d.label),
+                          QString::fromUtf8(d.tip), QString(), QStringLiteral("none"), 0, 0.99,
+                          0.05, 2, [field = d.field](const Scenario& s) { return s.plan.*field; },
+                          [field = d.field](Scenario& s, double v) {
+                              s.plan.*field = v;
+                              return true;
+                          }});
     addCheck(
         sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
         QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "

@@ -34,11 +34,15 @@ constexpr double kElementwiseBytesPerHidden = 20.0;
 // Fused kernels per layer: forward ~10 (norms, GEMMs, attention,
 // activation, adds), backward about twice that.
 constexpr double kKernelsFwd = 10.0;
-// Unfused 2021-era attention: scale-mask-softmax and dropout over the
-// b*a*s*s score tensor: ~9 bytes per score element forward (read scores,
-// write probabilities, dropout read/write + 1-byte mask), ~11 backward.
-constexpr double kSoftmaxBytesFwd = 9.0;
-constexpr double kSoftmaxBytesBwd = 11.0;
+// Unfused 2021-era attention: Megatron's fused scale-mask-softmax over the
+// b*a*s*s score tensor reads the scores and writes the probabilities (4
+// bytes per score element); its backward reads the probabilities and their
+// gradient and writes the scores' (6). Attention dropout is a kernel of its
+// own after it (torch dropout: read, write, 1-byte mask; backward: read the
+// gradient and the mask, write), 5 bytes each way.
+constexpr double kSoftmaxBytesFwd = 4.0;
+constexpr double kSoftmaxBytesBwd = 6.0;
+constexpr double kAttentionDropoutBytes = 5.0;
 
 double streamTime(const GpuModel& gpu, double bytes, const KernelConstants& kc) {
     return bytes / (gpu.hbm_tbps * 1e12 * kc.hbm_efficiency);
@@ -373,12 +377,15 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
                 model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
             splitOp += copies * ((gatedMlp ? 2.0 : 1.0) * fe + fe);
         }
+        if (plan.hidden_dropout > 0)
+            replicatedOp += h; // the two 1-byte dropout masks, in 2-byte units
         const double perValue = sp ? (replicatedOp + splitOp) / t : replicatedOp + splitOp / t;
         return tokens * kBf16 * perValue;
     }
 
-    // Korthikanti et al. 2022 Table 2, per token, bf16, without dropout
-    // masks (modern recipes); MHA + GeLU reduces to their 34 sbh - 2 masks.
+    // Korthikanti et al. 2022 Table 2, per token, bf16: with dropout (plan
+    // hidden_dropout, attention_dropout) MHA + GeLU gives their
+    // 34 sbh + 5 as^2 b; without, 32 sbh + 2 as^2 b.
     // Replicated across TP without SP: the two norm inputs and the inputs of
     // the QKV and first MLP GEMMs (8h); the rest is split by t.
     double ffnIn, ffnOut;
@@ -412,8 +419,13 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
         replicated = 6.0 * h + w.latent;
         split += w.out - tokensFactor * ffnOut;
     }
+    // Hidden dropout keeps its two 1-byte masks (Korthikanti et al.'s 2sbh).
+    if (plan.hidden_dropout > 0)
+        replicated += 2.0 * h;
+    // The unfused core keeps the softmax output (2 bytes a score) and, with
+    // attention dropout, its mask and output (1 + 2): Korthikanti's 5as^2b.
     if (!plan.flash_attention && !plan.recomputes(RecomputeModule::CoreAttn))
-        split += 5.0 * model.heads * s; // softmax + dropout over the s x s scores
+        split += (plan.attention_dropout > 0 ? 5.0 : 2.0) * model.heads * s;
     if (plan.recompute == Recompute::Selective) {
         // What the other modules of selective recompute free (Plan::
         // recompute_modules). Transformer Engine's FP8 linears keep their
@@ -492,6 +504,8 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
         plan.recompute == Recompute::Selective ? plan.recompute_modules : kDefaultRecomputeModules;
     k.sequence_parallel = plan.sequence_parallel;
     k.sequence_parallel_regather = plan.sequence_parallel_regather;
+    k.hidden_dropout = plan.hidden_dropout > 0;
+    k.attention_dropout = plan.attention_dropout > 0;
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
     k.elementwise = plan.elementwise;
@@ -517,6 +531,9 @@ Plan planOf(const LayerPlanKey& key) {
     p.recompute_modules = key.recompute_modules;
     p.sequence_parallel = key.sequence_parallel;
     p.sequence_parallel_regather = key.sequence_parallel_regather;
+    // Only whether each dropout runs changes a layer's cost, not its rate.
+    p.hidden_dropout = key.hidden_dropout ? 0.1 : 0.0;
+    p.attention_dropout = key.attention_dropout ? 0.1 : 0.0;
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
     p.elementwise = key.elementwise;
@@ -684,8 +701,12 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         const AttentionRates r =
             attentionRates(gpu, ctx.plan->attention_kernel, s.sLocal, int(s.cp), kc);
         const double peak = s.bf16.peak_flops;
-        a.fwd = a.model / (peak * r.fwd) + kc.kernel_overhead_s;
-        a.bwd = 2.5 * a.model / (peak * r.bwd) + kc.kernel_overhead_s;
+        // Attention dropout runs inside the fused kernel (Philox numbers
+        // drawn in the forward and drawn again in the backward, no mask
+        // kept): KernelConstants::attention_dropout_factor on its time.
+        const double dropout = ctx.plan->attention_dropout > 0 ? kc.attention_dropout_factor : 1.0;
+        a.fwd = dropout * a.model / (peak * r.fwd) + kc.kernel_overhead_s;
+        a.bwd = dropout * 2.5 * a.model / (peak * r.bwd) + kc.kernel_overhead_s;
         a.hw = 3.5 * a.model;
     } else {
         // Unfused: two batched GEMMs over the full score matrix plus a
@@ -693,12 +714,15 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         const double batch = s.b * s.headsLocal;
         const double scoreElems = batch * s.sLocal * s.sFull;
         const double dq = s.w.score_dim, dv = s.w.value_dim;
+        const double dropout = ctx.plan->attention_dropout > 0 ? kAttentionDropoutBytes : 0.0;
         a.fwd = gemmTime(gpu, s.bf16, s.sLocal, s.sFull, dq, batch, kc) +
                 gemmTime(gpu, s.bf16, s.sLocal, dv, s.sFull, batch, kc) +
-                streamTime(gpu, kSoftmaxBytesFwd * scoreElems, kc) + kc.kernel_overhead_s;
+                streamTime(gpu, (kSoftmaxBytesFwd + dropout) * scoreElems, kc) +
+                kc.kernel_overhead_s;
         a.bwd = 2.0 * (gemmTime(gpu, s.bf16, s.sLocal, s.sFull, dq, batch, kc) +
                        gemmTime(gpu, s.bf16, s.sLocal, dv, s.sFull, batch, kc)) +
-                streamTime(gpu, kSoftmaxBytesBwd * scoreElems, kc) + kc.kernel_overhead_s;
+                streamTime(gpu, (kSoftmaxBytesBwd + dropout) * scoreElems, kc) +
+                kc.kernel_overhead_s;
         a.hw = 3.0 * a.flopsFull;
     }
     return a;
@@ -787,11 +811,30 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
 struct ElementwiseWork {
     double bytes = 0, kernels = 0;           // forward, all but the rotary embedding
     double rope_bytes = 0, rope_kernels = 0; // forward, as much again backward
-    double fwdBytes() const { return bytes + rope_bytes; }
-    double bwdBytes() const { return 2.0 * bytes + rope_bytes; }
-    double fwdKernels() const { return kernels + rope_kernels; }
-    double bwdKernels() const { return 2.0 * kernels + rope_kernels; }
+    // Hidden dropout, forward, as much again backward.
+    double dropout_bytes = 0, dropout_kernels = 0;
+    double fwdBytes() const { return bytes + rope_bytes + dropout_bytes; }
+    double bwdBytes() const { return 2.0 * bytes + rope_bytes + dropout_bytes; }
+    double fwdKernels() const { return kernels + rope_kernels + dropout_kernels; }
+    double bwdKernels() const { return 2.0 * kernels + rope_kernels + dropout_kernels; }
 };
+
+// Hidden dropout on the two residual branches (the attention projection's
+// and the MLP's output, Megatron-Core's bias-dropout-add; docs/COST_MODEL.md
+// "Dropout"). Fused into the bias-dropout-add (Megatron's jit-fused
+// bias_dropout_add_fused_train, Transformer Engine's layers, Inductor), the
+// dropout adds the 1-byte mask autograd keeps: written in the forward, read
+// in the backward. Eager, it is a kernel of its own on each branch: read,
+// write and the mask (5 bytes), and in the backward read the gradient and the
+// mask and write (5 bytes).
+void addHiddenDropout(const LayerContext& ctx, const LayerShape& s, ElementwiseWork& w) {
+    if (!(ctx.plan->hidden_dropout > 0))
+        return;
+    const double elems = 2.0 * s.T * s.h / (s.sp ? s.t : 1.0);
+    const bool eager = ctx.plan->elementwise == Elementwise::Eager;
+    w.dropout_bytes = elems * (eager ? 5.0 : 1.0);
+    w.dropout_kernels = eager ? 2.0 : 0.0;
+}
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                                    double ffnActBytes) {
     // torchtitan's apply_rotary_emb (eager, and compiled: Inductor leaves
@@ -1265,7 +1308,8 @@ LayerCost layerCost(const LayerContext& ctx) {
 
     // Memory-bound elementwise work; norms and residuals are split by TP
     // only with sequence parallelism.
-    const ElementwiseWork elem = elementwiseForward(ctx, s, ffnActBytes);
+    ElementwiseWork elem = elementwiseForward(ctx, s, ffnActBytes);
+    addHiddenDropout(ctx, s, elem);
     const double elemFwdS = streamTime(*ctx.gpu, elem.fwdBytes(), kc);
     const double elemBwdS = streamTime(*ctx.gpu, elem.bwdBytes(), kc);
     const double kernelsFwd = elem.fwdKernels(), kernelsBwd = elem.bwdKernels();

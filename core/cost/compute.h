@@ -93,6 +93,12 @@ struct KernelConstants {
     double host_op_bwd_s = 10.7e-6;
     double host_sync_s = 11.6e-6;
     double graph_kernel_s = 0.96e-6;
+    // A fused attention kernel (FlashAttention, cuDNN) with dropout on its
+    // probabilities, against the same kernel without: H200, cuDNN, sbhd,
+    // forward + backward 0.594 -> 0.614 ms at p = 0.1
+    // (NVIDIA/TransformerEngine issue 3312); FlashAttention-2 pays +0.024 ms
+    // of ~0.7 (pull request 3313). docs/COST_MODEL.md "Dropout".
+    double attention_dropout_factor = 0.614 / 0.594;
     // Sustained tensor clock under a board power limit below the rated
     // power: dynamic power ~ C V^2 f with V rising ~ f over the DVFS range,
     // so P ~ f^3 and f ~ P^(1/3) (see docs/COST_MODEL.md for the check
@@ -323,6 +329,7 @@ struct LayerPlanKey {
     unsigned recompute_modules = kDefaultRecomputeModules;
     bool sequence_parallel = false, flash_attention = false;
     bool sequence_parallel_regather = true;
+    bool hidden_dropout = false, attention_dropout = false;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     bool tp_comm_overlap = false;
     bool cuda_graphs = false;

@@ -798,6 +798,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         {{"transformer-engine", Fp8Linear::TransformerEngine}, {"torchao", Fp8Linear::Torchao}});
     r.boolean("fp8_param_gather", p.fp8_param_gather, kOptional);
     r.boolean("sequence_parallel_regather", p.sequence_parallel_regather, kOptional);
+    r.number("hidden_dropout", p.hidden_dropout, kOptional, formats::kProbability);
+    r.number("attention_dropout", p.attention_dropout, kOptional, formats::kProbability);
     r.choice<FsdpReshard>("fsdp_reshard_after_forward", p.fsdp_reshard_after_forward, kOptional,
                           {{"default", FsdpReshard::Default},
                            {"always", FsdpReshard::Always},

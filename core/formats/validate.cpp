@@ -532,6 +532,8 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         checkNcclKnobs(d, at, o, "an override sets");
     }
     checkNumber(d, "/dp_bucket_mib", p.dp_bucket_mib, kPositive);
+    checkNumber(d, "/hidden_dropout", p.hidden_dropout, kProbability);
+    checkNumber(d, "/attention_dropout", p.attention_dropout, kProbability);
     if (p.grad_reduce_bytes != 2 && p.grad_reduce_bytes != 4 && !d.isBad("/grad_reduce_bytes"))
         d.error("/grad_reduce_bytes", "must be 2 or 4, got " + str(p.grad_reduce_bytes));
     if (p.dp_compression && !d.isBad("/compression/dp")) {

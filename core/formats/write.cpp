@@ -79,10 +79,10 @@ const std::map<std::string, int>& keyRank() {
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
             "ep_overlap", "ep_dispatcher", "dp_bucket_mib", "grad_reduce_bytes", "flash_attention",
             "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "fp8_param_gather",
-            "sequence_parallel_regather", "cross_entropy", "fsdp_reshard_after_forward",
-            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
-            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
-            "interval_steps", "async", "token_budget", "target_loss",
+            "sequence_parallel_regather", "hidden_dropout", "attention_dropout", "cross_entropy",
+            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
+            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
+            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -405,6 +405,10 @@ nlohmann::json toJson(const Plan& p) {
         j["fp8_param_gather"] = p.fp8_param_gather;
     if (all || !p.sequence_parallel_regather)
         j["sequence_parallel_regather"] = p.sequence_parallel_regather;
+    if (all || p.hidden_dropout > 0)
+        j["hidden_dropout"] = number(p.hidden_dropout);
+    if (all || p.attention_dropout > 0)
+        j["attention_dropout"] = number(p.attention_dropout);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
     if (p.routing)
         j["routing"] = routingJson(*p.routing);

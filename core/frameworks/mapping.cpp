@@ -85,8 +85,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"vocab_file",
          "tokenizer file: give the vocabulary size with --vocab-size or the import options"},
         {"merge_file", "tokenizer file"},
-        {"hidden_dropout", "regularisation: no effect on the step time modelled"},
-        {"attention_dropout", "regularisation: no effect on the step time modelled"},
         {"normalization", "architecture detail the documents do not describe (norm kind)"},
         {"norm_epsilon", "numerics"},
         {"layernorm_epsilon", "numerics"},
@@ -765,6 +763,22 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     p.global_batch_sequences = global;
     p.parallelism = {tp, cp, pp, dp, ep};
     p.rank_order = megatronRankOrder(r.flag("use_tp_pp_dp_mapping", "plan:/rank_order"));
+    // ---- dropout (--hidden-dropout, --attention-dropout; NeMo model.*),
+    // Megatron's 0.1 when not given.
+    {
+        const std::pair<const char*, double Plan::*> dropouts[] = {
+            {"hidden_dropout", &Plan::hidden_dropout},
+            {"attention_dropout", &Plan::attention_dropout}};
+        for (const auto& [key, field] : dropouts) {
+            p.*field = fw.*field;
+            if (auto v = r.number(key, std::string("plan:/") + key)) {
+                if (*v < 0 || *v >= 1)
+                    r.refuse(key, "must be at least 0 and below 1, got " + numberText(*v));
+                else
+                    p.*field = *v;
+            }
+        }
+    }
 
     // ---- gradients (arguments.py validate_args: bf16 reduces in fp32 unless
     // --grad-reduce-in-bf16; fp16 reduces in fp16 unless

@@ -647,6 +647,12 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     }
     if (p.grad_reduce_bytes == 2)
         add("--grad-reduce-in-bf16");
+    // Megatron's dropout defaults to 0.1: written whenever the plan's differs.
+    const Plan megatron = frameworkDefaults(TrainingFramework::MegatronCore);
+    if (p.hidden_dropout != megatron.hidden_dropout)
+        add("--hidden-dropout", numberText(p.hidden_dropout));
+    if (p.attention_dropout != megatron.attention_dropout)
+        add("--attention-dropout", numberText(p.attention_dropout));
     add("--bf16");
     if (m.dtype == DType::FP8) {
         add("--fp8-format", "hybrid");

@@ -518,6 +518,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     }
     add("transformer_engine", yamlBool(p.flash_attention));
     add("use_flash_attention", yamlBool(p.flash_attention));
+    add("hidden_dropout", numberText(p.hidden_dropout));
+    add("attention_dropout", numberText(p.attention_dropout));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
     if (p.cuda_graphs) {
         add("cuda_graph_impl", "transformer_engine");

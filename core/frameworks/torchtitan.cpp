@@ -1292,6 +1292,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "cross_entropy",
                                                       "sequence_parallel",
                                                       "sequence_parallel_regather",
+                                                      "hidden_dropout",
+                                                      "attention_dropout",
                                                       "zero_stage",
                                                       "recompute",
                                                       "recompute_method",

@@ -30,6 +30,11 @@ Plan megatronCore() {
     // Transformer Engine ln_out_needs_gather).
     p.sequence_parallel = false;
     p.sequence_parallel_regather = true;
+    // --hidden-dropout and --attention-dropout default to 0.1 (arguments.py;
+    // TransformerConfig.hidden_dropout / attention_dropout 0.1): Megatron's
+    // GPT runs with dropout unless a recipe sets 0 (its Llama examples do).
+    p.hidden_dropout = 0.1;
+    p.attention_dropout = 0.1;
     // --recompute-granularity: default None.
     p.recompute = Recompute::None;
     // Without virtual stages Megatron runs 1F1B
@@ -69,6 +74,9 @@ Plan nemo() {
     // distributed optimizer it is plain Adam: zero_stage 0.
     // optim.grad_sync_dtype: fp32 by default, as Megatron's.)
     p.flash_attention = false;
+    // model.hidden_dropout / model.attention_dropout: cfg.get(..., 0.1) in
+    // megatron_gpt_model.py model_provider_func, Megatron's 0.1
+    // (NeMo's launcher recipes for GPT-3 and Llama set 0.0).
     p.p2p_overlap = frameworkP2pOverlap(TrainingFramework::Nemo, p.schedule.kind);
     p.framework = TrainingFramework::Nemo;
     return p;
@@ -97,6 +105,9 @@ Plan torchtitan() {
     // gather in the backward.
     p.sequence_parallel = true;
     p.sequence_parallel_regather = false;
+    // torchtitan's models have no dropout layers.
+    p.hidden_dropout = 0;
+    p.attention_dropout = 0;
     // parallelism.pipeline_parallel_schedule = "1F1B" (Schedule1F1B, blocking
     // in its steady state).
     p.schedule.kind = ScheduleKind::OneFOneB;
@@ -210,6 +221,8 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.ep_overlap = d.ep_overlap;
     p.sequence_parallel = d.sequence_parallel;
     p.sequence_parallel_regather = d.sequence_parallel_regather;
+    p.hidden_dropout = d.hidden_dropout;
+    p.attention_dropout = d.attention_dropout;
     p.flash_attention = d.flash_attention;
     p.attention_kernel = d.attention_kernel;
     p.elementwise = d.elementwise;

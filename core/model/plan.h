@@ -267,6 +267,13 @@ struct Plan {
     // torchtitan, whose autograd saves the replicated input).
     // docs/COST_MODEL.md "Sequence parallelism's backward all-gather".
     bool sequence_parallel_regather = true;
+    // Dropout probabilities in training: on the hidden states (the residual
+    // branches' bias-dropout-add after the attention projection and the MLP,
+    // Megatron's --hidden-dropout) and on the attention probabilities
+    // (--attention-dropout). 0 runs no dropout kernel (PyTorch's dropout
+    // returns its input at p = 0). docs/COST_MODEL.md "Dropout".
+    double hidden_dropout = 0;
+    double attention_dropout = 0;
     Schedule schedule;
     std::vector<Dim> rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
     std::optional<Placement> placement;

@@ -191,6 +191,7 @@ private Q_SLOTS:
     void delayedScalingCastsInOnePass();
     void transformerEngineCastsBeforeTheGather();
     void sequenceParallelGathersAgainInBackward();
+    void dropoutCostsItsMasksAndPasses();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
@@ -1227,6 +1228,75 @@ void TestFidelity::sequenceParallelGathersAgainInBackward() {
              layerCost(layerContext(f.cluster, f.cluster.buildings[0], m, kept)));
     // The layer-cost memo tells the two apart.
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(kept)));
+}
+
+void TestFidelity::dropoutCostsItsMasksAndPasses() {
+    // smallLlama, BF16, tp 1, 4 x 2048 tokens. Hidden dropout fused into the
+    // bias-dropout-add writes a 1-byte mask on each of the two residual
+    // branches and the backward reads it; eager it is a kernel of its own
+    // (5 bytes each way). Attention dropout slows a fused kernel by
+    // attention_dropout_factor and is a 5-byte pass each way over the
+    // scores of the unfused one, which also keeps its mask and output.
+    const Fp8Layer f;
+    const Model m = smallLlama();
+    const KernelConstants kc;
+    const GpuModel& gpu = h100();
+    const double T = Fp8Layer::tokens, h = 2048, s = 2048, heads = 16;
+    const double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+    auto cost = [&](const Plan& p) {
+        return layerCost(layerContext(f.cluster, f.cluster.buildings[0], m, p));
+    };
+    Plan p = Fp8Layer::plan();
+    const LayerCost none = cost(p);
+
+    Plan hidden = p;
+    hidden.hidden_dropout = 0.1;
+    const LayerCost masked = cost(hidden);
+    const double masks = 2.0 * T * h; // bytes, one per value and branch
+    QVERIFY_CLOSE(masked.fwd_s - none.fwd_s, masks / hbm, 1e-9);
+    QVERIFY_CLOSE(masked.bwd_input_s - none.bwd_input_s, masks / hbm, 1e-9);
+    QCOMPARE(masked.bwd_weight_s, none.bwd_weight_s);
+    QVERIFY_CLOSE(activationBytesPerLayer(m, hidden, false, false) -
+                      activationBytesPerLayer(m, p, false, false),
+                  masks, 1e-12);
+    // Fully recomputed layers keep only their input.
+    Plan full = p, fullHidden = hidden;
+    full.recompute = fullHidden.recompute = Recompute::Full;
+    QCOMPARE(activationBytesPerLayer(m, fullHidden, false, false),
+             activationBytesPerLayer(m, full, false, false));
+    // Eager: a kernel of its own on each branch.
+    Plan eager = p, eagerHidden = hidden;
+    eager.elementwise = eagerHidden.elementwise = Elementwise::Eager;
+    const LayerCost e0 = cost(eager), e1 = cost(eagerHidden);
+    QVERIFY_CLOSE(e1.fwd_s - e0.fwd_s, 5 * masks / hbm + 2 * kc.kernel_overhead_s, 1e-9);
+    QVERIFY_CLOSE(e1.bwd_input_s - e0.bwd_input_s, 5 * masks / hbm + kc.kernel_overhead_s, 1e-9);
+
+    // Attention dropout in the fused kernel: its forward and backward times
+    // grow by the same factor, so their growths stand as the times do.
+    Plan attn = p;
+    attn.attention_dropout = 0.1;
+    const LayerCost slowed = cost(attn);
+    const AttentionRates r = attentionRates(gpu, p.attention_kernel, s, 1, kc);
+    const double dFwd = slowed.fwd_s - none.fwd_s, dBwd = slowed.bwd_input_s - none.bwd_input_s;
+    QVERIFY(dFwd > 0);
+    QVERIFY_CLOSE(dBwd / dFwd, 2.5 * r.fwd / r.bwd, 1e-9);
+    QVERIFY_CLOSE(kc.attention_dropout_factor, 0.614 / 0.594, 1e-12);
+    QCOMPARE(activationBytesPerLayer(m, attn, false, false),
+             activationBytesPerLayer(m, p, false, false)); // no mask kept
+    // Unfused: a 5-byte pass over the b x a x s x s scores each way, and 3
+    // bytes a score more kept (the mask and the dropout's output).
+    Plan unfused = p, unfusedAttn = attn;
+    unfused.flash_attention = unfusedAttn.flash_attention = false;
+    const LayerCost u0 = cost(unfused), u1 = cost(unfusedAttn);
+    const double scores = 4 * heads * s * s;
+    QVERIFY_CLOSE(u1.fwd_s - u0.fwd_s, 5 * scores / hbm, 1e-9);
+    QVERIFY_CLOSE(u1.bwd_input_s - u0.bwd_input_s, 5 * scores / hbm, 1e-9);
+    QVERIFY_CLOSE(activationBytesPerLayer(m, unfusedAttn, false, false) -
+                      activationBytesPerLayer(m, unfused, false, false),
+                  T * 3 * heads * s, 1e-12);
+    // The layer-cost memo tells them apart.
+    QVERIFY(!(layerPlanKey(p) == layerPlanKey(hidden)));
+    QVERIFY(!(layerPlanKey(p) == layerPlanKey(attn)));
 }
 
 void TestFidelity::transformerEngineSavesFp8Inputs() {

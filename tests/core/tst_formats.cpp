@@ -196,6 +196,7 @@ private Q_SLOTS:
     void cudaGraphsValues();
     void fp8ParamGatherValues();
     void sequenceParallelRegatherValues();
+    void dropoutValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1648,6 +1649,31 @@ void TestFormats::fp8ParamGatherValues() {
 void TestFormats::sequenceParallelRegatherValues() {
     checkBooleanKnob("sequence_parallel_regather", true,
                      [](const sa::Plan& p) { return p.sequence_parallel_regather; });
+}
+
+void TestFormats::dropoutValues() {
+    for (const char* key : {"hidden_dropout", "attention_dropout"}) {
+        const QString path = QStringLiteral("/") + QLatin1String(key);
+        const sa::Plan plain = parsed(sa::parsePlan(kPlan, "plan.json"));
+        QCOMPARE(plain.hidden_dropout + plain.attention_dropout, 0.0);
+        QVERIFY(!sa::toJson(plain).contains(key)); // 0 is left out
+        const sa::Plan set = parsed(sa::parsePlan(edited(kPlan, {path + "=0.1"}), "plan.json"));
+        QCOMPARE(sa::toJson(set)[key].get<double>(), 0.1);
+        QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(set)), "plan.json")) == set);
+        // A probability below 1: 1 (every value dropped) and negatives are refused.
+        for (const char* bad : {"=1", "=-0.1", "=\"0.1\""}) {
+            const auto problems =
+                strings(sa::parsePlan(edited(kPlan, {path + bad}), "plan.json").problems);
+            QCOMPARE(problems.size(), 1);
+            QVERIFY2(problems[0].startsWith("plan.json: " + path + ": "), qPrintable(problems[0]));
+        }
+    }
+    // Megatron's default, carried by a framework plan when written.
+    sa::Plan megatron =
+        parsed(sa::parsePlan(edited(kPlan, {"/framework=\"megatron-core\""}), "plan.json"));
+    QCOMPARE(megatron.hidden_dropout, 0.1);
+    QCOMPARE(megatron.attention_dropout, 0.1);
+    QCOMPARE(sa::toJson(megatron)["hidden_dropout"].get<double>(), 0.1);
 }
 
 void TestFormats::frameworkUnknown() {

@@ -381,6 +381,8 @@ private Q_SLOTS:
     void attentionBackendEnvironment_data();
     void attentionBackendEnvironment();
     void everySettingReported();
+    void dropoutImported_data();
+    void dropoutImported();
     void megatronDefaults();
     void p2pOverlapImported_data();
     void p2pOverlapImported();
@@ -1163,6 +1165,52 @@ void TestFrameworks::fp8ParamGatherImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->fp8_param_gather, gather);
+}
+
+void TestFrameworks::dropoutImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<double>("hidden");
+    QTest::addColumn<double>("attention");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    const QString script = smallMegatron(2);
+    QTest::newRow("megatron default 0.1") << M << script << 0.1 << 0.1;
+    QTest::newRow("megatron flags")
+        << M << script + "--hidden-dropout 0 --attention-dropout 0.05" << 0.0 << 0.05;
+    const QString yaml = smallNemo("");
+    QTest::newRow("nemo default 0.1") << N << yaml << 0.1 << 0.1;
+    QTest::newRow("nemo keys") << N << yaml + "  hidden_dropout: 0.0\n  attention_dropout: 0.0\n"
+                               << 0.0 << 0.0;
+}
+
+// Dropout from each spelling, Megatron's 0.1 where none is given; the
+// exports write what differs from it, and it reads back equal.
+void TestFrameworks::dropoutImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(double, hidden);
+    QFETCH(double, attention);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->hidden_dropout, hidden);
+    QCOMPARE(got.plan->attention_dropout, attention);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->hidden_dropout, hidden);
+    QCOMPARE(back.plan->attention_dropout, attention);
+    // A probability of 1 drops everything: refused, naming the setting.
+    const bool nemo = Framework(framework) == Framework::Nemo;
+    const Imported bad = importedAs(
+        framework,
+        (text + (nemo ? "  attention_dropout: 1\n" : " --attention-dropout 1")).toStdString());
+    QVERIFY(!bad.ok());
+    bool named = false;
+    for (const auto& d : bad.problems)
+        named = named || d.message.find("attention") != std::string::npos ||
+                d.path.find("attention") != std::string::npos;
+    QVERIFY2(named, problems(bad.problems).constData());
 }
 
 void TestFrameworks::megatronDefaults() {

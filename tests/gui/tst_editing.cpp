@@ -371,6 +371,24 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(!regather->isEnabled());
     doc->undoStack()->undo();
     QVERIFY(regather->isEnabled());
+    // Hidden dropout, typed: nothing changes until Return, then the masks'
+    // passes make the step longer; undo restores "none".
+    QVERIFY(waitForEvaluation());
+    const double dry = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    QDoubleSpinBox* dropout = inspector->doubleSpinBox(QStringLiteral("hidden_dropout"));
+    QVERIFY(dropout);
+    QCOMPARE(dropout->text(), QStringLiteral("none"));
+    inspector->scrollArea()->ensureWidgetVisible(dropout);
+    typeInto(dropout, QStringLiteral("0.1"));
+    QCOMPARE(doc->scenario().plan.hidden_dropout, 0.0);
+    QTest::keyClick(dropout, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.hidden_dropout, 0.1);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s > dry);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.hidden_dropout, 0.0);
+    QCOMPARE(dropout->text(), QStringLiteral("none"));
+    QVERIFY(inspector->doubleSpinBox(QStringLiteral("attention_dropout")));
     // CUDA graphs: a click on the box, re-evaluated, then undo; the box
     // follows the plan both ways.
     QCheckBox* graphs = inspector->checkBox(QStringLiteral("cuda_graphs"));

@@ -1038,5 +1038,48 @@ for r in index["runs"]:
     set_note(r, "sequence_parallel_regather", note)
     dump(r["plan"], doc)
 
+# Dropout (plan hidden_dropout, attention_dropout) as the run's launch
+# configuration sets it: Megatron-LM's arguments and NeMo's model keys
+# default to 0.1 each (arguments.py; NeMo megatron_gpt_model.py
+# cfg.get(..., 0.1)); torchtitan's models have none. Runs without a launch
+# configuration: DeepSpeed's Megatron (MT-NLG) takes Megatron's arguments,
+# Meta's Llama 3 has no dropout.
+DROPOUT_FLAG = re.compile(r"--(hidden|attention)-dropout\s+([0-9.eE+-]+)")
+DROPOUT_KEY = re.compile(r"^\s*(hidden|attention)_dropout:\s*([0-9.eE+-]+)", re.M)
+for r in index["runs"]:
+    doc = load(r["plan"])
+    for k in ("hidden_dropout", "attention_dropout"):
+        doc.pop(k, None)
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    nemo = os.path.join(FRAMEWORKS, "nemo", r["id"] + ".yaml")
+    given, source = {}, None
+    if os.path.exists(megatron):
+        given = {k: float(v) for k, v in DROPOUT_FLAG.findall(open(megatron).read())}
+        source = "tests/data/frameworks/megatron/%s.sh" % r["id"]
+        what = "--hidden-dropout / --attention-dropout"
+    elif os.path.exists(nemo):
+        given = {k: float(v) for k, v in DROPOUT_KEY.findall(open(nemo).read())}
+        source = "tests/data/frameworks/nemo/%s.yaml" % r["id"]
+        what = "model.hidden_dropout / model.attention_dropout"
+    if source:
+        hidden, attention = given.get("hidden", 0.1), given.get("attention", 0.1)
+        note = ("dropout %g / %g (hidden / attention): the run's launch configuration (%s) %s" %
+                (hidden, attention, source,
+                 "sets " + what if given else
+                 "sets no dropout, and the framework's default is 0.1 each"))
+    elif r["family"] == "mtnlg-2022":
+        hidden = attention = 0.1
+        note = ("dropout 0.1 / 0.1 (hidden / attention): not stated; DeepSpeed's Megatron takes "
+                "Megatron-LM's arguments, whose defaults these are")
+    else:
+        hidden = attention = 0.0
+        note = None
+    if hidden > 0:
+        doc["hidden_dropout"] = hidden
+    if attention > 0:
+        doc["attention_dropout"] = attention
+    set_note(r, "dropout", note if hidden > 0 or attention > 0 else None)
+    dump(r["plan"], doc)
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))

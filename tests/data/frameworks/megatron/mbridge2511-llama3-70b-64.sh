@@ -15,7 +15,13 @@ export GPUS_PER_NODE=8
 MODEL="--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64"
 ATTN="--group-query-attention --num-query-groups 8"
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Llama provider
+# sets both to 0.0 (models/llama/llama_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Llama bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes $NNODES --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     $MODEL $ATTN \
     --swiglu --untie-embeddings-and-output-weights \
     --normalization RMSNorm --position-embedding-type rope \

@@ -13,7 +13,13 @@ NNODES=1
 GPUS=8
 SEQ=8192
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Llama provider
+# sets both to 0.0 (models/llama/llama_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Llama bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes=$NNODES --nproc-per-node=$GPUS pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \
     --num-attention-heads 32 --group-query-attention --num-query-groups 8 \
     --swiglu --untie-embeddings-and-output-weights \

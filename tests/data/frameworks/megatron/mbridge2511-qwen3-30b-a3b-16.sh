@@ -14,7 +14,13 @@
 # model.cross_entropy_fusion_impl "te" for every performance run, and
 # GPTModelProvider.cross_entropy_loss_fusion defaults to True (models/gpt_provider.py).
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Qwen3 provider
+# sets both to 0.0 (models/qwen/qwen_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Qwen3 bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
     --num-attention-heads 32 --group-query-attention --num-query-groups 4 \
     --kv-channels 128 --qk-layernorm \

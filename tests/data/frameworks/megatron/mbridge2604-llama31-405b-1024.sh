@@ -19,7 +19,13 @@
 # perf_plugins.py: TP/CP on Hopper without MoE all-to-all overlap.
 export CUDA_DEVICE_MAX_CONNECTIONS=1
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Llama provider
+# sets both to 0.0 (models/llama/llama_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Llama bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes 128 --nproc-per-node 8 pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     --num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 \
     --num-attention-heads 128 --group-query-attention --num-query-groups 8 \
     --swiglu --untie-embeddings-and-output-weights \

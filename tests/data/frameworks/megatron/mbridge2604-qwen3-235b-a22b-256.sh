@@ -21,7 +21,13 @@
 # perf_plugins.py: with MoE all-to-all overlap the Hopper default of 8 stays.
 export CUDA_DEVICE_MAX_CONNECTIONS=8
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Qwen3 provider
+# sets both to 0.0 (models/qwen/qwen_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Qwen3 bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes 32 --nproc-per-node 8 pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     --num-layers 94 --hidden-size 4096 --ffn-hidden-size 12288 \
     --num-attention-heads 64 --group-query-attention --num-query-groups 4 \
     --kv-channels 128 --qk-layernorm \

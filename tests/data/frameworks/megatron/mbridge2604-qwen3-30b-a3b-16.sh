@@ -25,7 +25,13 @@ export USE_MNNVL=0
 export NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN=8
 export NUM_OF_TOKENS_PER_CHUNK_COMBINE_API=128
 
+# --hidden-dropout 0 --attention-dropout 0: Megatron-Bridge's Qwen3 provider
+# sets both to 0.0 (models/qwen/qwen_provider.py at v0.2.0; later releases take
+# hidden_dropout 0.0 from the Qwen3 bridge and attention_dropout 0.0 from the
+# Hugging Face config); Megatron's own default is 0.1.
+
 torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
+    --hidden-dropout 0 --attention-dropout 0 \
     --num-layers 48 --hidden-size 2048 --ffn-hidden-size 6144 \
     --num-attention-heads 32 --group-query-attention --num-query-groups 4 \
     --kv-channels 128 --qk-layernorm \
