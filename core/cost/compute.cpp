@@ -1440,6 +1440,18 @@ EdgeCost embeddingCost(const LayerContext& ctx) {
     e.fwd_s = streamTime(*ctx.gpu, 2.0 * T * h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s;
     e.bwd_s = 2.0 * e.fwd_s;
     e.activation_bytes = T * h * kBf16 / (plan.sequence_parallel && t > 1 ? t : 1.0);
+    // Hidden dropout on the embedding's output (Megatron's
+    // LanguageModelEmbedding.embedding_dropout, after the scatter to the
+    // sequence-parallel region): a dropout kernel of its own, read, write and
+    // the 1-byte mask it keeps; backward the gradient and the mask read and
+    // the gradient written (docs/COST_MODEL.md "Dropout").
+    if (plan.hidden_dropout > 0) {
+        const double elems = T * h / (plan.sequence_parallel && t > 1 ? t : 1.0);
+        const double pass = streamTime(*ctx.gpu, 5.0 * elems, ctx.kc) + ctx.kc.kernel_overhead_s;
+        e.fwd_s += pass;
+        e.bwd_s += pass;
+        e.activation_bytes += elems;
+    }
     if (plan.parallelism.tp > 1) // vocab-parallel embedding: all-reduce of the output
         e.tp_fwd_s = ringAllReduceTime(T * h * kBf16, plan.parallelism.tp,
                                        tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency),

@@ -1259,6 +1259,13 @@ void TestFidelity::dropoutCostsItsMasksAndPasses() {
     QVERIFY_CLOSE(activationBytesPerLayer(m, hidden, false, false) -
                       activationBytesPerLayer(m, p, false, false),
                   masks, 1e-12);
+    // The embedding's output: a dropout kernel of its own on the first
+    // stage, 5 bytes a value each way, its mask kept.
+    const EdgeCost emb0 = embeddingCost(layerContext(f.cluster, f.cluster.buildings[0], m, p));
+    const EdgeCost emb1 = embeddingCost(layerContext(f.cluster, f.cluster.buildings[0], m, hidden));
+    QVERIFY_CLOSE(emb1.fwd_s - emb0.fwd_s, 5 * T * h / hbm + kc.kernel_overhead_s, 1e-9);
+    QVERIFY_CLOSE(emb1.bwd_s - emb0.bwd_s, 5 * T * h / hbm + kc.kernel_overhead_s, 1e-9);
+    QVERIFY_CLOSE(emb1.activation_bytes - emb0.activation_bytes, T * h, 1e-12);
     // Fully recomputed layers keep only their input.
     Plan full = p, fullHidden = hidden;
     full.recompute = fullHidden.recompute = Recompute::Full;
