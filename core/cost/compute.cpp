@@ -37,12 +37,14 @@ constexpr double kKernelsFwd = 10.0;
 // Unfused 2021-era attention: Megatron's fused scale-mask-softmax over the
 // b*a*s*s score tensor reads the scores and writes the probabilities (4
 // bytes per score element); its backward reads the probabilities and their
-// gradient and writes the scores' (6). Attention dropout is a kernel of its
-// own after it (torch dropout: read, write, 1-byte mask; backward: read the
-// gradient and the mask, write), 5 bytes each way.
+// gradient and writes the scores' (6).
 constexpr double kSoftmaxBytesFwd = 4.0;
 constexpr double kSoftmaxBytesBwd = 6.0;
-constexpr double kAttentionDropoutBytes = 5.0;
+// Dropout as a kernel of its own (torch dropout, not fused into a
+// neighbour), per BF16 element and each way: forward read, write and the
+// 1-byte mask autograd keeps; backward the gradient and the mask read and
+// the gradient written. docs/COST_MODEL.md "Dropout".
+constexpr double kDropoutKernelBytes = 5.0;
 
 double streamTime(const GpuModel& gpu, double bytes, const KernelConstants& kc) {
     return bytes / (gpu.hbm_tbps * 1e12 * kc.hbm_efficiency);
@@ -714,7 +716,8 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         const double batch = s.b * s.headsLocal;
         const double scoreElems = batch * s.sLocal * s.sFull;
         const double dq = s.w.score_dim, dv = s.w.value_dim;
-        const double dropout = ctx.plan->attention_dropout > 0 ? kAttentionDropoutBytes : 0.0;
+        // Attention dropout: a dropout kernel over the probabilities.
+        const double dropout = ctx.plan->attention_dropout > 0 ? kDropoutKernelBytes : 0.0;
         a.fwd = gemmTime(gpu, s.bf16, s.sLocal, s.sFull, dq, batch, kc) +
                 gemmTime(gpu, s.bf16, s.sLocal, dv, s.sFull, batch, kc) +
                 streamTime(gpu, (kSoftmaxBytesFwd + dropout) * scoreElems, kc) +
@@ -824,15 +827,14 @@ struct ElementwiseWork {
 // "Dropout"). Fused into the bias-dropout-add (Megatron's jit-fused
 // bias_dropout_add_fused_train, Transformer Engine's layers, Inductor), the
 // dropout adds the 1-byte mask autograd keeps: written in the forward, read
-// in the backward. Eager, it is a kernel of its own on each branch: read,
-// write and the mask (5 bytes), and in the backward read the gradient and the
-// mask and write (5 bytes).
+// in the backward. Eager, it is a dropout kernel of its own on each branch
+// (kDropoutKernelBytes).
 void addHiddenDropout(const LayerContext& ctx, const LayerShape& s, ElementwiseWork& w) {
     if (!(ctx.plan->hidden_dropout > 0))
         return;
     const double elems = 2.0 * s.T * s.h / (s.sp ? s.t : 1.0);
     const bool eager = ctx.plan->elementwise == Elementwise::Eager;
-    w.dropout_bytes = elems * (eager ? 5.0 : 1.0);
+    w.dropout_bytes = elems * (eager ? kDropoutKernelBytes : 1.0);
     w.dropout_kernels = eager ? 2.0 : 0.0;
 }
 ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
@@ -1439,18 +1441,18 @@ EdgeCost embeddingCost(const LayerContext& ctx) {
     // A gather of T rows, and its scatter-add in backward: memory-bound.
     e.fwd_s = streamTime(*ctx.gpu, 2.0 * T * h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s;
     e.bwd_s = 2.0 * e.fwd_s;
-    e.activation_bytes = T * h * kBf16 / (plan.sequence_parallel && t > 1 ? t : 1.0);
+    const double shard = T * h / (plan.sequence_parallel && t > 1 ? t : 1.0); // output elements
+    e.activation_bytes = shard * kBf16;
     // Hidden dropout on the embedding's output (Megatron's
     // LanguageModelEmbedding.embedding_dropout, after the scatter to the
-    // sequence-parallel region): a dropout kernel of its own, read, write and
-    // the 1-byte mask it keeps; backward the gradient and the mask read and
-    // the gradient written (docs/COST_MODEL.md "Dropout").
+    // sequence-parallel region): a dropout kernel of its own, its 1-byte mask
+    // kept (docs/COST_MODEL.md "Dropout").
     if (plan.hidden_dropout > 0) {
-        const double elems = T * h / (plan.sequence_parallel && t > 1 ? t : 1.0);
-        const double pass = streamTime(*ctx.gpu, 5.0 * elems, ctx.kc) + ctx.kc.kernel_overhead_s;
+        const double pass =
+            streamTime(*ctx.gpu, kDropoutKernelBytes * shard, ctx.kc) + ctx.kc.kernel_overhead_s;
         e.fwd_s += pass;
         e.bwd_s += pass;
-        e.activation_bytes += elems;
+        e.activation_bytes += shard;
     }
     if (plan.parallelism.tp > 1) // vocab-parallel embedding: all-reduce of the output
         e.tp_fwd_s = ringAllReduceTime(T * h * kBf16, plan.parallelism.tp,

@@ -1,6 +1,7 @@
 #include "frameworks/mapping.h"
 
 #include "formats/documents.h"
+#include "formats/json_check.h"
 
 #include <algorithm>
 #include <cctype>
@@ -772,8 +773,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         for (const auto& [key, field] : dropouts) {
             p.*field = fw.*field;
             if (auto v = r.number(key, std::string("plan:/") + key)) {
-                if (*v < 0 || *v >= 1)
-                    r.refuse(key, "must be at least 0 and below 1, got " + numberText(*v));
+                if (!formats::kProbability.contains(*v))
+                    r.refuse(key,
+                             "must be " + formats::kProbability.rule() + ", got " + numberText(*v));
                 else
                     p.*field = *v;
             }
