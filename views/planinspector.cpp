@@ -350,6 +350,15 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "expert) copy; flex sends a token once per host over the network "
                             "and fans it out over NVLink there"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
+    // CpRing's order.
+    addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP ring"),
+             names({"Transformer Engine p2p", "PyTorch all-gather", "PyTorch all-to-all"}),
+             QStringLiteral("How context parallelism passes K and V: Transformer Engine's ring "
+                            "(Megatron) hides each chunk under the attention; PyTorch's "
+                            "context_parallel (torchtitan) waits for each step's exchange, "
+                            "merges the outputs in fp32 with eager ops and sends the K/V "
+                            "gradients in fp32"),
+             [](Scenario& s, int i) { s.plan.cp_ring = CpRing(i); });
     addCheck(
         sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
         QStringLiteral("Megatron sequence parallelism with TP"),
@@ -552,6 +561,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                [](const Scenario& s) { return int(s.plan.cross_entropy); });
     comboIndex(QStringLiteral("ep_dispatcher"),
                [](const Scenario& s) { return int(s.plan.ep_dispatcher); });
+    comboIndex(QStringLiteral("cp_ring"), [](const Scenario& s) { return int(s.plan.cp_ring); });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

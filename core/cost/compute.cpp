@@ -517,6 +517,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.fp8_linear = plan.fp8_linear;
     k.cross_entropy = plan.cross_entropy;
     k.ep_dispatcher = plan.ep_dispatcher;
+    k.cp_ring = plan.cp_ring;
     k.block_recompute =
         plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
     return k;
@@ -545,6 +546,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.fp8_linear = key.fp8_linear;
     p.cross_entropy = key.cross_entropy;
     p.ep_dispatcher = key.ep_dispatcher;
+    p.cp_ring = key.cp_ring;
     if (key.block_recompute)
         p.recompute_method = RecomputeMethod::Block;
     return p;
@@ -684,7 +686,62 @@ struct GemmSums {
 struct AttentionCore {
     double flopsFull = 0, model = 0; // unmasked FLOPs; model FLOPs (causal)
     double fwd = 0, bwd = 0, hw = 0; // times; executed FLOPs
+    // Of fwd and bwd, the attention kernels alone (a CP ring's exchange
+    // runs beside them, not beside its own merges).
+    double kernel_fwd = 0, kernel_bwd = 0;
+    double ring_transient_bytes = 0; // a PyTorch CP ring's buffers (TorchCpRing)
 };
+
+// PyTorch's context-parallel ring (plan cp_ring torch-*) on one rank, per
+// layer and microbatch, from torch/distributed/tensor/experimental/
+// _attention.py (_templated_ring_attention and its backward, _SDPAMerger,
+// the rotaters; docs/COST_MODEL.md "Context parallelism"). Counted for the
+// rank whose every step after the first attends with all its queries (the
+// last: load balancing halves the keys instead), as the ring waits for it.
+// E: the output's elements; Ekv: K's and V's together, as SDPA receives
+// them (torchtitan's block repeats them to the query heads first).
+//   forward: K and V made contiguous and, before each of the c - 1 sends,
+//     concatenated (2 + 2 B per Ekv each: c copies); every step's output
+//     cast to fp32 (2 + 4 B per E), each after the first merged with the
+//     running output (out - block_out, sigmoid(lse difference) x that,
+//     out - that: 12 + 8 + 12 B per E), the result cast back (4 + 2);
+//   backward: fp32 accumulators zeroed (4 B per E and per Ekv), the copies
+//     again; each of the c steps adds its dK, dV (2 + 4 + 4 B per Ekv) and
+//     dQ (2 + 4 + 4 per E) to them and concatenates the fp32 dK, dV to send
+//     (4 + 4 per Ekv); the results cast back (4 + 2 per E and per Ekv).
+//   held while it runs: the gathered K and V (all c chunks; two with the
+//     alltoall rotation) and, forward, the fp32 running and step outputs
+//     or, backward, the fp32 dQ, dK, dV and the dK, dV in flight.
+struct TorchCpRing {
+    double kv_bytes = 0; // K and V of one rank's chunk, BF16: what each rotation step moves
+    double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
+    double transient_bytes = 0;
+};
+
+TorchCpRing torchCpRing(const LayerContext& ctx, const LayerShape& s) {
+    TorchCpRing r;
+    const double c = s.cp;
+    // torchtitan's block (elementwise eager or compiled) repeats K and V to
+    // the query heads before SDPA (repeat_kv, models/llama/model.py); MLA
+    // has no repeat.
+    const bool repeat =
+        ctx.plan->elementwise != Elementwise::Fused && !ctx.model->mla && s.headsLocal > s.kvLocal;
+    const double rep = repeat ? s.headsLocal / s.kvLocal : 1.0;
+    const double E = s.T * s.w.out;
+    const double Ekv = s.T * (s.w.k + s.w.v) * rep;
+    r.kv_bytes = Ekv * kBf16;
+    r.fwd_bytes = 4.0 * c * Ekv + E * (6.0 * c + 32.0 * (c - 1.0) + 6.0);
+    r.bwd_bytes = 4.0 * (E + Ekv) + 4.0 * c * Ekv + c * (18.0 * Ekv + 10.0 * E) + 6.0 * (E + Ekv);
+    // Kernels beyond the one attention call the model has: c - 1 more
+    // calls, 2 copies, c - 1 concatenations, 2 casts a step, 7 merge ops a
+    // step after the first (out and lse), 2 casts back; backward 3 zeros,
+    // the copies, 4 ops a step, 2 casts back.
+    r.fwd_kernels = (c - 1.0) + 2.0 + (c - 1.0) + 2.0 * c + 7.0 * (c - 1.0) + 2.0;
+    r.bwd_kernels = (c - 1.0) + 3.0 + 2.0 + (c - 1.0) + 4.0 * c + 2.0;
+    const double held = (ctx.plan->cp_ring == CpRing::TorchAllToAll ? 2.0 : c) * r.kv_bytes;
+    r.transient_bytes = held + std::max(8.0 * E, 4.0 * E + 3.0 * 4.0 * Ekv);
+    return r;
+}
 
 AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     const GpuModel& gpu = *ctx.gpu;
@@ -727,6 +784,14 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
                 streamTime(gpu, (kSoftmaxBytesBwd + dropout) * scoreElems, kc) +
                 kc.kernel_overhead_s;
         a.hw = 3.0 * a.flopsFull;
+    }
+    a.kernel_fwd = a.fwd;
+    a.kernel_bwd = a.bwd;
+    if (s.cp > 1 && ctx.plan->cp_ring != CpRing::TeP2p) {
+        const TorchCpRing ring = torchCpRing(ctx, s);
+        a.fwd += streamTime(gpu, ring.fwd_bytes, kc) + ring.fwd_kernels * kc.kernel_overhead_s;
+        a.bwd += streamTime(gpu, ring.bwd_bytes, kc) + ring.bwd_kernels * kc.kernel_overhead_s;
+        a.ring_transient_bytes = ring.transient_bytes;
     }
     return a;
 }
@@ -1054,24 +1119,45 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         }
     }
     // CP: ring exchange of K and V chunks, overlapped with the attention
-    // blocks (Megatron context parallelism); backward also returns dK, dV.
+    // blocks; backward also returns dK, dV.
     const int cpi = plan.parallelism.cp;
     if (cpi > 1) {
         const bool nvlink = ti * cpi <= ctx.gpus_per_host;
         const double bps = nvlink ? tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency)
                                   : tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency);
         const double alpha = nvlink ? ctx.scale_up_step_s : ctx.scale_out_step_s;
-        const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
-        const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
-        const double bwdComm = 2.0 * fwdComm;
-        c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
-        c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
         // Full recompute and selective recompute of the core attention re-run
         // the attention core, and with it the ring exchange of K and V.
         const bool redo = full || plan.recomputes(RecomputeModule::CoreAttn);
+        if (plan.cp_ring == CpRing::TeP2p) {
+            // Transformer Engine's ring (Megatron context parallelism).
+            const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
+            const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
+            const double bwdComm = 2.0 * fwdComm;
+            c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
+            c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
+            c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
+        } else {
+            // PyTorch's ring (TorchCpRing): each step's exchange is waited
+            // for before the next step's attention, so it hides under one
+            // step's (1/cp of the attention's time). K and V: gathered once,
+            // beside the first step, or passed on beside each step; the fp32
+            // dK, dV passed on beside the next step, the last waited for at
+            // the end.
+            const double kv = torchCpRing(ctx, s).kv_bytes;
+            const double fwdStep = attn.kernel_fwd / cpi, bwdStep = attn.kernel_bwd / cpi;
+            const auto kvExposed = [&](double step) {
+                if (plan.cp_ring == CpRing::TorchAllGather)
+                    return std::max(0.0, ringAllGatherTime(cpi * kv, cpi, bps, alpha) - step);
+                return (cpi - 1) * std::max(0.0, kv / bps + alpha - step);
+            };
+            const double dkv = 2.0 * kv / bps + alpha;
+            c.cp_fwd_s = kvExposed(fwdStep);
+            c.cp_bwd_s = kvExposed(bwdStep) + (cpi - 1) * std::max(0.0, dkv - bwdStep) + dkv;
+            c.cp_bytes = (cpi - 1) * kv * (2.0 + (redo ? 1.0 : 0.0)) + 2.0 * cpi * kv;
+        }
         if (redo)
             c.cp_recompute_s = c.cp_fwd_s;
-        c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
     }
     // EP: all-to-all dispatch and combine of top_k copies of each token
     // (Lepikhin et al. 2020; Megatron-Core MoE). With SP each TP rank
@@ -1426,6 +1512,7 @@ LayerCost layerCost(const LayerContext& ctx) {
         noRecompute.recompute = Recompute::None;
         c.transient_bytes = activationBytesPerLayer(model, noRecompute, ctx.moe_layer, fp8);
     }
+    c.transient_bytes += attn.ring_transient_bytes;
     return c;
 }
 

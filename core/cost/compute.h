@@ -338,6 +338,7 @@ struct LayerPlanKey {
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     CrossEntropy cross_entropy = CrossEntropy::Megatron;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
+    CpRing cp_ring = CpRing::TeP2p;
     // Full recompute of some layers only (Megatron's block method): the
     // building's costs then hold the layers without recompute too.
     bool block_recompute = false;

@@ -767,6 +767,10 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.boolean("ep_overlap", p.ep_overlap, kOptional);
     r.choice<EpDispatcher>("ep_dispatcher", p.ep_dispatcher, kOptional,
                            {{"alltoall", EpDispatcher::AllToAll}, {"flex", EpDispatcher::Flex}});
+    r.choice<CpRing>("cp_ring", p.cp_ring, kOptional,
+                     {{"te-p2p", CpRing::TeP2p},
+                      {"torch-allgather", CpRing::TorchAllGather},
+                      {"torch-alltoall", CpRing::TorchAllToAll}});
     const bool p2pGiven = r.boolean("p2p_overlap", p.p2p_overlap, kOptional);
     const bool bucketGiven = r.find("dp_bucket_mib", kOptional) != nullptr;
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);

@@ -836,11 +836,28 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
             }
     for (const char* k : {"parallelism.disable_loss_parallel", "training.disable_loss_parallel"})
         r.ignored(k, "loss parallelism: the logits cost is modelled sharded over tp");
+    // PyTorch's context_parallel (torch.distributed.tensor.experimental):
+    // K and V gathered once (rotate method "allgather", the default) or
+    // passed rank to rank ("alltoall").
+    plan.cp_ring = tt.cp_ring;
     for (const char* k : {"parallelism.context_parallel_rotate_method",
-                          "experimental.context_parallel_rotate_method",
-                          "parallelism.context_parallel_load_balancer"})
-        r.ignored(k, "CP exchange and load balancing: the plan's CP is balanced chunk pairs with "
-                     "a KV exchange ring");
+                          "experimental.context_parallel_rotate_method"}) {
+        if (!r.has(k))
+            continue;
+        if (auto v = r.string(k, "allgather")) {
+            if (*v == "allgather")
+                plan.cp_ring = CpRing::TorchAllGather;
+            else if (*v == "alltoall")
+                plan.cp_ring = CpRing::TorchAllToAll;
+            else {
+                r.refuse(k, "'" + *v + "': must be allgather or alltoall");
+                continue;
+            }
+            r.mapped(k, "plan:/cp_ring");
+        }
+    }
+    r.ignored("parallelism.context_parallel_load_balancer",
+              "CP load balancing: the plan's CP is balanced chunk pairs");
     // torchao's Float8Linear (tensorwise: dynamic per-tensor scaling) saves
     // its BF16 input and weight for the backward and keeps no FP8 copies
     // (torchao/float8/float8_linear.py, matmul_with_hp_or_float8_args).
@@ -1311,6 +1328,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "ep_overlap",
                                                       "cuda_graphs",
                                                       "ep_dispatcher",
+                                                      "cp_ring",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
@@ -1425,6 +1443,8 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     t << "fsdp_reshard_after_forward = \"" << toString(plan.fsdp_reshard_after_forward) << "\"\n";
     t << "tensor_parallel_degree = " << par.tp << "\n";
     t << "context_parallel_degree = " << par.cp << "\n";
+    if (plan.cp_ring == CpRing::TorchAllToAll)
+        t << "context_parallel_rotate_method = \"alltoall\"\n";
     t << "pipeline_parallel_degree = " << par.pp << "\n";
     if (plan.tp_comm_overlap)
         t << "enable_async_tensor_parallel = true\n";
@@ -1627,6 +1647,15 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
             comment["ep_overlap"] = plan.ep_overlap;
             notes.push_back("ep_overlap: Megatron-Core's all-to-all overlap has no torchtitan "
                             "setting; kept in the scaleacross comment");
+        }
+        // Transformer Engine's ring has no torchtitan setting: it reads back
+        // as PyTorch's.
+        if (back.plan->cp_ring != plan.cp_ring) {
+            comment["cp_ring"] = toString(plan.cp_ring);
+            if (plan.parallelism.cp > 1)
+                notes.push_back(std::string("cp_ring ") + toString(plan.cp_ring) +
+                                ": torchtitan runs PyTorch's context_parallel ring; kept in the "
+                                "scaleacross comment");
         }
         // Transformer Engine's fusion reads back as torch.compile's.
         if (back.plan->elementwise != plan.elementwise) {

@@ -60,6 +60,9 @@ Plan megatronCore() {
     // --cross-entropy-loss-fusion is off by default: the loss is
     // tensor_parallel.vocab_parallel_cross_entropy over the fp32 logits.
     p.cross_entropy = CrossEntropy::Megatron;
+    // --cp-comm-type p2p (arguments.py default): Transformer Engine's
+    // AttnFuncWithCPAndKVP2P ring.
+    p.cp_ring = CpRing::TeP2p;
     p.framework = TrainingFramework::MegatronCore;
     return p;
 }
@@ -133,6 +136,10 @@ Plan torchtitan() {
     // eager (train.py loss_fn; compiling it was commented out at 9dec370,
     // later layouts compile it with compile.components "loss").
     p.cross_entropy = CrossEntropy::Pytorch;
+    // context_parallel (torch/distributed/tensor/experimental/_attention.py)
+    // with its _ContextParallelOptions.rotate_method ALL_GATHER, which
+    // torchtitan's context_parallel_rotate_method = "allgather" keeps.
+    p.cp_ring = CpRing::TorchAllGather;
     // activation_checkpoint: mode "selective", selective_ac_option "2" (full
     // recompute of every second layer) is not expressible; recompute stays
     // none.
@@ -230,6 +237,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.fp8_linear = d.fp8_linear;
     p.fp8_param_gather = d.fp8_param_gather;
     p.cross_entropy = d.cross_entropy;
+    p.cp_ring = d.cp_ring;
     applyDerivedFrameworkDefaults(p, {});
 }
 

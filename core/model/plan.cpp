@@ -70,6 +70,18 @@ const char* toString(EpDispatcher d) {
     return d == EpDispatcher::Flex ? "flex" : "alltoall";
 }
 
+const char* toString(CpRing r) {
+    switch (r) {
+    case CpRing::TeP2p:
+        return "te-p2p";
+    case CpRing::TorchAllGather:
+        return "torch-allgather";
+    case CpRing::TorchAllToAll:
+        return "torch-alltoall";
+    }
+    return "?";
+}
+
 const char* toString(CrossEntropy c) {
     switch (c) {
     case CrossEntropy::Megatron:

@@ -106,6 +106,16 @@ enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
 // network, fanned out over NVLink there (Megatron's flex dispatcher with
 // DeepEP or HybridEP).
 enum class EpDispatcher { AllToAll, Flex };
+// How context parallelism's ring runs (docs/COST_MODEL.md "Context
+// parallelism"). TeP2p: Transformer Engine's ring (Megatron-Core
+// --cp-comm-type p2p, the default): each step's K/V chunk sent to the next
+// rank under the attention of the one before, corrections inside its
+// kernels. TorchAllGather, TorchAllToAll: PyTorch's context_parallel
+// (torch.distributed.tensor.experimental, torchtitan): K and V as SDPA
+// receives them, gathered once (rotate method allgather, its default) or
+// passed rank to rank (alltoall); each step's output merged in fp32 by
+// eager ops, the K/V gradients accumulated in fp32 and passed on in fp32.
+enum class CpRing { TeP2p, TorchAllGather, TorchAllToAll };
 // The training framework whose defaults the plan's knobs take (plan
 // "framework"; absent: the document format's own defaults). The defaults
 // and their sources: frameworkDefaults() in core/model/framework_defaults.h,
@@ -308,6 +318,7 @@ struct Plan {
     // interleaving, as Megatron-Core asserts; off by default as there.
     bool ep_overlap = false;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
+    CpRing cp_ring = CpRing::TeP2p;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
@@ -375,6 +386,7 @@ const char* toString(RecomputeModule m);
 const char* toString(Fp8Recipe r);
 const char* toString(CrossEntropy c);
 const char* toString(EpDispatcher d);
+const char* toString(CpRing r);
 const char* toString(Fp8Linear l);
 const char* toString(TrainingFramework f);
 const char* toString(CompressionMethod m);

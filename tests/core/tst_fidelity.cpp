@@ -11,6 +11,7 @@
 #include "cost/compute.h"
 #include "cost/evaluate.h"
 #include "cost/memory.h"
+#include "cost/network.h"
 #include "cost/schedule.h"
 #include "cost/stages.h"
 #include "topology/topology.h"
@@ -192,6 +193,7 @@ private Q_SLOTS:
     void transformerEngineCastsBeforeTheGather();
     void sequenceParallelGathersAgainInBackward();
     void dropoutCostsItsMasksAndPasses();
+    void torchCpRingMergesAndWaits();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
@@ -1304,6 +1306,75 @@ void TestFidelity::dropoutCostsItsMasksAndPasses() {
     // The layer-cost memo tells them apart.
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(hidden)));
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(attn)));
+}
+
+void TestFidelity::torchCpRingMergesAndWaits() {
+    // smallLlama (16 heads of 128, 4 KV heads), BF16, cp 4 on 8,192-token
+    // sequences: 2,048 tokens a rank. PyTorch's context_parallel
+    // (torch/distributed/tensor/experimental/_attention.py) against
+    // Transformer Engine's ring, same attention kernels.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    const KernelConstants kc;
+    const GpuModel& gpu = h100();
+    const double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+    const double cp = 4, T = 2048;
+    Plan te = makePlan(1, 1, 2, 64);
+    te.parallelism.cp = int(cp);
+    te.sequence_length = 8192;
+    te.elementwise = Elementwise::Eager; // torchtitan's block: repeat_kv before SDPA
+    Plan torch = te;
+    torch.cp_ring = CpRing::TorchAllGather;
+    auto cost = [&](const Plan& p) { return layerCost(layerContext(c, c.buildings[0], m, p)); };
+    const LayerCost a = cost(te), b = cost(torch);
+    // The output's elements, and K's and V's as SDPA receives them: repeated
+    // from 4 to the 16 query heads.
+    const double E = T * 16 * 128, Ekv = T * 2 * 16 * 128;
+    // Forward: K, V made contiguous, then concatenated before each of the 3
+    // sends (2 + 2 bytes an element each time); each step's output cast to
+    // fp32 (6), the 3 later ones merged (out - block_out 12, x sigmoid 8,
+    // out - that 12), the result cast back (6).
+    const double fwdBytes = 4 * cp * Ekv + E * (6 * cp + 32 * (cp - 1) + 6);
+    const double fwdKernels =
+        (cp - 1) /* more SDPA calls */ + 2 + (cp - 1) + 2 * cp + 7 * (cp - 1) + 2;
+    QVERIFY_CLOSE(b.fwd_s - a.fwd_s, fwdBytes / hbm + fwdKernels * kc.kernel_overhead_s, 1e-9);
+    // Backward: fp32 accumulators zeroed, the copies again, each step's dK,
+    // dV and dQ added (2 + 4 + 4) and the fp32 dK, dV concatenated to send
+    // (4 + 4), the results cast back.
+    const double bwdBytes = 4 * (E + Ekv) + 4 * cp * Ekv + cp * (18 * Ekv + 10 * E) + 6 * (E + Ekv);
+    const double bwdKernels = (cp - 1) + 3 + 2 + (cp - 1) + 4 * cp + 2;
+    QVERIFY_CLOSE(b.bwd_input_s - a.bwd_input_s, bwdBytes / hbm + bwdKernels * kc.kernel_overhead_s,
+                  1e-9);
+    QCOMPARE(b.bwd_weight_s, a.bwd_weight_s);
+    // The fp32 gradients travel too: the ring sends K, V forward (3 steps),
+    // again in the backward, and dK, dV in fp32 at every step (4 B each).
+    const double kv = 2 * Ekv;
+    QVERIFY_CLOSE(b.cp_bytes, (cp - 1) * kv * 2 + 2 * cp * kv, 1e-12);
+    // The last dK, dV is waited for after the attention: never hidden.
+    const LayerContext ctx = layerContext(c, c.buildings[0], m, torch);
+    const double bps = gbpsToBytesPerS(ctx.scale_up_gbps) * ctx.scale_up_efficiency;
+    QVERIFY(b.cp_bwd_s >= 2 * kv / bps);
+    QVERIFY(a.cp_bwd_s < 2 * kv / bps);
+    // Held while the attention runs: all gathered K, V chunks and the fp32
+    // accumulators with the gradients in flight.
+    QVERIFY_CLOSE(b.transient_bytes - a.transient_bytes,
+                  cp * kv + std::max(8 * E, 4 * E + 12 * Ekv), 1e-12);
+    // Passing K, V rank to rank holds two chunks, not all of them.
+    Plan a2a = torch;
+    a2a.cp_ring = CpRing::TorchAllToAll;
+    QVERIFY_CLOSE(b.transient_bytes - cost(a2a).transient_bytes, (cp - 2) * kv, 1e-12);
+    // Without torchtitan's repeat (fused elementwise), K and V at their own
+    // width: a quarter of the ring's bytes.
+    Plan fused = torch;
+    fused.elementwise = Elementwise::Fused;
+    QVERIFY_CLOSE(cost(fused).cp_bytes, b.cp_bytes / 4, 1e-12);
+    // Nothing changes without context parallelism, and the memo tells the
+    // rings apart.
+    Plan one = te, oneTorch = torch;
+    one.parallelism.cp = oneTorch.parallelism.cp = 1;
+    one.sequence_length = oneTorch.sequence_length = 2048;
+    QCOMPARE(cost(oneTorch).fwd_s, cost(one).fwd_s);
+    QVERIFY(!(layerPlanKey(te) == layerPlanKey(torch)));
 }
 
 void TestFidelity::transformerEngineSavesFp8Inputs() {

@@ -193,6 +193,7 @@ private Q_SLOTS:
     void frameworkRoundTrip();
     void frameworkEvaluatesAsWrittenOut();
     void elementwiseValues();
+    void cpRingValues();
     void cudaGraphsValues();
     void fp8ParamGatherValues();
     void sequenceParallelRegatherValues();
@@ -1574,12 +1575,13 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     // defaults.
     const std::string only = edited(kPlan, {"/framework=\"torchtitan\""});
     const std::string written = edited(
-        kPlan, {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true",
-                "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
-                "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
-                "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
-                "/p2p_overlap=false", "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]",
-                "/cross_entropy=\"pytorch\"", "/sequence_parallel_regather=false"});
+        kPlan,
+        {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true", "/flash_attention=true",
+         "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"", "/fp8_recipe=\"current\"",
+         "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
+         "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false", "/p2p_overlap=false",
+         "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]", "/cross_entropy=\"pytorch\"",
+         "/sequence_parallel_regather=false", "/cp_ring=\"torch-allgather\""});
     sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
     a.plan = parsed(sa::parsePlan(only, "plan.json"));
     b.plan = parsed(sa::parsePlan(written, "plan.json"));
@@ -1617,6 +1619,33 @@ void TestFormats::elementwiseValues() {
     QCOMPARE(problems.size(), 1);
     QCOMPARE(problems[0], QString("plan.json: /elementwise: must be one of fused, eager, "
                                   "compiled, got 'inductor'"));
+}
+
+void TestFormats::cpRingValues() {
+    // Each ring reads as itself and writes back as itself; Transformer
+    // Engine's, the default, is left out of the written plan.
+    for (const auto& [text, ring] : {std::pair{"te-p2p", sa::CpRing::TeP2p},
+                                     std::pair{"torch-allgather", sa::CpRing::TorchAllGather},
+                                     std::pair{"torch-alltoall", sa::CpRing::TorchAllToAll}}) {
+        const sa::Plan p = parsed(
+            sa::parsePlan(edited(kPlan, {QString("/cp_ring=\"%1\"").arg(text)}), "plan.json"));
+        QCOMPARE(p.cp_ring, ring);
+        const nlohmann::json j = sa::toJson(p);
+        if (ring == sa::CpRing::TeP2p)
+            QVERIFY(!j.contains("cp_ring"));
+        else
+            QCOMPARE(j["cp_ring"].get<std::string>(), std::string(text));
+        QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(j), "plan.json")) == p);
+    }
+    const auto problems =
+        strings(sa::parsePlan(edited(kPlan, {"/cp_ring=\"ring\""}), "plan.json").problems);
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems[0], QString("plan.json: /cp_ring: must be one of te-p2p, torch-allgather, "
+                                  "torch-alltoall, got 'ring'"));
+    // torchtitan's default is PyTorch's ring with its all-gather rotation.
+    const sa::Plan titan =
+        parsed(sa::parsePlan(edited(kPlan, {"/framework=\"torchtitan\""}), "plan.json"));
+    QCOMPARE(titan.cp_ring, sa::CpRing::TorchAllGather);
 }
 
 // A boolean plan key: its default left out of the written plan, the other

@@ -170,6 +170,7 @@ private Q_SLOTS:
     void fusedKeptInTheComment();
     void cudaGraphsKeptInTheComment();
     void float8AllGatherIsFp8ParamGather();
+    void rotateMethodIsCpRing();
     void scheduleSetsP2pOverlap_data();
     void scheduleSetsP2pOverlap();
     void refusals_data();
@@ -527,6 +528,56 @@ void TestFrameworksTorchtitan::float8AllGatherIsFp8ParamGather() {
                                     {"c.toml", "", 0, 0});
     QVERIFY2(off.ok(), problemsOf(off).c_str());
     QVERIFY(!off.plan->fp8_param_gather);
+}
+
+void TestFrameworksTorchtitan::rotateMethodIsCpRing() {
+    // torchtitan runs CP through PyTorch's context_parallel: all-gather
+    // rotation unless context_parallel_rotate_method says alltoall (both
+    // spellings of the key); the export writes alltoall back, and keeps
+    // Transformer Engine's ring, which torchtitan cannot run, in its comment.
+    const std::string base = "[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = \"full\"\n";
+    Imported plain = importTorchtitan(
+        base + "[parallelism]\ndata_parallel_shard_degree = 2\ncontext_parallel_degree = 4\n",
+        {"c.toml", "", 0, 0});
+    QVERIFY2(plain.ok(), problemsOf(plain).c_str());
+    QCOMPARE(plain.plan->cp_ring, sa::CpRing::TorchAllGather);
+    for (const std::string cpSection : {"", "[experimental]\n"}) {
+        const std::string toml = base + "[parallelism]\ndata_parallel_shard_degree = 2\n" +
+                                 cpSection +
+                                 "context_parallel_degree = 4\n"
+                                 "context_parallel_rotate_method = \"alltoall\"\n";
+        Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+        QVERIFY2(im.ok(), problemsOf(im).c_str());
+        QCOMPARE(im.plan->cp_ring, sa::CpRing::TorchAllToAll);
+        const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
+        QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+        QVERIFY2(out.text.find("context_parallel_rotate_method = \"alltoall\"") !=
+                     std::string::npos,
+                 out.text.c_str());
+        const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+        QVERIFY2(back.ok(), problemsOf(back).c_str());
+        QCOMPARE(back.plan->cp_ring, sa::CpRing::TorchAllToAll);
+    }
+    sa::Plan te = *plain.plan;
+    te.cp_ring = sa::CpRing::TeP2p;
+    const auto out = sa::frameworks::exportTorchtitan(*plain.model, te);
+    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+    const json comment = scaleacrossComment(out.text);
+    QVERIFY2(comment.is_object(), out.text.c_str());
+    QCOMPARE(comment.value("cp_ring", std::string()), std::string("te-p2p"));
+    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(),
+                        [](const std::string& n) { return n.rfind("cp_ring te-p2p", 0) == 0; }));
+    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QCOMPARE(back.plan->cp_ring, sa::CpRing::TeP2p);
+    // Anything else is refused, naming the key.
+    Imported bad = importTorchtitan(base + "[parallelism]\ncontext_parallel_degree = 2\n"
+                                           "context_parallel_rotate_method = \"ring\"\n",
+                                    {"c.toml", "", 0, 0});
+    QVERIFY(!bad.ok());
+    QVERIFY2(problemsOf(bad).find("parallelism.context_parallel_rotate_method") !=
+                 std::string::npos,
+             problemsOf(bad).c_str());
 }
 
 void TestFrameworksTorchtitan::cudaGraphsKeptInTheComment() {

@@ -505,6 +505,11 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s < megatronLoss);
     choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 1);
     QCOMPARE(doc->scenario().plan.ep_dispatcher, EpDispatcher::Flex);
+    choose(inspector->comboBox(QStringLiteral("cp_ring")), 2);
+    QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TorchAllToAll);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TeP2p);
+    QCOMPARE(inspector->comboBox(QStringLiteral("cp_ring"))->currentIndex(), 0);
     doc->undoStack()->undo();
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Megatron);

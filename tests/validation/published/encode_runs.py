@@ -320,10 +320,7 @@ for fsdp, cp, seq, tps in [(8, 1, 32768, 76), (4, 2, 65536, 47), (2, 4, 131072, 
                      "FSDP shards over the dp x cp ranks (torchtitan's dp_shard_cp mesh); under "
                      "PP it keeps parameters unsharded between forward and backward and reduces "
                      "gradients once a step (fsdp_reshard_after_forward default: zero_stage 3 "
-                     "costed as ZeRO-1, docs/COST_MODEL.md)",
-                     "PyTorch's context_parallel ring as the model's CP ring: its all-gather "
-                     "rotation of K/V (torchtitan's default rotate method), fp32 merges and "
-                     "round-robin load balancing are not modelled apart"])
+                     "costed as ZeRO-1, docs/COST_MODEL.md)"])
 
 # ---------------------------- Megatron-Core r0.8.0 weak scaling (H100, BF16)
 MC = ("NVIDIA/Megatron-LM README.md 'Performance Benchmarking' (images/model_table.png, added "
@@ -1080,6 +1077,38 @@ for r in index["runs"]:
         doc["attention_dropout"] = attention
     set_note(r, "dropout", note if hidden > 0 or attention > 0 else None)
     dump(r["plan"], doc)
+
+# Context parallelism's ring from the torchtitan launch configurations:
+# PyTorch's context_parallel, whose rotate method is all-gather unless
+# context_parallel_rotate_method says otherwise (torch/distributed/tensor/
+# experimental/_attention.py _ContextParallelOptions); the Megatron runs keep
+# Transformer Engine's ring, the documents' default.
+OLD_CP = ("PyTorch's context_parallel ring as the model's CP ring: its all-gather rotation of K/V "
+          "(torchtitan's default rotate method), fp32 merges and round-robin load balancing are "
+          "not modelled apart")
+ROTATE = re.compile(r'^\s*context_parallel_rotate_method\s*=\s*"(\w+)"', re.M)
+for r in index["runs"]:
+    titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    doc = load(r["plan"])
+    doc.pop("cp_ring", None)
+    note = None
+    if os.path.exists(titan):
+        m = ROTATE.search(open(titan).read())
+        method = m.group(1) if m else "allgather"
+        doc["cp_ring"] = "torch-" + method
+    if os.path.exists(titan) and doc["parallelism"]["cp"] > 1:
+        note = ("cp_ring torch-%s: torchtitan runs CP through PyTorch's context_parallel "
+                "(torch.distributed.tensor.experimental); the run's launch configuration "
+                "(tests/data/frameworks/torchtitan/%s.toml) %s; K and V cross the ring as "
+                "torchtitan's block hands them to SDPA, repeated to the query heads (repeat_kv), "
+                "each step's output is merged in fp32 by eager ops and the K/V gradients travel "
+                "in fp32; round-robin load balancing (its default) matches the model's "
+                "balanced chunk pairs" %
+                (method, r["id"],
+                 "sets context_parallel_rotate_method = \"%s\"" % method if m else
+                 "sets no rotate method, and PyTorch's default is all-gather"))
+    dump(r["plan"], doc)
+    set_note(r, "cp_ring", note, also_drop=(OLD_CP,))
 
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
