@@ -1599,49 +1599,50 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     QVERIFY2(sa_ != sc, "torchtitan's defaults must change the evaluation");
 }
 
-void TestFormats::elementwiseValues() {
-    // Each value reads as its kind and writes back as itself; fused, the
-    // default, is left out of the written plan.
-    for (const auto& [text, kind] :
-         {std::pair{"fused", sa::Elementwise::Fused}, std::pair{"eager", sa::Elementwise::Eager},
-          std::pair{"compiled", sa::Elementwise::Compiled}}) {
+// A plan key with named values: each reads as its value and writes back as
+// itself, the first (the default) left out of the written plan; `bad` is
+// refused, naming the path and the values.
+template <class E>
+static void checkChoiceKnob(const char* key,
+                            std::initializer_list<std::pair<const char*, E>> values,
+                            E (*read)(const sa::Plan&), const char* bad) {
+    const QString path = QStringLiteral("/") + QLatin1String(key);
+    QStringList names;
+    for (const auto& [text, value] : values) {
+        names << QLatin1String(text);
         const sa::Plan p = parsed(
-            sa::parsePlan(edited(kPlan, {QString("/elementwise=\"%1\"").arg(text)}), "plan.json"));
-        QCOMPARE(p.elementwise, kind);
+            sa::parsePlan(edited(kPlan, {QString("%1=\"%2\"").arg(path, text)}), "plan.json"));
+        QCOMPARE(read(p), value);
         const nlohmann::json j = sa::toJson(p);
-        if (kind == sa::Elementwise::Fused)
-            QVERIFY(!j.contains("elementwise"));
+        if (value == values.begin()->second)
+            QVERIFY(!j.contains(key));
         else
-            QCOMPARE(j["elementwise"].get<std::string>(), std::string(text));
+            QCOMPARE(j[key].template get<std::string>(), std::string(text));
+        QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(j), "plan.json")) == p);
     }
-    const auto problems =
-        strings(sa::parsePlan(edited(kPlan, {"/elementwise=\"inductor\""}), "plan.json").problems);
+    const auto problems = strings(
+        sa::parsePlan(edited(kPlan, {QString("%1=\"%2\"").arg(path, bad)}), "plan.json").problems);
     QCOMPARE(problems.size(), 1);
-    QCOMPARE(problems[0], QString("plan.json: /elementwise: must be one of fused, eager, "
-                                  "compiled, got 'inductor'"));
+    QCOMPARE(problems[0], QString("plan.json: %1: must be one of %2, got '%3'")
+                              .arg(path, names.join(QStringLiteral(", ")), bad));
+}
+
+void TestFormats::elementwiseValues() {
+    checkChoiceKnob<sa::Elementwise>(
+        "elementwise",
+        {{"fused", sa::Elementwise::Fused},
+         {"eager", sa::Elementwise::Eager},
+         {"compiled", sa::Elementwise::Compiled}},
+        [](const sa::Plan& p) { return p.elementwise; }, "inductor");
 }
 
 void TestFormats::cpRingValues() {
-    // Each ring reads as itself and writes back as itself; Transformer
-    // Engine's, the default, is left out of the written plan.
-    for (const auto& [text, ring] : {std::pair{"te-p2p", sa::CpRing::TeP2p},
-                                     std::pair{"torch-allgather", sa::CpRing::TorchAllGather},
-                                     std::pair{"torch-alltoall", sa::CpRing::TorchAllToAll}}) {
-        const sa::Plan p = parsed(
-            sa::parsePlan(edited(kPlan, {QString("/cp_ring=\"%1\"").arg(text)}), "plan.json"));
-        QCOMPARE(p.cp_ring, ring);
-        const nlohmann::json j = sa::toJson(p);
-        if (ring == sa::CpRing::TeP2p)
-            QVERIFY(!j.contains("cp_ring"));
-        else
-            QCOMPARE(j["cp_ring"].get<std::string>(), std::string(text));
-        QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(j), "plan.json")) == p);
-    }
-    const auto problems =
-        strings(sa::parsePlan(edited(kPlan, {"/cp_ring=\"ring\""}), "plan.json").problems);
-    QCOMPARE(problems.size(), 1);
-    QCOMPARE(problems[0], QString("plan.json: /cp_ring: must be one of te-p2p, torch-allgather, "
-                                  "torch-alltoall, got 'ring'"));
+    checkChoiceKnob<sa::CpRing>(
+        "cp_ring",
+        {{"te-p2p", sa::CpRing::TeP2p},
+         {"torch-allgather", sa::CpRing::TorchAllGather},
+         {"torch-alltoall", sa::CpRing::TorchAllToAll}},
+        [](const sa::Plan& p) { return p.cp_ring; }, "ring");
     // torchtitan's default is PyTorch's ring with its all-gather rotation.
     const sa::Plan titan =
         parsed(sa::parsePlan(edited(kPlan, {"/framework=\"torchtitan\""}), "plan.json"));
