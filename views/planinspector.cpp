@@ -401,6 +401,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                               return true;
                           }});
     addCheck(
+        sched, QStringLiteral("grad_accumulation_fusion"), QStringLiteral("Grad accum. fusion"),
+        QStringLiteral("The weight-gradient GEMMs add into the accumulated gradients "
+                       "(Megatron's default); off, each microbatch's gradients are added "
+                       "in a pass of their own (Megatron --no-gradient-accumulation-fusion, "
+                       "NeMo's default, DeepSpeed, torchtitan's FSDP2)"),
+        [](const Plan& p) { return p.grad_accumulation_fusion; },
+        [](Scenario& s, bool v) { s.plan.grad_accumulation_fusion = v; });
+    addCheck(
         sched, QStringLiteral("tp_comm_overlap"), QStringLiteral("TP comm overlap"),
         QStringLiteral("TP all-gathers and reduce-scatters under the GEMMs next to them "
                        "(Megatron --tp-comm-overlap, torchtitan AsyncTP; needs sequence "

@@ -254,6 +254,29 @@ ChunkTimesInput::WeightCasts weightCasts(const Plan& plan) {
     return {1, 1, 1};
 }
 
+// HBM bytes per parameter a microbatch streams to add its weight gradients
+// to the accumulated ones when the GEMMs do not (plan
+// grad_accumulation_fusion false; docs/COST_MODEL.md "Gradient
+// accumulation"). The accumulated gradients are in the reduction's precision
+// (g bytes), a microbatch's in BF16: read both, write the sum, 2g + 2 bytes,
+// each microbatch (Megatron's main_grad hook; autograd). FSDP2 under PP,
+// which reduces once a step, keeps the first microbatch's gradients as its
+// accumulator, cast to fp32 (2 + 4 bytes; nothing when it reduces in BF16);
+// FSDP reducing every microbatch accumulates shards only (left out).
+double gradAccumulationBytes(const Plan& plan) {
+    if (plan.grad_accumulation_fusion || plan.fsdpPerMicrobatch())
+        return 0;
+    const double m = double(std::max<std::int64_t>(1, plan.microbatches()));
+    const double g = double(plan.grad_reduce_bytes);
+    const double add = 2.0 * g + 2.0;
+    if (plan.zero_stage < 3)
+        return add;
+    if (m <= 1) // the only microbatch's gradients are reduced as they are
+        return 0;
+    const double first = g > kWeightBytes ? kWeightBytes + g : 0.0;
+    return (first + (m - 1.0) * add) / m;
+}
+
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
                           Ref<Layout> layout, Ref<Transports> transports, Ref<P2p> p2p,
                           Evaluation& ev, State& st) {
@@ -268,7 +291,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,
                 plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v),
-                weightCasts(plan)},
+                weightCasts(plan), gradAccumulationBytes(plan)},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)

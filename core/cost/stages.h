@@ -111,6 +111,7 @@ struct BuildingCostInput {
 struct BuildingCosts {
     bool used = false; // holds a stage of this plan (set by the caller)
     const GpuModel* gpu = nullptr;
+    double hbm_bytes_per_s = 0; // its GPU's achievable HBM rate (0: unknown GPU)
     LayerCost dense, moe;
     // With block recompute: the layers as they cost without it (the layers
     // it leaves alone).
@@ -178,6 +179,10 @@ struct ChunkTimesInput {
     struct WeightCasts {
         double fwd = 1, bwd = 1, recompute = 1;
     } weight_casts;
+    // HBM bytes per parameter a microbatch's backward streams to add its
+    // gradients to the accumulated ones (gradAccumulationBytes; 0 when the
+    // GEMMs accumulate).
+    double grad_accumulation_bytes = 0;
 };
 // [stage][chunk]: the slowest building holding the stage.
 using ChunkTable = std::vector<std::vector<ChunkTimes>>;

@@ -225,6 +225,8 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
         layerContext(cluster, cluster.buildings[std::size_t(in.building)], in.model, plan);
     out = BuildingCosts{};
     out.gpu = lc.gpu;
+    if (lc.gpu)
+        out.hbm_bytes_per_s = lc.gpu->hbm_tbps * 1e12 * lc.kc.hbm_efficiency;
     out.dense = layerCost(lc);
     if (in.model.moe) {
         lc.moe_layer = true;
@@ -458,6 +460,13 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
                 t.params += k.logits.params;
                 t.activation += k.logits.activation_bytes;
                 t.transient = std::max(t.transient, k.logits.transient_bytes);
+            }
+            // Each microbatch's gradients added to the accumulated ones, a
+            // pass over the chunk's parameters after its weight gradients.
+            if (in.grad_accumulation_bytes > 0 && k.hbm_bytes_per_s > 0) {
+                const double add = t.params * in.grad_accumulation_bytes / k.hbm_bytes_per_s;
+                (in.zero_bubble ? t.wgrad : t.bwd) += add;
+                t.compute += add;
             }
             const double total = t.fwd + t.bwd + t.wgrad;
             if (total > bestTotal) {

@@ -780,6 +780,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         else
             d.error("/grad_reduce_bytes", "must be 2 or 4, got " + describe(*g));
     }
+    r.boolean("grad_accumulation_fusion", p.grad_accumulation_fusion, kOptional);
     r.boolean("flash_attention", p.flash_attention, kOptional);
     r.choice<AttentionKernel>("attention_kernel", p.attention_kernel, kOptional,
                               {{"auto", AttentionKernel::Auto},

@@ -129,8 +129,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"use_mcore_models", "implementation choice (Megatron Core models)"},
         {"mcore_gpt", "implementation choice (Megatron Core models)"},
         {"ckpt_format", "checkpoint format"},
-        {"no_gradient_accumulation_fusion", "kernel fusion"},
-        {"gradient_accumulation_fusion", "kernel fusion"},
         {"no_masked_softmax_fusion", "kernel fusion"},
         {"no_bias_gelu_fusion", "kernel fusion"},
         {"no_bias_swiglu_fusion", "kernel fusion"},
@@ -781,6 +779,18 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             }
         }
     }
+
+    // ---- gradient accumulation in the wgrad GEMMs: Megatron's
+    // --no-gradient-accumulation-fusion turns it off; NeMo's
+    // model.gradient_accumulation_fusion, False when not given.
+    if (nemo)
+        p.grad_accumulation_fusion =
+            r.has("gradient_accumulation_fusion")
+                ? r.flag("gradient_accumulation_fusion", "plan:/grad_accumulation_fusion")
+                : fw.grad_accumulation_fusion;
+    else
+        p.grad_accumulation_fusion =
+            !r.flag("no_gradient_accumulation_fusion", "plan:/grad_accumulation_fusion");
 
     // ---- gradients (arguments.py validate_args: bf16 reduces in fp32 unless
     // --grad-reduce-in-bf16; fp16 reduces in fp16 unless

@@ -521,6 +521,7 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("hidden_dropout", numberText(p.hidden_dropout));
     add("attention_dropout", numberText(p.attention_dropout));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
+    add("gradient_accumulation_fusion", yamlBool(p.grad_accumulation_fusion));
     if (p.cuda_graphs) {
         add("cuda_graph_impl", "transformer_engine");
         if (m.moe && m.moe->capacity_factor <= 1.0)

@@ -840,6 +840,9 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     // K and V gathered once (rotate method "allgather", the default) or
     // passed rank to rank ("alltoall").
     plan.cp_ring = tt.cp_ring;
+    // FSDP2 and autograd add each microbatch's gradients in a pass of their
+    // own.
+    plan.grad_accumulation_fusion = tt.grad_accumulation_fusion;
     for (const char* k : {"parallelism.context_parallel_rotate_method",
                           "experimental.context_parallel_rotate_method"}) {
         if (!r.has(k))
@@ -1329,6 +1332,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "cuda_graphs",
                                                       "ep_dispatcher",
                                                       "cp_ring",
+                                                      "grad_accumulation_fusion",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "flash_attention",
@@ -1647,6 +1651,13 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
             comment["ep_overlap"] = plan.ep_overlap;
             notes.push_back("ep_overlap: Megatron-Core's all-to-all overlap has no torchtitan "
                             "setting; kept in the scaleacross comment");
+        }
+        // Megatron's fused accumulation has no torchtitan counterpart.
+        if (back.plan->grad_accumulation_fusion != plan.grad_accumulation_fusion) {
+            comment["grad_accumulation_fusion"] = plan.grad_accumulation_fusion;
+            notes.push_back("grad_accumulation_fusion: Megatron's wgrad GEMMs accumulating into "
+                            "the gradients have no torchtitan counterpart; kept in the "
+                            "scaleacross comment");
         }
         // Transformer Engine's ring has no torchtitan setting: it reads back
         // as PyTorch's.

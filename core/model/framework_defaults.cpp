@@ -63,6 +63,10 @@ Plan megatronCore() {
     // --cp-comm-type p2p (arguments.py default): Transformer Engine's
     // AttnFuncWithCPAndKVP2P ring.
     p.cp_ring = CpRing::TeP2p;
+    // --no-gradient-accumulation-fusion (store_false): the fusion is on, the
+    // wgrad GEMMs accumulate into main_grad (fused_weight_gradient_mlp_cuda,
+    // Transformer Engine's fuse_wgrad_accumulation).
+    p.grad_accumulation_fusion = true;
     p.framework = TrainingFramework::MegatronCore;
     return p;
 }
@@ -81,6 +85,9 @@ Plan nemo() {
     // megatron_gpt_model.py model_provider_func, Megatron's 0.1
     // (NeMo's launcher recipes for GPT-3 and Llama set 0.0).
     p.p2p_overlap = frameworkP2pOverlap(TrainingFramework::Nemo, p.schedule.kind);
+    // model.gradient_accumulation_fusion: cfg.get('gradient_accumulation_fusion',
+    // False) in megatron_gpt_model.py (the launcher's recipes set True).
+    p.grad_accumulation_fusion = false;
     p.framework = TrainingFramework::Nemo;
     return p;
 }
@@ -140,6 +147,11 @@ Plan torchtitan() {
     // with its _ContextParallelOptions.rotate_method ALL_GATHER, which
     // torchtitan's context_parallel_rotate_method = "allgather" keeps.
     p.cp_ring = CpRing::TorchAllGather;
+    // FSDP2 adds each microbatch's gradients to its fp32 accumulated
+    // gradient while it does not reduce (_fsdp_param.py
+    // accumulate_unsharded_grad_if_needed); autograd's own accumulation
+    // otherwise.
+    p.grad_accumulation_fusion = false;
     // activation_checkpoint: mode "selective", selective_ac_option "2" (full
     // recompute of every second layer) is not expressible; recompute stays
     // none.
@@ -238,6 +250,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.fp8_param_gather = d.fp8_param_gather;
     p.cross_entropy = d.cross_entropy;
     p.cp_ring = d.cp_ring;
+    p.grad_accumulation_fusion = d.grad_accumulation_fusion;
     applyDerivedFrameworkDefaults(p, {});
 }
 

@@ -321,6 +321,13 @@ struct Plan {
     CpRing cp_ring = CpRing::TeP2p;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
+    // The weight-gradient GEMMs add into the accumulated gradients
+    // themselves (Megatron's gradient accumulation fusion, on by default:
+    // the GEMM writes into main_grad). false: each microbatch's gradients
+    // are added to them in a pass of their own (Megatron and NeMo with the
+    // fusion off, DeepSpeed and FSDP2 through autograd). docs/COST_MODEL.md
+    // "Gradient accumulation".
+    bool grad_accumulation_fusion = true;
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).

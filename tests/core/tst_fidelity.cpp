@@ -194,6 +194,7 @@ private Q_SLOTS:
     void sequenceParallelGathersAgainInBackward();
     void dropoutCostsItsMasksAndPasses();
     void torchCpRingMergesAndWaits();
+    void gradientAccumulationOutsideTheGemms();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
     void transformerEngineCastsWeightsOncePerStep();
@@ -1375,6 +1376,61 @@ void TestFidelity::torchCpRingMergesAndWaits() {
     one.sequence_length = oneTorch.sequence_length = 2048;
     QCOMPARE(cost(oneTorch).fwd_s, cost(one).fwd_s);
     QVERIFY(!(layerPlanKey(te) == layerPlanKey(torch)));
+}
+
+void TestFidelity::gradientAccumulationOutsideTheGemms() {
+    // smallLlama, BF16, DP 8 on one host, 8 microbatches a step. With
+    // Megatron's fusion the wgrad GEMMs add into the gradients; without it
+    // each microbatch's BF16 gradients are added to the accumulated ones in
+    // a pass of their own: read both, write the sum (4 + 2 + 4 bytes a
+    // parameter with fp32 gradients, 2 + 2 + 2 with BF16), every microbatch.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    const KernelConstants kc;
+    const double hbm = h100().hbm_tbps * 1e12 * kc.hbm_efficiency;
+    const double micro = 8;
+    Plan fused = makePlan(1, 1, 8, 64);
+    Plan apart = fused;
+    apart.grad_accumulation_fusion = false;
+    for (const int g : {4, 2}) {
+        fused.grad_reduce_bytes = apart.grad_reduce_bytes = g;
+        const Evaluation a = evaluated(c, m, fused), b = evaluated(c, m, apart);
+        const double P = paramsPerGpu(a);
+        QVERIFY(P > 1e8);
+        QVERIFY_CLOSE(b.breakdown.compute_s - a.breakdown.compute_s,
+                      micro * P * (2.0 * g + 2.0) / hbm, 1e-6);
+    }
+    // FSDP2 under PP reduces once a step: its first microbatch's gradients,
+    // cast to fp32 (2 + 4 bytes), become the accumulator, the other 7 are
+    // added (10 bytes); reducing in BF16 the first is kept as it is (0) and
+    // the others added (6). The two differences stand as 76 / 42.
+    Plan fsdp = makePlan(1, 2, 4, 32);
+    fsdp.zero_stage = 3;
+    fsdp.fsdp_reshard_after_forward = FsdpReshard::Default;
+    QVERIFY(!fsdp.fsdpPerMicrobatch());
+    auto grows = [&](int g) {
+        Plan on = fsdp, off = fsdp;
+        on.grad_reduce_bytes = off.grad_reduce_bytes = g;
+        off.grad_accumulation_fusion = false;
+        return evaluated(c, m, off).breakdown.compute_s - evaluated(c, m, on).breakdown.compute_s;
+    };
+    const double fp32 = grows(4), bf16 = grows(2);
+    QVERIFY(bf16 > 0);
+    QVERIFY_CLOSE(fp32 / bf16, (6.0 + 7 * 10.0) / (7 * 6.0), 1e-6);
+    // One microbatch: reduced as it is, nothing added.
+    Plan one = fsdp, oneApart = fsdp;
+    one.global_batch_sequences = oneApart.global_batch_sequences = 4;
+    oneApart.grad_accumulation_fusion = false;
+    QCOMPARE(evaluated(c, m, oneApart).breakdown.compute_s,
+             evaluated(c, m, one).breakdown.compute_s);
+    // FSDP reducing every microbatch (no PP) accumulates shards only.
+    Plan perMb = makePlan(1, 1, 8, 64), perMbApart;
+    perMb.zero_stage = 3;
+    perMbApart = perMb;
+    perMbApart.grad_accumulation_fusion = false;
+    QVERIFY(perMb.fsdpPerMicrobatch());
+    QCOMPARE(evaluated(c, m, perMbApart).breakdown.compute_s,
+             evaluated(c, m, perMb).breakdown.compute_s);
 }
 
 void TestFidelity::transformerEngineSavesFp8Inputs() {

@@ -198,6 +198,7 @@ private Q_SLOTS:
     void fp8ParamGatherValues();
     void sequenceParallelRegatherValues();
     void dropoutValues();
+    void gradAccumulationFusionValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1575,13 +1576,13 @@ void TestFormats::frameworkEvaluatesAsWrittenOut() {
     // defaults.
     const std::string only = edited(kPlan, {"/framework=\"torchtitan\""});
     const std::string written = edited(
-        kPlan,
-        {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true", "/flash_attention=true",
-         "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"", "/fp8_recipe=\"current\"",
-         "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
-         "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false", "/p2p_overlap=false",
-         "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]", "/cross_entropy=\"pytorch\"",
-         "/sequence_parallel_regather=false", "/cp_ring=\"torch-allgather\""});
+        kPlan, {"/zero_stage=3", "/sequence_parallel=true", "/dp_overlap=true",
+                "/flash_attention=true", "/attention_kernel=\"flash2\"", "/elementwise=\"eager\"",
+                "/fp8_recipe=\"current\"", "/fp8_linear=\"torchao\"", "/grad_reduce_bytes=4",
+                "/fsdp_reshard_after_forward=\"default\"", "/tp_comm_overlap=false",
+                "/p2p_overlap=false", "/rank_order=[\"tp\",\"cp\",\"dp\",\"pp\"]",
+                "/cross_entropy=\"pytorch\"", "/sequence_parallel_regather=false",
+                "/cp_ring=\"torch-allgather\"", "/grad_accumulation_fusion=false"});
     sa::Scenario a = baseScenario(), b = baseScenario(), c = baseScenario();
     a.plan = parsed(sa::parsePlan(only, "plan.json"));
     b.plan = parsed(sa::parsePlan(written, "plan.json"));
@@ -1679,6 +1680,11 @@ void TestFormats::fp8ParamGatherValues() {
 void TestFormats::sequenceParallelRegatherValues() {
     checkBooleanKnob("sequence_parallel_regather", true,
                      [](const sa::Plan& p) { return p.sequence_parallel_regather; });
+}
+
+void TestFormats::gradAccumulationFusionValues() {
+    checkBooleanKnob("grad_accumulation_fusion", true,
+                     [](const sa::Plan& p) { return p.grad_accumulation_fusion; });
 }
 
 void TestFormats::dropoutValues() {

@@ -390,6 +390,8 @@ private Q_SLOTS:
     void cudaGraphsImported();
     void fp8ParamGatherImported_data();
     void fp8ParamGatherImported();
+    void gradAccumulationFusionImported_data();
+    void gradAccumulationFusionImported();
     void exportText();
     void malformedInputs_data();
     void malformedInputs();
@@ -1132,6 +1134,38 @@ void TestFrameworks::cudaGraphsImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->cuda_graphs, graphs);
+}
+
+void TestFrameworks::gradAccumulationFusionImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("fusion");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // Megatron: on unless --no-gradient-accumulation-fusion; NeMo:
+    // model.gradient_accumulation_fusion, False when absent.
+    const QString script = smallMegatron(2);
+    QTest::newRow("megatron default") << M << script << true;
+    QTest::newRow("megatron off") << M << script + "--no-gradient-accumulation-fusion" << false;
+    const QString yaml = smallNemo("  optim: {name: distributed_fused_adam}\n");
+    QTest::newRow("nemo default") << N << yaml << false;
+    QTest::newRow("nemo on") << N << yaml + "  gradient_accumulation_fusion: true\n" << true;
+    QTest::newRow("nemo off") << N << yaml + "  gradient_accumulation_fusion: false\n" << false;
+}
+
+// The plan's grad_accumulation_fusion from each spelling; the exports write
+// it back.
+void TestFrameworks::gradAccumulationFusionImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, fusion);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->grad_accumulation_fusion, fusion);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
 }
 
 void TestFrameworks::fp8ParamGatherImported_data() {

@@ -349,6 +349,21 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(!doc->scenario().plan.tp_comm_overlap);
     QVERIFY(!tpOverlap->isChecked());
 
+    // Gradient accumulation outside the GEMMs: the step gets longer (the
+    // sample accumulates over its microbatches), undo restores it.
+    QCheckBox* fusion = inspector->checkBox(QStringLiteral("grad_accumulation_fusion"));
+    QVERIFY(fusion && fusion->isChecked());
+    QVERIFY(waitForEvaluation());
+    const double fusedAccumStep = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    inspector->scrollArea()->ensureWidgetVisible(fusion);
+    QTest::mouseClick(fusion, Qt::LeftButton, {}, QPoint(4, fusion->height() / 2));
+    QVERIFY(!doc->scenario().plan.grad_accumulation_fusion);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s > fusedAccumStep);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.grad_accumulation_fusion);
+    QVERIFY(fusion->isChecked());
+
     // Sequence parallelism's second gather (the sample runs TP 8 with SP):
     // unticked, the inputs stay gathered: more memory, no backward gather.
     QCheckBox* regather = inspector->checkBox(QStringLiteral("sequence_parallel_regather"));

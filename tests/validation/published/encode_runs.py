@@ -1110,5 +1110,36 @@ for r in index["runs"]:
     dump(r["plan"], doc)
     set_note(r, "cp_ring", note, also_drop=(OLD_CP,))
 
+# Gradient accumulation outside the GEMMs (plan grad_accumulation_fusion
+# false): torchtitan's FSDP2 adds each microbatch's gradients to its fp32
+# accumulator (_fsdp_param.py accumulate_unsharded_grad_if_needed); DeepSpeed's
+# engine keeps no Megatron main_grad for the wgrad GEMMs to accumulate into,
+# so autograd adds them. Megatron-LM scripts keep Megatron's default (fused)
+# unless they pass --no-gradient-accumulation-fusion; the NeMo files set it.
+for r in index["runs"]:
+    titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+    megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+    doc = load(r["plan"])
+    doc.pop("grad_accumulation_fusion", None)
+    note = None
+    if os.path.exists(titan):
+        doc["grad_accumulation_fusion"] = False
+        if doc["global_batch_sequences"] > doc["micro_batch_sequences"] * doc["parallelism"]["dp"]:
+            note = ("grad_accumulation_fusion false: torchtitan's FSDP2 adds each microbatch's "
+                    "gradients to its fp32 accumulated gradient (torch _fsdp_param.py "
+                    "accumulate_unsharded_grad_if_needed) while it reduces once a step")
+    elif os.path.exists(megatron) and "--no-gradient-accumulation-fusion" in open(megatron).read():
+        doc["grad_accumulation_fusion"] = False
+        note = ("grad_accumulation_fusion false: the run's launch configuration "
+                "(tests/data/frameworks/megatron/%s.sh) sets --no-gradient-accumulation-fusion"
+                % r["id"])
+    elif r["family"] == "mtnlg-2022":
+        doc["grad_accumulation_fusion"] = False
+        note = ("grad_accumulation_fusion false: DeepSpeed's pipeline engine keeps no Megatron "
+                "main_grad for the wgrad GEMMs to accumulate into (Megatron's fusion needs it), "
+                "so autograd adds each microbatch's BF16 gradients to .grad")
+    dump(r["plan"], doc)
+    set_note(r, "grad_accumulation_fusion", note)
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
