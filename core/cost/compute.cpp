@@ -47,7 +47,7 @@ constexpr double kSoftmaxBytesBwd = 6.0;
 constexpr double kDropoutKernelBytes = 5.0;
 
 double streamTime(const GpuModel& gpu, double bytes, const KernelConstants& kc) {
-    return bytes / (gpu.hbm_tbps * 1e12 * kc.hbm_efficiency);
+    return bytes / hbmBytesPerS(gpu, kc);
 }
 
 // Forward GEMM plus its two backward GEMMs (dgrad, wgrad), Megatron's
@@ -159,6 +159,10 @@ double tierBytesPerS(double gbps, double efficiency) {
 }
 
 } // namespace
+
+double hbmBytesPerS(const GpuModel& gpu, const KernelConstants& kc) {
+    return gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+}
 
 double builtinScaleUpEfficiency() {
     return builtinTechnology("nvlink")->efficiency;
@@ -689,13 +693,14 @@ struct AttentionCore {
     // Of fwd and bwd, the attention kernels alone (a CP ring's exchange
     // runs beside them, not beside its own merges).
     double kernel_fwd = 0, kernel_bwd = 0;
-    double ring_transient_bytes = 0; // a PyTorch CP ring's buffers (TorchCpRing)
+    double ring_kv_bytes = 0;        // a PyTorch CP ring's K and V a step (TorchCpRing)
+    double ring_transient_bytes = 0; // and its buffers
 };
 
 // PyTorch's context-parallel ring (plan cp_ring torch-*) on one rank, per
 // layer and microbatch, from torch/distributed/tensor/experimental/
 // _attention.py (_templated_ring_attention and its backward, _SDPAMerger,
-// the rotaters; docs/COST_MODEL.md "Context parallelism"). Counted for the
+// the rotaters; docs/COST_MODEL.md "Communication", CP). Counted for the
 // rank whose every step after the first attends with all its queries (the
 // last: load balancing halves the keys instead), as the ring waits for it.
 // E: the output's elements; Ekv: K's and V's together, as SDPA receives
@@ -791,6 +796,7 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         const TorchCpRing ring = torchCpRing(ctx, s);
         a.fwd += streamTime(gpu, ring.fwd_bytes, kc) + ring.fwd_kernels * kc.kernel_overhead_s;
         a.bwd += streamTime(gpu, ring.bwd_bytes, kc) + ring.bwd_kernels * kc.kernel_overhead_s;
+        a.ring_kv_bytes = ring.kv_bytes;
         a.ring_transient_bytes = ring.transient_bytes;
     }
     return a;
@@ -1144,7 +1150,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             // beside the first step, or passed on beside each step; the fp32
             // dK, dV passed on beside the next step, the last waited for at
             // the end.
-            const double kv = torchCpRing(ctx, s).kv_bytes;
+            const double kv = attn.ring_kv_bytes;
             const double fwdStep = attn.kernel_fwd / cpi, bwdStep = attn.kernel_bwd / cpi;
             const auto kvExposed = [&](double step) {
                 if (plan.cp_ring == CpRing::TorchAllGather)

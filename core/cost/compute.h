@@ -286,6 +286,10 @@ struct LayerCost {
     bool operator==(const LayerCost&) const = default;
 };
 
+// What a memory-bound kernel streams a second on `gpu`: its HBM bandwidth
+// times KernelConstants::hbm_efficiency.
+double hbmBytesPerS(const GpuModel& gpu, const KernelConstants& kc);
+
 // The built-in tier constants of the layer's TP, CP and EP communication:
 // NVLink bus bandwidth ~80% of its peak and 1 us a step (the nvlink
 // profile); the NIC fabric's roce profile, 92% and 2 us a message, plus the

@@ -327,7 +327,7 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
     const GpuModel* gpu = cluster.gpuOf(
         cluster
             .buildings[std::size_t(cw.buildings[std::size_t(evs[critical].memory.worst_stage)])]);
-    const double hbm = gpu ? gpu->hbm_tbps * 1e12 * kc.hbm_efficiency : 1e12;
+    const double hbm = gpu ? hbmBytesPerS(*gpu, kc) : 1e12;
     if (!hsdp)
         sync_s += largestStage / shard / fragments * 5 * 4 / hbm;
 

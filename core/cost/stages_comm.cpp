@@ -387,12 +387,10 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         // The optimizer steps its shard of the dp x cp group.
         const double shard = zero >= 1 ? double(dp) * plan.parallelism.cp : 1;
         const BuildingCosts& k = (*in.costs)[std::size_t(in.layout->stageBuilding[i])];
-        out.optimizer[i] =
-            P / shard * kOptimizerStepBytes / (k.gpu->hbm_tbps * 1e12 * hbmEfficiency) +
-            kOptimizerLaunchS;
+        out.optimizer[i] = P / shard * kOptimizerStepBytes / k.hbm_bytes_per_s + kOptimizerLaunchS;
         if (in.stage_fp8_params && in.fp8_cast_bytes > 0)
-            out.optimizer[i] += (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes /
-                                (k.gpu->hbm_tbps * 1e12 * hbmEfficiency);
+            out.optimizer[i] +=
+                (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes / k.hbm_bytes_per_s;
         if (s + 1 < pp)
             firstFwd += pin.fwd[i][0] + pin.p2p_fwd[i];
     }

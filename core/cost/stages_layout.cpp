@@ -226,7 +226,7 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
     out = BuildingCosts{};
     out.gpu = lc.gpu;
     if (lc.gpu)
-        out.hbm_bytes_per_s = lc.gpu->hbm_tbps * 1e12 * lc.kc.hbm_efficiency;
+        out.hbm_bytes_per_s = hbmBytesPerS(*lc.gpu, lc.kc);
     out.dense = layerCost(lc);
     if (in.model.moe) {
         lc.moe_layer = true;

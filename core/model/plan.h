@@ -106,8 +106,8 @@ enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
 // network, fanned out over NVLink there (Megatron's flex dispatcher with
 // DeepEP or HybridEP).
 enum class EpDispatcher { AllToAll, Flex };
-// How context parallelism's ring runs (docs/COST_MODEL.md "Context
-// parallelism"). TeP2p: Transformer Engine's ring (Megatron-Core
+// How context parallelism's ring runs (docs/COST_MODEL.md
+// "Communication", CP). TeP2p: Transformer Engine's ring (Megatron-Core
 // --cp-comm-type p2p, the default): each step's K/V chunk sent to the next
 // rank under the attention of the one before, corrections inside its
 // kernels. TorchAllGather, TorchAllToAll: PyTorch's context_parallel
