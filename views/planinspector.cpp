@@ -351,13 +351,19 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "and fans it out over NVLink there"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
     // CpRing's order.
-    addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP ring"),
-             names({"Transformer Engine p2p", "PyTorch all-gather", "PyTorch all-to-all"}),
-             QStringLiteral("How context parallelism passes K and V: Transformer Engine's ring "
-                            "(Megatron) hides each chunk under the attention; PyTorch's "
-                            "context_parallel (torchtitan) waits for each step's exchange, "
-                            "merges the outputs in fp32 with eager ops and sends the K/V "
-                            "gradients in fp32"),
+    addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP exchange"),
+             names({"Transformer Engine p2p ring", "Transformer Engine all-gather",
+                    "Transformer Engine all-to-all (Ulysses)", "PyTorch all-gather",
+                    "PyTorch all-to-all"}),
+             QStringLiteral("How context parallelism passes the attention's inputs: "
+                            "Transformer Engine's ring (Megatron p2p) hides each K/V chunk "
+                            "under the attention; its all-gather gathers K and V before it "
+                            "and reduce-scatters their gradients after, exposed; its "
+                            "all-to-all (a2a) trades sequence for heads around the "
+                            "attention, exposed, and needs the heads and KV heads on a TP "
+                            "rank to be multiples of cp; PyTorch's context_parallel "
+                            "(torchtitan) waits for each step's exchange, merges the outputs "
+                            "in fp32 with eager ops and sends the K/V gradients in fp32"),
              [](Scenario& s, int i) { s.plan.cp_ring = CpRing(i); });
     addCheck(
         sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),

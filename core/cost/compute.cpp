@@ -693,8 +693,8 @@ struct AttentionCore {
     // Of fwd and bwd, the attention kernels alone (a CP ring's exchange
     // runs beside them, not beside its own merges).
     double kernel_fwd = 0, kernel_bwd = 0;
-    double ring_kv_bytes = 0;        // a PyTorch CP ring's K and V a step (TorchCpRing)
-    double ring_transient_bytes = 0; // and its buffers
+    double ring_kv_bytes = 0;        // a PyTorch CP ring's K and V a step (torchCpRing)
+    double ring_transient_bytes = 0; // a CP exchange's buffers (torchCpRing, teCpExchange)
 };
 
 // PyTorch's context-parallel ring (plan cp_ring torch-*) on one rank, per
@@ -717,14 +717,14 @@ struct AttentionCore {
 //   held while it runs: the gathered K and V (all c chunks; two with the
 //     alltoall rotation) and, forward, the fp32 running and step outputs
 //     or, backward, the fp32 dQ, dK, dV and the dK, dV in flight.
-struct TorchCpRing {
-    double kv_bytes = 0; // K and V of one rank's chunk, BF16: what each rotation step moves
+struct CpExchangeWork {
+    double kv_bytes = 0; // PyTorch's ring: K and V of one rank's chunk, BF16, each step
     double fwd_bytes = 0, bwd_bytes = 0, fwd_kernels = 0, bwd_kernels = 0;
     double transient_bytes = 0;
 };
 
-TorchCpRing torchCpRing(const LayerContext& ctx, const LayerShape& s) {
-    TorchCpRing r;
+CpExchangeWork torchCpRing(const LayerContext& ctx, const LayerShape& s) {
+    CpExchangeWork r;
     const double c = s.cp;
     // torchtitan's block (elementwise eager or compiled) repeats K and V to
     // the query heads before SDPA (repeat_kv, models/llama/model.py); MLA
@@ -748,6 +748,42 @@ TorchCpRing torchCpRing(const LayerContext& ctx, const LayerShape& s) {
     return r;
 }
 
+// Transformer Engine's all-gather and all-to-all CP (plan cp_ring
+// te-allgather, te-a2a; context_parallel.py AttnFuncWithCPAndKVAllGather,
+// AttnFuncWithCPAndQKVOA2A) on one rank, per layer and microbatch: the
+// memory-bound work around the attention kernels (the exchanges are
+// layerComm's). Ekv: K's and V's elements on the rank, Eq, Eo: Q's and the
+// output's.
+//   all-gather: forward, the gathered K and V put in sequence order
+//     (index_select, 2 + 2 B an element of the cp chunks) and a second
+//     attention call (the rank's two chunks, each against the keys up to
+//     it); backward, K and V gathered and reordered again, full-length dK
+//     and dV zeroed (2 B), each call's dK, dV added into them (2 + 2 + 2 B)
+//     and reordered for the reduce-scatter (2 + 2 B); held: the gathered K
+//     and V and the full-length dK and dV.
+//   a2a: Q, K, V and the output made contiguous head-major before their
+//     all-to-all and put in sequence order after it (flash_attn_a2a_
+//     communicate: two copies, 2 + 2 B an element each); backward the same
+//     for dO and for dQ, dK, dV; held: each tensor and its exchanged copy.
+CpExchangeWork teCpExchange(const LayerContext& ctx, const LayerShape& s) {
+    CpExchangeWork r;
+    const double Ekv = s.T * (s.w.k + s.w.v);
+    if (ctx.plan->cp_ring == CpRing::TeAllGather) {
+        const double all = s.cp * Ekv;
+        r.fwd_bytes = 4.0 * all;
+        r.bwd_bytes = (4.0 + 2.0 + 6.0 + 4.0) * all;
+        r.fwd_kernels = 2.0 + 1.0;
+        r.bwd_kernels = 2.0 + 2.0 + 4.0 + 2.0 + 1.0;
+        r.transient_bytes = 2.0 * all * kBf16;
+    } else {
+        const double E = s.T * (s.w.q + s.w.out) + Ekv;
+        r.fwd_bytes = r.bwd_bytes = 2.0 * 4.0 * E;
+        r.fwd_kernels = r.bwd_kernels = 2.0 * 4.0;
+        r.transient_bytes = 2.0 * E * kBf16;
+    }
+    return r;
+}
+
 AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     const GpuModel& gpu = *ctx.gpu;
     const KernelConstants& kc = ctx.kc;
@@ -762,8 +798,11 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         // 2.5x the forward FLOPs (Dao 2023).
         // The attention core stays BF16 in an FP8 model (Transformer
         // Engine runs DotProductAttention in BF16 unless fp8_dpa is set).
-        const AttentionRates r =
-            attentionRates(gpu, ctx.plan->attention_kernel, s.sLocal, int(s.cp), kc);
+        // Transformer Engine's all-to-all CP runs the attention over the
+        // whole sequence on cp-th of the heads: one causal call, no ring.
+        const bool a2a = s.cp > 1 && ctx.plan->cp_ring == CpRing::TeA2a;
+        const AttentionRates r = attentionRates(gpu, ctx.plan->attention_kernel,
+                                                a2a ? s.sFull : s.sLocal, a2a ? 1 : int(s.cp), kc);
         const double peak = s.bf16.peak_flops;
         // Attention dropout runs inside the fused kernel (Philox numbers
         // drawn in the forward and drawn again in the backward, no mask
@@ -793,7 +832,8 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     a.kernel_fwd = a.fwd;
     a.kernel_bwd = a.bwd;
     if (s.cp > 1 && ctx.plan->cp_ring != CpRing::TeP2p) {
-        const TorchCpRing ring = torchCpRing(ctx, s);
+        const CpExchangeWork ring =
+            isTorchCpRing(ctx.plan->cp_ring) ? torchCpRing(ctx, s) : teCpExchange(ctx, s);
         a.fwd += streamTime(gpu, ring.fwd_bytes, kc) + ring.fwd_kernels * kc.kernel_overhead_s;
         a.bwd += streamTime(gpu, ring.bwd_bytes, kc) + ring.bwd_kernels * kc.kernel_overhead_s;
         a.ring_kv_bytes = ring.kv_bytes;
@@ -1124,8 +1164,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             }
         }
     }
-    // CP: ring exchange of K and V chunks, overlapped with the attention
-    // blocks; backward also returns dK, dV.
+    // CP: the exchange of plan cp_ring (a ring of K and V chunks overlapped
+    // with the attention blocks, an all-gather or an all-to-all); backward
+    // also returns dK, dV.
     const int cpi = plan.parallelism.cp;
     if (cpi > 1) {
         const bool nvlink = ti * cpi <= ctx.gpus_per_host;
@@ -1143,8 +1184,35 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
             c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
             c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
+        } else if (plan.cp_ring == CpRing::TeAllGather) {
+            // Transformer Engine's all-gather (teCpExchange): K and V
+            // gathered (one all-gather each) before the attention, again in
+            // the backward, and dK, dV reduce-scattered after it; none
+            // overlapped (Megatron-Core TransformerConfig.cp_comm_type: "The
+            // all-gather is not async, and cannot be overlapped").
+            const double kvBytes = T * (s.w.k + s.w.v) * kBf16;
+            const double pass = 2.0 * ringAllGatherTime(cpi * kvBytes / 2.0, cpi, bps, alpha);
+            c.cp_fwd_s = pass;
+            c.cp_bwd_s = 2.0 * pass;
+            c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
+        } else if (plan.cp_ring == CpRing::TeA2a) {
+            // Transformer Engine's all-to-all (teCpExchange): Q, K, V, then
+            // the output, one all-to-all each (1/cp of the tensor to every
+            // other rank); backward dO, then dQ, dK, dV. The attention waits
+            // for all of its inputs: nothing is hidden. The ranks on the
+            // host exchange over NVLink, the others over the network.
+            const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti), 1, cpi);
+            const auto a2a = [&](double width) {
+                const double perPeer = T * width * kBf16 / cpi;
+                return epExchangeTime(ctx, onHost - 1, perPeer, cpi - onHost, perPeer);
+            };
+            const double pass = a2a(s.w.q) + a2a(s.w.k) + a2a(s.w.v) + a2a(s.w.out);
+            c.cp_fwd_s = pass;
+            c.cp_bwd_s = pass;
+            c.cp_bytes = double(cpi - 1) / cpi * T * (s.w.q + s.w.k + s.w.v + s.w.out) * kBf16 *
+                         (2.0 + (redo ? 1.0 : 0.0));
         } else {
-            // PyTorch's ring (TorchCpRing): each step's exchange is waited
+            // PyTorch's ring (torchCpRing): each step's exchange is waited
             // for before the next step's attention, so it hides under one
             // step's (1/cp of the attention's time). K and V: gathered once,
             // beside the first step, or passed on beside each step; the fp32

@@ -769,6 +769,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                            {{"alltoall", EpDispatcher::AllToAll}, {"flex", EpDispatcher::Flex}});
     r.choice<CpRing>("cp_ring", p.cp_ring, kOptional,
                      {{"te-p2p", CpRing::TeP2p},
+                      {"te-allgather", CpRing::TeAllGather},
+                      {"te-a2a", CpRing::TeA2a},
                       {"torch-allgather", CpRing::TorchAllGather},
                       {"torch-alltoall", CpRing::TorchAllToAll}});
     const bool p2pGiven = r.boolean("p2p_overlap", p.p2p_overlap, kOptional);

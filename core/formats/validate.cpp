@@ -646,6 +646,22 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
                                             str(m.moe->expert_ffn_hidden) + "), got " + str(g.tp));
     }
 
+    // Transformer Engine's all-to-all CP (AttnFuncWithCPAndQKVOA2A) splits
+    // a TP rank's heads over the cp ranks: it asserts num_heads % cp_size
+    // == 0 for Q and for K and V.
+    const bool cpGood = good(dp, "/parallelism/cp", g.cp);
+    if (tpOk && cpGood && g.cp > 1 && p.cp_ring == CpRing::TeA2a && good(dm, "/heads", m.heads) &&
+        good(dm, "/kv_heads", m.kv_heads) && m.heads % g.tp == 0) {
+        const int heads = m.heads / g.tp;
+        const int kv = m.mla ? heads : std::max(1, m.kv_heads / g.tp);
+        if (heads % g.cp != 0 || kv % g.cp != 0)
+            dp.error("/cp_ring", "te-a2a splits each TP rank's attention heads over the cp "
+                                 "ranks: its " +
+                                     str(heads) + " heads and " + str(kv) +
+                                     " KV heads must be multiples of cp (" + str(g.cp) +
+                                     "); te-p2p or te-allgather do not need it");
+    }
+
     const bool haveLayerSplit = p.placement && !p.placement->layers_per_stage.empty();
     if (ppOk && vOk && layersOk) {
         const std::int64_t chunks = std::int64_t(g.pp) * p.schedule.virtual_stages;

@@ -977,19 +977,42 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                     "only read with --cross-entropy-loss-fusion (the unfused loss otherwise)");
     }
 
-    // ---- context parallelism: the documents model the P2P ring of K/V
-    // (--cp-comm-type, default p2p)
+    // ---- context parallelism: --cp-comm-type (default p2p; NeMo's
+    // model.cp_comm_type), one type for every layer or one per layer:
+    // Transformer Engine's ring (p2p), all-gather (all_gather, what
+    // Transformer Engine accepts and Megatron-Core passes it unchanged;
+    // arguments.py's help spells it allgather) or all-to-all (a2a). The hierarchical a2a+p2p, and
+    // different types per layer, are not modelled.
     if (cp > 1)
-        if (auto comm = r.text("cp_comm_type", "plan:/parallelism/cp (p2p ring)")) {
-            std::istringstream words(*comm);
-            std::string w;
-            while (words >> w)
-                if (w != "p2p") {
-                    r.refuse("cp_comm_type", "'" + w +
-                                                 "' context-parallel communication is not the "
-                                                 "P2P ring the documents model");
-                    break;
+        if (auto comm = r.text("cp_comm_type", "plan:/cp_ring")) {
+            // Megatron's words, or NeMo's YAML list [a, b, ...].
+            std::string list = *comm;
+            for (char& ch : list)
+                if (ch == '[' || ch == ']' || ch == ',')
+                    ch = ' ';
+            std::istringstream words(list);
+            std::string w, first;
+            bool ok = true;
+            while (ok && words >> w) {
+                if (first.empty())
+                    first = w;
+                if (w != first) {
+                    r.refuse("cp_comm_type", "a communication type per layer ('" + first + "', '" +
+                                                 w + "'): the documents give every layer one");
+                    ok = false;
+                } else if (w != "p2p" && w != "a2a" && w != "allgather" && w != "all_gather") {
+                    r.refuse("cp_comm_type",
+                             "'" + w +
+                                 "' is not modelled: the documents have Transformer Engine's "
+                                 "p2p ring, allgather and a2a (the hierarchical a2a+p2p is not "
+                                 "modelled)");
+                    ok = false;
                 }
+            }
+            if (ok && !first.empty())
+                p.cp_ring = first == "p2p"   ? CpRing::TeP2p
+                            : first == "a2a" ? CpRing::TeA2a
+                                             : CpRing::TeAllGather;
         }
 
     // ---- pipeline split and interleaving

@@ -606,6 +606,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
             add("--no-overlap-p2p-communication");
     }
     add("--context-parallel-size", num(par.cp));
+    if (par.cp > 1 && (p.cp_ring == CpRing::TeA2a || p.cp_ring == CpRing::TeAllGather))
+        add("--cp-comm-type", p.cp_ring == CpRing::TeA2a ? "a2a" : "all_gather");
     if (par.ep > 1)
         add("--expert-model-parallel-size", num(par.ep));
     if (p.sequence_parallel && par.tp > 1)

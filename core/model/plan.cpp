@@ -74,6 +74,10 @@ const char* toString(CpRing r) {
     switch (r) {
     case CpRing::TeP2p:
         return "te-p2p";
+    case CpRing::TeAllGather:
+        return "te-allgather";
+    case CpRing::TeA2a:
+        return "te-a2a";
     case CpRing::TorchAllGather:
         return "torch-allgather";
     case CpRing::TorchAllToAll:

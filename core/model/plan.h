@@ -106,16 +106,25 @@ enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
 // network, fanned out over NVLink there (Megatron's flex dispatcher with
 // DeepEP or HybridEP).
 enum class EpDispatcher { AllToAll, Flex };
-// How context parallelism's ring runs (docs/COST_MODEL.md
-// "Communication", CP). TeP2p: Transformer Engine's ring (Megatron-Core
-// --cp-comm-type p2p, the default): each step's K/V chunk sent to the next
-// rank under the attention of the one before, corrections inside its
-// kernels. TorchAllGather, TorchAllToAll: PyTorch's context_parallel
+// How context parallelism exchanges the attention's inputs (docs/COST_MODEL.md
+// "Communication", CP). Transformer Engine's (Megatron-Core --cp-comm-type,
+// transformer_engine/pytorch/attention/dot_product_attention/
+// context_parallel.py): TeP2p (p2p, the default), each step's K/V chunk sent
+// to the next rank under the attention of the one before, corrections
+// inside its kernels; TeAllGather (allgather), K and V all-gathered before
+// the attention and their gradients reduce-scattered after it, neither
+// overlapped; TeA2a (a2a, DeepSpeed-Ulysses), Q, K and V all-to-all'd from
+// sequence shards to head shards, the attention run over the whole
+// sequence on cp-th of the heads, its output all-to-all'd back.
+// TorchAllGather, TorchAllToAll: PyTorch's context_parallel
 // (torch.distributed.tensor.experimental, torchtitan): K and V as SDPA
 // receives them, gathered once (rotate method allgather, its default) or
 // passed rank to rank (alltoall); each step's output merged in fp32 by
 // eager ops, the K/V gradients accumulated in fp32 and passed on in fp32.
-enum class CpRing { TeP2p, TorchAllGather, TorchAllToAll };
+enum class CpRing { TeP2p, TeAllGather, TeA2a, TorchAllGather, TorchAllToAll };
+inline bool isTorchCpRing(CpRing r) {
+    return r == CpRing::TorchAllGather || r == CpRing::TorchAllToAll;
+}
 // The training framework whose defaults the plan's knobs take (plan
 // "framework"; absent: the document format's own defaults). The defaults
 // and their sources: frameworkDefaults() in core/model/framework_defaults.h,

@@ -194,6 +194,7 @@ private Q_SLOTS:
     void sequenceParallelGathersAgainInBackward();
     void dropoutCostsItsMasksAndPasses();
     void torchCpRingMergesAndWaits();
+    void teCpAllGatherAndAllToAll();
     void gradientAccumulationOutsideTheGemms();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
@@ -1376,6 +1377,94 @@ void TestFidelity::torchCpRingMergesAndWaits() {
     one.sequence_length = oneTorch.sequence_length = 2048;
     QCOMPARE(cost(oneTorch).fwd_s, cost(one).fwd_s);
     QVERIFY(!(layerPlanKey(te) == layerPlanKey(torch)));
+}
+
+void TestFidelity::teCpAllGatherAndAllToAll() {
+    // smallLlama (16 heads of 128, 4 KV heads), BF16, cp 4 on 8,192-token
+    // sequences on one host: Transformer Engine's all-gather and all-to-all
+    // CP (context_parallel.py AttnFuncWithCPAndKVAllGather,
+    // AttnFuncWithCPAndQKVOA2A) against its ring.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    const KernelConstants kc;
+    const GpuModel& gpu = h100();
+    const double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+    const double cp = 4, T = 2048;
+    Plan ring = makePlan(1, 1, 2, 64);
+    ring.parallelism.cp = int(cp);
+    ring.sequence_length = 8192;
+    Plan gather = ring, a2a = ring;
+    gather.cp_ring = CpRing::TeAllGather;
+    a2a.cp_ring = CpRing::TeA2a;
+    auto cost = [&](const Plan& p) { return layerCost(layerContext(c, c.buildings[0], m, p)); };
+    const LayerCost r = cost(ring), g = cost(gather), a = cost(a2a);
+    const LayerContext ctx = layerContext(c, c.buildings[0], m, ring);
+    const double bps = gbpsToBytesPerS(ctx.scale_up_gbps) * ctx.scale_up_efficiency;
+    const double step = ctx.scale_up_step_s;
+    // K's and V's elements on a rank (4 KV heads, no repeat), and the cp
+    // chunks gathered.
+    const double Ekv = T * 2 * 4 * 128, all = cp * Ekv, kvBytes = 2 * Ekv;
+    // All-gather: the gathered K, V reordered (4 B an element) and a second
+    // attention call forward; backward gathered and reordered again, dK, dV
+    // zeroed (2), added (6) and reordered (4), 11 more kernels.
+    QVERIFY_CLOSE(g.fwd_s - r.fwd_s, 4 * all / hbm + 3 * kc.kernel_overhead_s, 1e-9);
+    QVERIFY_CLOSE(g.bwd_input_s - r.bwd_input_s, 16 * all / hbm + 11 * kc.kernel_overhead_s, 1e-9);
+    // K and V gathered one after the other, nothing hidden; backward again,
+    // and dK, dV reduce-scattered: twice the forward's.
+    const double gatherOne = (cp - 1) / cp * (cp * kvBytes / 2) / bps + (cp - 1) * step;
+    QVERIFY_CLOSE(g.cp_fwd_s, 2 * gatherOne, 1e-9);
+    QVERIFY_CLOSE(g.cp_bwd_s, 4 * gatherOne, 1e-9);
+    QVERIFY(g.cp_fwd_s > r.cp_fwd_s); // the ring hides its chunks under the attention
+    QCOMPARE(g.cp_bytes, r.cp_bytes); // the same K, V and dK, dV cross the ranks
+    QVERIFY_CLOSE(g.transient_bytes - r.transient_bytes, 2 * all * 2, 1e-12);
+    // All-to-all: Q, K, V and the output, 1/cp of each to every other rank
+    // (three on the host's NVLink), one after another; backward the same.
+    const double q = T * 16 * 128, kvOne = T * 4 * 128, out = q;
+    double pass = 0;
+    for (const double e : {q, kvOne, kvOne, out})
+        pass += (cp - 1) * (e * 2 / cp / bps + step);
+    QVERIFY_CLOSE(a.cp_fwd_s, pass, 1e-9);
+    QVERIFY_CLOSE(a.cp_bwd_s, pass, 1e-9);
+    QVERIFY_CLOSE(a.cp_bytes, (cp - 1) / cp * (q + 2 * kvOne + out) * 2 * 2, 1e-9);
+    // Its attention runs over the whole sequence on a quarter of the heads:
+    // one causal call at 8,192 keys, not the ring's steps at 2,048; around
+    // it two copies of each tensor (8 B an element), 8 kernels.
+    const AttentionRates ringRate = attentionRates(gpu, ring.attention_kernel, T, int(cp), kc);
+    const AttentionRates whole = attentionRates(gpu, ring.attention_kernel, cp * T, 1, kc);
+    QVERIFY(whole.fwd != ringRate.fwd);
+    const double peak = gemmRate(gpu, GemmPrecision::Bf16, kc).peak_flops;
+    const double model = 0.5 * 2 * 16 * T * cp * T * (128 + 128); // causal, this rank's share
+    const double copies = 8 * (q + 2 * kvOne + out) / hbm + 8 * kc.kernel_overhead_s;
+    QVERIFY_CLOSE(a.fwd_s - r.fwd_s,
+                  model / (peak * whole.fwd) - model / (peak * ringRate.fwd) + copies, 1e-9);
+    QVERIFY_CLOSE(a.bwd_input_s - r.bwd_input_s,
+                  2.5 * model / (peak * whole.bwd) - 2.5 * model / (peak * ringRate.bwd) + copies,
+                  1e-9);
+    QVERIFY_CLOSE(a.transient_bytes - r.transient_bytes, 2 * (q + 2 * kvOne + out) * 2, 1e-12);
+    // The memo tells the three apart; without CP they are the same layer.
+    QVERIFY(!(layerPlanKey(ring) == layerPlanKey(gather)));
+    QVERIFY(!(layerPlanKey(ring) == layerPlanKey(a2a)));
+    Plan one = ring, oneA2a = a2a;
+    one.parallelism.cp = oneA2a.parallelism.cp = 1;
+    one.sequence_length = oneA2a.sequence_length = 2048;
+    QCOMPARE(cost(oneA2a).fwd_s, cost(one).fwd_s);
+    // The all-to-all splits each TP rank's heads over the cp ranks: 4 KV
+    // heads take cp 4, not cp 8, nor cp 4 at tp 2 (2 KV heads a rank).
+    const auto problems = [&](int tp, int cpDegree) {
+        Scenario sc{c, m, a2a};
+        sc.plan.parallelism.tp = tp;
+        sc.plan.parallelism.cp = cpDegree;
+        sc.plan.parallelism.dp = 8 / (tp * cpDegree) > 0 ? 8 / (tp * cpDegree) : 1;
+        sc.plan.global_batch_sequences = 8;
+        std::vector<std::string> at;
+        for (const Diagnostic& d : validateScenario(sc))
+            at.push_back(d.path);
+        return at;
+    };
+    QVERIFY(problems(1, 4).empty());
+    const auto eight = problems(1, 8), tp2 = problems(2, 4);
+    QVERIFY(std::find(eight.begin(), eight.end(), "/cp_ring") != eight.end());
+    QVERIFY(std::find(tp2.begin(), tp2.end(), "/cp_ring") != tp2.end());
 }
 
 void TestFidelity::gradientAccumulationOutsideTheGemms() {

@@ -1641,6 +1641,8 @@ void TestFormats::cpRingValues() {
     checkChoiceKnob<sa::CpRing>(
         "cp_ring",
         {{"te-p2p", sa::CpRing::TeP2p},
+         {"te-allgather", sa::CpRing::TeAllGather},
+         {"te-a2a", sa::CpRing::TeA2a},
          {"torch-allgather", sa::CpRing::TorchAllGather},
          {"torch-alltoall", sa::CpRing::TorchAllToAll}},
         [](const sa::Plan& p) { return p.cp_ring; }, "ring");

@@ -388,6 +388,8 @@ private Q_SLOTS:
     void p2pOverlapImported();
     void cudaGraphsImported_data();
     void cudaGraphsImported();
+    void cpCommTypeImported_data();
+    void cpCommTypeImported();
     void fp8ParamGatherImported_data();
     void fp8ParamGatherImported();
     void gradAccumulationFusionImported_data();
@@ -544,12 +546,19 @@ void TestFrameworks::refusals_data() {
         << M << base + "--num-experts 8 --expert-model-parallel-size 2"
         << "--moe-token-dispatcher-type"
         << "allgather";
-    QTest::newRow("all-gather context parallelism")
+    QTest::newRow("hierarchical context parallelism")
         << M
         << QString(base).replace("--nnodes 2", "--nnodes 4") +
-               "--context-parallel-size 2 --cp-comm-type a2a"
+               "--context-parallel-size 2 --cp-comm-type a2a+p2p "
+               "--hierarchical-context-parallel-sizes 2 1"
         << "--cp-comm-type"
-        << "P2P ring";
+        << "a2a+p2p is not modelled";
+    QTest::newRow("context parallelism per layer")
+        << M
+        << QString(base).replace("--nnodes 2", "--nnodes 4") +
+               "--context-parallel-size 2 --cp-comm-type p2p a2a"
+        << "--cp-comm-type"
+        << "per layer";
     QTest::newRow("fp32") << M << QString(base).replace("--bf16", "") << "--bf16"
                           << "fp32";
     QTest::newRow("no world size") << M
@@ -1166,6 +1175,50 @@ void TestFrameworks::gradAccumulationFusionImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
+}
+
+void TestFrameworks::cpCommTypeImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("ring");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // Megatron-Core's --cp-comm-type (default p2p), one type for every
+    // layer or the same one per layer; NeMo's model.cp_comm_type.
+    const QString script = smallMegatron(4) + "--context-parallel-size 2 ";
+    QTest::newRow("megatron default") << M << script << int(sa::CpRing::TeP2p);
+    QTest::newRow("megatron a2a") << M << script + "--cp-comm-type a2a" << int(sa::CpRing::TeA2a);
+    QTest::newRow("megatron all_gather")
+        << M << script + "--cp-comm-type all_gather" << int(sa::CpRing::TeAllGather);
+    QTest::newRow("megatron allgather (the help's spelling)")
+        << M << script + "--cp-comm-type allgather" << int(sa::CpRing::TeAllGather);
+    QTest::newRow("megatron a2a per layer")
+        << M << script + "--cp-comm-type " + QStringLiteral("a2a ").repeated(16)
+        << int(sa::CpRing::TeA2a);
+    const QString yaml = smallNemo("  context_parallel_size: 2\n");
+    QTest::newRow("nemo default") << N << yaml << int(sa::CpRing::TeP2p);
+    QTest::newRow("nemo a2a") << N << yaml + "  cp_comm_type: a2a\n" << int(sa::CpRing::TeA2a);
+    QTest::newRow("nemo list")
+        << N
+        << yaml + "  cp_comm_type: [all_gather, all_gather, all_gather, all_gather, "
+                  "all_gather, all_gather, all_gather, all_gather]\n"
+        << int(sa::CpRing::TeAllGather);
+}
+
+// The plan's cp_ring from Megatron's and NeMo's communication types; the
+// exports write them back.
+void TestFrameworks::cpCommTypeImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(int, ring);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->parallelism.cp, 2);
+    QCOMPARE(int(got.plan->cp_ring), ring);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(int(back.plan->cp_ring), ring);
 }
 
 void TestFrameworks::fp8ParamGatherImported_data() {

@@ -520,7 +520,7 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s < megatronLoss);
     choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 1);
     QCOMPARE(doc->scenario().plan.ep_dispatcher, EpDispatcher::Flex);
-    choose(inspector->comboBox(QStringLiteral("cp_ring")), 2);
+    choose(inspector->comboBox(QStringLiteral("cp_ring")), 4);
     QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TorchAllToAll);
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TeP2p);
