@@ -1177,12 +1177,20 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         // the attention core, and with it the ring exchange of K and V.
         const bool redo = full || plan.recomputes(RecomputeModule::CoreAttn);
         if (plan.cp_ring == CpRing::TeP2p) {
-            // Transformer Engine's ring (Megatron context parallelism).
+            // Transformer Engine's ring (Megatron context parallelism,
+            // AttnFuncWithCPAndKVP2P): each step posts the next step's
+            // exchange, runs its own attention (1/cp of the whole: the
+            // balanced chunk pairs) and waits for the exchange before the
+            // next, so each transfer hides under one step. Forward: K, V to
+            // the next rank beside each of the first cp - 1 steps. Backward:
+            // K, V beside the first step, K, V with the accumulated dK, dV
+            // (one buffer) beside the cp - 2 middle ones, the finished dK, dV
+            // to their owner beside the last.
             const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
-            const double fwdComm = (cpi - 1) * (kvBytes / bps + alpha);
-            const double bwdComm = 2.0 * fwdComm;
-            c.cp_fwd_s = std::max(0.0, fwdComm - attn.fwd) + alpha;
-            c.cp_bwd_s = std::max(0.0, bwdComm - attn.bwd) + alpha;
+            const double one = kvBytes / bps + alpha, two = 2.0 * kvBytes / bps + alpha;
+            const double fwdStep = attn.kernel_fwd / cpi, bwdStep = attn.kernel_bwd / cpi;
+            c.cp_fwd_s = (cpi - 1) * std::max(0.0, one - fwdStep);
+            c.cp_bwd_s = 2.0 * std::max(0.0, one - bwdStep) + (cpi - 2) * std::max(0.0, two - bwdStep);
             c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
         } else if (plan.cp_ring == CpRing::TeAllGather) {
             // Transformer Engine's all-gather (teCpExchange): K and V

@@ -195,6 +195,7 @@ private Q_SLOTS:
     void dropoutCostsItsMasksAndPasses();
     void torchCpRingMergesAndWaits();
     void teCpAllGatherAndAllToAll();
+    void teRingHidesEachChunkUnderOneStep();
     void gradientAccumulationOutsideTheGemms();
     void transformerEngineSavesFp8Inputs();
     void torchaoCastsAgainInBackward();
@@ -1467,6 +1468,41 @@ void TestFidelity::teCpAllGatherAndAllToAll() {
     QVERIFY(std::find(tp2.begin(), tp2.end(), "/cp_ring") != tp2.end());
 }
 
+void TestFidelity::teRingHidesEachChunkUnderOneStep() {
+    // smallLlama at tp 8, cp 4: the ring crosses hosts (the NIC). Transformer
+    // Engine's ring (AttnFuncWithCPAndKVP2P) posts each step's exchange, runs
+    // that step's attention (a quarter of it) and waits: a transfer longer
+    // than one step shows by the difference, every step, even where all the
+    // transfers together are shorter than the whole attention.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    const KernelConstants kc;
+    const GpuModel& gpu = h100();
+    const double cp = 4, T = 2048;
+    Plan p = makePlan(8, 1, 2, 64);
+    p.parallelism.cp = int(cp);
+    p.sequence_length = 8192;
+    const LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+    const LayerCost l = layerCost(ctx);
+    const double bps = gbpsToBytesPerS(ctx.scale_out_gbps) * ctx.scale_out_efficiency;
+    const double step = ctx.scale_out_step_s;
+    // One KV head a rank (4 KV heads over 8 TP ranks), 2 of the 16 heads.
+    const double kvBytes = T * 2 * 128 * 2;
+    const AttentionRates r = attentionRates(gpu, p.attention_kernel, T, int(cp), kc);
+    const double peak = gemmRate(gpu, GemmPrecision::Bf16, kc).peak_flops;
+    const double model = 0.5 * 2 * 2 * T * cp * T * (128 + 128);
+    const double fwdStep = (model / (peak * r.fwd) + kc.kernel_overhead_s) / cp;
+    const double bwdStep = (2.5 * model / (peak * r.bwd) + kc.kernel_overhead_s) / cp;
+    const double one = kvBytes / bps + step, two = 2 * kvBytes / bps + step;
+    QVERIFY(one > fwdStep);              // a chunk outlasts a step
+    QVERIFY_CLOSE(l.cp_fwd_s, (cp - 1) * (one - fwdStep), 1e-9);
+    // Backward: K, V beside the first step, K, V and the accumulated dK, dV
+    // beside the two middle ones, the finished dK, dV beside the last.
+    QVERIFY_CLOSE(l.cp_bwd_s,
+                  2 * std::max(0.0, one - bwdStep) + (cp - 2) * std::max(0.0, two - bwdStep),
+                  1e-9);
+}
+
 void TestFidelity::gradientAccumulationOutsideTheGemms() {
     // smallLlama, BF16, DP 8 on one host, 8 microbatches a step. With
     // Megatron's fusion the wgrad GEMMs add into the gradients; without it
@@ -1760,9 +1796,11 @@ void TestFidelity::selectiveRecomputeRerunsTheAttentionCore() {
     sel.recompute_modules = 0;
     QCOMPARE(cost(sel).recompute_s, 0.0);
     // Under CP the exposed part of the K/V ring runs again, as under full
-    // recompute (which counted its bytes and not its time).
+    // recompute (which counted its bytes and not its time): tp 4 x cp 4
+    // spans two hosts, and a chunk over the NIC outlasts a ring step.
     Plan cp = none;
-    cp.parallelism.cp = 2;
+    cp.parallelism.tp = 4;
+    cp.parallelism.cp = 4;
     cp.parallelism.dp = 4;
     cp.sequence_length = 8192;
     Plan cpSel = cp;
