@@ -1190,7 +1190,8 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             const double one = kvBytes / bps + alpha, two = 2.0 * kvBytes / bps + alpha;
             const double fwdStep = attn.kernel_fwd / cpi, bwdStep = attn.kernel_bwd / cpi;
             c.cp_fwd_s = (cpi - 1) * std::max(0.0, one - fwdStep);
-            c.cp_bwd_s = 2.0 * std::max(0.0, one - bwdStep) + (cpi - 2) * std::max(0.0, two - bwdStep);
+            c.cp_bwd_s =
+                2.0 * std::max(0.0, one - bwdStep) + (cpi - 2) * std::max(0.0, two - bwdStep);
             c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
         } else if (plan.cp_ring == CpRing::TeAllGather) {
             // Transformer Engine's all-gather (teCpExchange): K and V

@@ -743,6 +743,26 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
     // refuses it with the others).
     if (base_.dp_compression && base_.dp_compression->method == CompressionMethod::TopK)
         s.dp_algos = {CollectiveAlgo::Hierarchical};
+    // The CP exchange, within the base plan's framework: PyTorch's two
+    // rotations for a plan on PyTorch's ring (torchtitan), else Transformer
+    // Engine's three; its all-to-all only where a TP rank's heads and KV
+    // heads split over cp (the plan check's rule).
+    s.cp_rings = {base_.cp_ring};
+    if (par.cp > 1) {
+        if (isTorchCpRing(base_.cp_ring)) {
+            s.cp_rings =
+                withBaseFirst(base_.cp_ring, {CpRing::TorchAllGather, CpRing::TorchAllToAll});
+        } else {
+            std::vector<CpRing> te = {CpRing::TeP2p, CpRing::TeAllGather};
+            const int heads = model_.heads / par.tp;
+            const int kv = model_.mla ? heads : std::max(1, model_.kv_heads / par.tp);
+            if (heads % par.cp == 0 && kv % par.cp == 0)
+                te.push_back(CpRing::TeA2a);
+            s.cp_rings = std::find(te.begin(), te.end(), base_.cp_ring) != te.end()
+                             ? withBaseFirst(base_.cp_ring, te)
+                             : te;
+        }
+    }
     structures_.push_back(std::move(s));
 }
 
@@ -888,6 +908,8 @@ std::string DesignSpace::axisName(int axis) const {
         return "layers";
     case kDpAlgo:
         return "dp-collective";
+    case kCpExchange:
+        return "cp-exchange";
     default:
         if (axis == routingAxis())
             return "routing";
@@ -912,6 +934,8 @@ int DesignSpace::choices(std::size_t s, int axis) const {
         return int(a.layers.size());
     case kDpAlgo:
         return int(a.dp_algos.size());
+    case kCpExchange:
+        return int(a.cp_rings.size());
     default:
         if (axis == routingAxis())
             return int(routings_.size());
@@ -945,6 +969,8 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
     case kDpAlgo:
         return a.dp_algos[i] == CollectiveAlgo::Auto ? std::string("dp nccl-choice")
                                                      : std::string("dp ") + toString(a.dp_algos[i]);
+    case kCpExchange:
+        return std::string("cp ") + toString(a.cp_rings[i]);
     default:
         if (axis == outerSyncAxis())
             return outerSyncLabel(outerSyncs_[i]);
@@ -1157,6 +1183,7 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.collectives.erase(Dim::DP);
     else
         p.collectives[Dim::DP] = algo;
+    p.cp_ring = axes.cp_rings[c.choice[kCpExchange]];
     for (std::size_t i = 0; i < links_.size(); ++i) {
         const LinkChoice& lc = links_[i][c.choice[kFirstLink + int(i)]];
         if (lc.setting == LinkOverride{})
@@ -1197,7 +1224,8 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
                     ZeroChoice{p.zero_stage, p.zero_stage == 3 ? p.fsdp_reshard_after_forward
                                                                : FsdpReshard::Default}),
             0,
-            indexOf(a.dp_algos, p.algoFor(Dim::DP))};
+            indexOf(a.dp_algos, p.algoFor(Dim::DP)),
+            indexOf(a.cp_rings, p.cp_ring)};
         if (std::any_of(std::begin(found), std::end(found), [](int x) { return x < 0; }))
             continue;
         for (int axis = 0; axis < kFirstLink; ++axis)
@@ -1270,6 +1298,8 @@ std::string DesignSpace::label(const Candidate& c) const {
     for (int a = 0; a < axisCount(); ++a) {
         if (a >= kFirstLink && c.choice[std::size_t(a)] == 0)
             continue; // links as built and the routing as given are not worth a word
+        if (a == kCpExchange && par.cp == 1)
+            continue; // nothing to exchange
         s += " | " + choiceLabel(c.structure, a, c.choice[std::size_t(a)]);
     }
     return s;

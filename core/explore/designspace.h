@@ -21,6 +21,10 @@
 //   layers        even split, or balanced (lighter first/last stages for the
 //                 embedding and logits, slower buildings get fewer layers)
 //   dp-collective NCCL's own choice (ring or tree), ring, tree, hierarchical
+//   cp-exchange   with cp > 1, how CP exchanges the attention's inputs:
+//                 Transformer Engine's ring, all-gather and all-to-all (the
+//                 last where the heads split over cp), or, for a plan on
+//                 PyTorch's ring, its two rotations (Plan::cp_ring)
 //   link:NAME     per inter-building link: technology and flow count, and
 //                 the NCCL buffer and channel values the user allows
 //   routing       the routing policies the user allows (Plan::routing)
@@ -134,7 +138,16 @@ struct LinkChoice {
 
 class DesignSpace {
 public:
-    enum Axis : int { kPlacement = 0, kSchedule, kRecompute, kZero, kLayers, kDpAlgo, kFirstLink };
+    enum Axis : int {
+        kPlacement = 0,
+        kSchedule,
+        kRecompute,
+        kZero,
+        kLayers,
+        kDpAlgo,
+        kCpExchange,
+        kFirstLink
+    };
 
     DesignSpace(const Cluster& cluster, const Model& model, const Plan& base,
                 const DesignSpaceOptions& options = {});
@@ -179,8 +192,8 @@ public:
     // "tp8 cp1 pp16 dp768 mb1 | dp-across | interleaved v2 | selective | zero2 | ..."
     std::string label(const Candidate& c) const;
     // The candidate whose plan is `p` (degrees, micro batch, placement,
-    // schedule, recompute, ZeRO, layer split, DP collective and link
-    // settings all equal), or nullopt when the space does not hold it.
+    // schedule, recompute, ZeRO, layer split, DP collective, CP exchange and
+    // link settings all equal), or nullopt when the space does not hold it.
     std::optional<Candidate> locate(const Plan& p) const;
     // The compute a candidate runs per step relative to the model FLOPs, as
     // a lower bound: full recompute runs every layer's forward again.
@@ -213,6 +226,7 @@ private:
         std::vector<ZeroChoice> zero;
         std::vector<LayerSplit> layers;
         std::vector<CollectiveAlgo> dp_algos;
+        std::vector<CpRing> cp_rings;
         // Activation bytes per layer and microbatch for each recompute
         // choice (dense and MoE layers: the smaller of the two).
         std::vector<double> activation_per_layer;

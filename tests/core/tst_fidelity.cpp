@@ -1494,13 +1494,12 @@ void TestFidelity::teRingHidesEachChunkUnderOneStep() {
     const double fwdStep = (model / (peak * r.fwd) + kc.kernel_overhead_s) / cp;
     const double bwdStep = (2.5 * model / (peak * r.bwd) + kc.kernel_overhead_s) / cp;
     const double one = kvBytes / bps + step, two = 2 * kvBytes / bps + step;
-    QVERIFY(one > fwdStep);              // a chunk outlasts a step
+    QVERIFY(one > fwdStep); // a chunk outlasts a step
     QVERIFY_CLOSE(l.cp_fwd_s, (cp - 1) * (one - fwdStep), 1e-9);
     // Backward: K, V beside the first step, K, V and the accumulated dK, dV
     // beside the two middle ones, the finished dK, dV beside the last.
     QVERIFY_CLOSE(l.cp_bwd_s,
-                  2 * std::max(0.0, one - bwdStep) + (cp - 2) * std::max(0.0, two - bwdStep),
-                  1e-9);
+                  2 * std::max(0.0, one - bwdStep) + (cp - 2) * std::max(0.0, two - bwdStep), 1e-9);
 }
 
 void TestFidelity::gradientAccumulationOutsideTheGemms() {

@@ -64,6 +64,7 @@ private Q_SLOTS:
     void shardsMergeToTheUnshardedResult();
     void baselinesFollowTheirRecipes();
     void designSpaceKeepsLinkKnobs();
+    void designSpaceChoosesTheCpExchange();
     void candidatesKeepTheFramework();
     void designSpaceOfTheSample();
     void cliShardsAndMerge();
@@ -372,6 +373,63 @@ void TestOptimizer::designSpaceKeepsLinkKnobs() {
     }
     QVERIFY(kept >= 1);
     QVERIFY(other >= 1);
+}
+
+// With cp > 1 the space chooses how CP exchanges the attention's inputs:
+// Transformer Engine's ring, all-gather and, where a TP rank's heads split
+// over cp, all-to-all; a plan on PyTorch's ring keeps to its two rotations.
+void TestOptimizer::designSpaceChoosesTheCpExchange() {
+    auto loaded = loadScenarioFile(sampleScenarioFile("single-building-70b.json"));
+    QVERIFY(loaded.ok());
+    Scenario s = *loaded.value; // Llama 3 70B: 64 heads, 8 KV heads
+    DesignSpaceOptions o;
+    o.tp = {2, 8};
+    o.cp = {1, 2};
+    o.pp = {4};
+    o.micro_batch = {1};
+    o.vary_placement = o.vary_links = false;
+    const auto ringsOf = [&](const DesignSpace& space, int tp, int cp) {
+        std::vector<std::string> out;
+        for (std::size_t st = 0; st < space.structureCount(); ++st) {
+            const Parallelism& par = space.structure(st).parallelism;
+            if (par.tp != tp || par.cp != cp)
+                continue;
+            Candidate c;
+            c.structure = std::uint32_t(st);
+            c.choice.assign(std::size_t(space.axisCount()), 0);
+            for (int k = 0; k < space.choices(st, DesignSpace::kCpExchange); ++k) {
+                c.choice[DesignSpace::kCpExchange] = std::uint16_t(k);
+                const Plan p = space.plan(c);
+                out.push_back(toString(p.cp_ring));
+                // Every choice is a valid plan the space finds again.
+                if (!validateScenario({s.cluster, s.model, p}).empty())
+                    out.push_back("invalid");
+                const auto back = space.locate(p);
+                if (!back || !(*back == c))
+                    out.push_back("not located");
+                if (cp == 1 && space.label(c).find("| cp ") != std::string::npos)
+                    out.push_back("labelled");
+            }
+            break;
+        }
+        return out;
+    };
+    s.plan.cp_ring = CpRing::TeP2p;
+    const DesignSpace te(s.cluster, s.model, s.plan, o);
+    QCOMPARE(ringsOf(te, 2, 1), std::vector<std::string>{"te-p2p"});
+    // tp 2: 32 heads and 4 KV heads a rank split over cp 2.
+    QCOMPARE(ringsOf(te, 2, 2), (std::vector<std::string>{"te-p2p", "te-allgather", "te-a2a"}));
+    // tp 8: one KV head a rank, no all-to-all.
+    QCOMPARE(ringsOf(te, 8, 2), (std::vector<std::string>{"te-p2p", "te-allgather"}));
+    // The base plan's exchange comes first.
+    s.plan.cp_ring = CpRing::TeA2a;
+    const DesignSpace a2a(s.cluster, s.model, s.plan, o);
+    QCOMPARE(ringsOf(a2a, 2, 2), (std::vector<std::string>{"te-a2a", "te-p2p", "te-allgather"}));
+    QCOMPARE(ringsOf(a2a, 8, 2), (std::vector<std::string>{"te-p2p", "te-allgather"}));
+    s.plan.cp_ring = CpRing::TorchAllToAll;
+    const DesignSpace torch(s.cluster, s.model, s.plan, o);
+    QCOMPARE(ringsOf(torch, 2, 2), (std::vector<std::string>{"torch-alltoall", "torch-allgather"}));
+    QCOMPARE(te.axisName(DesignSpace::kCpExchange), std::string("cp-exchange"));
 }
 
 void TestOptimizer::designSpaceOfTheSample() {
