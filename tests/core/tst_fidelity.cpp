@@ -1311,24 +1311,40 @@ void TestFidelity::dropoutCostsItsMasksAndPasses() {
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(attn)));
 }
 
+// The CP exchange tests' case: smallLlama (16 heads of 128, 4 KV heads),
+// BF16, cp 4 on 8,192-token sequences on one host of a 64-GPU building:
+// 2,048 tokens a rank.
+struct CpCase {
+    Cluster cluster = clusterOf("one", {building("B1", 64)});
+    Model model = smallLlama();
+    KernelConstants kc;
+    GpuModel gpu = h100();
+    double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
+    static constexpr double cp = 4, T = 2048;
+    static Plan plan() {
+        Plan p = makePlan(1, 1, 2, 64);
+        p.parallelism.cp = int(cp);
+        p.sequence_length = 8192;
+        return p;
+    }
+    LayerContext context(const Plan& p) const {
+        return layerContext(cluster, cluster.buildings[0], model, p);
+    }
+    LayerCost cost(const Plan& p) const { return layerCost(context(p)); }
+};
+
 void TestFidelity::torchCpRingMergesAndWaits() {
-    // smallLlama (16 heads of 128, 4 KV heads), BF16, cp 4 on 8,192-token
-    // sequences: 2,048 tokens a rank. PyTorch's context_parallel
-    // (torch/distributed/tensor/experimental/_attention.py) against
-    // Transformer Engine's ring, same attention kernels.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const Model m = smallLlama();
-    const KernelConstants kc;
-    const GpuModel& gpu = h100();
-    const double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
-    const double cp = 4, T = 2048;
-    Plan te = makePlan(1, 1, 2, 64);
-    te.parallelism.cp = int(cp);
-    te.sequence_length = 8192;
+    // PyTorch's context_parallel (torch/distributed/tensor/experimental/
+    // _attention.py) against Transformer Engine's ring, same attention
+    // kernels.
+    const CpCase k;
+    const KernelConstants& kc = k.kc;
+    const double hbm = k.hbm, cp = CpCase::cp, T = CpCase::T;
+    Plan te = CpCase::plan();
     te.elementwise = Elementwise::Eager; // torchtitan's block: repeat_kv before SDPA
     Plan torch = te;
     torch.cp_ring = CpRing::TorchAllGather;
-    auto cost = [&](const Plan& p) { return layerCost(layerContext(c, c.buildings[0], m, p)); };
+    auto cost = [&](const Plan& p) { return k.cost(p); };
     const LayerCost a = cost(te), b = cost(torch);
     // The output's elements, and K's and V's as SDPA receives them: repeated
     // from 4 to the 16 query heads.
@@ -1354,7 +1370,7 @@ void TestFidelity::torchCpRingMergesAndWaits() {
     const double kv = 2 * Ekv;
     QVERIFY_CLOSE(b.cp_bytes, (cp - 1) * kv * 2 + 2 * cp * kv, 1e-12);
     // The last dK, dV is waited for after the attention: never hidden.
-    const LayerContext ctx = layerContext(c, c.buildings[0], m, torch);
+    const LayerContext ctx = k.context(torch);
     const double bps = gbpsToBytesPerS(ctx.scale_up_gbps) * ctx.scale_up_efficiency;
     QVERIFY(b.cp_bwd_s >= 2 * kv / bps);
     QVERIFY(a.cp_bwd_s < 2 * kv / bps);
@@ -1381,25 +1397,22 @@ void TestFidelity::torchCpRingMergesAndWaits() {
 }
 
 void TestFidelity::teCpAllGatherAndAllToAll() {
-    // smallLlama (16 heads of 128, 4 KV heads), BF16, cp 4 on 8,192-token
-    // sequences on one host: Transformer Engine's all-gather and all-to-all
-    // CP (context_parallel.py AttnFuncWithCPAndKVAllGather,
-    // AttnFuncWithCPAndQKVOA2A) against its ring.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const Model m = smallLlama();
-    const KernelConstants kc;
-    const GpuModel& gpu = h100();
-    const double hbm = gpu.hbm_tbps * 1e12 * kc.hbm_efficiency;
-    const double cp = 4, T = 2048;
-    Plan ring = makePlan(1, 1, 2, 64);
-    ring.parallelism.cp = int(cp);
-    ring.sequence_length = 8192;
+    // Transformer Engine's all-gather and all-to-all CP (context_parallel.py
+    // AttnFuncWithCPAndKVAllGather, AttnFuncWithCPAndQKVOA2A) against its
+    // ring.
+    const CpCase k;
+    const Cluster& c = k.cluster;
+    const Model& m = k.model;
+    const KernelConstants& kc = k.kc;
+    const GpuModel& gpu = k.gpu;
+    const double hbm = k.hbm, cp = CpCase::cp, T = CpCase::T;
+    Plan ring = CpCase::plan();
     Plan gather = ring, a2a = ring;
     gather.cp_ring = CpRing::TeAllGather;
     a2a.cp_ring = CpRing::TeA2a;
-    auto cost = [&](const Plan& p) { return layerCost(layerContext(c, c.buildings[0], m, p)); };
+    auto cost = [&](const Plan& p) { return k.cost(p); };
     const LayerCost r = cost(ring), g = cost(gather), a = cost(a2a);
-    const LayerContext ctx = layerContext(c, c.buildings[0], m, ring);
+    const LayerContext ctx = k.context(ring);
     const double bps = gbpsToBytesPerS(ctx.scale_up_gbps) * ctx.scale_up_efficiency;
     const double step = ctx.scale_up_step_s;
     // K's and V's elements on a rank (4 KV heads, no repeat), and the cp
