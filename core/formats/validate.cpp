@@ -656,10 +656,10 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
         const int kv = m.mla ? heads : std::max(1, m.kv_heads / g.tp);
         if (heads % g.cp != 0 || kv % g.cp != 0)
             dp.error("/cp_ring", "te-a2a splits each TP rank's attention heads over the cp "
-                                 "ranks: its " +
-                                     str(heads) + " heads and " + str(kv) +
-                                     " KV heads must be multiples of cp (" + str(g.cp) +
-                                     "); te-p2p or te-allgather do not need it");
+                                 "ranks: a rank's heads (" +
+                                     str(heads) + ") and KV heads (" + str(kv) +
+                                     ") must be multiples of cp (" + str(g.cp) +
+                                     "); te-p2p and te-allgather do not need it");
     }
 
     const bool haveLayerSplit = p.placement && !p.placement->layers_per_stage.empty();
