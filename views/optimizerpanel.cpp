@@ -252,8 +252,8 @@ OptimizerPanel::OptimizerPanel(Document* document, EvaluatorSource evaluator, QW
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     status_->setText(QStringLiteral("Searches parallel degrees, placement, schedule, recompute, "
-                                    "ZeRO, layer split, DP collective and link technologies of "
-                                    "the open scenario for the best plans."));
+                                    "ZeRO, layer split, DP collective, CP exchange and link "
+                                    "technologies of the open scenario for the best plans."));
     outer->addWidget(status_);
     message_ = new QLabel(this);
     message_->setObjectName(QStringLiteral("optimizerMessage"));

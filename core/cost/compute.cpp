@@ -695,6 +695,8 @@ struct AttentionCore {
     double kernel_fwd = 0, kernel_bwd = 0;
     double ring_kv_bytes = 0;        // a PyTorch CP ring's K and V a step (torchCpRing)
     double ring_transient_bytes = 0; // a CP exchange's buffers (torchCpRing, teCpExchange)
+    // and the kernels it adds, forward and backward (each issued by the host)
+    double exchange_fwd_kernels = 0, exchange_bwd_kernels = 0;
 };
 
 // PyTorch's context-parallel ring (plan cp_ring torch-*) on one rank, per
@@ -838,6 +840,8 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         a.bwd += streamTime(gpu, ring.bwd_bytes, kc) + ring.bwd_kernels * kc.kernel_overhead_s;
         a.ring_kv_bytes = ring.kv_bytes;
         a.ring_transient_bytes = ring.transient_bytes;
+        a.exchange_fwd_kernels = ring.fwd_kernels;
+        a.exchange_bwd_kernels = ring.bwd_kernels;
     }
     return a;
 }
@@ -1370,7 +1374,8 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
 // the longer of the GPU's time and the host's (identical layers one after
 // another: the host's lead neither grows nor shrinks across them). Ops: the
 // kernels the layer's work is counted in (ElementwiseWork: GEMMs, attention,
-// norms, activations, adds), the FP8 casts, the TP collectives, and for an
+// norms, activations, adds), a CP exchange's (torchCpRing, teCpExchange),
+// the FP8 casts, the TP collectives, and for an
 // MoE layer the router's GEMM and top-k, the dispatcher's bookkeeping on the
 // token counts (Megatron-Core MoEAlltoAllTokenDispatcher.preprocess: the
 // routing map's sums, their all-gather, slices and the device-to-host copy:
@@ -1383,12 +1388,14 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
 // cuda_sync_point; torchtitan's all-to-all splits under EP): the GPU's queue
 // drains, and the op after the wait starts on an idle GPU.
 void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWork& elem,
-              const GemmSums& gemms, const GemmSums& attentionGemms, LayerCost& c) {
+              const GemmSums& gemms, const GemmSums& attentionGemms, const AttentionCore& attn,
+              LayerCost& c) {
     const KernelConstants& kc = ctx.kc;
     const Plan& plan = *ctx.plan;
     const bool moe = ctx.moe_layer && ctx.model->moe;
-    double denseFwd = elem.fwdKernels() + attentionGemms.fwdLaunches;
-    double denseBwd = elem.bwdKernels() + attentionGemms.bwdLaunches;
+    // (A CP exchange's kernels with the attention's.)
+    double denseFwd = elem.fwdKernels() + attentionGemms.fwdLaunches + attn.exchange_fwd_kernels;
+    double denseBwd = elem.bwdKernels() + attentionGemms.bwdLaunches + attn.exchange_bwd_kernels;
     // The MLP half's (an MoE layer's expert half: it stays host-issued when
     // its shapes are data-dependent).
     double mlpFwd = gemms.fwdLaunches - attentionGemms.fwdLaunches;
@@ -1496,7 +1503,7 @@ LayerCost layerCost(const LayerContext& ctx) {
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
-    hostPace(ctx, s, elem, gemms, attentionGemms, c);
+    hostPace(ctx, s, elem, gemms, attentionGemms, attn, c);
     // What the passes save without their weight casts (nothing while the
     // host paces them).
     c.fwd_weight_cast_s =

@@ -1365,6 +1365,9 @@ void TestFidelity::torchCpRingMergesAndWaits() {
     QVERIFY_CLOSE(b.bwd_input_s - a.bwd_input_s, bwdBytes / hbm + bwdKernels * kc.kernel_overhead_s,
                   1e-9);
     QCOMPARE(b.bwd_weight_s, a.bwd_weight_s);
+    // The host issues each of those kernels too.
+    QVERIFY_CLOSE(b.host_fwd_s - a.host_fwd_s, fwdKernels * kc.host_op_fwd_s, 1e-12);
+    QVERIFY_CLOSE(b.host_bwd_s - a.host_bwd_s, bwdKernels * kc.host_op_bwd_s, 1e-12);
     // The fp32 gradients travel too: the ring sends K, V forward (3 steps),
     // again in the backward, and dK, dV in fp32 at every step (4 B each).
     const double kv = 2 * Ekv;
@@ -1423,6 +1426,8 @@ void TestFidelity::teCpAllGatherAndAllToAll() {
     // zeroed (2), added (6) and reordered (4), 11 more kernels.
     QVERIFY_CLOSE(g.fwd_s - r.fwd_s, 4 * all / hbm + 3 * kc.kernel_overhead_s, 1e-9);
     QVERIFY_CLOSE(g.bwd_input_s - r.bwd_input_s, 16 * all / hbm + 11 * kc.kernel_overhead_s, 1e-9);
+    QVERIFY_CLOSE(g.host_fwd_s - r.host_fwd_s, 3 * kc.host_op_fwd_s, 1e-12);
+    QVERIFY_CLOSE(g.host_bwd_s - r.host_bwd_s, 11 * kc.host_op_bwd_s, 1e-12);
     // K and V gathered one after the other, nothing hidden; backward again,
     // and dK, dV reduce-scattered: twice the forward's.
     const double gatherOne = (cp - 1) / cp * (cp * kvBytes / 2) / bps + (cp - 1) * step;
