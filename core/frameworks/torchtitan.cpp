@@ -1659,7 +1659,7 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                             "the gradients have no torchtitan counterpart; kept in the "
                             "scaleacross comment");
         }
-        // Transformer Engine's ring has no torchtitan setting: it reads back
+        // Transformer Engine's exchanges have no torchtitan setting: they read back
         // as PyTorch's.
         if (back.plan->cp_ring != plan.cp_ring) {
             comment["cp_ring"] = toString(plan.cp_ring);

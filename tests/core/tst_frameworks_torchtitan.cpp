@@ -558,18 +558,24 @@ void TestFrameworksTorchtitan::rotateMethodIsCpRing() {
         QVERIFY2(back.ok(), problemsOf(back).c_str());
         QCOMPARE(back.plan->cp_ring, sa::CpRing::TorchAllToAll);
     }
-    sa::Plan te = *plain.plan;
-    te.cp_ring = sa::CpRing::TeP2p;
-    const auto out = sa::frameworks::exportTorchtitan(*plain.model, te);
-    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
-    const json comment = scaleacrossComment(out.text);
-    QVERIFY2(comment.is_object(), out.text.c_str());
-    QCOMPARE(comment.value("cp_ring", std::string()), std::string("te-p2p"));
-    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(),
-                        [](const std::string& n) { return n.rfind("cp_ring te-p2p", 0) == 0; }));
-    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
-    QVERIFY2(back.ok(), problemsOf(back).c_str());
-    QCOMPARE(back.plan->cp_ring, sa::CpRing::TeP2p);
+    // Transformer Engine's exchanges have no torchtitan setting: the
+    // comment keeps them.
+    for (const sa::CpRing ring : {sa::CpRing::TeP2p, sa::CpRing::TeAllGather, sa::CpRing::TeA2a}) {
+        sa::Plan te = *plain.plan;
+        te.cp_ring = ring;
+        const std::string name = sa::toString(ring);
+        const auto out = sa::frameworks::exportTorchtitan(*plain.model, te);
+        QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+        const json comment = scaleacrossComment(out.text);
+        QVERIFY2(comment.is_object(), out.text.c_str());
+        QCOMPARE(comment.value("cp_ring", std::string()), name);
+        QVERIFY(std::any_of(out.notes.begin(), out.notes.end(), [&](const std::string& n) {
+            return n.rfind("cp_ring " + name, 0) == 0;
+        }));
+        const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+        QVERIFY2(back.ok(), problemsOf(back).c_str());
+        QCOMPARE(back.plan->cp_ring, ring);
+    }
     // Anything else is refused, naming the key.
     Imported bad = importTorchtitan(base + "[parallelism]\ncontext_parallel_degree = 2\n"
                                            "context_parallel_rotate_method = \"ring\"\n",
