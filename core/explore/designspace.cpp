@@ -754,9 +754,7 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
                 withBaseFirst(base_.cp_ring, {CpRing::TorchAllGather, CpRing::TorchAllToAll});
         } else {
             std::vector<CpRing> te = {CpRing::TeP2p, CpRing::TeAllGather};
-            const int heads = model_.heads / par.tp;
-            const int kv = model_.mla ? heads : std::max(1, model_.kv_heads / par.tp);
-            if (heads % par.cp == 0 && kv % par.cp == 0)
+            if (model_.headsSplitOver(par.tp, par.cp))
                 te.push_back(CpRing::TeA2a);
             s.cp_rings = std::find(te.begin(), te.end(), base_.cp_ring) != te.end()
                              ? withBaseFirst(base_.cp_ring, te)

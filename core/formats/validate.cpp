@@ -651,16 +651,12 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
     // == 0 for Q and for K and V.
     const bool cpGood = good(dp, "/parallelism/cp", g.cp);
     if (tpOk && cpGood && g.cp > 1 && p.cp_ring == CpRing::TeA2a && good(dm, "/heads", m.heads) &&
-        good(dm, "/kv_heads", m.kv_heads) && m.heads % g.tp == 0) {
-        const int heads = m.heads / g.tp;
-        const int kv = m.mla ? heads : std::max(1, m.kv_heads / g.tp);
-        if (heads % g.cp != 0 || kv % g.cp != 0)
-            dp.error("/cp_ring", "te-a2a splits each TP rank's attention heads over the cp "
-                                 "ranks: a rank's heads (" +
-                                     str(heads) + ") and KV heads (" + str(kv) +
-                                     ") must be multiples of cp (" + str(g.cp) +
-                                     "); te-p2p and te-allgather do not need it");
-    }
+        good(dm, "/kv_heads", m.kv_heads) && m.heads % g.tp == 0 && !m.headsSplitOver(g.tp, g.cp))
+        dp.error("/cp_ring", "te-a2a splits each TP rank's attention heads over the cp ranks: a "
+                             "rank's heads (" +
+                                 str(m.heads / g.tp) + ") and KV heads (" +
+                                 str(int(m.kvHeadsPerRank(g.tp))) + ") must be multiples of cp (" +
+                                 str(g.cp) + "); te-p2p and te-allgather do not need it");
 
     const bool haveLayerSplit = p.placement && !p.placement->layers_per_stage.empty();
     if (ppOk && vOk && layersOk) {

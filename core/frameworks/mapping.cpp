@@ -981,8 +981,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     // model.cp_comm_type), one type for every layer or one per layer:
     // Transformer Engine's ring (p2p), all-gather (all_gather, what
     // Transformer Engine accepts and Megatron-Core passes it unchanged;
-    // arguments.py's help spells it allgather) or all-to-all (a2a). The hierarchical a2a+p2p, and
-    // different types per layer, are not modelled.
+    // arguments.py's help spells it allgather) or all-to-all (a2a). The
+    // hierarchical a2a+p2p, and different types per layer, are not modelled.
     if (cp > 1)
         if (auto comm = r.text("cp_comm_type", "plan:/cp_ring")) {
             // Megatron's words, or NeMo's YAML list [a, b, ...].

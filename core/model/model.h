@@ -77,6 +77,13 @@ struct Model {
     // ranks when tp > kv_heads (GQA).
     double headsPerRank(double tp) const { return double(heads) / tp; }
     double kvHeadsPerRank(double tp) const { return std::max(1.0, double(kv_heads) / tp); }
+    // Whether a TP rank's heads and KV heads split evenly over `cp` ranks, as
+    // Transformer Engine's all-to-all CP asserts (AttnFuncWithCPAndQKVOA2A;
+    // an MLA model's kv_heads equal its heads).
+    bool headsSplitOver(int tp, int cp) const {
+        return tp > 0 && cp > 0 && heads % tp == 0 && (heads / tp) % cp == 0 &&
+               int(kvHeadsPerRank(tp)) % cp == 0;
+    }
     AttentionWidths attentionWidths(double tp = 1) const {
         AttentionWidths w;
         const double a = headsPerRank(tp);
