@@ -24,6 +24,7 @@
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -84,6 +85,22 @@ QString acrossText(const PlacementResult& placed) {
     for (Dim d : dims)
         parts << QString::fromLatin1(toString(d)).toUpper();
     return parts.join(QStringLiteral(" and "));
+}
+
+// Why the plan check refuses a rank order for the plan's degrees on this
+// cluster (core/formats/validate.cpp; empty when it does not): pp or dp
+// inside tp or cp, or cp inside tp spreading TP groups over hosts.
+QString refusedOrderText(const Cluster& cluster, const Plan& plan) {
+    if (const auto split = plan.modelParallelSplit())
+        return QStringLiteral("%1 inside %2 splits the model-parallel groups")
+            .arg(QString::fromLatin1(toString(split->second)),
+                 QString::fromLatin1(toString(split->first)));
+    const std::int64_t span = plan.rankStride(Dim::TP) * plan.parallelism.tp;
+    if (span > plan.parallelism.tp)
+        for (const Building& b : cluster.buildings)
+            if (b.gpus_per_host > 0 && b.gpus_per_host % span != 0)
+                return QStringLiteral("TP groups would leave a host");
+    return {};
 }
 
 QStringList names(std::initializer_list<const char*> list) {
@@ -199,7 +216,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     auto* rank =
         addCombo(par, QStringLiteral("rank_order"), QStringLiteral("Rank order"), orderNames,
                  QStringLiteral("Innermost first: the outermost dimension crosses "
-                                "buildings"),
+                                "buildings; tp and cp stay innermost"),
                  [orders](Scenario& s, int i) { s.plan.rank_order = orders[std::size_t(i)]; });
     // What each order puts across buildings, on its item and below the list
     // for the plan's own (with its explicit placement).
@@ -221,10 +238,18 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             orderKeyValid_ = true;
             Plan p = sc.plan;
             p.placement.reset();
+            auto* items = qobject_cast<QStandardItemModel*>(rank->model());
             for (std::size_t i = 0; i < orders.size(); ++i) {
                 p.rank_order = orders[i];
-                rank->setItemText(int(i), rankOrderText(orders[i]) + QStringLiteral(" — ") +
-                                              acrossText(placeCells(sc.cluster, p)));
+                // The orders the plan check refuses are shown, greyed, with
+                // the reason.
+                const QString refused = refusedOrderText(sc.cluster, p);
+                rank->setItemText(
+                    int(i),
+                    rankOrderText(orders[i]) + QStringLiteral(" — ") +
+                        (refused.isEmpty() ? acrossText(placeCells(sc.cluster, p)) : refused));
+                if (items)
+                    items->item(int(i))->setEnabled(refused.isEmpty());
             }
         }
         across->setText(QStringLiteral("Across buildings: ") +

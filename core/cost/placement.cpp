@@ -7,17 +7,6 @@ namespace sa {
 
 namespace {
 
-// Stride of a dimension in the rank order (innermost first).
-std::int64_t strideOf(const Plan& plan, Dim dim) {
-    std::int64_t stride = 1;
-    for (Dim d : plan.rank_order) {
-        if (d == dim)
-            return stride;
-        stride *= plan.parallelism.of(d);
-    }
-    return stride;
-}
-
 // Column width: every replica index where some stage's building or zone may
 // change (a building or zone boundary between two ranks, the edge of a
 // placement run) is a multiple of it.
@@ -196,8 +185,8 @@ PlacementResult placeCells(const Cluster& cluster, const Plan& plan, const std::
     std::vector<std::int64_t> firstRank(nb + 1, 0);
     for (std::size_t b = 0; b < nb; ++b)
         firstRank[b + 1] = firstRank[b] + cluster.buildings[b].gpus;
-    const std::int64_t ppStride = strideOf(plan, Dim::PP);
-    const std::int64_t dpStride = strideOf(plan, Dim::DP);
+    const std::int64_t ppStride = plan.rankStride(Dim::PP);
+    const std::int64_t dpStride = plan.rankStride(Dim::DP);
     g.group = columnWidth(cluster, plan, g, firstRank, ppStride, dpStride);
     g.columns = g.replicas / g.group;
     const std::size_t cells = std::size_t(g.stages) * std::size_t(g.columns);

@@ -486,6 +486,16 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         if (sorted != std::vector<Dim>{Dim::TP, Dim::CP, Dim::PP, Dim::DP})
             d.error("/rank_order",
                     "must be a permutation of tp, cp, pp, dp, got " + rankOrderText(p.rank_order));
+        else if (tpOk && cpOk && ppOk && dpOk)
+            if (const auto split = p.modelParallelSplit())
+                d.error("/rank_order",
+                        std::string("puts ") + toString(split->second) + " (" +
+                            str(g.of(split->second)) + ") inside " + toString(split->first) + " (" +
+                            str(g.of(split->first)) +
+                            "): tp and cp must be the innermost dimensions, in either order, so "
+                            "that each model-parallel group of tp*cp GPUs takes consecutive ranks "
+                            "(as Megatron-Core's and torchtitan's orders do); got " +
+                            rankOrderText(p.rank_order));
     }
 
     if (p.placement && !d.isBad("/placement")) {
@@ -627,6 +637,17 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
                          "must divide gpus_per_host of every building (TP stays inside a host's "
                          "NVLink domain); building '" +
                              b.name + "' has " + str(b.gpus_per_host) + ", got " + str(g.tp));
+                break;
+            }
+            // With cp inside tp in the rank order a TP group spans tp*cp
+            // consecutive ranks.
+            const std::int64_t span = p.rankStride(Dim::TP) * g.tp;
+            if (span > g.tp && !dp.touched("/rank_order") && b.gpus_per_host % span != 0) {
+                dp.error("/rank_order",
+                         "puts cp inside tp, so each TP group spans tp*cp = " + str(span) +
+                             " GPUs, which must divide gpus_per_host of every building (TP "
+                             "stays inside a host's NVLink domain); building '" +
+                             b.name + "' has " + str(b.gpus_per_host) + ": put tp first");
                 break;
             }
         }

@@ -2,6 +2,29 @@
 
 namespace sa {
 
+std::int64_t Plan::rankStride(Dim d) const {
+    std::int64_t stride = 1;
+    for (Dim o : rank_order) {
+        if (o == d)
+            break;
+        stride *= parallelism.of(o);
+    }
+    return stride;
+}
+
+std::optional<std::pair<Dim, Dim>> Plan::modelParallelSplit() const {
+    for (std::size_t i = 0; i < rank_order.size(); ++i) {
+        const Dim outer = rank_order[i];
+        if ((outer != Dim::TP && outer != Dim::CP) || parallelism.of(outer) <= 1)
+            continue;
+        for (std::size_t j = 0; j < i; ++j)
+            if ((rank_order[j] == Dim::PP || rank_order[j] == Dim::DP) &&
+                parallelism.of(rank_order[j]) > 1)
+                return std::pair{outer, rank_order[j]};
+    }
+    return std::nullopt;
+}
+
 const char* toString(Dim d) {
     switch (d) {
     case Dim::TP:

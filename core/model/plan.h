@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sa {
@@ -383,6 +384,16 @@ struct Plan {
     int effectiveZeroStage() const {
         return sa::effectiveZeroStage(zero_stage, fsdp_reshard_after_forward, parallelism.pp);
     }
+    // Ranks between neighbouring members of dimension `d`'s groups: the
+    // product of the degrees the rank order puts inside it.
+    std::int64_t rankStride(Dim d) const;
+    // A data or pipeline dimension the rank order puts inside TP or CP
+    // (degrees above 1 only), as {outer, inner}: a model-parallel group of
+    // tp*cp GPUs then no longer takes consecutive ranks, which the placement
+    // (one cell a group) and the layer's TP, CP and EP costs assume, as
+    // Megatron-Core's orders (tp-cp-ep-dp-pp, tp-cp-ep-pp-dp) and
+    // torchtitan's device mesh do. Null when none.
+    std::optional<std::pair<Dim, Dim>> modelParallelSplit() const;
     CollectiveAlgo algoFor(Dim d) const {
         auto it = collectives.find(d);
         return it == collectives.end() ? CollectiveAlgo::Auto : it->second;

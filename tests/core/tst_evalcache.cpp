@@ -333,7 +333,7 @@ void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
         {"pp and dp", [](Plan& p) { std::swap(p.parallelism.pp, p.parallelism.dp); }},
         {"rank_order",
          [](Plan& p) {
-             p.rank_order = {Dim::DP, Dim::PP, Dim::CP, Dim::TP};
+             p.rank_order = {Dim::CP, Dim::TP, Dim::DP, Dim::PP};
          }},
         {"placement",
          [](Plan& p) {

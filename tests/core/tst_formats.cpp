@@ -89,7 +89,7 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
   "description": "everything", "sequence_length": 4096, "global_batch_sequences": 256,
   "micro_batch_sequences": 2, "parallelism": {"tp": 4, "cp": 2, "pp": 4, "dp": 16, "ep": 8},
   "zero_stage": 3, "recompute": "selective", "sequence_parallel": false,
-  "schedule": {"kind": "interleaved", "virtual_stages": 2}, "rank_order": ["tp", "pp", "cp", "dp"],
+  "schedule": {"kind": "interleaved", "virtual_stages": 2}, "rank_order": ["cp", "tp", "dp", "pp"],
   "placement": {"runs": [{"stages": [0, 3], "replicas": [0, 7], "building": "B1"},
                          {"stages": [0, 3], "replicas": [8, 15], "building": "B2"}],
                 "layers_per_stage": [5, 7, 6, 6]},
@@ -762,6 +762,17 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /rank_order/3: must be one of tp, cp, pp, dp, got 'ep'"});
     bad("rank order not a permutation", "plan", {"/rank_order=[\"tp\", \"tp\", \"pp\", \"dp\"]"},
         {"plan.json: /rank_order: must be a permutation of tp, cp, pp, dp, got [tp, tp, pp, dp]"});
+    bad("dp inside tp", "plan", {"/rank_order=[\"dp\", \"tp\", \"cp\", \"pp\"]"},
+        {"plan.json: /rank_order: puts dp (64) inside tp (8): tp and cp must be the innermost "
+         "dimensions, in either order, so that each model-parallel group of tp*cp GPUs takes "
+         "consecutive ranks (as Megatron-Core's and torchtitan's orders do); got [dp, tp, cp, "
+         "pp]"});
+    bad("pp inside cp", "plan",
+        {"/rank_order=[\"tp\", \"pp\", \"cp\", \"dp\"]", "/parallelism/cp=2", "/parallelism/dp=32"},
+        {"plan.json: /rank_order: puts pp (4) inside cp (2): tp and cp must be the innermost "
+         "dimensions, in either order, so that each model-parallel group of tp*cp GPUs takes "
+         "consecutive ranks (as Megatron-Core's and torchtitan's orders do); got [tp, pp, cp, "
+         "dp]"});
     bad("ep does not divide dp", "plan", {"/parallelism/ep=3"},
         {"plan.json: /parallelism/ep: must divide dp (64), got 3"});
     bad("cp does not divide sequence", "plan", {"/parallelism/cp=3"},
@@ -878,6 +889,19 @@ void TestFormats::crossChecks_data() {
     row("tp beyond a host", {"/buildings/1/gpus_per_host=4"}, {}, {},
         {"plan.json: /parallelism/tp: must divide gpus_per_host of every building (TP stays "
          "inside a host's NVLink domain); building 'B2' has 4, got 8"});
+    // Degrees of 1 place nothing: cp 1 may sit anywhere, and cp inside tp
+    // keeps the TP group in a host while tp*cp fits it.
+    row("a dimension of one anywhere", {}, {}, {"/rank_order=[\"tp\", \"pp\", \"dp\", \"cp\"]"},
+        {});
+    row("cp inside tp in a host", {}, {},
+        {"/rank_order=[\"cp\", \"tp\", \"pp\", \"dp\"]", "/parallelism/tp=4", "/parallelism/cp=2"},
+        {});
+    row("cp inside tp beyond a host", {}, {},
+        {"/rank_order=[\"cp\", \"tp\", \"pp\", \"dp\"]", "/parallelism/cp=2", "/parallelism/dp=32",
+         "-/placement"},
+        {"plan.json: /rank_order: puts cp inside tp, so each TP group spans tp*cp = 16 GPUs, "
+         "which must divide gpus_per_host of every building (TP stays inside a host's NVLink "
+         "domain); building 'B1' has 8: put tp first"});
     row("tp does not divide heads", {}, {"/heads=36", "/hidden=4608", "/kv_heads=4"}, {},
         {"plan.json: /parallelism/tp: must divide the model's heads (36), got 8"});
     row("tp and kv heads", {}, {"/heads=48", "/hidden=6144", "/kv_heads=6"}, {},

@@ -263,7 +263,7 @@ PlanCase everythingCase() {
     p.sequence_parallel = false;
     p.schedule.kind = sa::ScheduleKind::ZeroBubble;
     p.schedule.latency_hiding = true;
-    p.rank_order = {sa::Dim::TP, sa::Dim::PP, sa::Dim::CP, sa::Dim::DP};
+    p.rank_order = {sa::Dim::CP, sa::Dim::TP, sa::Dim::PP, sa::Dim::DP};
     p.placement = sa::Placement{{{0, 1, 0, 15, "B1"}, {2, 3, 0, 15, "B2"}}, {5, 7, 6, 6}};
     p.collectives = {{sa::Dim::DP, sa::CollectiveAlgo::Hierarchical},
                      {sa::Dim::TP, sa::CollectiveAlgo::Ring}};

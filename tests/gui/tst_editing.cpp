@@ -31,6 +31,7 @@
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTest>
@@ -1027,6 +1028,24 @@ void TestEditing::layersPerStageAndRankOrder() {
     choose(rank, ppOuter);
     QCOMPARE(doc->scenario().plan.rank_order,
              (std::vector<Dim>{Dim::TP, Dim::CP, Dim::DP, Dim::PP}));
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: PP and DP"));
+    // The orders the plan check refuses (pp or dp inside tp) are listed,
+    // greyed, with the reason; End skips them to the last one it takes.
+    auto* orderItems = qobject_cast<QStandardItemModel*>(rank->model());
+    QVERIFY(orderItems);
+    int dpInner = -1;
+    for (int i = 0; i < rank->count(); ++i)
+        if (rank->itemText(i).startsWith(QStringLiteral("dp › tp › cp › pp")))
+            dpInner = i;
+    QVERIFY(dpInner >= 0);
+    QCOMPARE(rank->itemText(dpInner),
+             QStringLiteral("dp › tp › cp › pp — dp inside tp splits the model-parallel groups"));
+    QVERIFY(!orderItems->item(dpInner)->isEnabled());
+    QVERIFY(orderItems->item(ppOuter)->isEnabled());
+    QTest::keyClick(rank, Qt::Key_End);
+    QVERIFY(orderItems->item(rank->currentIndex())->isEnabled());
+    QCOMPARE(doc->scenario().plan.rank_order,
+             (std::vector<Dim>{Dim::CP, Dim::TP, Dim::DP, Dim::PP}));
     QCOMPARE(across->text(), QStringLiteral("Across buildings: PP and DP"));
 
     // Routing and an NCCL knob on the chosen link: plan overrides.
