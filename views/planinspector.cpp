@@ -390,6 +390,17 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "(torchtitan) waits for each step's exchange, merges the outputs "
                             "in fp32 with eager ops and sends the K/V gradients in fp32"),
              [](Scenario& s, int i) { s.plan.cp_ring = CpRing(i); });
+    auto* cpA2a = addSpin(
+        sched, QStringLiteral("cp_a2a_size"), QStringLiteral("CP all-to-all group"), 1, 1 << 16,
+        QStringLiteral("With Transformer Engine's ring: 1 rings over all cp ranks; a divisor A of "
+                       "cp below it all-to-alls Q, K and V over A neighbouring ranks first "
+                       "(heads split over them) and rings over the cp / A groups (Megatron "
+                       "--cp-comm-type a2a+p2p with --hierarchical-context-parallel-sizes A "
+                       "cp/A)"),
+        [](Scenario& s, int v) { s.plan.cp_a2a_size = v; });
+    enableWhen(cpA2a, [](const Scenario& s) {
+        return s.plan.parallelism.cp > 1 && s.plan.cp_ring == CpRing::TeP2p;
+    });
     addCheck(
         sched, QStringLiteral("sequence_parallel"), QStringLiteral("Sequence parallel"),
         QStringLiteral("Megatron sequence parallelism with TP"),
@@ -601,6 +612,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     comboIndex(QStringLiteral("ep_dispatcher"),
                [](const Scenario& s) { return int(s.plan.ep_dispatcher); });
     comboIndex(QStringLiteral("cp_ring"), [](const Scenario& s) { return int(s.plan.cp_ring); });
+    spinValue(QStringLiteral("cp_a2a_size"), [](const Scenario& s) { return s.plan.cp_a2a_size; });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

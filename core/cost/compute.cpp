@@ -522,6 +522,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.cross_entropy = plan.cross_entropy;
     k.ep_dispatcher = plan.ep_dispatcher;
     k.cp_ring = plan.cp_ring;
+    k.cp_a2a_size = plan.cp_a2a_size;
     k.block_recompute =
         plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
     return k;
@@ -551,6 +552,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.cross_entropy = key.cross_entropy;
     p.ep_dispatcher = key.ep_dispatcher;
     p.cp_ring = key.cp_ring;
+    p.cp_a2a_size = key.cp_a2a_size;
     if (key.block_recompute)
         p.recompute_method = RecomputeMethod::Block;
     return p;
@@ -750,6 +752,12 @@ CpExchangeWork torchCpRing(const LayerContext& ctx, const LayerShape& s) {
     return r;
 }
 
+// The all-to-all group of Transformer Engine's hierarchical CP (plan
+// cp_a2a_size with cp_ring te-p2p; 1 for every other exchange).
+int cpA2aGroup(const LayerContext& ctx, const LayerShape& s) {
+    return s.cp > 1 && ctx.plan->cp_ring == CpRing::TeP2p ? std::max(1, ctx.plan->cp_a2a_size) : 1;
+}
+
 // Transformer Engine's all-gather and all-to-all CP (plan cp_ring
 // te-allgather, te-a2a; context_parallel.py AttnFuncWithCPAndKVAllGather,
 // AttnFuncWithCPAndQKVOA2A) on one rank, per layer and microbatch: the
@@ -767,6 +775,8 @@ CpExchangeWork torchCpRing(const LayerContext& ctx, const LayerShape& s) {
 //     all-to-all and put in sequence order after it (flash_attn_a2a_
 //     communicate: two copies, 2 + 2 B an element each); backward the same
 //     for dO and for dQ, dK, dV; held: each tensor and its exchanged copy.
+//     The ring's hierarchical form (te-p2p with cp_a2a_size > 1) does the
+//     same around its ring, over its all-to-all group.
 CpExchangeWork teCpExchange(const LayerContext& ctx, const LayerShape& s) {
     CpExchangeWork r;
     const double Ekv = s.T * (s.w.k + s.w.v);
@@ -802,9 +812,13 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         // Engine runs DotProductAttention in BF16 unless fp8_dpa is set).
         // Transformer Engine's all-to-all CP runs the attention over the
         // whole sequence on cp-th of the heads: one causal call, no ring.
+        // Its hierarchical form rings cp / A chunks of A ranks' tokens, on
+        // A-th of the heads.
         const bool a2a = s.cp > 1 && ctx.plan->cp_ring == CpRing::TeA2a;
-        const AttentionRates r = attentionRates(gpu, ctx.plan->attention_kernel,
-                                                a2a ? s.sFull : s.sLocal, a2a ? 1 : int(s.cp), kc);
+        const int group = cpA2aGroup(ctx, s);
+        const AttentionRates r =
+            attentionRates(gpu, ctx.plan->attention_kernel, a2a ? s.sFull : s.sLocal * group,
+                           a2a ? 1 : int(s.cp) / group, kc);
         const double peak = s.bf16.peak_flops;
         // Attention dropout runs inside the fused kernel (Philox numbers
         // drawn in the forward and drawn again in the backward, no mask
@@ -833,7 +847,7 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     }
     a.kernel_fwd = a.fwd;
     a.kernel_bwd = a.bwd;
-    if (s.cp > 1 && ctx.plan->cp_ring != CpRing::TeP2p) {
+    if (s.cp > 1 && (ctx.plan->cp_ring != CpRing::TeP2p || cpA2aGroup(ctx, s) > 1)) {
         const CpExchangeWork ring =
             isTorchCpRing(ctx.plan->cp_ring) ? torchCpRing(ctx, s) : teCpExchange(ctx, s);
         a.fwd += streamTime(gpu, ring.fwd_bytes, kc) + ring.fwd_kernels * kc.kernel_overhead_s;
@@ -1180,6 +1194,15 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         // Full recompute and selective recompute of the core attention re-run
         // the attention core, and with it the ring exchange of K and V.
         const bool redo = full || plan.recomputes(RecomputeModule::CoreAttn);
+        // An all-to-all over `group` CP ranks `tp` apart (TE's a2a and the
+        // hierarchical ring's): a tensor `width` wide, 1/group of it to
+        // every other rank, the host's over NVLink, the others' over the
+        // network.
+        const auto a2a = [&](int group, double width) {
+            const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti), 1, group);
+            const double perPeer = T * width * kBf16 / group;
+            return epExchangeTime(ctx, onHost - 1, perPeer, group - onHost, perPeer);
+        };
         if (plan.cp_ring == CpRing::TeP2p) {
             // Transformer Engine's ring (Megatron context parallelism,
             // AttnFuncWithCPAndKVP2P): each step posts the next step's
@@ -1190,13 +1213,31 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             // K, V beside the first step, K, V with the accumulated dK, dV
             // (one buffer) beside the cp - 2 middle ones, the finished dK, dV
             // to their owner beside the last.
+            //
+            // Hierarchical (cp_a2a_size A > 1, Megatron's a2a+p2p): Q, K, V
+            // all-to-all'd over A neighbouring ranks first (each then holds
+            // A ranks' tokens on A-th of the heads), the ring over the
+            // cp / A groups (a chunk of the same bytes, 1/(cp/A) of the
+            // attention a step), the output all-to-all'd back; backward dO
+            // before the ring, dQ, dK, dV after it. The all-to-alls wait.
+            const int group = std::max(1, plan.cp_a2a_size);
+            const int ring = cpi / group;
             const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
             const double one = kvBytes / bps + alpha, two = 2.0 * kvBytes / bps + alpha;
-            const double fwdStep = attn.kernel_fwd / cpi, bwdStep = attn.kernel_bwd / cpi;
-            c.cp_fwd_s = (cpi - 1) * std::max(0.0, one - fwdStep);
-            c.cp_bwd_s =
-                2.0 * std::max(0.0, one - bwdStep) + (cpi - 2) * std::max(0.0, two - bwdStep);
-            c.cp_bytes = (cpi - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
+            const double fwdStep = attn.kernel_fwd / ring, bwdStep = attn.kernel_bwd / ring;
+            c.cp_fwd_s = (ring - 1) * std::max(0.0, one - fwdStep);
+            c.cp_bwd_s = ring > 1 ? 2.0 * std::max(0.0, one - bwdStep) +
+                                        (ring - 2) * std::max(0.0, two - bwdStep)
+                                  : 0.0;
+            c.cp_bytes = (ring - 1) * kvBytes * (3.0 + (redo ? 1.0 : 0.0));
+            if (group > 1) {
+                const double pass =
+                    a2a(group, s.w.q) + a2a(group, s.w.k) + a2a(group, s.w.v) + a2a(group, s.w.out);
+                c.cp_fwd_s += pass;
+                c.cp_bwd_s += pass;
+                c.cp_bytes += double(group - 1) / group * T * (s.w.q + s.w.k + s.w.v + s.w.out) *
+                              kBf16 * (2.0 + (redo ? 1.0 : 0.0));
+            }
         } else if (plan.cp_ring == CpRing::TeAllGather) {
             // Transformer Engine's all-gather (teCpExchange): K and V
             // gathered (one all-gather each) before the attention, again in
@@ -1214,12 +1255,8 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             // other rank); backward dO, then dQ, dK, dV. The attention waits
             // for all of its inputs: nothing is hidden. The ranks on the
             // host exchange over NVLink, the others over the network.
-            const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti), 1, cpi);
-            const auto a2a = [&](double width) {
-                const double perPeer = T * width * kBf16 / cpi;
-                return epExchangeTime(ctx, onHost - 1, perPeer, cpi - onHost, perPeer);
-            };
-            const double pass = a2a(s.w.q) + a2a(s.w.k) + a2a(s.w.v) + a2a(s.w.out);
+            const double pass =
+                a2a(cpi, s.w.q) + a2a(cpi, s.w.k) + a2a(cpi, s.w.v) + a2a(cpi, s.w.out);
             c.cp_fwd_s = pass;
             c.cp_bwd_s = pass;
             c.cp_bytes = double(cpi - 1) / cpi * T * (s.w.q + s.w.k + s.w.v + s.w.out) * kBf16 *

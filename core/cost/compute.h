@@ -343,6 +343,7 @@ struct LayerPlanKey {
     CrossEntropy cross_entropy = CrossEntropy::Megatron;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
     CpRing cp_ring = CpRing::TeP2p;
+    int cp_a2a_size = 1;
     // Full recompute of some layers only (Megatron's block method): the
     // building's costs then hold the layers without recompute too.
     bool block_recompute = false;

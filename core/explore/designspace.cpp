@@ -745,20 +745,25 @@ void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpace
         s.dp_algos = {CollectiveAlgo::Hierarchical};
     // The CP exchange, within the base plan's framework: PyTorch's two
     // rotations for a plan on PyTorch's ring (torchtitan), else Transformer
-    // Engine's three; its all-to-all only where a TP rank's heads and KV
-    // heads split over cp (the plan check's rule).
-    s.cp_rings = {base_.cp_ring};
+    // Engine's ring, its all-gather, its all-to-all and the ring's
+    // hierarchical form over each proper divisor of cp; the all-to-alls only
+    // where a TP rank's heads and KV heads split over their group (the plan
+    // check's rule).
+    s.cp_rings = {{base_.cp_ring, 1}};
     if (par.cp > 1) {
+        const CpExchangeChoice base{base_.cp_ring, base_.cp_a2a_size};
         if (isTorchCpRing(base_.cp_ring)) {
-            s.cp_rings =
-                withBaseFirst(base_.cp_ring, {CpRing::TorchAllGather, CpRing::TorchAllToAll});
+            s.cp_rings = withBaseFirst<CpExchangeChoice>(
+                {base_.cp_ring, 1}, {{CpRing::TorchAllGather, 1}, {CpRing::TorchAllToAll, 1}});
         } else {
-            std::vector<CpRing> te = {CpRing::TeP2p, CpRing::TeAllGather};
+            std::vector<CpExchangeChoice> te = {{CpRing::TeP2p, 1}, {CpRing::TeAllGather, 1}};
             if (model_.headsSplitOver(par.tp, par.cp))
-                te.push_back(CpRing::TeA2a);
-            s.cp_rings = std::find(te.begin(), te.end(), base_.cp_ring) != te.end()
-                             ? withBaseFirst(base_.cp_ring, te)
-                             : te;
+                te.push_back({CpRing::TeA2a, 1});
+            for (int a = 2; a < par.cp; ++a)
+                if (par.cp % a == 0 && model_.headsSplitOver(par.tp, a))
+                    te.push_back({CpRing::TeP2p, a});
+            s.cp_rings =
+                std::find(te.begin(), te.end(), base) != te.end() ? withBaseFirst(base, te) : te;
         }
     }
     structures_.push_back(std::move(s));
@@ -968,7 +973,8 @@ std::string DesignSpace::choiceLabel(std::size_t s, int axis, int c) const {
         return a.dp_algos[i] == CollectiveAlgo::Auto ? std::string("dp nccl-choice")
                                                      : std::string("dp ") + toString(a.dp_algos[i]);
     case kCpExchange:
-        return std::string("cp ") + toString(a.cp_rings[i]);
+        return std::string("cp ") + toString(a.cp_rings[i].ring) +
+               (a.cp_rings[i].a2a > 1 ? " a2a " + std::to_string(a.cp_rings[i].a2a) : "");
     default:
         if (axis == outerSyncAxis())
             return outerSyncLabel(outerSyncs_[i]);
@@ -1181,7 +1187,8 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.collectives.erase(Dim::DP);
     else
         p.collectives[Dim::DP] = algo;
-    p.cp_ring = axes.cp_rings[c.choice[kCpExchange]];
+    p.cp_ring = axes.cp_rings[c.choice[kCpExchange]].ring;
+    p.cp_a2a_size = axes.cp_rings[c.choice[kCpExchange]].a2a;
     for (std::size_t i = 0; i < links_.size(); ++i) {
         const LinkChoice& lc = links_[i][c.choice[kFirstLink + int(i)]];
         if (lc.setting == LinkOverride{})
@@ -1223,7 +1230,8 @@ std::optional<Candidate> DesignSpace::locate(const Plan& p) const {
                                                                : FsdpReshard::Default}),
             0,
             indexOf(a.dp_algos, p.algoFor(Dim::DP)),
-            indexOf(a.cp_rings, p.cp_ring)};
+            indexOf(a.cp_rings,
+                    CpExchangeChoice{p.cp_ring, p.parallelism.cp > 1 ? p.cp_a2a_size : 1})};
         if (std::any_of(std::begin(found), std::end(found), [](int x) { return x < 0; }))
             continue;
         for (int axis = 0; axis < kFirstLink; ++axis)

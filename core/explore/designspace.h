@@ -130,6 +130,14 @@ struct ZeroChoice {
     bool operator==(const ZeroChoice&) const = default;
 };
 
+// A CP exchange: plan cp_ring and, for Transformer Engine's ring, the
+// all-to-all group of its hierarchical form (cp_a2a_size; 1: the plain ring).
+struct CpExchangeChoice {
+    CpRing ring = CpRing::TeP2p;
+    int a2a = 1;
+    bool operator==(const CpExchangeChoice&) const = default;
+};
+
 struct LinkChoice {
     // The plan's override on the link (all empty / 0: the link as built).
     LinkOverride setting;
@@ -226,7 +234,7 @@ private:
         std::vector<ZeroChoice> zero;
         std::vector<LayerSplit> layers;
         std::vector<CollectiveAlgo> dp_algos;
-        std::vector<CpRing> cp_rings;
+        std::vector<CpExchangeChoice> cp_rings;
         // Activation bytes per layer and microbatch for each recompute
         // choice (dense and MoE layers: the smaller of the two).
         std::vector<double> activation_per_layer;

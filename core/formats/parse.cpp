@@ -773,6 +773,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                       {"te-a2a", CpRing::TeA2a},
                       {"torch-allgather", CpRing::TorchAllGather},
                       {"torch-alltoall", CpRing::TorchAllToAll}});
+    r.integer("cp_a2a_size", p.cp_a2a_size, kOptional, formats::kDegreeRange);
     const bool p2pGiven = r.boolean("p2p_overlap", p.p2p_overlap, kOptional);
     const bool bucketGiven = r.find("dp_bucket_mib", kOptional) != nullptr;
     r.number("dp_bucket_mib", p.dp_bucket_mib, kOptional, formats::kPositive);

@@ -425,6 +425,20 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                         ") so that causal attention splits into balanced chunks, got cp = " +
                         str(g.cp));
     }
+    // Hierarchical CP: the all-to-all group is a proper divisor of cp, and
+    // the ring it feeds is Transformer Engine's.
+    if (checkInt(d, "/cp_a2a_size", p.cp_a2a_size, kDegreeRange) && !d.isBad("/cp_a2a_size") &&
+        p.cp_a2a_size > 1) {
+        if (p.cp_ring != CpRing::TeP2p)
+            d.error("/cp_a2a_size", std::string("applies to cp_ring te-p2p (Megatron's a2a+p2p), "
+                                                "got cp_ring ") +
+                                        toString(p.cp_ring));
+        else if (cpOk && (g.cp % p.cp_a2a_size != 0 || p.cp_a2a_size == g.cp))
+            d.error("/cp_a2a_size", "must divide cp (" + str(g.cp) +
+                                        ") and be less than it (cp_ring te-a2a is "
+                                        "the all-to-all over all of cp), got " +
+                                        str(p.cp_a2a_size));
+    }
     bool batchOk = globalOk && microOk && dpOk;
     if (batchOk && p.global_batch_sequences % (p.micro_batch_sequences * g.dp) != 0) {
         d.error("/global_batch_sequences", "must be a multiple of micro_batch_sequences*dp (" +
@@ -678,6 +692,16 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
                                  str(m.heads / g.tp) + ") and KV heads (" +
                                  str(int(m.kvHeadsPerRank(g.tp))) + ") must be multiples of cp (" +
                                  str(g.cp) + "); te-p2p and te-allgather do not need it");
+    // Its hierarchical form splits them over the all-to-all group only.
+    const int a2a = p.cp_a2a_size;
+    if (tpOk && cpGood && g.cp > 1 && p.cp_ring == CpRing::TeP2p && a2a > 1 && g.cp % a2a == 0 &&
+        good(dm, "/heads", m.heads) && good(dm, "/kv_heads", m.kv_heads) && m.heads % g.tp == 0 &&
+        !m.headsSplitOver(g.tp, a2a))
+        dp.error("/cp_a2a_size", "splits each TP rank's attention heads over the all-to-all "
+                                 "group: a rank's heads (" +
+                                     str(m.heads / g.tp) + ") and KV heads (" +
+                                     str(int(m.kvHeadsPerRank(g.tp))) +
+                                     ") must be multiples of cp_a2a_size (" + str(a2a) + ")");
 
     const bool haveLayerSplit = p.placement && !p.placement->layers_per_stage.empty();
     if (ppOk && vOk && layersOk) {

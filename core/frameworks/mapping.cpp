@@ -981,8 +981,13 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     // model.cp_comm_type), one type for every layer or one per layer:
     // Transformer Engine's ring (p2p), all-gather (all_gather, what
     // Transformer Engine accepts and Megatron-Core passes it unchanged;
-    // arguments.py's help spells it allgather) or all-to-all (a2a). The
-    // hierarchical a2a+p2p, and different types per layer, are not modelled.
+    // arguments.py's help spells it allgather), all-to-all (a2a) or the
+    // hierarchical a2a+p2p with --hierarchical-context-parallel-sizes
+    // (NeMo's hierarchical_context_parallel_sizes): the all-to-all group's
+    // size, then the ring's (Transformer Engine takes exactly the two; a
+    // size of 1 makes it the plain ring or the plain all-to-all). Different
+    // types per layer are not modelled.
+    bool hierarchical = false;
     if (cp > 1)
         if (auto comm = r.text("cp_comm_type", "plan:/cp_ring")) {
             // Megatron's words, or NeMo's YAML list [a, b, ...].
@@ -1000,20 +1005,56 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                     r.refuse("cp_comm_type", "a communication type per layer ('" + first + "', '" +
                                                  w + "'): the documents give every layer one");
                     ok = false;
-                } else if (w != "p2p" && w != "a2a" && w != "allgather" && w != "all_gather") {
+                } else if (w != "p2p" && w != "a2a" && w != "allgather" && w != "all_gather" &&
+                           w != "a2a+p2p") {
                     r.refuse("cp_comm_type",
                              "'" + w +
                                  "' is not modelled: the documents have Transformer Engine's "
-                                 "p2p ring, allgather and a2a (the hierarchical a2a+p2p is not "
-                                 "modelled)");
+                                 "p2p ring, allgather, a2a and a2a+p2p");
                     ok = false;
                 }
             }
             if (ok && !first.empty())
-                p.cp_ring = first == "p2p"   ? CpRing::TeP2p
-                            : first == "a2a" ? CpRing::TeA2a
-                                             : CpRing::TeAllGather;
+                p.cp_ring = first == "p2p" || first == "a2a+p2p" ? CpRing::TeP2p
+                            : first == "a2a"                     ? CpRing::TeA2a
+                                                                 : CpRing::TeAllGather;
+            hierarchical = ok && first == "a2a+p2p";
         }
+    if (hierarchical) {
+        auto sizes = r.text("hierarchical_context_parallel_sizes", "plan:/cp_a2a_size");
+        std::vector<std::int64_t> n;
+        bool ok = sizes.has_value();
+        if (sizes) {
+            std::string list = *sizes;
+            for (char& ch : list)
+                if (ch == '[' || ch == ']' || ch == ',')
+                    ch = ' ';
+            std::istringstream words(list);
+            for (std::string w; ok && words >> w;) {
+                const bool digits =
+                    !w.empty() && w.size() < 7 && std::all_of(w.begin(), w.end(), [](char ch) {
+                        return std::isdigit(static_cast<unsigned char>(ch));
+                    });
+                ok = digits && std::stoll(w) >= 1;
+                if (ok)
+                    n.push_back(std::stoll(w));
+            }
+        }
+        if (!sizes)
+            r.refuse("cp_comm_type", "a2a+p2p needs --hierarchical-context-parallel-sizes (the "
+                                     "all-to-all group's size, then the ring's)");
+        else if (!ok || n.size() != 2 || n[0] * n[1] != cp)
+            r.refuse("hierarchical_context_parallel_sizes",
+                     "must be two positive sizes, the all-to-all group's and the ring's, whose "
+                     "product is the context-parallel size (" +
+                         std::to_string(cp) + "), got '" + *sizes + "'");
+        else if (n[1] == 1)
+            p.cp_ring = CpRing::TeA2a; // Transformer Engine falls back to a2a
+        else
+            p.cp_a2a_size = int(n[0]); // 1: the plain ring
+    } else if (r.has("hierarchical_context_parallel_sizes")) {
+        r.unuse("hierarchical_context_parallel_sizes", "only read with --cp-comm-type a2a+p2p");
+    }
 
     // ---- pipeline split and interleaving
     const int L = m.layers;

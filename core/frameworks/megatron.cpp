@@ -608,6 +608,11 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     add("--context-parallel-size", num(par.cp));
     if (par.cp > 1 && (p.cp_ring == CpRing::TeA2a || p.cp_ring == CpRing::TeAllGather))
         add("--cp-comm-type", p.cp_ring == CpRing::TeA2a ? "a2a" : "all_gather");
+    if (par.cp > 1 && p.cp_ring == CpRing::TeP2p && p.cp_a2a_size > 1) {
+        add("--cp-comm-type", "a2a+p2p");
+        a.push_back({"--hierarchical-context-parallel-sizes",
+                     num(p.cp_a2a_size) + " " + num(par.cp / p.cp_a2a_size), true});
+    }
     if (par.ep > 1)
         add("--expert-model-parallel-size", num(par.ep));
     if (p.sequence_parallel && par.tp > 1)

@@ -524,6 +524,11 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("gradient_accumulation_fusion", yamlBool(p.grad_accumulation_fusion));
     if (par.cp > 1 && (p.cp_ring == CpRing::TeA2a || p.cp_ring == CpRing::TeAllGather))
         add("cp_comm_type", p.cp_ring == CpRing::TeA2a ? "a2a" : "all_gather");
+    if (par.cp > 1 && p.cp_ring == CpRing::TeP2p && p.cp_a2a_size > 1) {
+        add("cp_comm_type", "a2a+p2p");
+        add("hierarchical_context_parallel_sizes",
+            "[" + num(p.cp_a2a_size) + ", " + num(par.cp / p.cp_a2a_size) + "]");
+    }
     if (p.cuda_graphs) {
         add("cuda_graph_impl", "transformer_engine");
         if (m.moe && m.moe->capacity_factor <= 1.0)

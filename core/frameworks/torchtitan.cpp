@@ -1332,6 +1332,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "cuda_graphs",
                                                       "ep_dispatcher",
                                                       "cp_ring",
+                                                      "cp_a2a_size",
                                                       "grad_accumulation_fusion",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",

@@ -329,6 +329,13 @@ struct Plan {
     bool ep_overlap = false;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
     CpRing cp_ring = CpRing::TeP2p;
+    // Megatron's hierarchical CP (--cp-comm-type a2a+p2p with
+    // --hierarchical-context-parallel-sizes A P): with cp_ring te-p2p and
+    // cp_a2a_size A > 1, Transformer Engine all-to-alls Q, K and V over A
+    // neighbouring ranks of each CP group (their heads split over them) and
+    // runs its ring over the cp / A groups (AttnFuncWithCPAndKVP2P with
+    // cp_group [a2a group, p2p group]). 1: the plain ring.
+    int cp_a2a_size = 1;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     // The weight-gradient GEMMs add into the accumulated gradients

@@ -195,6 +195,7 @@ private Q_SLOTS:
     void dropoutCostsItsMasksAndPasses();
     void torchCpRingMergesAndWaits();
     void teCpAllGatherAndAllToAll();
+    void teHierarchicalCpRingsOverGroups();
     void teRingHidesEachChunkUnderOneStep();
     void gradientAccumulationOutsideTheGemms();
     void transformerEngineSavesFp8Inputs();
@@ -1484,6 +1485,78 @@ void TestFidelity::teCpAllGatherAndAllToAll() {
     const auto eight = problems(1, 8), tp2 = problems(2, 4);
     QVERIFY(std::find(eight.begin(), eight.end(), "/cp_ring") != eight.end());
     QVERIFY(std::find(tp2.begin(), tp2.end(), "/cp_ring") != tp2.end());
+}
+
+void TestFidelity::teHierarchicalCpRingsOverGroups() {
+    // Megatron's a2a+p2p (Transformer Engine's AttnFuncWithCPAndKVP2P with
+    // cp_group [a2a group, p2p group]): cp 4 as an all-to-all over 2
+    // neighbouring ranks and a ring over the 2 groups of them.
+    const CpCase k;
+    const Cluster& c = k.cluster;
+    const Model& m = k.model;
+    const KernelConstants& kc = k.kc;
+    const GpuModel& gpu = k.gpu;
+    const double hbm = k.hbm, cp = CpCase::cp, T = CpCase::T, A = 2, P = cp / A;
+    Plan ring = CpCase::plan();
+    Plan hier = ring;
+    hier.cp_a2a_size = int(A);
+    const LayerCost r = k.cost(ring), h = k.cost(hier);
+    const LayerContext ctx = k.context(ring);
+    const double bps = gbpsToBytesPerS(ctx.scale_up_gbps) * ctx.scale_up_efficiency;
+    const double step = ctx.scale_up_step_s;
+    // Each rank then holds 2 ranks' tokens on half of the heads: the ring's
+    // steps attend over 4,096 keys, 2 steps of half the attention each.
+    const AttentionRates ringRate = attentionRates(gpu, ring.attention_kernel, T, int(cp), kc);
+    const AttentionRates hierRate = attentionRates(gpu, ring.attention_kernel, A * T, int(P), kc);
+    QVERIFY(hierRate.fwd != ringRate.fwd);
+    const double peak = gemmRate(gpu, GemmPrecision::Bf16, kc).peak_flops;
+    const double model = 0.5 * 2 * 16 * T * cp * T * (128 + 128); // causal, this rank's share
+    const double q = T * 16 * 128, kvOne = T * 4 * 128, out = q;
+    // Around the ring the all-to-all's two copies of each tensor, 8 kernels.
+    const double copies = 8 * (q + 2 * kvOne + out) / hbm + 8 * kc.kernel_overhead_s;
+    QVERIFY_CLOSE(h.fwd_s - r.fwd_s,
+                  model / (peak * hierRate.fwd) - model / (peak * ringRate.fwd) + copies, 1e-9);
+    QVERIFY_CLOSE(
+        h.bwd_input_s - r.bwd_input_s,
+        2.5 * model / (peak * hierRate.bwd) - 2.5 * model / (peak * ringRate.bwd) + copies, 1e-9);
+    QVERIFY_CLOSE(h.host_fwd_s - r.host_fwd_s, 8 * kc.host_op_fwd_s, 1e-12);
+    // The exchange: Q, K, V and the output all-to-all'd over the pair (one
+    // peer, on NVLink), nothing hidden, and the ring's one step, its chunk
+    // (the same K and V bytes) beside half of the attention.
+    double pass = 0;
+    for (const double e : {q, kvOne, kvOne, out})
+        pass += (A - 1) * (e * 2 / A / bps + step);
+    const double kvBytes = 2 * kvOne * 2;
+    const double one = kvBytes / bps + step;
+    const double fwdKernel = model / (peak * hierRate.fwd) + kc.kernel_overhead_s;
+    const double bwdKernel = 2.5 * model / (peak * hierRate.bwd) + kc.kernel_overhead_s;
+    QVERIFY_CLOSE(h.cp_fwd_s, pass + (P - 1) * std::max(0.0, one - fwdKernel / P), 1e-9);
+    QVERIFY_CLOSE(h.cp_bwd_s, pass + 2 * std::max(0.0, one - bwdKernel / P), 1e-9);
+    QVERIFY(h.cp_fwd_s > r.cp_fwd_s); // the all-to-all waits, the ring's chunks hide
+    QVERIFY_CLOSE(h.cp_bytes, (P - 1) * kvBytes * 3 + (A - 1) / A * (q + 2 * kvOne + out) * 2 * 2,
+                  1e-9);
+    QVERIFY_CLOSE(h.transient_bytes - r.transient_bytes, 2 * (q + 2 * kvOne + out) * 2, 1e-12);
+    QVERIFY(!(layerPlanKey(ring) == layerPlanKey(hier)));
+    // The plan check: a proper divisor of cp, with TE's ring, and each TP
+    // rank's heads and KV heads split over the group (tp 4 leaves one KV
+    // head a rank).
+    const auto problems = [&](int tp, int a2a, CpRing exchange) {
+        Scenario sc{c, m, hier};
+        sc.plan.parallelism.tp = tp;
+        sc.plan.parallelism.dp = 2;
+        sc.plan.global_batch_sequences = 8;
+        sc.plan.cp_a2a_size = a2a;
+        sc.plan.cp_ring = exchange;
+        std::vector<std::string> at;
+        for (const Diagnostic& d : validateScenario(sc))
+            at.push_back(d.path);
+        return at;
+    };
+    QVERIFY(problems(1, 2, CpRing::TeP2p).empty());
+    QVERIFY(problems(2, 2, CpRing::TeP2p).empty());
+    for (const auto& at : {problems(1, 4, CpRing::TeP2p), problems(1, 3, CpRing::TeP2p),
+                           problems(1, 2, CpRing::TeAllGather), problems(4, 2, CpRing::TeP2p)})
+        QVERIFY(std::find(at.begin(), at.end(), "/cp_a2a_size") != at.end());
 }
 
 void TestFidelity::teRingHidesEachChunkUnderOneStep() {

@@ -762,6 +762,15 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /rank_order/3: must be one of tp, cp, pp, dp, got 'ep'"});
     bad("rank order not a permutation", "plan", {"/rank_order=[\"tp\", \"tp\", \"pp\", \"dp\"]"},
         {"plan.json: /rank_order: must be a permutation of tp, cp, pp, dp, got [tp, tp, pp, dp]"});
+    bad("cp all-to-all group beyond cp", "plan", {"/cp_a2a_size=2"},
+        {"plan.json: /cp_a2a_size: must divide cp (1) and be less than it (cp_ring te-a2a is the "
+         "all-to-all over all of cp), got 2"});
+    bad("cp all-to-all group of zero", "plan", {"/cp_a2a_size=0"},
+        {"plan.json: /cp_a2a_size: must be a positive integer, got 0"});
+    bad("cp all-to-all group with the all-gather", "plan",
+        {"/cp_a2a_size=2", "/parallelism/cp=4", "/parallelism/dp=16", "/cp_ring=\"te-allgather\""},
+        {"plan.json: /cp_a2a_size: applies to cp_ring te-p2p (Megatron's a2a+p2p), got cp_ring "
+         "te-allgather"});
     bad("dp inside tp", "plan", {"/rank_order=[\"dp\", \"tp\", \"cp\", \"pp\"]"},
         {"plan.json: /rank_order: puts dp (64) inside tp (8): tp and cp must be the innermost "
          "dimensions, in either order, so that each model-parallel group of tp*cp GPUs takes "
@@ -1674,6 +1683,14 @@ void TestFormats::cpRingValues() {
     const sa::Plan titan =
         parsed(sa::parsePlan(edited(kPlan, {"/framework=\"torchtitan\""}), "plan.json"));
     QCOMPARE(titan.cp_ring, sa::CpRing::TorchAllGather);
+    // The ring's hierarchical form: left out at 1, read and written back.
+    QCOMPARE(parsed(sa::parsePlan(kPlan, "plan.json")).cp_a2a_size, 1);
+    QVERIFY(!sa::toJson(parsed(sa::parsePlan(kPlan, "plan.json"))).contains("cp_a2a_size"));
+    const sa::Plan hier = parsed(sa::parsePlan(
+        edited(kPlan, {"/parallelism/cp=4", "/parallelism/dp=16", "/cp_a2a_size=2"}), "plan.json"));
+    QCOMPARE(hier.cp_a2a_size, 2);
+    QCOMPARE(sa::toJson(hier)["cp_a2a_size"].get<int>(), 2);
+    QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(hier)), "plan.json")) == hier);
 }
 
 // A boolean plan key: its default left out of the written plan, the other

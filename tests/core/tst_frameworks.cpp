@@ -546,13 +546,19 @@ void TestFrameworks::refusals_data() {
         << M << base + "--num-experts 8 --expert-model-parallel-size 2"
         << "--moe-token-dispatcher-type"
         << "allgather";
-    QTest::newRow("hierarchical context parallelism")
+    QTest::newRow("hierarchical context parallelism without sizes")
         << M
         << QString(base).replace("--nnodes 2", "--nnodes 4") +
-               "--context-parallel-size 2 --cp-comm-type a2a+p2p "
-               "--hierarchical-context-parallel-sizes 2 1"
+               "--context-parallel-size 4 --cp-comm-type a2a+p2p"
         << "--cp-comm-type"
-        << "a2a+p2p is not modelled";
+        << "a2a+p2p needs --hierarchical-context-parallel-sizes";
+    QTest::newRow("hierarchical context parallelism sizes")
+        << M
+        << QString(base).replace("--nnodes 2", "--nnodes 4") +
+               "--context-parallel-size 4 --cp-comm-type a2a+p2p "
+               "--hierarchical-context-parallel-sizes 2 3"
+        << "--hierarchical-context-parallel-sizes"
+        << "whose product is the context-parallel size (4), got '2 3'";
     QTest::newRow("context parallelism per layer")
         << M
         << QString(base).replace("--nnodes 2", "--nnodes 4") +
@@ -1181,27 +1187,46 @@ void TestFrameworks::cpCommTypeImported_data() {
     QTest::addColumn<int>("framework");
     QTest::addColumn<QString>("text");
     QTest::addColumn<int>("ring");
+    QTest::addColumn<int>("a2a");
     const int M = int(Framework::Megatron), N = int(Framework::Nemo);
     // Megatron-Core's --cp-comm-type (default p2p), one type for every
     // layer or the same one per layer; NeMo's model.cp_comm_type.
     const QString script = smallMegatron(4) + "--context-parallel-size 2 ";
-    QTest::newRow("megatron default") << M << script << int(sa::CpRing::TeP2p);
-    QTest::newRow("megatron a2a") << M << script + "--cp-comm-type a2a" << int(sa::CpRing::TeA2a);
+    // The hierarchical a2a+p2p with the all-to-all group's size and the
+    // ring's; a size of 1 makes it the plain ring or all-to-all, as
+    // Transformer Engine does.
+    const QString script4 = smallMegatron(4) + "--context-parallel-size 4 --cp-comm-type a2a+p2p ";
+    QTest::newRow("megatron a2a+p2p") << M << script4 + "--hierarchical-context-parallel-sizes 2 2"
+                                      << int(sa::CpRing::TeP2p) << 2;
+    QTest::newRow("megatron a2a+p2p, all-to-all of 1")
+        << M << script4 + "--hierarchical-context-parallel-sizes 1 4" << int(sa::CpRing::TeP2p)
+        << 1;
+    QTest::newRow("megatron a2a+p2p, ring of 1")
+        << M << script4 + "--hierarchical-context-parallel-sizes 4 1" << int(sa::CpRing::TeA2a)
+        << 1;
+    QTest::newRow("nemo a2a+p2p") << N
+                                  << smallNemo(
+                                         "  context_parallel_size: 4\n  cp_comm_type: a2a+p2p\n"
+                                         "  hierarchical_context_parallel_sizes: [2, 2]\n")
+                                  << int(sa::CpRing::TeP2p) << 2;
+    QTest::newRow("megatron default") << M << script << int(sa::CpRing::TeP2p) << 1;
+    QTest::newRow("megatron a2a") << M << script + "--cp-comm-type a2a" << int(sa::CpRing::TeA2a)
+                                  << 1;
     QTest::newRow("megatron all_gather")
-        << M << script + "--cp-comm-type all_gather" << int(sa::CpRing::TeAllGather);
+        << M << script + "--cp-comm-type all_gather" << int(sa::CpRing::TeAllGather) << 1;
     QTest::newRow("megatron allgather (the help's spelling)")
-        << M << script + "--cp-comm-type allgather" << int(sa::CpRing::TeAllGather);
+        << M << script + "--cp-comm-type allgather" << int(sa::CpRing::TeAllGather) << 1;
     QTest::newRow("megatron a2a per layer")
         << M << script + "--cp-comm-type " + QStringLiteral("a2a ").repeated(16)
-        << int(sa::CpRing::TeA2a);
+        << int(sa::CpRing::TeA2a) << 1;
     const QString yaml = smallNemo("  context_parallel_size: 2\n");
-    QTest::newRow("nemo default") << N << yaml << int(sa::CpRing::TeP2p);
-    QTest::newRow("nemo a2a") << N << yaml + "  cp_comm_type: a2a\n" << int(sa::CpRing::TeA2a);
+    QTest::newRow("nemo default") << N << yaml << int(sa::CpRing::TeP2p) << 1;
+    QTest::newRow("nemo a2a") << N << yaml + "  cp_comm_type: a2a\n" << int(sa::CpRing::TeA2a) << 1;
     QTest::newRow("nemo list")
         << N
         << yaml + "  cp_comm_type: [all_gather, all_gather, all_gather, all_gather, "
                   "all_gather, all_gather, all_gather, all_gather]\n"
-        << int(sa::CpRing::TeAllGather);
+        << int(sa::CpRing::TeAllGather) << 1;
 }
 
 // The plan's cp_ring from Megatron's and NeMo's communication types; the
@@ -1210,15 +1235,21 @@ void TestFrameworks::cpCommTypeImported() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     QFETCH(int, ring);
+    QFETCH(int, a2a);
     const Imported got = importedAs(framework, text.toStdString());
     QVERIFY2(got.ok(), problems(got.problems).constData());
-    QCOMPARE(got.plan->parallelism.cp, 2);
     QCOMPARE(int(got.plan->cp_ring), ring);
+    QCOMPARE(got.plan->cp_a2a_size, a2a);
     const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
     QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    // Written in the framework's own words, not carried in the comment.
+    const QString t = QString::fromStdString(ex.text);
+    QCOMPARE(t.contains("a2a+p2p"), a2a > 1);
+    QVERIFY(!t.contains("cp_a2a_size"));
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(int(back.plan->cp_ring), ring);
+    QCOMPARE(back.plan->cp_a2a_size, a2a);
 }
 
 void TestFrameworks::fp8ParamGatherImported_data() {

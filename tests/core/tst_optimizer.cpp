@@ -384,7 +384,7 @@ void TestOptimizer::designSpaceChoosesTheCpExchange() {
     Scenario s = *loaded.value; // Llama 3 70B: 64 heads, 8 KV heads
     DesignSpaceOptions o;
     o.tp = {2, 8};
-    o.cp = {1, 2};
+    o.cp = {1, 2, 4};
     o.pp = {4};
     o.micro_batch = {1};
     o.vary_placement = o.vary_links = false;
@@ -400,7 +400,8 @@ void TestOptimizer::designSpaceChoosesTheCpExchange() {
             for (int k = 0; k < space.choices(st, DesignSpace::kCpExchange); ++k) {
                 c.choice[DesignSpace::kCpExchange] = std::uint16_t(k);
                 const Plan p = space.plan(c);
-                out.push_back(toString(p.cp_ring));
+                out.push_back(toString(p.cp_ring) +
+                              (p.cp_a2a_size > 1 ? " " + std::to_string(p.cp_a2a_size) : ""));
                 // Every choice is a valid plan the space finds again.
                 if (!validateScenario({s.cluster, s.model, p}).empty())
                     out.push_back("invalid");
@@ -426,6 +427,19 @@ void TestOptimizer::designSpaceChoosesTheCpExchange() {
     const DesignSpace a2a(s.cluster, s.model, s.plan, o);
     QCOMPARE(ringsOf(a2a, 2, 2), (std::vector<std::string>{"te-a2a", "te-p2p", "te-allgather"}));
     QCOMPARE(ringsOf(a2a, 8, 2), (std::vector<std::string>{"te-p2p", "te-allgather"}));
+    // cp 4 at tp 2: the all-to-all over all four and the ring's hierarchical
+    // form over pairs; the base plan's form first.
+    QCOMPARE(ringsOf(te, 2, 4),
+             (std::vector<std::string>{"te-p2p", "te-allgather", "te-a2a", "te-p2p 2"}));
+    s.plan.cp_ring = CpRing::TeP2p;
+    s.plan.parallelism.cp = 4;
+    s.plan.parallelism.dp /= 4;
+    s.plan.cp_a2a_size = 2;
+    const DesignSpace hier(s.cluster, s.model, s.plan, o);
+    QCOMPARE(ringsOf(hier, 2, 4),
+             (std::vector<std::string>{"te-p2p 2", "te-p2p", "te-allgather", "te-a2a"}));
+    QCOMPARE(ringsOf(hier, 2, 1), std::vector<std::string>{"te-p2p"});
+    s.plan.cp_a2a_size = 1;
     s.plan.cp_ring = CpRing::TorchAllToAll;
     const DesignSpace torch(s.cluster, s.model, s.plan, o);
     QCOMPARE(ringsOf(torch, 2, 2), (std::vector<std::string>{"torch-alltoall", "torch-allgather"}));

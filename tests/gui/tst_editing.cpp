@@ -526,6 +526,31 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TeP2p);
     QCOMPARE(inspector->comboBox(QStringLiteral("cp_ring"))->currentIndex(), 0);
+    // The ring's hierarchical form: its group only where there is a CP
+    // group and Transformer Engine's ring; a group as large as cp is
+    // refused with the document's path, the plan kept.
+    QSpinBox* cpA2a = spin("cp_a2a_size");
+    QVERIFY(!cpA2a->isEnabled());
+    const int before = doc->undoStack()->index();
+    typeInto(spin("dp"), QString::number(doc->scenario().plan.parallelism.dp / 2));
+    QTest::keyClick(spin("dp"), Qt::Key_Return);
+    typeInto(spin("cp"), QStringLiteral("2"));
+    QTest::keyClick(spin("cp"), Qt::Key_Return);
+    QVERIFY2(doc->scenario().plan.parallelism.cp == 2, qPrintable(window_->inspector()->problem()));
+    QVERIFY(cpA2a->isEnabled());
+    typeInto(cpA2a, QStringLiteral("2"));
+    QCOMPARE(doc->scenario().plan.cp_a2a_size, 1); // not before Enter
+    QTest::keyClick(cpA2a, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.cp_a2a_size, 1);
+    QVERIFY2(window_->inspector()->problem().contains(QLatin1String("/cp_a2a_size")),
+             qPrintable(window_->inspector()->problem()));
+    QTest::keyClick(cpA2a, Qt::Key_Escape);
+    QCOMPARE(cpA2a->value(), 1);
+    doc->undoStack()->undo();
+    doc->undoStack()->undo();
+    QCOMPARE(doc->undoStack()->index(), before);
+    QCOMPARE(doc->scenario().plan.parallelism.cp, 1);
+    QVERIFY(!cpA2a->isEnabled());
     doc->undoStack()->undo();
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Megatron);
