@@ -777,6 +777,22 @@ int cpA2aGroup(const LayerContext& ctx, const LayerShape& s) {
 //     for dO and for dQ, dK, dV; held: each tensor and its exchanged copy.
 //     The ring's hierarchical form (te-p2p with cp_a2a_size > 1) does the
 //     same around its ring, over its all-to-all group.
+//   ring (te-p2p, AttnFuncWithCPAndKVP2P with bshd/sbhd tensors, c ring
+//     ranks): one attention call a step (c - 1 more than the model's one),
+//     each step's output and softmax statistics kept, the statistics merged
+//     after each step (c - 1 small kernels) and the outputs after the last
+//     (flash_attn_fwd_out_correction_init and _out_correction, one fused
+//     kernel each: the first reads and writes 2 + 2 B an element, each
+//     later one reads the output and the step's and writes the output,
+//     6 B, over half of the rows on the steps where this rank attends with
+//     its second half only, which are half of the c - 1 over the ranks:
+//     4 + 4.5 (c - 1) B an output element); held meanwhile, the c steps'
+//     outputs. Backward: an attention call a step, dQ copied then added a
+//     step (the same 4 + 4.5 (c - 1) B of Q's elements) and dK, dV copied
+//     then added into the ring's buffer (where this rank's queries attend
+//     with the whole chunk an add over half and a copy over the other half,
+//     5 B, else 6 B: 4 + 5.5 (c - 1) B of K's and V's), 3 kernels the first
+//     step, 5 and 3 on the two kinds of later step.
 CpExchangeWork teCpExchange(const LayerContext& ctx, const LayerShape& s) {
     CpExchangeWork r;
     const double Ekv = s.T * (s.w.k + s.w.v);
@@ -787,11 +803,25 @@ CpExchangeWork teCpExchange(const LayerContext& ctx, const LayerShape& s) {
         r.fwd_kernels = 2.0 + 1.0;
         r.bwd_kernels = 2.0 + 2.0 + 4.0 + 2.0 + 1.0;
         r.transient_bytes = 2.0 * all * kBf16;
-    } else {
+        return r;
+    }
+    const int group = cpA2aGroup(ctx, s);
+    if (ctx.plan->cp_ring == CpRing::TeA2a || group > 1) {
         const double E = s.T * (s.w.q + s.w.out) + Ekv;
-        r.fwd_bytes = r.bwd_bytes = 2.0 * 4.0 * E;
-        r.fwd_kernels = r.bwd_kernels = 2.0 * 4.0;
-        r.transient_bytes = 2.0 * E * kBf16;
+        r.fwd_bytes += 2.0 * 4.0 * E;
+        r.bwd_bytes += 2.0 * 4.0 * E;
+        r.fwd_kernels += 2.0 * 4.0;
+        r.bwd_kernels += 2.0 * 4.0;
+        r.transient_bytes += 2.0 * E * kBf16;
+    }
+    const double c = ctx.plan->cp_ring == CpRing::TeP2p ? s.cp / group : 1.0;
+    if (c > 1) {
+        const double Eq = s.T * s.w.q, Eo = s.T * s.w.out;
+        r.fwd_bytes += (4.0 + 4.5 * (c - 1.0)) * Eo;
+        r.fwd_kernels += (c - 1.0) + c + (c - 1.0);
+        r.bwd_bytes += (4.0 + 4.5 * (c - 1.0)) * Eq + (4.0 + 5.5 * (c - 1.0)) * Ekv;
+        r.bwd_kernels += (c - 1.0) + 3.0 + 4.0 * (c - 1.0);
+        r.transient_bytes += c * Eo * kBf16;
     }
     return r;
 }
@@ -847,7 +877,7 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
     }
     a.kernel_fwd = a.fwd;
     a.kernel_bwd = a.bwd;
-    if (s.cp > 1 && (ctx.plan->cp_ring != CpRing::TeP2p || cpA2aGroup(ctx, s) > 1)) {
+    if (s.cp > 1) {
         const CpExchangeWork ring =
             isTorchCpRing(ctx.plan->cp_ring) ? torchCpRing(ctx, s) : teCpExchange(ctx, s);
         a.fwd += streamTime(gpu, ring.fwd_bytes, kc) + ring.fwd_kernels * kc.kernel_overhead_s;
