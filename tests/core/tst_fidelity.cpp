@@ -1332,6 +1332,14 @@ struct CpCase {
         return layerContext(cluster, cluster.buildings[0], model, p);
     }
     LayerCost cost(const Plan& p) const { return layerCost(context(p)); }
+    // The JSON paths the documents' check names for `p` on this cluster and
+    // model.
+    std::vector<std::string> problemPaths(const Plan& p) const {
+        std::vector<std::string> at;
+        for (const Diagnostic& d : validateScenario({cluster, model, p}))
+            at.push_back(d.path);
+        return at;
+    }
 };
 
 // Transformer Engine's ring's own work around its attention calls on `c`
@@ -1431,8 +1439,6 @@ void TestFidelity::teCpAllGatherAndAllToAll() {
     // AttnFuncWithCPAndKVAllGather, AttnFuncWithCPAndQKVOA2A) against its
     // ring.
     const CpCase k;
-    const Cluster& c = k.cluster;
-    const Model& m = k.model;
     const KernelConstants& kc = k.kc;
     const GpuModel& gpu = k.gpu;
     const double hbm = k.hbm, cp = CpCase::cp, T = CpCase::T;
@@ -1505,15 +1511,12 @@ void TestFidelity::teCpAllGatherAndAllToAll() {
     // The all-to-all splits each TP rank's heads over the cp ranks: 4 KV
     // heads take cp 4, not cp 8, nor cp 4 at tp 2 (2 KV heads a rank).
     const auto problems = [&](int tp, int cpDegree) {
-        Scenario sc{c, m, a2a};
-        sc.plan.parallelism.tp = tp;
-        sc.plan.parallelism.cp = cpDegree;
-        sc.plan.parallelism.dp = 8 / (tp * cpDegree) > 0 ? 8 / (tp * cpDegree) : 1;
-        sc.plan.global_batch_sequences = 8;
-        std::vector<std::string> at;
-        for (const Diagnostic& d : validateScenario(sc))
-            at.push_back(d.path);
-        return at;
+        Plan p = a2a;
+        p.parallelism.tp = tp;
+        p.parallelism.cp = cpDegree;
+        p.parallelism.dp = 8 / (tp * cpDegree) > 0 ? 8 / (tp * cpDegree) : 1;
+        p.global_batch_sequences = 8;
+        return k.problemPaths(p);
     };
     QVERIFY(problems(1, 4).empty());
     const auto eight = problems(1, 8), tp2 = problems(2, 4);
@@ -1526,8 +1529,6 @@ void TestFidelity::teHierarchicalCpRingsOverGroups() {
     // cp_group [a2a group, p2p group]): cp 4 as an all-to-all over 2
     // neighbouring ranks and a ring over the 2 groups of them.
     const CpCase k;
-    const Cluster& c = k.cluster;
-    const Model& m = k.model;
     const KernelConstants& kc = k.kc;
     const GpuModel& gpu = k.gpu;
     const double hbm = k.hbm, cp = CpCase::cp, T = CpCase::T, A = 2, P = cp / A;
@@ -1584,16 +1585,13 @@ void TestFidelity::teHierarchicalCpRingsOverGroups() {
     // rank's heads and KV heads split over the group (tp 4 leaves one KV
     // head a rank).
     const auto problems = [&](int tp, int a2a, CpRing exchange) {
-        Scenario sc{c, m, hier};
-        sc.plan.parallelism.tp = tp;
-        sc.plan.parallelism.dp = 2;
-        sc.plan.global_batch_sequences = 8;
-        sc.plan.cp_a2a_size = a2a;
-        sc.plan.cp_ring = exchange;
-        std::vector<std::string> at;
-        for (const Diagnostic& d : validateScenario(sc))
-            at.push_back(d.path);
-        return at;
+        Plan p = hier;
+        p.parallelism.tp = tp;
+        p.parallelism.dp = 2;
+        p.global_batch_sequences = 8;
+        p.cp_a2a_size = a2a;
+        p.cp_ring = exchange;
+        return k.problemPaths(p);
     };
     QVERIFY(problems(1, 2, CpRing::TeP2p).empty());
     QVERIFY(problems(2, 2, CpRing::TeP2p).empty());
