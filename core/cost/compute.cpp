@@ -1250,7 +1250,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             // cp / A groups (a chunk of the same bytes, 1/(cp/A) of the
             // attention a step), the output all-to-all'd back; backward dO
             // before the ring, dQ, dK, dV after it. The all-to-alls wait.
-            const int group = std::max(1, plan.cp_a2a_size);
+            const int group = cpA2aGroup(ctx, s);
             const int ring = cpi / group;
             const double kvBytes = T * (s.w.k + s.w.v) * kBf16; // MLA: each head's K and V
             const double one = kvBytes / bps + alpha, two = 2.0 * kvBytes / bps + alpha;

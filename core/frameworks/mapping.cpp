@@ -18,6 +18,20 @@ using nlohmann::json;
 
 namespace {
 
+// The words of a setting that holds several: Megatron's space-separated
+// values or NeMo's YAML list `[a, b]`.
+std::vector<std::string> listWords(const std::string& text) {
+    std::string list = text;
+    for (char& ch : list)
+        if (ch == '[' || ch == ']' || ch == ',')
+            ch = ' ';
+    std::istringstream in(list);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
 std::string kebab(std::string s) {
     std::replace(s.begin(), s.end(), '_', '-');
     return s;
@@ -991,14 +1005,11 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     if (cp > 1)
         if (auto comm = r.text("cp_comm_type", "plan:/cp_ring")) {
             // Megatron's words, or NeMo's YAML list [a, b, ...].
-            std::string list = *comm;
-            for (char& ch : list)
-                if (ch == '[' || ch == ']' || ch == ',')
-                    ch = ' ';
-            std::istringstream words(list);
-            std::string w, first;
+            std::string first;
             bool ok = true;
-            while (ok && words >> w) {
+            for (const std::string& w : listWords(*comm)) {
+                if (!ok)
+                    break;
                 if (first.empty())
                     first = w;
                 if (w != first) {
@@ -1025,12 +1036,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         std::vector<std::int64_t> n;
         bool ok = sizes.has_value();
         if (sizes) {
-            std::string list = *sizes;
-            for (char& ch : list)
-                if (ch == '[' || ch == ']' || ch == ',')
-                    ch = ' ';
-            std::istringstream words(list);
-            for (std::string w; ok && words >> w;) {
+            for (const std::string& w : listWords(*sizes)) {
+                if (!ok)
+                    break;
                 const bool digits =
                     !w.empty() && w.size() < 7 && std::all_of(w.begin(), w.end(), [](char ch) {
                         return std::isdigit(static_cast<unsigned char>(ch));
