@@ -225,14 +225,24 @@ struct Zero3 {
     std::optional<TrafficPhase> step;   // what a whole step puts on the edges
 };
 void zero3Collectives(const ClusterContext& ctx, const Zero3Input& in, Zero3& out);
-// What the prefetch cannot hide stretches each chunk's forward and backward.
-// Each FSDP unit (one per layer, as torchtitan and DeepSpeed wrap them) is
-// its own all-gather and reduce-scatter and pays its own latency.
 // The share of the SMs an overlapped NCCL collective takes from the stage's
 // compute: the most any building holding the stage loses (ncclOverlapShare).
 double stageOverlapShare(const Layout& layout, const std::vector<BuildingCosts>& costs, int stage);
+// Under zero-bubble, ZeRO-3's DP stream per stage: its collectives per
+// microbatch (every chunk's two all-gathers and reduce-scatter) and the
+// longest reduce-scatter, which follows the stage's last weight gradient.
+struct Zero3Stream {
+    std::vector<double> per_microbatch_s, last_rs_s; // [stage]
+};
+// What the prefetch cannot hide stretches each chunk's forward and backward.
+// With `stream` (zero-bubble's separate weight-gradient pass W), the
+// backward's re-gather goes with B and the reduce-scatter runs beside W on
+// the DP stream, whose load is written to `stream`. Each FSDP unit (one per
+// layer, as torchtitan and DeepSpeed wrap them) is its own all-gather and
+// reduce-scatter and pays its own latency.
 void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout,
-                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks);
+                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks,
+                Zero3Stream* stream);
 
 // ---- the pipeline's input ---------------------------------------------------
 
@@ -281,6 +291,8 @@ struct DpTimingInput {
     // fp8_cast_bytes an element (0: nothing to cast).
     const std::vector<double>* stage_fp8_params = nullptr;
     double fp8_cast_bytes = 0;
+    // ZeRO-3 under zero-bubble (applyZero3): the DP stream's load.
+    const Zero3Stream* zero3_stream = nullptr;
 };
 struct DpTiming {
     std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward

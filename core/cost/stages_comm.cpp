@@ -96,7 +96,12 @@ double stageOverlapShare(const Layout& layout, const std::vector<BuildingCosts>&
 }
 
 void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout,
-                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks) {
+                const std::vector<BuildingCosts>& costs, int pp, int v, ChunkTable& chunks,
+                Zero3Stream* stream) {
+    if (stream) {
+        stream->per_microbatch_s.assign(std::size_t(pp), 0.0);
+        stream->last_rs_s.assign(std::size_t(pp), 0.0);
+    }
     for (int s = 0; s < pp; ++s) {
         const CollectiveCost &ag = z3.ag[std::size_t(s)], &rs = z3.rs[std::size_t(s)];
         const double share = stageOverlapShare(layout, costs, s);
@@ -107,10 +112,24 @@ void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout
             ChunkTimes& t = chunks[std::size_t(s)][std::size_t(c)];
             // What the prefetch could not hide is DP time on the critical path;
             // what it hides still takes SMs from the compute beside it.
-            const double f = overlappedWithCompute(t.fwd, tAg, share);
-            const double b = overlappedWithCompute(t.bwd + t.wgrad, tAg + tRs, share) - t.wgrad;
-            t.fwd = f;
-            t.bwd = b;
+            t.fwd = overlappedWithCompute(t.fwd, tAg, share);
+            if (stream) {
+                // Zero-bubble runs the weight gradients (W) apart from the
+                // input gradients (B): the re-gather goes before B, which
+                // needs the weights; the reduce-scatter after W, whose
+                // output it sends (W reads the saved input and the output
+                // gradient, not the weights). Nothing on the compute stream
+                // waits for the reduce-scatter: W only loses the SMs it
+                // holds, and the DP stream's whole load bounds the stage's
+                // end (dpTiming).
+                t.bwd = overlappedWithCompute(t.bwd, tAg, share);
+                t.wgrad = slowedCompute(t.wgrad, tRs, share);
+                stream->per_microbatch_s[std::size_t(s)] += 2.0 * tAg + tRs;
+                stream->last_rs_s[std::size_t(s)] =
+                    std::max(stream->last_rs_s[std::size_t(s)], tRs);
+            } else {
+                t.bwd = overlappedWithCompute(t.bwd, tAg + tRs, share);
+            }
         }
     }
 }
@@ -379,6 +398,15 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double computeEnd =
             start < endS ? start + slowedCompute(endS - start, t - tail, share) : endS;
         out.end[i] = t > 0 ? std::max(start + t, computeEnd + tail) : endS;
+        // ZeRO-3 under zero-bubble (applyZero3): the DP stream runs every
+        // microbatch's gathers and reduce-scatters from the stage's first
+        // forward, the last weight gradient's reduce-scatter after it.
+        if (in.zero3_stream) {
+            const Zero3Stream& z = *in.zero3_stream;
+            out.start[i] = firstFwd;
+            out.time[i] = m * z.per_microbatch_s[i];
+            out.end[i] = std::max(endS + z.last_rs_s[i], firstFwd + out.time[i]);
+        }
         // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
         // gradients into their shards during its backward: the DP stream
         // runs m of them, none before the stage's first backward.

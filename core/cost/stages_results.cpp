@@ -68,8 +68,14 @@ Breakdown breakdown(const BreakdownInput& in, int s) {
     const double zeroPending =
         std::max(0.0, busy - (br.compute_s + br.tp_exposed_s + br.cp_exposed_s + br.ep_exposed_s));
     br.dp_exposed_s = zeroPending + (in.dp->end[c] - pr.end_s[c]) + in.dp->gatherExposed[c];
-    br.bubble_s = std::max(0.0, in.withoutP2p->end_s[c] - busy);
-    br.pp_exposed_s = std::max(0.0, pr.end_s[c] - in.withoutP2p->end_s[c]);
+    // The stage's idle time in the pipeline: the P2P's share is what the
+    // run without P2P ends sooner, the bubble the rest. A list schedule can
+    // end later without the P2P (zero-bubble places its deferred weight
+    // gradients by what is ready when), so the share is bounded by the idle
+    // time: the parts add up to the stage's end either way.
+    const double idle = std::max(0.0, pr.end_s[c] - busy);
+    br.pp_exposed_s = std::clamp(pr.end_s[c] - in.withoutP2p->end_s[c], 0.0, idle);
+    br.bubble_s = idle - br.pp_exposed_s;
     br.optimizer_s = in.dp->optimizer[c];
     return br;
 }
