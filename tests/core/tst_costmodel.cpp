@@ -2233,9 +2233,12 @@ void TestCostModel::designSpaceInvariants_data() {
 // Properties every plan of the explorer's design space keeps, on candidates
 // drawn at random (a fixed seed) from a sample's space: the breakdown adds up
 // to the step; GPUs 1.5x faster never make the step slower; nor, outside
-// zero-bubble, does twice the bandwidth on every link and tier (zero-bubble
-// places its deferred weight gradients by what is ready when: a list
-// schedule, which shorter transfers can reorder for the worse).
+// zero-bubble, does twice the bandwidth on every link and tier. Zero-bubble
+// places its deferred weight gradients by what is ready when (a list
+// schedule, which shorter transfers can reorder for the worse), and with
+// latency hiding the extra warm-up that faster links no longer need also
+// lowers how many weight gradients may wait (docs/COST_MODEL.md "Pipeline
+// schedule").
 void TestCostModel::designSpaceInvariants() {
     QFETCH(QString, scenario);
     const Scenario sc = loadSampleScenario(scenario.toStdString());
