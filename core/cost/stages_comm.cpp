@@ -242,15 +242,21 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
         // so every P2P round trip stalls each cycle. Each boundary b needs
         // ceil(2 p2p_b / cycle) more microbatches in flight on every stage
         // upstream of it than on the stage after it (CrossPipe, ATC'25).
+        // The cycle is the steady state's, the slowest stage's forward and
+        // backward: one per boundary, so that the warm-ups fall by at least
+        // one from each stage to the next, as 1F1B's do. (Each stage's own
+        // cycle gave a fast stage behind a slow one as many warm-ups as the
+        // slow one: its first backward came later than the pipeline needed.)
+        double cycle = 0;
+        for (std::size_t s = 0; s < npp; ++s)
+            cycle = std::max(cycle, out.fwd[s][0] + out.bwd[s][0] + out.wgrad[s][0]);
         out.extra_warmup.assign(npp, 0);
-        for (std::size_t s = 0; s < npp; ++s) {
-            const double cycle = out.fwd[s][0] + out.bwd[s][0] + out.wgrad[s][0];
-            if (cycle <= 0)
-                continue;
+        if (cycle > 0) {
             int extra = 0;
-            for (std::size_t b = s; b + 1 < npp; ++b)
+            for (std::size_t b = npp - 1; b-- > 0;) {
                 extra += int(std::ceil((out.p2p_fwd[b] + out.p2p_bwd[b]) / cycle));
-            out.extra_warmup[s] = extra;
+                out.extra_warmup[b] = extra;
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 #include "cost/collectives.h"
 #include "cost/evaluate.h"
 #include "cost/network.h"
+#include "cost/stages.h"
 #include "explore/sweep.h"
 #include "formats/documents.h"
 
@@ -69,6 +70,7 @@ private Q_SLOTS:
     void moreLatencyNeverFaster();
     void latencyHurtsPpAcrossMoreWithFewMicrobatches();
     void strict1F1BStallsOnLongLink();
+    void latencyHidingWarmupFallsStageByStage();
     void hierarchicalBeatsFlatRingOnThinLink();
     void dpTrafficConservation();
     void p2pTrafficConservation();
@@ -193,6 +195,43 @@ void TestScaleAcross::strict1F1BStallsOnLongLink() {
     QVERIFY(aware.step_time_s < 0.95 * strict.step_time_s);
     // ... at the price of more activations in flight.
     QVERIFY(aware.memory.activations_gib > strict.memory.activations_gib);
+}
+
+// The extra warm-up of latency hiding (CrossPipe: ceil(round trip / cycle)
+// more microbatches in flight upstream of each boundary) is counted against
+// the steady state's cycle, the slowest stage's forward and backward, the
+// same for every stage: the warm-ups fall stage by stage, as 1F1B's do. With
+// each stage's own cycle, a fast stage behind a slow one got more than the
+// slow one, and GPUs 1.5x faster made a 27-stage three-building plan of the
+// 405B sample's space 8.8% slower.
+void TestScaleAcross::latencyHidingWarmupFallsStageByStage() {
+    Plan plan;
+    plan.parallelism.pp = 4;
+    plan.global_batch_sequences = 16;
+    plan.micro_batch_sequences = 1;
+    plan.schedule.kind = ScheduleKind::OneFOneB;
+    plan.schedule.latency_hiding = true;
+    // Stages 0 and 2 take 1.0 s a forward-backward pair, 1 and 3 half that.
+    ChunkTable chunks(4, std::vector<ChunkTimes>(1));
+    for (int s = 0; s < 4; ++s) {
+        chunks[std::size_t(s)][0].fwd = s % 2 ? 1.0 / 6 : 1.0 / 3;
+        chunks[std::size_t(s)][0].bwd = s % 2 ? 1.0 / 3 : 2.0 / 3;
+    }
+    // Round trips of 0.6 s, 1.4 s and 0.2 s over the three boundaries.
+    P2p p2p;
+    p2p.fwd = {0.3, 0.7, 0.1};
+    p2p.bwd = p2p.fwd;
+    p2p.cross = {1, 1, 0};
+    PipelineInput in;
+    pipelineInput(plan, chunks, p2p, false, in);
+    // ceil(0.6 / 1) + ceil(1.4 / 1) + ceil(0.2 / 1) = 1 + 2 + 1 upstream of all three.
+    QCOMPARE(in.extra_warmup, (std::vector<int>{4, 3, 1, 0}));
+    // Zero-bubble's cycle counts its weight gradients too: 1.5 s.
+    plan.schedule.kind = ScheduleKind::ZeroBubble;
+    for (int s = 0; s < 4; ++s)
+        chunks[std::size_t(s)][0].wgrad = s % 2 ? 0.25 : 0.5;
+    pipelineInput(plan, chunks, p2p, false, in);
+    QCOMPARE(in.extra_warmup, (std::vector<int>{3, 2, 1, 0}));
 }
 
 void TestScaleAcross::hierarchicalBeatsFlatRingOnThinLink() {
