@@ -2228,12 +2228,14 @@ void TestCostModel::designSpaceInvariants_data() {
     QTest::newRow("single building 70B") << QStringLiteral("single-building-70b.json");
     QTest::newRow("two GPU models 70B") << QStringLiteral("hetero-70b.json");
     QTest::newRow("two buildings Mixtral") << QStringLiteral("two-buildings-mixtral.json");
+    QTest::newRow("three buildings 405B") << QStringLiteral("three-buildings-405b-pp-across.json");
 }
 
 // Properties every plan of the explorer's design space keeps, on candidates
 // drawn at random (a fixed seed) from a sample's space: the breakdown adds up
-// to the step; GPUs 1.5x faster never make the step slower; nor, outside
-// zero-bubble, does twice the bandwidth on every link and tier. Zero-bubble
+// to the step; GPUs 1.5x faster never make the step slower; twice the global
+// batch never lowers the tokens/s; nor, outside zero-bubble, do twice the
+// bandwidth on every link and tier or half the links' latency. Zero-bubble
 // places its deferred weight gradients by what is ready when (a list
 // schedule, which shorter transfers can reorder for the worse), and with
 // latency hiding the extra warm-up that faster links no longer need also
@@ -2255,7 +2257,10 @@ void TestCostModel::designSpaceInvariants() {
     }
     for (Link& l : wide.links)
         l.bandwidth_gbps *= 2;
-    const Evaluator base(sc.cluster), faster(quick), wider(wide);
+    Cluster near = sc.cluster;
+    for (Link& l : near.links)
+        l.latency_ms *= 0.5;
+    const Evaluator base(sc.cluster), faster(quick), wider(wide), nearer(near);
     EvaluateOptions o;
     o.timeline = false;
     std::mt19937_64 rng(20261206);
@@ -2290,7 +2295,22 @@ void TestCostModel::designSpaceInvariants() {
         QVERIFY2(
             quickStep <= ev->step_time_s * (1 + 1e-9),
             (label + ": faster GPUs " + numbers(quickStep, ev->step_time_s).toStdString()).c_str());
+        Plan twice = p;
+        twice.global_batch_sequences *= 2;
+        const EvaluationResult rb = base.evaluate(sc.model, twice, o);
+        QVERIFY2(std::holds_alternative<Evaluation>(rb), label.c_str());
+        const double twiceRate = std::get<Evaluation>(rb).tokens_per_s;
+        QVERIFY2(twiceRate >= ev->tokens_per_s * (1 - 1e-9),
+                 (label + ": twice the batch " + numbers(twiceRate, ev->tokens_per_s).toStdString())
+                     .c_str());
         if (!zb) {
+            const EvaluationResult rn = nearer.evaluate(sc.model, p, o);
+            QVERIFY2(std::holds_alternative<Evaluation>(rn), label.c_str());
+            const double nearStep = std::get<Evaluation>(rn).step_time_s;
+            QVERIFY2(
+                nearStep <= ev->step_time_s * (1 + 1e-9),
+                (label + ": half the latency " + numbers(nearStep, ev->step_time_s).toStdString())
+                    .c_str());
             const EvaluationResult rw = wider.evaluate(sc.model, p, o);
             QVERIFY2(std::holds_alternative<Evaluation>(rw), label.c_str());
             const double wideStep = std::get<Evaluation>(rw).step_time_s;
