@@ -1497,12 +1497,53 @@ void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWor
     const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
     c.fwd_s =
         std::max(gpuFwd, c.host_fwd_s) + (c.host_sync ? kc.host_sync_s + kc.host_op_fwd_s : 0.0);
-    if (gpuBwd > 0 && c.host_bwd_s > gpuBwd) {
+    if (plan.schedule.kind == ScheduleKind::ZeroBubble) {
+        // Zero-bubble issues the weight gradients (W) apart from the input
+        // gradients (B): each pass takes the longer of its GPU time and the
+        // host's time for its own kernels, half of the backward's (each
+        // GEMM's weight gradient and its casts against the rest, as the
+        // kernels' fixed cost is split above). Scaled together, a faster
+        // W lengthened B, which the pipeline waits for.
+        c.bwd_input_s = std::max(c.bwd_input_s, 0.5 * c.host_bwd_s);
+        c.bwd_weight_s = std::max(c.bwd_weight_s, 0.5 * c.host_bwd_s);
+    } else if (gpuBwd > 0 && c.host_bwd_s > gpuBwd) {
         const double f = c.host_bwd_s / gpuBwd;
         c.bwd_input_s *= f;
         c.bwd_weight_s *= f;
     }
     c.host_wait_s = (c.fwd_s - gpuFwd) + (c.bwd_input_s + c.bwd_weight_s - gpuBwd);
+    c.gpu_fwd_s = gpuFwd;
+    c.gpu_bwd_s = gpuBwd;
+}
+
+// A pass the host paces (hostPace) leaves the GPU idle between kernels,
+// host_*_s - its own time in all: the TP and CP exchanges counted as exposed
+// run in those gaps (issued in order with the compute, their kernels run
+// while the host issues what follows), so the pass takes the longer of the
+// host's time and the GPU's with the exchanges, not their sum. Only what
+// the gaps cannot hold stays exposed. (The all-to-alls of an MoE layer
+// follow its wait for the token counts, when the GPU has nothing queued.)
+void hideCommInHostGaps(const Plan& plan, LayerCost& c, double gpuFwd, double gpuBwd) {
+    // Returns what the gaps hold.
+    const auto hide = [](double gap, double& a, double& b, double* partOfA = nullptr) {
+        const double exposed = a + b;
+        if (!(gap > 0) || !(exposed > 0))
+            return 0.0;
+        const double keep = std::max(0.0, exposed - gap) / exposed;
+        a *= keep;
+        b *= keep;
+        if (partOfA)
+            *partOfA *= keep;
+        return exposed * (1.0 - keep);
+    };
+    const double gapFwd = std::max(0.0, c.host_fwd_s - gpuFwd);
+    double held = hide(gapFwd, c.tp_fwd_s, c.cp_fwd_s, &c.tp_mlp_fwd_s);
+    held += hide(std::max(0.0, c.host_bwd_s - gpuBwd), c.tp_bwd_s, c.cp_bwd_s);
+    // What the GPU still waits for the host (the host warning's figure).
+    c.host_wait_s = std::max(0.0, c.host_wait_s - held);
+    // Full recompute runs the forward again, host-paced as it was.
+    if (plan.recompute == Recompute::Full)
+        hide(gapFwd, c.tp_recompute_s, c.cp_recompute_s);
 }
 
 } // namespace
@@ -1651,6 +1692,7 @@ LayerCost layerCost(const LayerContext& ctx) {
         overlapTpComm(ctx, s, c);
     if (mlpRecomputed)
         c.tp_recompute_s += c.tp_mlp_fwd_s;
+    hideCommInHostGaps(plan, c, gpuFwd, gpuBwd);
 
     const bool fp8 = s.linear.precision == GemmPrecision::Fp8;
     if (fp8) {

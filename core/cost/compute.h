@@ -230,12 +230,17 @@ struct LayerCost {
     double recompute_s = 0;   // extra forward work in backward (recompute policy)
     double moe_permute_s = 0; // of fwd_s, and again of bwd_input_s: MoE token permutations
     // An MoE layer's expert half (router, experts, shared experts, token
-    // permutations): of fwd_s, and of bwd_input_s + bwd_weight_s.
+    // permutations): of fwd_s, and of bwd_input_s + bwd_weight_s, the GPU's
+    // time.
     double moe_mlp_fwd_s = 0, moe_mlp_bwd_s = 0;
     // What the host spends issuing the layer's kernels, forward and backward
-    // (docs/COST_MODEL.md "Host"), and what the GPU waits for it: fwd_s,
-    // bwd_input_s and bwd_weight_s include host_wait_s.
+    // (docs/COST_MODEL.md "Host"), and what the GPU waits for it with
+    // nothing to run: fwd_s, bwd_input_s and bwd_weight_s include the host's
+    // pace, host_wait_s is what of it the TP and CP exchanges do not fill.
     double host_fwd_s = 0, host_bwd_s = 0, host_wait_s = 0;
+    // The passes' GPU time alone: fwd_s and bwd_input_s + bwd_weight_s
+    // without the host's pace (with every weight cast).
+    double gpu_fwd_s = 0, gpu_bwd_s = 0;
     bool host_sync = false; // the forward waits once for a device-to-host copy
     // Of fwd_s, recompute_s and bwd_input_s, the FP8 casts of the weights
     // (the backward's: torchao's). How many of them a microbatch pays is the

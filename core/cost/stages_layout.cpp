@@ -337,19 +337,26 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         // with the backward experts, the forward experts with the backward
         // dispatch, the forward combine with the backward attention; the
         // all-to-all holds its SMs meanwhile. What shows is the pair's time
-        // beyond its compute, shared by the two in proportion to traffic.
-        const double attnF = fwdS - L.moe_mlp_fwd_s;
-        const double attnB = bwdInputS + L.bwd_weight_s - L.moe_mlp_bwd_s;
+        // beyond its compute. Each pass is charged the time of its own
+        // computations with the other's all-to-alls beside them, so that
+        // its time grows with its own compute only (the pair's is the same
+        // either way; shared in proportion to traffic, a forward grew as
+        // the backward's compute shrank, and faster GPUs could lengthen a
+        // pipeline's warm-up of forwards). The computations are the GPU's
+        // time; a pass the host paces takes at least the host's.
+        const double bwdS = bwdInputS + L.bwd_weight_s;
+        const double gpuF = std::min(L.gpu_fwd_s, fwdS), gpuB = std::min(L.gpu_bwd_s, bwdS);
+        const double moeF = std::min(L.moe_mlp_fwd_s, gpuF);
+        const double moeB = std::min(L.moe_mlp_bwd_s, gpuB);
         const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
         const auto beside = [commShare](double compute, double comm) {
             return overlappedWithCompute(compute, comm, commShare);
         };
-        const double pair = beside(attnF, a2aB) + beside(L.moe_mlp_bwd_s, a2aF) +
-                            beside(L.moe_mlp_fwd_s, a2aB) + beside(attnB, a2aF);
-        const double shown = pair - (fwdS + bwdInputS + L.bwd_weight_s);
-        const double scale = 1.0 - epOverlap + epOverlap * shown / (epF + epB);
-        epF *= scale;
-        epB *= scale;
+        const double fwdPair = beside(gpuF - moeF, a2aB) + beside(moeF, a2aB);
+        const double bwdPair = beside(moeB, a2aF) + beside(gpuB - moeB, a2aF);
+        const double aloneF = epF, aloneB = epB;
+        epF = (1.0 - epOverlap) * aloneF + epOverlap * (std::max(fwdPair, fwdS) - fwdS);
+        epB = (1.0 - epOverlap) * aloneB + epOverlap * (std::max(bwdPair, bwdS) - bwdS);
     }
     const double recompTp = L.tp_recompute_s;
     const double recompCp = L.cp_recompute_s;

@@ -2229,7 +2229,33 @@ void TestCostModel::designSpaceInvariants_data() {
     QTest::newRow("two GPU models 70B") << QStringLiteral("hetero-70b.json");
     QTest::newRow("two buildings Mixtral") << QStringLiteral("two-buildings-mixtral.json");
     QTest::newRow("three buildings 405B") << QStringLiteral("three-buildings-405b-pp-across.json");
+    // Validation runs' documents (tests/validation/published): a small model
+    // whose layers the host paces, and an MoE model with combined 1F1B.
+    QTest::newRow("NeMo GPT-3 5B") << QStringLiteral("dgx-h100 gpt3-5b-fp8 nemo2407-gpt3-5b-64");
+    QTest::newRow("Qwen3 235B-A22B")
+        << QStringLiteral("dgx-h100 qwen3-235b-a22b-fp8 mbridge2604-qwen3-235b-a22b-256");
 }
+
+namespace {
+// A sample scenario's file name, or "cluster model plan" of the validation
+// runs' documents.
+Scenario invariantScenario(const QString& name) {
+    const QStringList parts = name.split(QLatin1Char(' '));
+    if (parts.size() == 1)
+        return loadSampleScenario(name.toStdString());
+    const std::string dir = sourceDir() + "/tests/validation/published/";
+    Loaded<Scenario> loaded =
+        loadScenarioFiles(dir + "clusters/" + parts[0].toStdString() + ".json",
+                          dir + "models/" + parts[1].toStdString() + ".json",
+                          dir + "plans/" + parts[2].toStdString() + ".json");
+    if (!loaded.ok()) {
+        for (const auto& p : loaded.problems)
+            std::fprintf(stderr, "%s\n", p.str().c_str());
+        std::abort();
+    }
+    return std::move(*loaded.value);
+}
+} // namespace
 
 // Properties every plan of the explorer's design space keeps, on candidates
 // drawn at random (a fixed seed) from a sample's space: the breakdown adds up
@@ -2237,13 +2263,13 @@ void TestCostModel::designSpaceInvariants_data() {
 // batch never lowers the tokens/s; nor, outside zero-bubble, do twice the
 // bandwidth on every link and tier or half the links' latency. Zero-bubble
 // places its deferred weight gradients by what is ready when (a list
-// schedule, which shorter transfers can reorder for the worse), and with
-// latency hiding the extra warm-up that faster links no longer need also
-// lowers how many weight gradients may wait (docs/COST_MODEL.md "Pipeline
-// schedule").
+// schedule, which shorter ops or transfers can reorder for the worse: faster
+// GPUs may cost it up to 0.5%), and with latency hiding the extra warm-up
+// that faster links no longer need also lowers how many weight gradients may
+// wait (docs/COST_MODEL.md "Pipeline schedule").
 void TestCostModel::designSpaceInvariants() {
     QFETCH(QString, scenario);
-    const Scenario sc = loadSampleScenario(scenario.toStdString());
+    const Scenario sc = invariantScenario(scenario);
     const DesignSpace space(sc.cluster, sc.model, sc.plan);
     Cluster quick = sc.cluster;
     for (auto& [name, gpu] : quick.gpu_models) {
@@ -2293,7 +2319,7 @@ void TestCostModel::designSpaceInvariants() {
         QVERIFY2(std::holds_alternative<Evaluation>(rq), label.c_str());
         const double quickStep = std::get<Evaluation>(rq).step_time_s;
         QVERIFY2(
-            quickStep <= ev->step_time_s * (1 + 1e-9),
+            quickStep <= ev->step_time_s * (1 + (zb ? 5e-3 : 1e-9)),
             (label + ": faster GPUs " + numbers(quickStep, ev->step_time_s).toStdString()).c_str());
         Plan twice = p;
         twice.global_batch_sequences *= 2;

@@ -213,6 +213,7 @@ private Q_SLOTS:
     void groupedExpertsLaunchPerExpert();
     void moeForwardWaitsForTokenCounts();
     void hostBoundPlanWarns();
+    void exchangesRunInHostGaps();
     void expertParallelPlanCarriesTheAccuracyNote();
     void bf16OnHopperCarriesTheAccuracyNote();
 };
@@ -1614,6 +1615,9 @@ void TestFidelity::teRingHidesEachChunkUnderOneStep() {
     Plan p = makePlan(8, 1, 2, 64);
     p.parallelism.cp = int(cp);
     p.sequence_length = 8192;
+    // The host would pace this small layer and its gaps hold some of the
+    // ring's exposure (exchangesRunInHostGaps): CUDA graphs keep it out.
+    p.cuda_graphs = true;
     const LayerContext ctx = layerContext(c, c.buildings[0], m, p);
     const LayerCost l = layerCost(ctx);
     const double bps = gbpsToBytesPerS(ctx.scale_out_gbps) * ctx.scale_out_efficiency;
@@ -2135,6 +2139,37 @@ void TestFidelity::blockRecomputeBetweenNoneAndFull() {
     QVERIFY(half.memory.peak_gib_per_gpu < none.memory.peak_gib_per_gpu);
 }
 
+// A pass the host paces leaves the GPU idle between kernels; the TP and CP
+// exchanges it counts as exposed run in those gaps, so the pass takes the
+// longer of the host's time and the GPU's with its exchanges, not their sum.
+// The GPU's side is read off the same layer under CUDA graphs, which the
+// host does not pace: the same kernels and exchanges.
+void TestFidelity::exchangesRunInHostGaps() {
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m = smallLlama();
+    Plan p = makePlan(2, 1, 4, 64);
+    p.parallelism.cp = 2;
+    p.parallelism.dp = 2;
+    p.sequence_length = 512;
+    const LayerCost eager = layerCost(layerContext(c, c.buildings[0], m, p));
+    p.cuda_graphs = true;
+    const LayerCost graphed = layerCost(layerContext(c, c.buildings[0], m, p));
+    QCOMPARE(graphed.host_wait_s, 0.0);
+    QVERIFY(eager.host_fwd_s > eager.gpu_fwd_s && eager.host_bwd_s > eager.gpu_bwd_s);
+    QVERIFY_CLOSE(eager.gpu_fwd_s, graphed.gpu_fwd_s, 1e-12);
+    QVERIFY_CLOSE(eager.gpu_bwd_s, graphed.gpu_bwd_s, 1e-12);
+    const double exposedFwd = graphed.tp_fwd_s + graphed.cp_fwd_s;
+    const double exposedBwd = graphed.tp_bwd_s + graphed.cp_bwd_s;
+    QVERIFY(exposedFwd > 0 && exposedBwd > 0);
+    QVERIFY_CLOSE(eager.fwd_s + eager.tp_fwd_s + eager.cp_fwd_s,
+                  std::max(eager.host_fwd_s, graphed.fwd_s + exposedFwd), 1e-9);
+    QVERIFY_CLOSE(
+        eager.bwd_input_s + eager.bwd_weight_s + eager.tp_bwd_s + eager.cp_bwd_s,
+        std::max(eager.host_bwd_s, graphed.bwd_input_s + graphed.bwd_weight_s + exposedBwd), 1e-9);
+    // Less shows than on the graphed layer: the gaps held some of it.
+    QVERIFY(eager.tp_fwd_s + eager.cp_fwd_s < exposedFwd);
+}
+
 void TestFidelity::hostIssuesEveryKernel() {
     // The host issues each of a layer's kernels at 9.3 us forward and
     // 10.7 us backward (tests/validation/gpu/h200-host.json): a fused dense
@@ -2158,8 +2193,13 @@ void TestFidelity::hostIssuesEveryKernel() {
     const LayerCost graphed = layerCost(layerContext(c, c.buildings[0], m, p));
     QVERIFY_CLOSE(graphed.host_fwd_s, 14 * 0.96e-6, 1e-12);
     QCOMPARE(graphed.host_wait_s, 0.0);
+    // Without the host's pace the GPU runs the same kernels; what of the
+    // host's gaps the TP exchanges fill (exchangesRunInHostGaps) is not
+    // waiting.
+    const double held = graphed.tp_fwd_s + graphed.tp_bwd_s - (small.tp_fwd_s + small.tp_bwd_s);
+    QVERIFY(held >= 0);
     QVERIFY_CLOSE(small.fwd_s + small.bwd_input_s + small.bwd_weight_s - small.host_wait_s,
-                  graphed.fwd_s + graphed.bwd_input_s + graphed.bwd_weight_s, 1e-9);
+                  graphed.fwd_s + graphed.bwd_input_s + graphed.bwd_weight_s + held, 1e-9);
     Plan plain = p;
     plain.cuda_graphs = false;
     QVERIFY(!(layerPlanKey(p) == layerPlanKey(plain)));
@@ -2239,11 +2279,13 @@ void TestFidelity::moeForwardWaitsForTokenCounts() {
 }
 
 void TestFidelity::hostBoundPlanWarns() {
-    // TP 8 on a 1.5B model with one 2k-token sequence per microbatch: each
-    // GPU's GEMMs are a few microseconds, the host's ops ~10 us each. The
-    // evaluation says so; CUDA graphs take the host out.
+    // TP 2 on a 1.5B model with one 256-token sequence per microbatch: each
+    // GPU's kernels are a few microseconds, the host's ops ~10 us each, more
+    // than the kernels and the TP exchanges together. The evaluation says
+    // so; CUDA graphs take the host out.
     const Cluster c = clusterOf("one", {building("B1", 64)});
-    Plan p = makePlan(8, 1, 8, 64);
+    Plan p = makePlan(2, 1, 32, 64);
+    p.sequence_length = 256;
     const auto hostWarning = [](const Evaluation& ev) {
         for (const std::string& w : ev.warnings)
             if (w.rfind("host: ", 0) == 0)
@@ -2258,6 +2300,14 @@ void TestFidelity::hostBoundPlanWarns() {
     const Evaluation graphed = evaluated(c, smallLlama(), p);
     QCOMPARE(hostWarning(graphed), std::string());
     QVERIFY(graphed.step_time_s < plain.step_time_s);
+    // At TP 8 with 2k tokens the host is slower than the kernels too, but
+    // the all-reduces between them fill its gaps: nothing waits, and CUDA
+    // graphs would not help.
+    Plan tp8 = makePlan(8, 1, 8, 64);
+    const Evaluation eager8 = evaluated(c, smallLlama(), tp8);
+    QCOMPARE(hostWarning(eager8), std::string());
+    tp8.cuda_graphs = true;
+    QVERIFY_CLOSE(evaluated(c, smallLlama(), tp8).step_time_s, eager8.step_time_s, 1e-9);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

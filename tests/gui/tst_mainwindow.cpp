@@ -891,8 +891,8 @@ void TestMainWindow::topologyTextIsReadable() {
 }
 
 void TestMainWindow::notesShowTheEvaluationsWarnings() {
-    // GPT 1.7B at TP 8 on 2,048 tokens a microbatch: its layers wait for
-    // the host (docs/COST_MODEL.md "Host"). The status bar says so, the
+    // GPT 1.7B at TP 8 on 512 tokens a microbatch: its layers wait for the
+    // host (docs/COST_MODEL.md "Host"). The status bar says so, the
     // list in the button's tool tip; CUDA graphs, ticked in the inspector,
     // take the note away.
     const QString published =
@@ -901,7 +901,7 @@ void TestMainWindow::notesShowTheEvaluationsWarnings() {
     QFile plan(dir.filePath(QStringLiteral("plan.json")));
     QVERIFY(plan.open(QIODevice::WriteOnly));
     plan.write(R"({"format": "scaleacross.plan", "version": 1, "name": "tp8",
-        "sequence_length": 2048, "global_batch_sequences": 48, "micro_batch_sequences": 1,
+        "sequence_length": 512, "global_batch_sequences": 48, "micro_batch_sequences": 1,
         "parallelism": {"tp": 8, "cp": 1, "pp": 1, "dp": 6, "ep": 1}, "zero_stage": 1,
         "framework": "megatron-core", "sequence_parallel": true})");
     plan.close();
