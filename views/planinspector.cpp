@@ -288,9 +288,29 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     QStringList scheduleNames;
     for (auto k : kSchedules)
         scheduleNames << QString::fromLatin1(toString(k));
-    addCombo(sched, QStringLiteral("schedule"), QStringLiteral("Pipeline schedule"), scheduleNames,
-             QStringLiteral("Interleaved needs virtual stages ≥ 2"),
-             [](Scenario& s, int i) { s.plan.schedule.kind = kSchedules[std::size_t(i)]; });
+    addCombo(
+        sched, QStringLiteral("schedule"), QStringLiteral("Pipeline schedule"), scheduleNames,
+        QStringLiteral("Only interleaved has virtual stages: choosing it sets the fewest (2 or "
+                       "more) that split the layers evenly, choosing another sets them to 1"),
+        [](Scenario& s, int i) {
+            // One edit, one undo step: the schedule with the virtual
+            // stages it allows (from interleaved at 5, 1F1B needs 1, and
+            // interleaved at 1 is refused), else no schedule could
+            // follow another.
+            Schedule& sc = s.plan.schedule;
+            sc.kind = kSchedules[std::size_t(i)];
+            if (sc.kind != ScheduleKind::Interleaved) {
+                sc.virtual_stages = 1;
+            } else if (sc.virtual_stages < 2) {
+                const int chunks = std::max(1, s.plan.parallelism.pp);
+                int v = 2;
+                while (v < 64 && s.model.layers % (chunks * v) != 0)
+                    ++v;
+                // None: 2, which the plan check refuses unless the
+                // placement gives the layers per stage, and says so.
+                sc.virtual_stages = s.model.layers % (chunks * v) == 0 ? v : 2;
+            }
+        });
     addSpin(sched, QStringLiteral("virtual_stages"), QStringLiteral("Virtual stages"), 1, 64,
             QStringLiteral("Model chunks per pipeline stage (interleaved 1F1B)"),
             [](Scenario& s, int v) { s.plan.schedule.virtual_stages = v; });

@@ -57,6 +57,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges_data();
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
+    void scheduleCarriesItsVirtualStages();
     void partialRecomputeAndFp8Fields();
     void fp8WeightGatherOnlyForFp8Models();
     void recomputeModulesFromTheMenu();
@@ -479,6 +480,66 @@ void TestEditing::everyPlanKnobIsEditable() {
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.elementwise, Elementwise::Fused);
     QCOMPARE(elementwise->currentIndex(), 0);
+}
+
+// Only interleaved has virtual stages, and the plan check refuses any other
+// count for the others: the schedule's field sets them with the kind, in one
+// undo step, or no schedule could follow another (interleaved at 5 refused
+// 1F1B, and 1 refused interleaved).
+void TestEditing::scheduleCarriesItsVirtualStages() {
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QComboBox* schedule = inspector->comboBox(QStringLiteral("schedule"));
+    QSpinBox* stages = inspector->spinBox(QStringLiteral("virtual_stages"));
+    QVERIFY(schedule && stages);
+    // 126 layers over 14 stages: 2 chunks a stage would split them unevenly,
+    // 3 evenly (14 microbatches a step, as interleaving needs a multiple).
+    Plan plan = doc->scenario().plan;
+    QCOMPARE(doc->scenario().model.layers, 126);
+    plan.parallelism.pp = 14;
+    plan.placement.reset(); // its layers per stage are the sample's 16
+    plan.global_batch_sequences = 14 * plan.parallelism.dp * plan.micro_batch_sequences;
+    doc->setPlan(plan, QStringLiteral("pipeline"));
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::OneFOneB);
+    const int steps = doc->undoStack()->count();
+    choose(schedule, 2); // interleaved
+    QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::Interleaved);
+    QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 3);
+    QCOMPARE(stages->value(), 3);
+    QCOMPARE(doc->undoStack()->count(), steps + 1);
+    QVERIFY(waitForEvaluation());
+    typeInto(stages, QStringLiteral("9"));
+    QTest::keyClick(stages, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 9);
+    QVERIFY(waitForEvaluation());
+    choose(schedule, 3); // zero-bubble, from interleaved at 9
+    QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::ZeroBubble);
+    QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 1);
+    QCOMPARE(stages->value(), 1);
+    QCOMPARE(doc->undoStack()->count(), steps + 3);
+    QVERIFY(waitForEvaluation());
+    // One undo puts back the interleaved schedule at 9, with its field.
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::Interleaved);
+    QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 9);
+    QCOMPARE(schedule->currentIndex(), 2);
+    QCOMPARE(stages->value(), 9);
+    // Where no count splits the layers evenly (126 over 16 stages) the plan
+    // check asks for the layers per stage, and the plan stays as it was.
+    plan = doc->scenario().plan;
+    plan.parallelism.pp = 16;
+    plan.schedule = Schedule{};
+    plan.global_batch_sequences = 16 * plan.parallelism.dp * plan.micro_batch_sequences;
+    doc->setPlan(plan, QStringLiteral("pipeline"));
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(schedule->currentIndex(), 1);
+    choose(schedule, 2);
+    QVERIFY2(inspector->problem().contains(QLatin1String("/schedule/virtual_stages")) &&
+                 inspector->problem().contains(QLatin1String("layers_per_stage")),
+             qPrintable(inspector->problem()));
+    QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::OneFOneB);
+    QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 1);
 }
 
 void TestEditing::partialRecomputeAndFp8Fields() {
