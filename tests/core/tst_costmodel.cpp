@@ -2315,12 +2315,18 @@ void TestCostModel::designSpaceInvariants() {
         for (double part : {b.compute_s, b.tp_exposed_s, b.cp_exposed_s, b.ep_exposed_s,
                             b.pp_exposed_s, b.dp_exposed_s, b.bubble_s, b.optimizer_s})
             QVERIFY2(part >= 0, label.c_str());
-        const EvaluationResult rq = faster.evaluate(sc.model, p, o);
-        QVERIFY2(std::holds_alternative<Evaluation>(rq), label.c_str());
-        const double quickStep = std::get<Evaluation>(rq).step_time_s;
-        QVERIFY2(
-            quickStep <= ev->step_time_s * (1 + (zb ? 5e-3 : 1e-9)),
-            (label + ": faster GPUs " + numbers(quickStep, ev->step_time_s).toStdString()).c_str());
+        // The plan's step on another cluster (infinite if it fails there),
+        // and whether it is no slower than here, within `slack`.
+        const auto noSlower = [&](const Evaluator& e, double slack, const char* what) {
+            const EvaluationResult there = e.evaluate(sc.model, p, o);
+            const Evaluation* x = std::get_if<Evaluation>(&there);
+            const double step = x ? x->step_time_s : std::numeric_limits<double>::infinity();
+            if (step <= ev->step_time_s * (1 + slack))
+                return std::string();
+            return label + ": " + what + " " + numbers(step, ev->step_time_s).toStdString();
+        };
+        std::string slower = noSlower(faster, zb ? 5e-3 : 1e-9, "faster GPUs");
+        QVERIFY2(slower.empty(), slower.c_str());
         Plan twice = p;
         twice.global_batch_sequences *= 2;
         const EvaluationResult rb = base.evaluate(sc.model, twice, o);
@@ -2330,20 +2336,10 @@ void TestCostModel::designSpaceInvariants() {
                  (label + ": twice the batch " + numbers(twiceRate, ev->tokens_per_s).toStdString())
                      .c_str());
         if (!zb) {
-            const EvaluationResult rn = nearer.evaluate(sc.model, p, o);
-            QVERIFY2(std::holds_alternative<Evaluation>(rn), label.c_str());
-            const double nearStep = std::get<Evaluation>(rn).step_time_s;
-            QVERIFY2(
-                nearStep <= ev->step_time_s * (1 + 1e-9),
-                (label + ": half the latency " + numbers(nearStep, ev->step_time_s).toStdString())
-                    .c_str());
-            const EvaluationResult rw = wider.evaluate(sc.model, p, o);
-            QVERIFY2(std::holds_alternative<Evaluation>(rw), label.c_str());
-            const double wideStep = std::get<Evaluation>(rw).step_time_s;
-            QVERIFY2(
-                wideStep <= ev->step_time_s * (1 + 1e-9),
-                (label + ": more bandwidth " + numbers(wideStep, ev->step_time_s).toStdString())
-                    .c_str());
+            slower = noSlower(nearer, 1e-9, "half the latency");
+            QVERIFY2(slower.empty(), slower.c_str());
+            slower = noSlower(wider, 1e-9, "more bandwidth");
+            QVERIFY2(slower.empty(), slower.c_str());
         }
     }
     // The draw reached plans of every kind, zero-bubble among them.
