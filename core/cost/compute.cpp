@@ -525,6 +525,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.cp_a2a_size = plan.cp_a2a_size;
     k.block_recompute =
         plan.recompute == Recompute::Full && plan.recompute_method == RecomputeMethod::Block;
+    k.zero_bubble = plan.schedule.kind == ScheduleKind::ZeroBubble;
     return k;
 }
 
@@ -555,6 +556,8 @@ Plan planOf(const LayerPlanKey& key) {
     p.cp_a2a_size = key.cp_a2a_size;
     if (key.block_recompute)
         p.recompute_method = RecomputeMethod::Block;
+    if (key.zero_bubble)
+        p.schedule.kind = ScheduleKind::ZeroBubble;
     return p;
 }
 

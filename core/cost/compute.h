@@ -352,6 +352,9 @@ struct LayerPlanKey {
     // Full recompute of some layers only (Megatron's block method): the
     // building's costs then hold the layers without recompute too.
     bool block_recompute = false;
+    // Zero-bubble issues the weight gradients as a pass of their own, which
+    // the host paces apart (hostPace).
+    bool zero_bubble = false;
     bool operator==(const LayerPlanKey&) const = default;
 };
 LayerPlanKey layerPlanKey(const Plan& plan);

@@ -328,7 +328,7 @@ void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
         {"zero_stage", [](Plan& p) { p.zero_stage = p.zero_stage == 3 ? 1 : 3; }},
         {"schedule",
          [](Plan& p) {
-             p.schedule = {ScheduleKind::ZeroBubble, 1};
+             p.schedule = {ScheduleKind::Interleaved, 2};
          }},
         {"pp and dp", [](Plan& p) { std::swap(p.parallelism.pp, p.parallelism.dp); }},
         {"rank_order",
@@ -365,6 +365,11 @@ void TestEvalCache::layerPlanKeyCoversWhatCostsRead() {
     q.recompute = q.recompute == Recompute::Full ? Recompute::None : Recompute::Full;
     QVERIFY(!(layerPlanKey(q) == layerPlanKey(s.plan)));
     QVERIFY(!(costsOf(q) == base));
+    // Zero-bubble is in it: the host paces its weight gradients apart.
+    Plan z = s.plan;
+    z.schedule = {ScheduleKind::ZeroBubble, 1};
+    QVERIFY(!(layerPlanKey(z) == layerPlanKey(s.plan)));
+    QCOMPARE(planOf(layerPlanKey(z)).schedule.kind, ScheduleKind::ZeroBubble);
 }
 
 QTEST_GUILESS_MAIN(TestEvalCache)

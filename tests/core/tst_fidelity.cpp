@@ -2168,6 +2168,22 @@ void TestFidelity::exchangesRunInHostGaps() {
         std::max(eager.host_bwd_s, graphed.bwd_input_s + graphed.bwd_weight_s + exposedBwd), 1e-9);
     // Less shows than on the graphed layer: the gaps held some of it.
     QVERIFY(eager.tp_fwd_s + eager.cp_fwd_s < exposedFwd);
+    // Zero-bubble issues the weight gradients as a pass of their own: B and
+    // W each take the longer of their GPU time and half the host's backward.
+    // The layer's key carries it, so the evaluation's kept costs do too.
+    p.cuda_graphs = false;
+    p.parallelism.pp = 2;
+    p.parallelism.dp = 1;
+    p.schedule.kind = ScheduleKind::ZeroBubble;
+    const LayerContext zbCtx = layerContext(c, c.buildings[0], m, p);
+    const LayerCost zb = layerCost(zbCtx);
+    QVERIFY_CLOSE(zb.bwd_input_s, std::max(graphed.bwd_input_s, 0.5 * zb.host_bwd_s), 1e-12);
+    QVERIFY_CLOSE(zb.bwd_weight_s, std::max(graphed.bwd_weight_s, 0.5 * zb.host_bwd_s), 1e-12);
+    QVERIFY(zb.bwd_input_s != eager.bwd_input_s);
+    LayerContext keyed = zbCtx;
+    const Plan fromKey = planOf(layerPlanKey(p));
+    keyed.plan = &fromKey;
+    QVERIFY(layerCost(keyed) == zb);
 }
 
 void TestFidelity::hostIssuesEveryKernel() {
