@@ -135,7 +135,7 @@ struct EvaluationCache::State {
     PipelineScratch scratch;
     DpTiming dp;
     Zero3Stream zero3Stream; // ZeRO-3 under zero-bubble: its DP stream
-    bool zero3Stream_used = false;
+    bool zero3StreamUsed = false;
 };
 
 EvaluationCache::EvaluationCache()
@@ -309,7 +309,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
         if (plan.fp8_param_gather)
             st.stageGatherBytes[i] -= st.stageFp8Params[i] * (kWeightBytes - kFp8WeightBytes);
     }
-    st.zero3Stream_used = false;
+    st.zero3StreamUsed = false;
     if (!plan.fsdpPerMicrobatch() || par.dp * par.cp <= 1)
         return nullptr;
     Zero3Input& in = st.zero3In;
@@ -324,9 +324,9 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     in.stage_gather_bytes = st.stageGatherBytes;
     const Ref<Zero3> z3 =
         st.zero3.get(in, [&](const Zero3Input& i, Zero3& out) { zero3Collectives(ctx, i, out); });
-    st.zero3Stream_used = plan.schedule.kind == ScheduleKind::ZeroBubble;
+    st.zero3StreamUsed = plan.schedule.kind == ScheduleKind::ZeroBubble;
     applyZero3(*z3, st.chunkLayers, *layout, st.costs, par.pp, v, st.chunks,
-               st.zero3Stream_used ? &st.zero3Stream : nullptr);
+               st.zero3StreamUsed ? &st.zero3Stream : nullptr);
     return &*z3;
 }
 
@@ -477,7 +477,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
               !fp8Kept                                ? 0.0
               : plan.fp8_recipe == Fp8Recipe::Delayed ? kc.fp8_delayed_cast_bytes_per_element
                                                       : kc.fp8_cast_bytes_per_element,
-              st.zero3Stream_used ? &st.zero3Stream : nullptr},
+              st.zero3StreamUsed ? &st.zero3Stream : nullptr},
              st.dp);
     ev.step_time_s = st.dp.step_s;
 
