@@ -1,15 +1,32 @@
 #include "cost/memory.h"
 
+#include "model/plan.h"
+
 #include <algorithm>
 
 namespace sa {
 
-double optimizerStateBytes(double gradBytes) {
-    return kOptimizerStateBytes + (gradBytes < kGradBytes ? kFp32GradCopyBytes : 0.0);
+OptimizerPrecision optimizerPrecision(const Plan& plan) {
+    OptimizerPrecision o;
+    o.moment_bytes = plan.optimizer_moments == OptimizerMoments::Bf16 ? 2.0 : 4.0;
+    o.master_bytes = plan.master_weights == MasterWeights::Fp32   ? 4.0
+                     : plan.master_weights == MasterWeights::Half ? 2.0
+                                                                  : 0.0;
+    return o;
 }
 
-ParamBytes paramBytes(int zero, double shard, double gradBytes) {
-    const double opt = optimizerStateBytes(gradBytes);
+double optimizerStateBytes(double gradBytes, const OptimizerPrecision& o) {
+    return 2.0 * o.moment_bytes + o.master_bytes + (gradBytes < kGradBytes ? o.moment_bytes : 0.0);
+}
+
+double optimizerStepBytes(double gradBytes, const OptimizerPrecision& o) {
+    const double grad = gradBytes < kGradBytes ? o.moment_bytes : gradBytes;
+    const double weightsRead = o.master_bytes < 4.0 ? kWeightBytes : 0.0;
+    return 2.0 * o.master_bytes + 4.0 * o.moment_bytes + grad + kWeightBytes + weightsRead;
+}
+
+ParamBytes paramBytes(int zero, double shard, double gradBytes, const OptimizerPrecision& o) {
+    const double opt = optimizerStateBytes(gradBytes, o);
     return {zero >= 3 ? kWeightBytes / shard : kWeightBytes,
             zero >= 2 ? gradBytes / shard : gradBytes, zero >= 1 ? opt / shard : opt};
 }
@@ -41,7 +58,7 @@ StageMemory stageMemory(const StageMemoryInput& in) {
     // in FP8, the copy is only the transpose.
     const double copyBytes = in.fp8_kept && fp8 > 0 ? in.fp8_copy_bytes / 2.0 : in.fp8_copy_bytes;
     m.weights += copyBytes * (z >= 3 ? 2.0 * in.fp8_copy_params * perLayer : in.fp8_copy_params);
-    const double g = in.grad_bytes, o = optimizerStateBytes(in.grad_bytes);
+    const double g = in.grad_bytes, o = optimizerStateBytes(in.grad_bytes, in.optimizer);
     m.gradients = z >= 2 ? dense * g / in.dp_shard + experts * g / in.ep_shard : in.params * g;
     m.optimizer = z >= 1 ? dense * o / in.dp_shard + experts * o / in.ep_shard : in.params * o;
     m.activations = in.activation_bytes;

@@ -6,6 +6,8 @@
 
 namespace sa {
 
+struct Plan;
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Mixed-precision Adam (Rajbhandari et al. 2020, ZeRO Sec. 3): bf16 weights
@@ -18,8 +20,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kWeightBytes = 2.0;
 constexpr double kFp8WeightBytes = 1.0; // a weight kept or gathered in FP8
 constexpr double kGradBytes = 4.0;
-constexpr double kOptimizerStateBytes = 12.0;
-constexpr double kFp32GradCopyBytes = 4.0;
 // CUDA context, NCCL channel buffers and cuBLAS/cuDNN workspaces: ~1.5 GiB
 // per GPU (PyTorch + NCCL defaults), plus ~5% allocator fragmentation.
 constexpr double kRuntimeOverheadGiB = 1.5;
@@ -35,14 +35,34 @@ struct ParamBytes {
     double weights = 0, gradients = 0, optimizer = 0;
     double total() const { return weights + gradients + optimizer; }
 };
-ParamBytes paramBytes(int zero, double shard, double gradBytes = kGradBytes);
-// The optimizer's own bytes per parameter (before sharding).
-double optimizerStateBytes(double gradBytes);
+// The optimizer's precision (plan optimizer_moments, master_weights): bytes
+// per parameter of each Adam moment and of the master weights (4 and 4 by
+// default; 2 for bf16 moments, 2 for 16-bit masters, 0 for none).
+struct OptimizerPrecision {
+    double moment_bytes = 4;
+    double master_bytes = 4;
+};
+// The plan's (optimizer_moments, master_weights).
+OptimizerPrecision optimizerPrecision(const Plan& plan);
+ParamBytes paramBytes(int zero, double shard, double gradBytes = kGradBytes,
+                      const OptimizerPrecision& opt = {});
+// The optimizer's own bytes per parameter (before sharding): two moments,
+// the master weights and, with 16-bit gradients, the step's copy of the
+// gradient shard in the moments' precision (Megatron's distributed
+// optimizer: fp32 main_grad shards, the "+4" of 16/d; Apex
+// DistributedFusedAdam: its grads_shard in the optimizer dtype). The
+// default is Megatron's 12 (+4).
+double optimizerStateBytes(double gradBytes, const OptimizerPrecision& opt = {});
+// Bytes per parameter the optimizer step streams: masters and moments read
+// and written, the gradient (or its copy) read and the bf16 weights written;
+// without fp32 masters it reads the bf16 weights too (30 by default).
+double optimizerStepBytes(double gradBytes, const OptimizerPrecision& opt = {});
 
 // What one GPU of a pipeline stage holds, bytes.
 struct StageMemoryInput {
     int zero = 0; // as memory sees it (Plan::effectiveZeroStage)
     double grad_bytes = kGradBytes;
+    OptimizerPrecision optimizer;
     double params = 0;        // per GPU, after TP/EP sharding
     double expert_params = 0; // the part that is expert weights
     double dp_shard = 1;      // ranks the dense parameters are sharded over

@@ -13,10 +13,9 @@ namespace sa {
 
 namespace {
 
-// The optimizer step streams master weights, m, v (read + write), the
-// gradient and the new bf16 weights: ~30 bytes per parameter, plus the
-// launch of its fused kernels (docs/COST_MODEL.md).
-constexpr double kOptimizerStepBytes = 30.0;
+// The optimizer step streams its state (optimizerStepBytes: 30 bytes per
+// parameter with fp32 masters and moments), plus the launch of its fused
+// kernels (docs/COST_MODEL.md).
 constexpr double kOptimizerLaunchS = 20e-6;
 
 // loadCollective with CollectiveAlgo::Auto tries every algorithm on the group
@@ -353,6 +352,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
          {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time, &out.codec})
         buffer->assign(std::size_t(pp), 0.0);
     const double gradBytes = double(plan.grad_reduce_bytes);
+    const double stepBytes = optimizerStepBytes(gradBytes, optimizerPrecision(plan));
     const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
     const double hbmEfficiency = KernelConstants{}.hbm_efficiency;
     double firstFwd = 0; // when each stage first needs its parameters
@@ -421,7 +421,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         // The optimizer steps its shard of the dp x cp group.
         const double shard = zero >= 1 ? double(dp) * plan.parallelism.cp : 1;
         const BuildingCosts& k = (*in.costs)[std::size_t(in.layout->stageBuilding[i])];
-        out.optimizer[i] = P / shard * kOptimizerStepBytes / k.hbm_bytes_per_s + kOptimizerLaunchS;
+        out.optimizer[i] = P / shard * stepBytes / k.hbm_bytes_per_s + kOptimizerLaunchS;
         if (in.stage_fp8_params && in.fp8_cast_bytes > 0)
             out.optimizer[i] +=
                 (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes / k.hbm_bytes_per_s;

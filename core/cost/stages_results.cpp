@@ -92,6 +92,7 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
         StageMemoryInput si;
         si.zero = plan.effectiveZeroStage();
         si.grad_bytes = plan.grad_reduce_bytes;
+        si.optimizer = optimizerPrecision(plan);
         si.params = (*in.stage_params)[std::size_t(s)];
         si.expert_params = sumChunks(cs, &ChunkTimes::expert_params);
         si.fp8_copy_params = sumChunks(cs, &ChunkTimes::fp8_copy_params);

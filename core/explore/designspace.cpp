@@ -1098,8 +1098,9 @@ double DesignSpace::staticMemoryLowerBoundGiB(const StructureAxes& axes, const C
     const double moe = model_.moe ? layerParamsLowerBound(model_, par.tp, par.ep, true) : dense;
     // The cost model's bytes per parameter, all of them sharded over dp
     // (expert parameters over dp / ep, which holds more).
-    const double perParam =
-        paramBytes(zero, double(par.dp) * par.cp, double(base_.grad_reduce_bytes)).total();
+    const double perParam = paramBytes(zero, double(par.dp) * par.cp,
+                                       double(base_.grad_reduce_bytes), optimizerPrecision(base_))
+                                .total();
 
     // Activations: one stage-0 chunk per microbatch in flight; every schedule
     // runs min(m, pp) forwards on the first stage before its first backward

@@ -783,6 +783,13 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         else
             d.error("/grad_reduce_bytes", "must be 2 or 4, got " + describe(*g));
     }
+    r.choice<OptimizerMoments>(
+        "optimizer_moments", p.optimizer_moments, kOptional,
+        {{"fp32", OptimizerMoments::Fp32}, {"bf16", OptimizerMoments::Bf16}});
+    r.choice<MasterWeights>("master_weights", p.master_weights, kOptional,
+                            {{"fp32", MasterWeights::Fp32},
+                             {"16bit", MasterWeights::Half},
+                             {"none", MasterWeights::None}});
     r.boolean("grad_accumulation_fusion", p.grad_accumulation_fusion, kOptional);
     r.boolean("flash_attention", p.flash_attention, kOptional);
     r.choice<AttentionKernel>("attention_kernel", p.attention_kernel, kOptional,

@@ -78,12 +78,13 @@ const std::map<std::string, int>& keyRank() {
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
             "ep_overlap", "ep_dispatcher", "cp_ring", "cp_a2a_size", "dp_bucket_mib",
-            "grad_reduce_bytes", "grad_accumulation_fusion", "flash_attention", "attention_kernel",
-            "elementwise", "fp8_recipe", "fp8_linear", "fp8_param_gather",
-            "sequence_parallel_regather", "hidden_dropout", "attention_dropout", "cross_entropy",
-            "fsdp_reshard_after_forward", "compression", "method", "topk_ratio", "error_feedback",
-            "outer_sync", "inner_steps", "fragments", "overlap_steps", "outer_bytes",
-            "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
+            "grad_reduce_bytes", "optimizer_moments", "master_weights", "grad_accumulation_fusion",
+            "flash_attention", "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear",
+            "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout", "attention_dropout",
+            "cross_entropy", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
+            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
+            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
+            "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -395,6 +396,10 @@ nlohmann::json toJson(const Plan& p) {
         j["p2p_overlap"] = p.p2p_overlap;
     j["dp_bucket_mib"] = number(p.dp_bucket_mib);
     j["grad_reduce_bytes"] = p.grad_reduce_bytes;
+    if (all || p.optimizer_moments != OptimizerMoments::Fp32)
+        j["optimizer_moments"] = toString(p.optimizer_moments);
+    if (all || p.master_weights != MasterWeights::Fp32)
+        j["master_weights"] = toString(p.master_weights);
     if (all || !p.grad_accumulation_fusion)
         j["grad_accumulation_fusion"] = p.grad_accumulation_fusion;
     j["flash_attention"] = p.flash_attention;

@@ -170,8 +170,8 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"fp8_e4m3", "FP8 format detail (E4M3 or hybrid)"},
         {"fp8_hybrid", "FP8 format detail (E4M3 or hybrid)"},
         {"fp8_wgrad", "FP8 detail"},
-        {"megatron_amp_O2", "O2 master weights: the memory model assumes 16-bit weights with fp32 "
-                            "master copies"},
+        {"megatron_amp_O2", "O2 master weights: the documents' weights are 16-bit; their masters "
+                            "follow optim.name (plan:/master_weights)"},
         {"bucket_cap_mb", "Apex distributed Adam bucket; Megatron Core DDP buckets come from "
                           "optim.ddp_bucket_size"},
         {"contiguous_grad_buffer", "buffer layout"},
@@ -821,6 +821,41 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         else
             p.grad_reduce_bytes =
                 inBf16 || (!inFp32 && mainGrads == "bf16") ? 2 : fw.grad_reduce_bytes;
+    }
+
+    // ---- optimizer precision (arguments.py: --use-precision-aware-optimizer
+    // with --main-params-dtype fp32|fp16 and --exp-avg-dtype /
+    // --exp-avg-sq-dtype fp32|fp16|bf16|fp8; without it fp32 throughout).
+    // The NeMo importer maps Apex's DistributedFusedAdam onto the same
+    // settings, with main_params_dtype none when the bf16 weights are the
+    // masters.
+    {
+        const std::string target = "plan:/optimizer_moments, plan:/master_weights";
+        const bool aware = r.flag("use_precision_aware_optimizer", target);
+        const auto mainParams = r.text("main_params_dtype", "plan:/master_weights");
+        const auto avg = r.text("exp_avg_dtype", "plan:/optimizer_moments");
+        const auto avgSq = r.text("exp_avg_sq_dtype", "plan:/optimizer_moments");
+        const auto half = [](const std::optional<std::string>& v) {
+            return v && (*v == "bf16" || *v == "fp16");
+        };
+        const auto known = [&](const char* key, const std::optional<std::string>& v) {
+            if (v && *v != "fp32" && !half(v))
+                r.refuse(key, "must be fp32, fp16 or bf16, got '" + *v +
+                                  "' (8-bit moments are not modelled)");
+        };
+        known("exp_avg_dtype", avg);
+        known("exp_avg_sq_dtype", avgSq);
+        if (mainParams && *mainParams != "fp32" && *mainParams != "fp16" && *mainParams != "none")
+            r.refuse("main_params_dtype", "must be fp32 or fp16, got '" + *mainParams + "'");
+        if (aware) {
+            if (half(avg) != half(avgSq))
+                r.refuse("exp_avg_dtype", "must match exp_avg_sq_dtype: both 16-bit or both fp32 "
+                                          "(the plan has one precision for both moments)");
+            p.optimizer_moments = half(avg) ? OptimizerMoments::Bf16 : fw.optimizer_moments;
+            p.master_weights = mainParams == "fp16"   ? MasterWeights::Half
+                               : mainParams == "none" ? MasterWeights::None
+                                                      : fw.master_weights;
+        }
     }
 
     // ---- optimizer sharding

@@ -654,6 +654,18 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     }
     if (p.grad_reduce_bytes == 2)
         add("--grad-reduce-in-bf16");
+    // The precision-aware optimizer: 16-bit masters and bf16 moments (no
+    // masters at all has no Megatron spelling: carried).
+    const bool halfMasters = p.master_weights == MasterWeights::Half;
+    const bool bf16Moments = p.optimizer_moments == OptimizerMoments::Bf16;
+    if (halfMasters || bf16Moments)
+        add("--use-precision-aware-optimizer");
+    if (halfMasters)
+        add("--main-params-dtype", "fp16");
+    if (bf16Moments) {
+        add("--exp-avg-dtype", "bf16");
+        add("--exp-avg-sq-dtype", "bf16");
+    }
     // Megatron's dropout defaults to 0.1: written whenever the plan's differs.
     const Plan megatron = frameworkDefaults(TrainingFramework::MegatronCore);
     if (p.hidden_dropout != megatron.hidden_dropout)

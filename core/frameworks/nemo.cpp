@@ -306,6 +306,26 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
                 const std::string& v = l.value;
                 const bool dist = v == "distributed_fused_adam" || v == "mcore_distributed_optim";
                 put("use_distributed_optimizer", l, dist ? "true" : "false", v);
+                // Apex's DistributedFusedAdam as NeMo sets it up
+                // (megatron_base_model.py setup_optimization): fp32 state
+                // unless optim.dtype; with BF16 weights (megatron_amp_O2)
+                // and fp32 state it keeps 16-bit remainders of the masters
+                // (store_param_remainders), with bf16 state no masters.
+                if (v == "distributed_fused_adam" && all.count("model.megatron_amp_O2") &&
+                    (all["model.megatron_amp_O2"] == "true" ||
+                     all["model.megatron_amp_O2"] == "True")) {
+                    const auto dt = all.find("model.optim.dtype");
+                    const bool bf16State =
+                        dt != all.end() && (dt->second == "bf16" || dt->second == "bfloat16");
+                    put("use_precision_aware_optimizer", l, "true", v);
+                    put("main_params_dtype", l, bf16State ? "none" : "fp16", v);
+                    if (bf16State) {
+                        put("exp_avg_dtype", l, "bf16", v);
+                        put("exp_avg_sq_dtype", l, "bf16", v);
+                    }
+                }
+            } else if (key == "optim.dtype") {
+                mapped(l, "plan:/optimizer_moments (with optim.name distributed_fused_adam)");
             } else if (key == "optim.grad_sync_dtype") {
                 const std::string& v = l.value;
                 if (v == "bf16" || v == "fp16" || v == "16")
@@ -584,7 +604,20 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("fsdp_sharding_strategy", p.zero_stage == 3 ? "full" : "grad");
         add("fsdp_grad_reduce_dtype", p.grad_reduce_bytes == 2 ? "bf16" : "32");
     }
-    add("optim.name", p.zero_stage == 1 ? "mcore_distributed_optim" : "fused_adam");
+    // Apex's DistributedFusedAdam holds 16-bit masters with fp32 moments, or
+    // no masters with bf16 moments (NeMo's setup with megatron_amp_O2);
+    // Megatron Core's optimizer fp32 ones.
+    const bool apex = p.zero_stage == 1 && ((p.master_weights == MasterWeights::Half &&
+                                             p.optimizer_moments == OptimizerMoments::Fp32) ||
+                                            (p.master_weights == MasterWeights::None &&
+                                             p.optimizer_moments == OptimizerMoments::Bf16));
+    if (apex)
+        add("megatron_amp_O2", "true");
+    add("optim.name", apex                ? "distributed_fused_adam"
+                      : p.zero_stage == 1 ? "mcore_distributed_optim"
+                                          : "fused_adam");
+    if (apex && p.optimizer_moments == OptimizerMoments::Bf16)
+        add("optim.dtype", "bf16");
     add("optim.overlap_grad_sync", yamlBool(p.dp_overlap));
     if (!fsdp)
         add("optim.grad_sync_dtype", p.grad_reduce_bytes == 2 ? "bf16" : "fp32");

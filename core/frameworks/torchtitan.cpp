@@ -1336,6 +1336,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "grad_accumulation_fusion",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
+                                                      "optimizer_moments",
+                                                      "master_weights",
                                                       "flash_attention",
                                                       "attention_kernel",
                                                       "elementwise",
@@ -1535,6 +1537,11 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
         notes.push_back("grad_reduce_bytes " + std::to_string(plan.grad_reduce_bytes) +
                         ": torchtitan reduces gradients in float32 only "
                         "(mixed_precision_reduce); kept in the scaleacross comment");
+    if (plan.optimizer_moments != OptimizerMoments::Fp32 ||
+        plan.master_weights != MasterWeights::Fp32)
+        notes.push_back("optimizer_moments / master_weights: torchtitan's AdamW steps the fp32 "
+                        "parameters FSDP2 shards, with fp32 moments; kept in the scaleacross "
+                        "comment");
     if (plan.schedule.latency_hiding)
         notes.push_back("latency_hiding: torchtitan's schedules have no extra warm-up forwards; "
                         "kept in the scaleacross comment");

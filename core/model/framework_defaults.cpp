@@ -233,6 +233,8 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.zero_stage = d.zero_stage;
     p.fsdp_reshard_after_forward = d.fsdp_reshard_after_forward;
     p.grad_reduce_bytes = d.grad_reduce_bytes;
+    p.optimizer_moments = d.optimizer_moments;
+    p.master_weights = d.master_weights;
     p.dp_overlap = d.dp_overlap;
     p.dp_bucket_mib = d.dp_bucket_mib;
     p.tp_comm_overlap = d.tp_comm_overlap;

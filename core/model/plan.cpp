@@ -109,6 +109,28 @@ const char* toString(CpRing r) {
     return "?";
 }
 
+const char* toString(OptimizerMoments m) {
+    switch (m) {
+    case OptimizerMoments::Fp32:
+        return "fp32";
+    case OptimizerMoments::Bf16:
+        return "bf16";
+    }
+    return "?";
+}
+
+const char* toString(MasterWeights m) {
+    switch (m) {
+    case MasterWeights::Fp32:
+        return "fp32";
+    case MasterWeights::Half:
+        return "16bit";
+    case MasterWeights::None:
+        return "none";
+    }
+    return "?";
+}
+
 const char* toString(CrossEntropy c) {
     switch (c) {
     case CrossEntropy::Megatron:

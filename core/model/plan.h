@@ -101,6 +101,18 @@ enum class Fp8Linear { TransformerEngine, Torchao };
 // (--cross-entropy-fusion-impl te), on the BF16 logits. Pytorch: eager
 // torch.nn.functional.cross_entropy on the logits cast to fp32 (torchtitan).
 enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
+// The optimizer's own state (docs/COST_MODEL.md "Memory", "Optimizer
+// state"): Adam's two moments in fp32 (4 B each) or bf16 (2 B each:
+// Megatron-Core --use-precision-aware-optimizer with --exp-avg-dtype and
+// --exp-avg-sq-dtype bf16; Apex DistributedFusedAdam with dtype bf16, NeMo's
+// optim.dtype), and the master copy of the weights in fp32 (4 B), in 16 bits
+// (2 B: Apex's store_param_remainders, the low halves of fp32 values whose
+// high halves are the bf16 weights, NeMo's default with its
+// distributed_fused_adam and BF16 weights; Megatron-Core's --main-params-dtype
+// fp16), or none (the bf16 weights are stepped in place: NeMo's
+// distributed_fused_adam with optim.dtype bf16).
+enum class OptimizerMoments { Fp32, Bf16 };
+enum class MasterWeights { Fp32, Half, None };
 // How MoE tokens reach their experts' ranks (docs/COST_MODEL.md, EP).
 // AllToAll: every (token, expert) copy to its expert's rank (Megatron's
 // alltoall dispatcher). Flex: one copy per destination host over the
@@ -338,6 +350,8 @@ struct Plan {
     int cp_a2a_size = 1;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
+    OptimizerMoments optimizer_moments = OptimizerMoments::Fp32;
+    MasterWeights master_weights = MasterWeights::Fp32;
     // The weight-gradient GEMMs add into the accumulated gradients
     // themselves (Megatron's gradient accumulation fusion, on by default:
     // the GEMM writes into main_grad). false: each microbatch's gradients
@@ -419,6 +433,8 @@ const char* toString(RecomputeMethod m);
 const char* toString(RecomputeModule m);
 const char* toString(Fp8Recipe r);
 const char* toString(CrossEntropy c);
+const char* toString(OptimizerMoments m);
+const char* toString(MasterWeights m);
 const char* toString(EpDispatcher d);
 const char* toString(CpRing r);
 const char* toString(Fp8Linear l);

@@ -169,6 +169,8 @@ class TestFidelity : public QObject {
 private Q_SLOTS:
     void distributedOptimizerBytes_data();
     void distributedOptimizerBytes();
+    void optimizerPrecisionBytes_data();
+    void optimizerPrecisionBytes();
     void treeOnlyForAllReduce();
     void fsdpUnderPipelineGathersOncePerStep();
     void fsdpUnitsPayTheirOwnLatency();
@@ -248,6 +250,61 @@ void TestFidelity::distributedOptimizerBytes() {
     QVERIFY(P > 1e8);
     QVERIFY(closeRelative(ev.memory.gradients_gib * kGiB, P * gradientsPerParam, 1e-9));
     QVERIFY(closeRelative(ev.memory.optimizer_gib * kGiB, P * optimizerPerParam, 1e-9));
+}
+
+void TestFidelity::optimizerPrecisionBytes_data() {
+    QTest::addColumn<int>("gradBytes");
+    QTest::addColumn<int>("moments");
+    QTest::addColumn<int>("master");
+    QTest::addColumn<double>("optimizerPerParam"); // before sharding
+    QTest::addColumn<double>("stepPerParam");
+    const int fp32 = 0, bf16 = 1, half = 1, none = 2;
+    // Megatron's distributed optimizer: 12 (+4 for the fp32 copy of 16-bit
+    // gradients); the step streams 30 bytes.
+    QTest::newRow("megatron, fp32 grads") << 4 << fp32 << fp32 << 12.0 << 30.0;
+    QTest::newRow("megatron, bf16 grads") << 2 << fp32 << fp32 << 16.0 << 30.0;
+    // Apex DistributedFusedAdam under NeMo with BF16 weights: moments 4 + 4,
+    // 16-bit remainders of the masters 2, its fp32 grads_shard 4; the step
+    // reads the bf16 weights to rebuild each fp32 master (2 x 2 + 16 + 4 +
+    // 2 + 2 bytes).
+    QTest::newRow("apex remainders") << 2 << fp32 << half << 14.0 << 28.0;
+    // ... with optim.dtype bf16: bf16 moments 2 + 2, no masters, bf16 grads_shard 2.
+    QTest::newRow("apex bf16 state") << 2 << bf16 << none << 6.0 << 14.0;
+    // Megatron's precision-aware optimizer with bf16 moments and fp32 masters.
+    QTest::newRow("bf16 moments, fp32 grads") << 4 << bf16 << fp32 << 8.0 << 22.0;
+}
+
+void TestFidelity::optimizerPrecisionBytes() {
+    QFETCH(int, gradBytes);
+    QFETCH(int, moments);
+    QFETCH(int, master);
+    QFETCH(double, optimizerPerParam);
+    QFETCH(double, stepPerParam);
+    Plan p = makePlan(4, 1, 8, 64);
+    p.zero_stage = 1;
+    p.grad_reduce_bytes = gradBytes;
+    p.optimizer_moments = moments == 0 ? OptimizerMoments::Fp32 : OptimizerMoments::Bf16;
+    p.master_weights = master == 0   ? MasterWeights::Fp32
+                       : master == 1 ? MasterWeights::Half
+                                     : MasterWeights::None;
+    const OptimizerPrecision prec = optimizerPrecision(p);
+    QCOMPARE(optimizerStateBytes(gradBytes, prec), optimizerPerParam);
+    QCOMPARE(optimizerStepBytes(gradBytes, prec), stepPerParam);
+    const Cluster c = clusterOf("one", {building("B1", 64, {.zone_gpus = 64})});
+    const Evaluation ev = evaluated(c, smallLlama(), p);
+    const double P = paramsPerGpu(ev);
+    QVERIFY(closeRelative(ev.memory.optimizer_gib * kGiB, P * optimizerPerParam / 8, 1e-9));
+    QVERIFY(closeRelative(ev.memory.gradients_gib * kGiB, P * gradBytes, 1e-9));
+    // The step streams its state at the HBM rate, after a fixed launch: its
+    // time above the launch is in proportion to the bytes.
+    Plan reference = p;
+    reference.optimizer_moments = OptimizerMoments::Fp32;
+    reference.master_weights = MasterWeights::Fp32;
+    reference.grad_reduce_bytes = 4;
+    const double launch = 20e-6;
+    const double step = evaluated(c, smallLlama(), p).breakdown.optimizer_s - launch;
+    const double ref = evaluated(c, smallLlama(), reference).breakdown.optimizer_s - launch;
+    QVERIFY(closeRelative(step / ref, stepPerParam / 30.0, 1e-9));
 }
 
 void TestFidelity::treeOnlyForAllReduce() {

@@ -188,6 +188,7 @@ private Q_SLOTS:
     void frameworkDefaults();
     void frameworkKnobOverrides();
     void crossEntropyKey();
+    void optimizerPrecisionKeys();
     void frameworkP2pFollowsSchedule_data();
     void frameworkP2pFollowsSchedule();
     void frameworkRoundTrip();
@@ -721,6 +722,10 @@ void TestFormats::badDocuments_data() {
         {R"(/moe={"experts": 8, "top_k": 4, "expert_ffn_hidden": 1024, "router_groups": 4,
           "router_group_topk": 1})"},
         {"model.json: /moe/router_group_topk: leaves 2 experts for top_k 4"});
+    bad("unknown master weights", "plan", {"/master_weights=\"half\""},
+        {"plan.json: /master_weights: must be one of fp32, 16bit, none, got 'half'"});
+    bad("fp8 moments", "plan", {"/optimizer_moments=\"fp8\""},
+        {"plan.json: /optimizer_moments: must be one of fp32, bf16, got 'fp8'"});
     bad("unknown dispatcher", "plan", {"/ep_dispatcher=\"deepep\""},
         {"plan.json: /ep_dispatcher: must be one of alltoall, flex, got 'deepep'"});
 
@@ -1469,6 +1474,31 @@ void TestFormats::frameworkDefaults() {
     QCOMPARE(plain.fp8_recipe, sa::Fp8Recipe::Current);
     QCOMPARE(plain.rank_order,
              (std::vector<sa::Dim>{sa::Dim::TP, sa::Dim::CP, sa::Dim::PP, sa::Dim::DP}));
+}
+
+void TestFormats::optimizerPrecisionKeys() {
+    using sa::MasterWeights;
+    using sa::OptimizerMoments;
+    const sa::Plan plain = parsed(sa::parsePlan(kPlan, "plan.json"));
+    QCOMPARE(plain.optimizer_moments, OptimizerMoments::Fp32);
+    QCOMPARE(plain.master_weights, MasterWeights::Fp32);
+    const std::string plainOut = sa::dumpCanonical(sa::toJson(plain));
+    QVERIFY(plainOut.find("\"optimizer_moments\"") == std::string::npos);
+    QVERIFY(plainOut.find("\"master_weights\"") == std::string::npos);
+    const std::tuple<const char*, const char*, OptimizerMoments, MasterWeights> values[] = {
+        {"fp32", "16bit", OptimizerMoments::Fp32, MasterWeights::Half},
+        {"bf16", "none", OptimizerMoments::Bf16, MasterWeights::None},
+        {"bf16", "fp32", OptimizerMoments::Bf16, MasterWeights::Fp32}};
+    for (const auto& [moments, master, wantMoments, wantMaster] : values) {
+        const sa::Plan p = parsed(
+            sa::parsePlan(edited(kPlan, {QStringLiteral("/optimizer_moments=\"") + moments + "\"",
+                                         QStringLiteral("/master_weights=\"") + master + "\""}),
+                          "plan.json"));
+        QCOMPARE(p.optimizer_moments, wantMoments);
+        QCOMPARE(p.master_weights, wantMaster);
+        QCOMPARE(QString::fromLatin1(sa::toString(p.master_weights)), QString::fromLatin1(master));
+        QVERIFY(parsed(sa::parsePlan(sa::dumpCanonical(sa::toJson(p)), "plan.json")) == p);
+    }
 }
 
 void TestFormats::crossEntropyKey() {

@@ -394,6 +394,8 @@ private Q_SLOTS:
     void fp8ParamGatherImported();
     void gradAccumulationFusionImported_data();
     void gradAccumulationFusionImported();
+    void optimizerPrecisionImported_data();
+    void optimizerPrecisionImported();
     void exportText();
     void malformedInputs_data();
     void malformedInputs();
@@ -510,6 +512,14 @@ void TestFrameworks::refusals_data() {
         << base + "--recompute-granularity full --recompute-method block --recompute-num-layers 0"
         << "--recompute-num-layers"
         << "at least 1";
+    QTest::newRow("8-bit Adam moments")
+        << M << base + "--use-precision-aware-optimizer --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8"
+        << "--exp-avg-dtype"
+        << "8-bit moments are not modelled";
+    QTest::newRow("moments of two precisions")
+        << M << base + "--use-precision-aware-optimizer --exp-avg-dtype bf16"
+        << "--exp-avg-dtype"
+        << "both 16-bit or both fp32";
     QTest::newRow("block-scaled FP8") << M << base + "--fp8-format hybrid --fp8-recipe mxfp8"
                                       << "--fp8-recipe"
                                       << "block-scaled FP8";
@@ -1181,6 +1191,68 @@ void TestFrameworks::gradAccumulationFusionImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
+}
+
+void TestFrameworks::optimizerPrecisionImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("moments");
+    QTest::addColumn<int>("master");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    const int fp32 = int(sa::OptimizerMoments::Fp32), bf16 = int(sa::OptimizerMoments::Bf16);
+    const int m32 = int(sa::MasterWeights::Fp32), half = int(sa::MasterWeights::Half),
+              none = int(sa::MasterWeights::None);
+    // Megatron: fp32 throughout unless --use-precision-aware-optimizer, which
+    // reads --main-params-dtype and --exp-avg(-sq)-dtype.
+    const QString script = smallMegatron(2) + "--use-distributed-optimizer ";
+    QTest::newRow("megatron default") << M << script << fp32 << m32;
+    QTest::newRow("megatron dtypes without the switch")
+        << M << script + "--main-params-dtype fp16 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16"
+        << fp32 << m32;
+    QTest::newRow("megatron fp16 masters")
+        << M << script + "--use-precision-aware-optimizer --main-params-dtype fp16" << fp32 << half;
+    QTest::newRow("megatron bf16 moments")
+        << M
+        << script + "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16"
+        << bf16 << m32;
+    // NeMo: Apex's DistributedFusedAdam with BF16 weights keeps 16-bit
+    // remainders of the masters, or none with optim.dtype bf16; Megatron
+    // Core's optimizer fp32 ones.
+    QTest::newRow("nemo mcore optimizer")
+        << N << smallNemo("  megatron_amp_O2: true\n  optim: {name: mcore_distributed_optim}\n")
+        << fp32 << m32;
+    QTest::newRow("nemo apex")
+        << N << smallNemo("  megatron_amp_O2: true\n  optim: {name: distributed_fused_adam}\n")
+        << fp32 << half;
+    QTest::newRow("nemo apex, bf16 state")
+        << N
+        << smallNemo(
+               "  megatron_amp_O2: true\n"
+               "  optim: {name: distributed_fused_adam, dtype: bf16, grad_sync_dtype: bf16}\n")
+        << bf16 << none;
+    QTest::newRow("nemo apex without O2")
+        << N << smallNemo("  optim: {name: distributed_fused_adam}\n") << fp32 << m32;
+}
+
+// The plan's optimizer precision from each spelling; the exports write it
+// back (Megatron has no spelling for no masters: the carried line has it).
+void TestFrameworks::optimizerPrecisionImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(int, moments);
+    QFETCH(int, master);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(int(got.plan->optimizer_moments), moments);
+    QCOMPARE(int(got.plan->master_weights), master);
+    for (Framework to : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(to, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const Imported back = importedAs(int(to), ex.text);
+        QVERIFY2(back.ok(), problems(back.problems).constData());
+        QCOMPARE(int(back.plan->optimizer_moments), moments);
+        QCOMPARE(int(back.plan->master_weights), master);
+    }
 }
 
 void TestFrameworks::cpCommTypeImported_data() {

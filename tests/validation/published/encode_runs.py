@@ -1141,5 +1141,50 @@ for r in index["runs"]:
     dump(r["plan"], doc)
     set_note(r, "grad_accumulation_fusion", note)
 
+# The optimizer from the NeMo launch configurations: the NeMo 24.07 launcher
+# (1a7171d7) runs Apex's DistributedFusedAdam (optim.name
+# distributed_fused_adam), which NeMo sets up (megatron_base_model.py
+# setup_optimization) with fp32 state unless optim.dtype says otherwise and,
+# with BF16 weights (megatron_amp_O2), 16-bit remainders of the fp32 masters
+# (store_param_remainders) or, with BF16 state, no masters; gradients in
+# optim.grad_sync_dtype (fp32 when absent).
+OPTIM_NAME = re.compile(r"^\s*name:\s*(distributed_fused_adam|mcore_distributed_optim)\s*$", re.M)
+OPTIM_KEY = lambda key: re.compile(r"^\s*%s:\s*(\w+)\s*$" % key, re.M)
+for r in index["runs"]:
+    nemo = os.path.join(FRAMEWORKS, "nemo", r["id"] + ".yaml")
+    doc = load(r["plan"])
+    doc.pop("optimizer_moments", None)
+    doc.pop("master_weights", None)
+    notes = {}
+    if os.path.exists(nemo):
+        text = open(nemo).read()
+        name = OPTIM_NAME.search(text)
+        sync = OPTIM_KEY("grad_sync_dtype").search(text)
+        state = OPTIM_KEY("dtype").search(text)
+        where = "the run's launch configuration (tests/data/frameworks/nemo/%s.yaml)" % r["id"]
+        if sync and sync.group(1) == "bf16":
+            doc["grad_reduce_bytes"] = 2
+            notes["grad_reduce_bytes"] = (
+                "grad_reduce_bytes 2: %s sets optim.grad_sync_dtype bf16 (the NeMo 24.07 "
+                "launcher's H100 example scripts pass +training.model.optim.grad_sync_dtype=bf16; "
+                "nemotron_340b.yaml sets it); encoded with fp32 gradients before" % where)
+        if name and name.group(1) == "distributed_fused_adam":
+            bf16State = bool(state and state.group(1) == "bf16")
+            if bf16State:
+                doc["optimizer_moments"] = "bf16"
+                doc["master_weights"] = "none"
+            else:
+                doc["master_weights"] = "16bit"
+            notes["master_weights"] = (
+                "master_weights %s%s: %s runs optim.name distributed_fused_adam (Apex's "
+                "DistributedFusedAdam, the NeMo 24.07 launcher's optimizer; NeMo's "
+                "setup_optimization keeps %s)" %
+                (doc["master_weights"], ", optimizer_moments bf16" if bf16State else "", where,
+                 "no masters with optim.dtype bf16" if bf16State else
+                 "16-bit remainders of the fp32 masters, store_param_remainders"))
+    dump(r["plan"], doc)
+    set_note(r, "grad_reduce_bytes", notes.get("grad_reduce_bytes"))
+    set_note(r, "master_weights", notes.get("master_weights"))
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
