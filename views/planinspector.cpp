@@ -539,6 +539,19 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
              QStringLiteral("The main-grad buffer's dtype, reduced as it is (Megatron-Core keeps "
                             "bf16 by default; the optimizer then holds an fp32 copy)"),
              [](Scenario& s, int i) { s.plan.grad_reduce_bytes = i == 0 ? 4 : 2; });
+    // OptimizerMoments' and MasterWeights' orders.
+    addCombo(
+        dp, QStringLiteral("optimizer_moments"), QStringLiteral("Adam moments"),
+        names({"fp32 (4 + 4 B)", "bf16 (2 + 2 B)"}),
+        QStringLiteral("The optimizer's two moments per parameter (bf16: Megatron's "
+                       "precision-aware optimizer, Apex DistributedFusedAdam with dtype bf16)"),
+        [](Scenario& s, int i) { s.plan.optimizer_moments = OptimizerMoments(i); });
+    addCombo(dp, QStringLiteral("master_weights"), QStringLiteral("Master weights"),
+             names({"fp32 (4 B)", "16-bit (2 B)", "none (bf16 weights)"}),
+             QStringLiteral("The optimizer's master copy of each weight: fp32, 16 bits (Apex's "
+                            "BF16 remainders under NeMo, Megatron's --main-params-dtype fp16) or "
+                            "none (the bf16 weights are stepped in place)"),
+             [](Scenario& s, int i) { s.plan.master_weights = MasterWeights(i); });
     addSpin(dp, QStringLiteral("dp_bucket_mib"), QStringLiteral("Bucket (MiB)"), 1, 65536,
             QStringLiteral("Gradient bucket size"),
             [](Scenario& s, int v) { s.plan.dp_bucket_mib = v; });
@@ -610,6 +623,10 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     comboIndex(QStringLiteral("zero_stage"), [](const Scenario& s) { return s.plan.zero_stage; });
     comboIndex(QStringLiteral("fsdp_reshard_after_forward"),
                [](const Scenario& s) { return int(s.plan.fsdp_reshard_after_forward); });
+    comboIndex(QStringLiteral("optimizer_moments"),
+               [](const Scenario& s) { return int(s.plan.optimizer_moments); });
+    comboIndex(QStringLiteral("master_weights"),
+               [](const Scenario& s) { return int(s.plan.master_weights); });
     comboIndex(QStringLiteral("grad_reduce_bytes"),
                [](const Scenario& s) { return s.plan.grad_reduce_bytes == 4 ? 0 : 1; });
     comboIndex(QStringLiteral("attention_kernel"), [](const Scenario& s) {

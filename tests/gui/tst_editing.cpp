@@ -58,6 +58,7 @@ private Q_SLOTS:
     void problemClearsWhenTheDocumentChanges();
     void everyPlanKnobIsEditable();
     void scheduleCarriesItsVirtualStages();
+    void optimizerPrecisionFields();
     void partialRecomputeAndFp8Fields();
     void fp8WeightGatherOnlyForFp8Models();
     void recomputeModulesFromTheMenu();
@@ -540,6 +541,37 @@ void TestEditing::scheduleCarriesItsVirtualStages() {
              qPrintable(inspector->problem()));
     QCOMPARE(doc->scenario().plan.schedule.kind, ScheduleKind::OneFOneB);
     QCOMPARE(doc->scenario().plan.schedule.virtual_stages, 1);
+}
+
+void TestEditing::optimizerPrecisionFields() {
+    // bf16 moments and no masters hold less optimizer state than fp32 ones
+    // (6 + 4 bytes a parameter fewer with fp32 gradients); one undo each.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QComboBox* moments = inspector->comboBox(QStringLiteral("optimizer_moments"));
+    QComboBox* master = inspector->comboBox(QStringLiteral("master_weights"));
+    QVERIFY(moments && master);
+    QCOMPARE(moments->currentIndex(), 0);
+    QCOMPARE(master->currentIndex(), 0);
+    QVERIFY(waitForEvaluation());
+    const double before = window_->liveEvaluation()->current()->evaluation->memory.optimizer_gib;
+    const int steps = doc->undoStack()->count();
+    choose(moments, 1);
+    QCOMPARE(doc->scenario().plan.optimizer_moments, OptimizerMoments::Bf16);
+    choose(master, 2);
+    QCOMPARE(doc->scenario().plan.master_weights, MasterWeights::None);
+    QCOMPARE(doc->undoStack()->count(), steps + 2);
+    QVERIFY(waitForEvaluation());
+    const double after = window_->liveEvaluation()->current()->evaluation->memory.optimizer_gib;
+    const int gradBytes = doc->scenario().plan.grad_reduce_bytes;
+    const double want = gradBytes == 4 ? 4.0 / 12.0 : 6.0 / 16.0;
+    QVERIFY2(std::abs(after / before - want) < 1e-9, qPrintable(QString::number(after / before)));
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.master_weights, MasterWeights::Fp32);
+    QCOMPARE(master->currentIndex(), 0);
+    QCOMPARE(moments->currentIndex(), 1);
+    doc->undoStack()->undo();
+    QCOMPARE(moments->currentIndex(), 0);
 }
 
 void TestEditing::partialRecomputeAndFp8Fields() {
