@@ -603,7 +603,8 @@ MBMAIN_ASSUME = [
     "the flex dispatcher with the HybridEP backend (32 SMs) as ep_dispatcher flex: one copy per "
     "destination host over the network, NVLink fan-out there; beside another microbatch's "
     "compute it takes an NCCL collective's share of the SMs (24 of 132) where HybridEP holds 32",
-    "the precision-aware optimizer (FP32 states kept, BF16 parameters) is not modelled apart",
+    "the precision-aware optimizer with FP32 moments and masters (the recipe keeps them): the "
+    "plan's optimizer_moments and master_weights defaults",
 ]
 q30bf16 = model("qwen3-30b-a3b-bf16", "Qwen3-30B-A3B: 48 layers, hidden 2048, 32 heads of 128 (a "
                 "4096-wide q projection, twice hidden), 4 KV heads, 128 experts top-8 with expert ffn "
