@@ -1178,7 +1178,7 @@ for r in index["runs"]:
                 doc["master_weights"] = "16bit"
             notes["master_weights"] = (
                 "master_weights %s%s: %s runs optim.name distributed_fused_adam (Apex's "
-                "DistributedFusedAdam, the NeMo 24.07 launcher's optimizer; NeMo's "
+                "DistributedFusedAdam, the NeMo launcher's optimizer until 2024-12-05; NeMo's "
                 "setup_optimization keeps %s)" %
                 (doc["master_weights"], ", optimizer_moments bf16" if bf16State else "", where,
                  "no masters with optim.dtype bf16" if bf16State else
