@@ -405,22 +405,26 @@ MB_ASSUME = ["FP8-CS (per-tensor current scaling) mapped to dtype fp8",
              "scripts/performance/configs set mixed_precision.grad_reduce_in_fp32 and "
              "ddp.grad_reduce_in_fp32 to False for Llama 3 / 3.1 and Qwen3 "
              "(set_llama3_common_configs, llama31_llm_pretrain.py, qwen3_llm_pretrain.py): "
-             "gradients reduced in BF16"]
+             "gradients reduced in BF16",
+             "fp8_param_gather: v0.2.0's scripts/performance/utils/helpers.py "
+             "get_precision_config takes fp8_cs from training/mixed_precision.py "
+             "bf16_with_fp8_current_scaling_mixed, which sets fp8_param_gather = True (the "
+             "parameters kept and all-gathered in FP8); encoded without it before"]
 p = plan("mbridge2511-llama3-8b-fsdp8", "Megatron-Bridge 25.11: LLAMA3_8B 8 GPUs, FSDP8, MBS 1, "
-         "GBS 128, seq 8192 (GA 16)", 8192, 128, 1, 1, 1, 1, 8, zero=3, grad_bytes=2)
+         "GBS 128, seq 8192 (GA 16)", 8192, 128, 1, 1, 1, 1, 8, zero=3, grad_bytes=2, fp8_gather=True)
 run("mbridge2511-llama3-8b-fsdp8", "megatron-bridge-25.11", MB + ", row LLAMA3_8B: 14451 "
     "tokens/s/GPU, 744 model TFLOP/s/GPU", "dgx-h100.json", l3_8_fp8, p, "tokens_per_s_per_gpu",
     14451, 14451, MB_ASSUME + ["Megatron FSDP (FSDP = 8) encoded as ZeRO-3 over dp 8"],
     published_tflops_per_gpu=744)
 p = plan("mbridge2511-llama3-70b-64", "Megatron-Bridge 25.11: LLAMA3_70B 64 GPUs, TP4 PP8 VP5 "
          "DP2, MBS 1, GBS 128, seq 8192 (GA 64)", 8192, 128, 1, 4, 1, 8, 2, kind="interleaved", v=5,
-         grad_bytes=2)
+         grad_bytes=2, fp8_gather=True)
 run("mbridge2511-llama3-70b-64", "megatron-bridge-25.11", MB + ", row LLAMA3_70B: 1602 "
     "tokens/s/GPU, 719 model TFLOP/s/GPU", "dgx-h100.json", l3_70_fp8, p, "tokens_per_s_per_gpu",
     1602, 1602, MB_ASSUME, published_tflops_per_gpu=719)
 p = plan("mbridge2511-llama31-405b-1024", "Megatron-Bridge 25.11: LLAMA3.1_405B 1024 GPUs, TP8 PP8 "
          "CP2 VP8 DP8, MBS 1, GBS 512, seq 8192 (GA 64)", 8192, 512, 1, 8, 2, 8, 8,
-         kind="interleaved", v=8, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15], grad_bytes=2)
+         kind="interleaved", v=8, layers_per_stage=[15, 16, 16, 16, 16, 16, 16, 15], grad_bytes=2, fp8_gather=True)
 run("mbridge2511-llama31-405b-1024", "megatron-bridge-25.11", MB + ", row LLAMA3.1_405B: 292 "
     "tokens/s/GPU, 737 model TFLOP/s/GPU", "dgx-h100.json", l31_405_fp8, p,
     "tokens_per_s_per_gpu", 292, 292,
@@ -435,7 +439,7 @@ q30 = model("qwen3-30b-a3b-fp8", "Qwen3-30B-A3B: 48 layers, hidden 2048, 32 head
             False, moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 768}, head_dim=128)
 p = plan("mbridge2511-qwen3-30b-a3b-16", "Megatron-Bridge 25.11: Qwen3_30B_a3B 16 GPUs, TP1 PP2 "
          "VP24 EP8 DP8, MBS 2, GBS 512, seq 4096 (GA 32)", 4096, 512, 2, 1, 1, 2, 8, ep=8,
-         kind="interleaved", v=24, grad_bytes=2)
+         kind="interleaved", v=24, grad_bytes=2, fp8_gather=True)
 run("mbridge2511-qwen3-30b-a3b-16", "megatron-bridge-25.11", MB + ", row Qwen3_30B_a3B: 5275 "
     "tokens/s/GPU, 121 model TFLOP/s/GPU (token-dropless, force-balanced routing)",
     "dgx-h100.json", q30, p, "tokens_per_s_per_gpu", 5275, 5275,

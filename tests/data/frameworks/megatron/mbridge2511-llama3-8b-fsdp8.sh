@@ -2,6 +2,9 @@
 # Megatron-Bridge 25.11 performance summary (DGX-H100, FP8 current scaling),
 # row LLAMA3_8B: 8 GPUs, Megatron FSDP over 8 ranks, MBS 1, GBS 128, seq 8192,
 # written as Megatron-LM arguments.
+# --fp8-param-gather: v0.2.0's scripts/performance/utils/helpers.py get_precision_config
+# takes fp8_cs from training/mixed_precision.py bf16_with_fp8_current_scaling_mixed,
+# which sets fp8_param_gather = True (first_last_layers_bf16 turned off there).
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 # --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: v0.2.0's
@@ -32,7 +35,7 @@ torchrun --nnodes=$NNODES --nproc-per-node=$GPUS pretrain_gpt.py \
     --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params \
     --ckpt-format fsdp_dtensor \
     --overlap-grad-reduce --overlap-param-gather \
-    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather --grad-reduce-in-bf16 \
     --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \
     --lr 3e-4 --min-lr 3e-5 --weight-decay 0.1 --clip-grad 1.0 \

@@ -3,6 +3,9 @@
 # row LLAMA3.1_405B: 1024 GPUs, TP8 PP8 CP2 VP8 DP8, MBS 1, GBS 512, seq 8192,
 # written as Megatron-LM arguments. The embedding and the loss count as a
 # layer each in the pipeline split (126 + 2 = 128 = 8 stages x 8 chunks x 2).
+# --fp8-param-gather: v0.2.0's scripts/performance/utils/helpers.py get_precision_config
+# takes fp8_cs from training/mixed_precision.py bf16_with_fp8_current_scaling_mixed,
+# which sets fp8_param_gather = True (first_last_layers_bf16 turned off there).
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 # --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: v0.2.0's
@@ -35,7 +38,7 @@ torchrun --nnodes ${NODES} --nproc-per-node ${GPUS_PER_NODE} pretrain_gpt.py \
     --pipeline-model-parallel-size 8 --num-virtual-stages-per-pipeline-rank 8 \
     --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
-    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather --grad-reduce-in-bf16 \
     --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tp-comm-overlap \
     --tokenizer-type NullTokenizer --vocab-size 128256 --mock-data \

@@ -4,6 +4,9 @@
 # token-dropless with force-balanced routing, written as Megatron-LM
 # arguments. Qwen3's attention heads are 128 wide (--kv-channels 128), twice
 # hidden / heads.
+# --fp8-param-gather: v0.2.0's scripts/performance/utils/helpers.py get_precision_config
+# takes fp8_cs from training/mixed_precision.py bf16_with_fp8_current_scaling_mixed,
+# which sets fp8_param_gather = True (first_last_layers_bf16 turned off there).
 # --grad-reduce-in-bf16: Megatron-Bridge v0.2.0 (25.11) scripts/performance/configs set
 # mixed_precision.grad_reduce_in_fp32 and ddp.grad_reduce_in_fp32 to False.
 # --overlap-moe-expert-parallel-comm: v0.2.0's QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG
@@ -36,7 +39,7 @@ torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py \
     --num-virtual-stages-per-pipeline-rank 24 \
     --expert-model-parallel-size 8 \
     --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
-    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --grad-reduce-in-bf16 \
+    --bf16 --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather --grad-reduce-in-bf16 \
     --cross-entropy-loss-fusion --cross-entropy-fusion-impl te \
     --tokenizer-type NullTokenizer --vocab-size 151936 --mock-data \
     --train-iters 50
