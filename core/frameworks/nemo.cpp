@@ -308,12 +308,17 @@ Imported importNemo(const std::string& yamlText, const ImportOptions& opt) {
                 put("use_distributed_optimizer", l, dist ? "true" : "false", v);
                 // Apex's DistributedFusedAdam as NeMo sets it up
                 // (megatron_base_model.py setup_optimization): fp32 state
-                // unless optim.dtype; with BF16 weights (megatron_amp_O2)
-                // and fp32 state it keeps 16-bit remainders of the masters
-                // (store_param_remainders), with bf16 state no masters.
-                if (v == "distributed_fused_adam" && all.count("model.megatron_amp_O2") &&
-                    (all["model.megatron_amp_O2"] == "true" ||
-                     all["model.megatron_amp_O2"] == "True")) {
+                // unless optim.dtype; with BF16 weights (trainer.precision
+                // bf16 and megatron_amp_O2) and fp32 state it keeps 16-bit
+                // remainders of the masters (store_param_remainders), with
+                // bf16 state no masters; with fp16 weights fp32 masters.
+                const auto precision = all.find("trainer.precision");
+                const bool bf16Weights = precision != all.end() &&
+                                         precision->second.rfind("bf16", 0) == 0 &&
+                                         all.count("model.megatron_amp_O2") &&
+                                         (all["model.megatron_amp_O2"] == "true" ||
+                                          all["model.megatron_amp_O2"] == "True");
+                if (v == "distributed_fused_adam" && bf16Weights) {
                     const auto dt = all.find("model.optim.dtype");
                     const bool bf16State =
                         dt != all.end() && (dt->second == "bf16" || dt->second == "bfloat16");

@@ -1230,6 +1230,9 @@ void TestFrameworks::optimizerPrecisionImported_data() {
                "  megatron_amp_O2: true\n"
                "  optim: {name: distributed_fused_adam, dtype: bf16, grad_sync_dtype: bf16}\n")
         << bf16 << none;
+    QString fp16 = smallNemo("  megatron_amp_O2: true\n  optim: {name: distributed_fused_adam}\n");
+    fp16.replace(QLatin1String("precision: bf16"), QLatin1String("precision: 16"));
+    QTest::newRow("nemo apex, fp16 weights") << N << fp16 << fp32 << m32;
     QTest::newRow("nemo apex without O2")
         << N << smallNemo("  optim: {name: distributed_fused_adam}\n") << fp32 << m32;
 }
