@@ -5,6 +5,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QCursor>
+#include <QFontMetricsF>
 #include <QHorizontalStackedBarSeries>
 #include <QLegend>
 #include <QLegendMarker>
@@ -68,18 +69,19 @@ void applyChartStyle(QChartView* view) {
     view->setMinimumSize(320, 200);
 }
 
-void setRoundAxisRange(QValueAxis* axis, double lo, double hi) {
+void setRoundAxisRange(QValueAxis* axis, double lo, double hi, int maxIntervals) {
     if (!(hi > lo)) {
         const double pad = std::max(std::fabs(hi) * 0.05, 1e-6);
         lo -= pad;
         hi += pad;
     }
     const double span = hi - lo;
+    const double most = std::max(1, maxIntervals);
     double step = 1;
-    for (double decade = std::pow(10.0, std::floor(std::log10(span / 8)));; decade *= 10) {
+    for (double decade = std::pow(10.0, std::floor(std::log10(span / most)));; decade *= 10) {
         bool found = false;
         for (double m : {1.0, 2.0, 2.5, 5.0}) {
-            if (span / (m * decade) <= 8) {
+            if (span / (m * decade) <= most) {
                 step = m * decade;
                 found = true;
                 break;
@@ -100,6 +102,31 @@ void setRoundAxisRange(QValueAxis* axis, double lo, double hi) {
                                      std::round(step * std::pow(10.0, decimals))) > 1e-6)
         ++decimals;
     axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+}
+
+LegibleAxis::LegibleAxis(QChart* chart, QValueAxis* axis)
+    : QObject(chart)
+    , chart_(chart)
+    , axis_(axis) {
+    connect(chart, &QChart::plotAreaChanged, this,
+            [this](const QRectF& area) { fit(area.height()); });
+}
+
+void LegibleAxis::setRange(double lo, double hi) {
+    lo_ = lo;
+    hi_ = hi;
+    intervals_ = 0;
+    fit(chart_->plotArea().height());
+}
+
+void LegibleAxis::fit(double height) {
+    // One interval per two label lines of the axis font.
+    const double perInterval = 2.0 * QFontMetricsF(axis_->labelsFont()).height();
+    const int n = std::clamp(int(height / perInterval), 1, 8);
+    if (n == intervals_)
+        return;
+    intervals_ = n;
+    setRoundAxisRange(axis_, lo_, hi_, n);
 }
 
 void relayoutLegend(QChart* chart) {

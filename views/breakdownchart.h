@@ -8,12 +8,14 @@
 
 #include <QChartView>
 #include <QColor>
+#include <QObject>
 #include <QString>
 
 #include <memory>
 #include <vector>
 
 class QBarCategoryAxis;
+class QChart;
 class QBarSet;
 class QHorizontalStackedBarSeries;
 class QValueAxis;
@@ -25,9 +27,30 @@ namespace sa::views {
 // below the plot so it never covers data, tight margins.
 void applyChartStyle(QChartView* view);
 // Sets `axis` to a range covering [lo, hi] whose ticks fall on round
-// numbers (1, 2, 2.5 or 5 times a power of ten, 4 to 8 intervals), with
-// labels that show as many decimals as the tick step needs ("0.25", "10").
-void setRoundAxisRange(QValueAxis* axis, double lo, double hi);
+// numbers (1, 2, 2.5 or 5 times a power of ten, at most `maxIntervals`
+// intervals, at least about 40% of that), with labels that show as many
+// decimals as the tick step needs ("0.25", "10").
+void setRoundAxisRange(QValueAxis* axis, double lo, double hi, int maxIntervals = 8);
+
+// A vertical value axis kept on round ticks no closer than its labels can be
+// read: as many intervals (at most 8) as the chart's plot area is tall in
+// pairs of label lines, chosen again whenever the plot area changes size (a
+// short dock otherwise crowds nine labels into a hundred pixels, and Qt
+// elides every one of them to "...").
+class LegibleAxis : public QObject {
+public:
+    LegibleAxis(QChart* chart, QValueAxis* axis);
+    void setRange(double lo, double hi);
+    int intervals() const { return intervals_; }
+
+private:
+    void fit(double height);
+
+    QChart* chart_;
+    QValueAxis* axis_;
+    double lo_ = 0, hi_ = 1;
+    int intervals_ = 0;
+};
 // Applies marker visibility changes to the legend's layout (Qt 6.4 keeps a
 // visible legend's old layout after QLegendMarker::setVisible).
 void relayoutLegend(QChart* chart);

@@ -66,7 +66,8 @@ MemoryChart::MemoryChart(QWidget* parent)
     stageAxis_->setTickAnchor(0);
     stageAxis_->setLabelFormat(QStringLiteral("%i"));
     stageAxis_->setGridLineVisible(false);
-    memoryAxis_->setTitleText(QStringLiteral("Memory per GPU (GiB)"));
+    memoryAxis_->setTitleText(QStringLiteral("GiB per GPU"));
+    memoryTicks_ = new LegibleAxis(chart(), memoryAxis_);
     connect(series_, &QStackedBarSeries::hovered, this, &MemoryChart::showToolTip);
     clear(QStringLiteral("No evaluation yet"));
 }
@@ -122,7 +123,7 @@ void MemoryChart::setEvaluation(std::shared_ptr<const Evaluation> evaluation,
 
     stageAxis_->setRange(-0.5, double(n) - 0.5);
     stageAxis_->setTickInterval(stageTickInterval(int(n)));
-    setRoundAxisRange(memoryAxis_, 0, top * 1.04);
+    memoryTicks_->setRange(0, top * 1.04);
     for (QLegendMarker* marker : chart()->legend()->markers(series_)) {
         if (marker->label() == over_->label())
             marker->setVisible(overCount > 0);

@@ -18,6 +18,8 @@ class QValueAxis;
 
 namespace sa::views {
 
+class LegibleAxis;
+
 class MemoryChart : public QChartView {
     Q_OBJECT
 public:
@@ -55,6 +57,7 @@ private:
     QLineSeries* capacity_;
     QValueAxis* stageAxis_;
     QValueAxis* memoryAxis_;
+    LegibleAxis* memoryTicks_;
     QString message_;
     std::shared_ptr<const Evaluation> evaluation_;
     QStringList buildingNames_;

@@ -85,10 +85,12 @@ SweepChart::SweepChart(QWidget* parent)
     applyChartStyle(view_);
     logXAxis_->setBase(10);
     logXAxis_->setMinorTickCount(8);
-    yAxis_->setTitleText(QStringLiteral("Step time (s)"));
+    // Short enough for a low dock (the chart's title names the quantity).
+    yAxis_->setTitleText(QStringLiteral("Step (s)"));
     chart()->addAxis(logXAxis_, Qt::AlignBottom);
     chart()->addAxis(linearXAxis_, Qt::AlignBottom);
     chart()->addAxis(yAxis_, Qt::AlignLeft);
+    yTicks_ = new LegibleAxis(chart(), yAxis_);
     note_->setWordWrap(true);
     note_->setTextFormat(Qt::PlainText);
     note_->setContentsMargins(8, 0, 8, 4);
@@ -261,7 +263,7 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
     // Step times over a sweep often differ by a few per cent: zoom in, with
     // a margin, rather than start at zero.
     const double pad = yHi > yLo ? 0.05 * (yHi - yLo) : 0.05 * std::max(std::fabs(yHi), 1e-3);
-    setRoundAxisRange(yAxis_, std::max(0.0, yLo - pad), yHi + pad);
+    yTicks_->setRange(std::max(0.0, yLo - pad), yHi + pad);
 
     if (std::isfinite(currentX) && (!logX || currentX > 0)) {
         marker_ = new QLineSeries;

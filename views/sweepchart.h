@@ -28,6 +28,8 @@ class QValueAxis;
 
 namespace sa::views {
 
+class LegibleAxis;
+
 // A parameter of the cluster worth sweeping, with a default range around
 // its current value.
 struct SweepParameter {
@@ -86,6 +88,7 @@ private:
     QLogValueAxis* logXAxis_;
     QValueAxis* linearXAxis_;
     QValueAxis* yAxis_;
+    LegibleAxis* yTicks_;
     QLineSeries* marker_ = nullptr;
     std::vector<QList<QLineSeries*>> segments_;
     std::vector<SweepSeries> data_;

@@ -17,6 +17,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QDir>
+#include <QFontMetricsF>
 #include <QHorizontalStackedBarSeries>
 #include <QImage>
 #include <QLegend>
@@ -107,6 +108,7 @@ private Q_SLOTS:
     void memoryMatchesEvaluation_data();
     void memoryMatchesEvaluation();
     void memoryCapacityPerStageGpu();
+    void memoryAxisLegibleWhenShort();
     void memoryFlagsStagesOverCapacity();
     void memoryFlagsOneStage();
     void sweepableLinkParameters();
@@ -258,6 +260,32 @@ void TestCharts::memoryCapacityPerStageGpu() {
     }
     QVERIFY(saw80);
     QVERIFY(saw180);
+}
+
+void TestCharts::memoryAxisLegibleWhenShort() {
+    // A low charts dock (about 100 px of plot at 1920 x 1080) crowded nine
+    // labels onto the memory axis and Qt drew each as "...": the axis keeps
+    // two label lines per interval, and takes more intervals when it grows.
+    const auto e = evaluated(sample(QStringLiteral("hetero-70b.json")));
+    MemoryChart chart;
+    chart.resize(900, 230);
+    chart.setEvaluation(e);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    QCoreApplication::processEvents();
+    const double line = QFontMetricsF(chart.memoryAxis()->labelsFont()).height();
+    const auto intervals = [&] { return chart.memoryAxis()->tickCount() - 1; };
+    const auto height = [&] { return chart.chart()->plotArea().height(); };
+    QVERIFY2(intervals() >= 1 && intervals() * 2 * line <= height() + 1e-9,
+             qPrintable(QStringLiteral("%1 intervals in %2 px").arg(intervals()).arg(height())));
+    const int shortIntervals = intervals();
+    QVERIFY(chart.memoryAxis()->max() >= 180); // the B200's capacity stays on the axis
+    chart.resize(900, 700);
+    QTRY_VERIFY2(
+        intervals() > shortIntervals,
+        qPrintable(QStringLiteral("%1 intervals in %2 px").arg(intervals()).arg(height())));
+    QVERIFY(intervals() <= 8 && intervals() * 2 * line <= height() + 1e-9);
+    QVERIFY(chart.memoryAxis()->max() >= 180);
 }
 
 void TestCharts::memoryFlagsStagesOverCapacity() {
