@@ -514,7 +514,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
     if (options.detail) {
         planWarnings(ctx, plan, *layout, *dp, ev);
         hostWarnings(ctx, plan, st.costs, ev);
-        accuracyWarnings(model, st.costs, ev);
+        accuracyWarnings(model, plan, st.costs, ev);
     }
     if (options.timeline)
         timeline(pr, std::move(st.recorded.ops), st.dp, pp, st.pipelineIn.chunks, mb, ev.timeline);

@@ -371,7 +371,8 @@ void hostWarnings(const ClusterContext& ctx, const Plan& plan,
 // What the validation says of the plan's class of runs where the model is
 // known to be optimistic (docs/VALIDATION.md): MoE layers whose tokens are
 // exchanged between GPUs (expert parallelism); else BF16 GEMMs on Hopper.
-void accuracyWarnings(const Model& model, const std::vector<BuildingCosts>& costs, Evaluation& ev);
+void accuracyWarnings(const Model& model, const Plan& plan, const std::vector<BuildingCosts>& costs,
+                      Evaluation& ev);
 
 void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, const DpTiming& dp,
               int pp, int v, int microbatches, Timeline& out);

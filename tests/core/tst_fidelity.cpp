@@ -633,9 +633,10 @@ void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
     // factor > 1) do not wait for their counts, and the note leaves that
     // part out.
     const Cluster c = clusterOf("one", {building("B1", 64)});
-    const auto note = [&](const Model& m, int ep) {
+    const auto note = [&](const Model& m, int ep, bool overlap = false) {
         Plan p = makePlan(1, 1, 8, 64);
         p.parallelism.ep = ep;
+        p.ep_overlap = overlap;
         for (const std::string& w : evaluated(c, m, p).warnings)
             if (w.rfind("accuracy:", 0) == 0)
                 return w;
@@ -649,11 +650,17 @@ void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
     QVERIFY(ep(note(moe, 8)));
     QVERIFY(note(moe, 8).find("lower bound") != std::string::npos);
     QVERIFY(note(moe, 8).find("token counts") != std::string::npos);
+    // With the all-to-alls overlapped the note says how much less the
+    // profiled run hid; without, it does not speak of overlap.
+    QVERIFY(note(moe, 8).find("overlap") == std::string::npos);
+    QVERIFY(note(moe, 8, true).find("overlap") != std::string::npos);
+    QVERIFY(note(moe, 8, true).find("token counts") != std::string::npos);
     QVERIFY(!ep(note(moe, 1)));
     QVERIFY(!ep(note(smallLlama(), 1)));
     moe.moe->capacity_factor = 1.25;
     QVERIFY(ep(note(moe, 8)));
     QVERIFY(note(moe, 8).find("token counts") == std::string::npos);
+    QVERIFY(note(moe, 8, true).find("overlap") != std::string::npos);
 }
 
 void TestFidelity::bf16OnHopperCarriesTheAccuracyNote() {
@@ -847,7 +854,10 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
 
     // The layer: EP 16 over two 8-GPU hosts. The NIC carries each token
     // once to the other host when its experts are there; NVLink the top_k
-    // copies for the other 7 GPUs of the host; both at once.
+    // copies for the other 7 GPUs of the host; both at once. The channel
+    // also moves the own host's copy (DeepEP's sender writes it into its own
+    // RDMA receive buffer), so it runs one copy per host touched at the
+    // NIC's pace: twice the wire's bytes here.
     Model m = smallLlama();
     m.moe = moe;
     const Cluster c = clusterOf("one", {building("B1", 64)});
@@ -866,9 +876,12 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
     const double up = ctx.scale_up_gbps * 1e9 / 8 * ctx.scale_up_efficiency;
     const double out = ctx.scale_out_gbps * 1e9 / 8 * ctx.scale_out_efficiency;
     const double nic = T * (2 * (1 - miss)) * 0.5 * hb;
+    const double channel = T * (2 * (1 - miss)) * hb;
     const double nvl = T * 8 * hb * 7.0 / 8;
     const double want =
-        std::max(nic / out + ctx.scale_out_step_s, nvl / up + 7 * ctx.scale_up_step_s);
+        std::max(channel / out + ctx.scale_out_step_s, nvl / up + 7 * ctx.scale_up_step_s);
+    QVERIFY(channel / out > nvl / up); // the channel bounds this layer
+    QVERIFY_CLOSE(flex.ep_bytes_fwd_one_way, nic + nvl, 1e-12);
     QVERIFY_CLOSE(flex.ep_fwd_s, 2 * want, 1e-9);
     QVERIFY(flex.ep_fwd_s < 0.5 * a2a.ep_fwd_s);
     // The network between locations sees the NIC's bytes, spread over the
