@@ -390,10 +390,11 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                        "F.cross_entropy ~48 (torchtitan)"),
         [](Scenario& s, int i) { s.plan.cross_entropy = CrossEntropy(i); });
     addCombo(sched, QStringLiteral("ep_dispatcher"), QStringLiteral("EP dispatch"),
-             names({"all-to-all", "flex (DeepEP / HybridEP)"}),
+             names({"all-to-all", "flex (DeepEP)", "flex (HybridEP)"}),
              QStringLiteral("MoE tokens to their experts: the all-to-all sends every (token, "
                             "expert) copy; flex sends a token once per host over the network "
-                            "and fans it out over NVLink there"),
+                            "and fans it out over NVLink there; HybridEP also all-gathers "
+                            "every rank's routing map before each forward's dispatch"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
     // CpRing's order.
     addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP exchange"),

@@ -1065,7 +1065,7 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
 // same inside its dispatch and combine (_HybridEPManager): 2.
 double moePermutePasses(const LayerContext& ctx, const LayerShape& s) {
     const double localExperts = double(ctx.model->moe->experts) / s.ep;
-    if (s.ep > 1 && ctx.plan->ep_dispatcher == EpDispatcher::Flex)
+    if (s.ep > 1 && ctx.plan->ep_dispatcher != EpDispatcher::AllToAll)
         return 2.0;
     return 2.0 + (s.ep > 1 && localExperts > 1 ? 2.0 : 0.0);
 }
@@ -1327,7 +1327,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti * cpi), 1, epi);
         c.ep_bytes_per_remote_peer = oneWay / (epi - 1);
         double sent = oneWay; // leaving the GPU, one way
-        if (plan.ep_dispatcher == EpDispatcher::Flex && onHost < epi) {
+        if (plan.ep_dispatcher != EpDispatcher::AllToAll && onHost < epi) {
             // DeepEP / HybridEP (Megatron's flex dispatcher): a token crosses
             // the network once per host its experts lie on, to the GPU of
             // the same local rank there, which forwards it over NVLink to
@@ -1360,6 +1360,24 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         c.ep_bwd_s = c.ep_fwd_s;
         c.ep_bytes_fwd_one_way = sent;
         c.ep_bytes = sent * (4.0 + (full ? 2.0 : 0.0));
+        if (plan.ep_dispatcher == EpDispatcher::HybridEp) {
+            // HybridEP's metadata: before each forward's dispatch every rank
+            // all-gathers the routing maps of the whole EP group, one bool a
+            // token and expert (DeepEP hybrid-ep branch, executor.cu
+            // allgather_routing_map: NCCL all_gather_into_tensor of the
+            // [tokens, experts] kBool map when the group spans hosts, a
+            // custom NVLink gather or NCCL inside one), on the dispatch's
+            // stream; the combine and the backward reuse the handle. Across
+            // hosts the ring runs at each member's NIC, inside one over
+            // NVLink.
+            const double map = tokensDispatched * ctx.model->moe->experts;
+            const bool acrossHosts = onHost < epi;
+            const double bps = acrossHosts
+                                   ? tierBytesPerS(ctx.scale_out_gbps, ctx.scale_out_efficiency)
+                                   : tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency);
+            c.ep_fwd_s += ringAllGatherTime(
+                epi * map, epi, bps, acrossHosts ? ctx.scale_out_step_s : ctx.scale_up_step_s);
+        }
     }
 }
 

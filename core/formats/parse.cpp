@@ -766,7 +766,9 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.boolean("cuda_graphs", p.cuda_graphs, kOptional);
     r.boolean("ep_overlap", p.ep_overlap, kOptional);
     r.choice<EpDispatcher>("ep_dispatcher", p.ep_dispatcher, kOptional,
-                           {{"alltoall", EpDispatcher::AllToAll}, {"flex", EpDispatcher::Flex}});
+                           {{"alltoall", EpDispatcher::AllToAll},
+                            {"flex", EpDispatcher::Flex},
+                            {"hybridep", EpDispatcher::HybridEp}});
     r.choice<CpRing>("cp_ring", p.cp_ring, kOptional,
                      {{"te-p2p", CpRing::TeP2p},
                       {"te-allgather", CpRing::TeAllGather},

@@ -1597,11 +1597,21 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                                  " dispatcher (Megatron's default is allgather) is not the "
                                  "all-to-all the documents model: give alltoall or flex");
                 // flex: DeepEP (--moe-enable-deepep, or --moe-flex-dispatcher-backend
-                // deepep, its default) or HybridEP, both one copy per destination host.
+                // deepep, its default) or HybridEP, both one copy per destination
+                // host; HybridEP also all-gathers the routing maps.
                 p.ep_dispatcher =
                     dispatcher == "flex" ? EpDispatcher::Flex : EpDispatcher::AllToAll;
                 if (dispatcher == "flex") {
-                    r.text("moe_flex_dispatcher_backend", "plan:/ep_dispatcher (flex)");
+                    const std::string backend =
+                        r.text("moe_flex_dispatcher_backend", "plan:/ep_dispatcher")
+                            .value_or("deepep");
+                    if (backend == "hybridep")
+                        p.ep_dispatcher = EpDispatcher::HybridEp;
+                    else if (backend != "deepep")
+                        r.refuse("moe_flex_dispatcher_backend",
+                                 "the " + backend +
+                                     " backend is not one the documents model: give deepep or "
+                                     "hybridep");
                     r.flag("moe_enable_deepep", "plan:/ep_dispatcher (flex)");
                 }
             }

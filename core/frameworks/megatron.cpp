@@ -778,9 +778,12 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--num-experts", num(moe.experts));
         add("--moe-router-topk", num(moe.top_k));
         add("--moe-ffn-hidden-size", num(moe.expert_ffn_hidden));
-        if (par.ep > 1)
+        if (par.ep > 1) {
             add("--moe-token-dispatcher-type",
-                p.ep_dispatcher == EpDispatcher::Flex ? "flex" : "alltoall");
+                p.ep_dispatcher == EpDispatcher::AllToAll ? "alltoall" : "flex");
+            if (p.ep_dispatcher == EpDispatcher::HybridEp)
+                add("--moe-flex-dispatcher-backend", "hybridep");
+        }
         if (moe.router_groups > 0) {
             add("--moe-router-num-groups", num(moe.router_groups));
             add("--moe-router-group-topk", num(moe.router_group_topk));

@@ -587,9 +587,12 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("num_moe_experts", num(m.moe->experts));
         add("moe_router_topk", num(m.moe->top_k));
         add("moe_ffn_hidden_size", num(m.moe->expert_ffn_hidden));
-        if (par.ep > 1)
+        if (par.ep > 1) {
             add("moe_token_dispatcher_type",
-                p.ep_dispatcher == EpDispatcher::Flex ? "flex" : "alltoall");
+                p.ep_dispatcher == EpDispatcher::AllToAll ? "alltoall" : "flex");
+            if (p.ep_dispatcher == EpDispatcher::HybridEp)
+                add("moe_flex_dispatcher_backend", "hybridep");
+        }
         if (m.moe->router_groups > 0) {
             add("moe_router_num_groups", num(m.moe->router_groups));
             add("moe_router_group_topk", num(m.moe->router_group_topk));

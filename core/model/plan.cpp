@@ -90,7 +90,15 @@ const char* toString(RecomputeMethod m) {
 }
 
 const char* toString(EpDispatcher d) {
-    return d == EpDispatcher::Flex ? "flex" : "alltoall";
+    switch (d) {
+    case EpDispatcher::Flex:
+        return "flex";
+    case EpDispatcher::HybridEp:
+        return "hybridep";
+    case EpDispatcher::AllToAll:
+        break;
+    }
+    return "alltoall";
 }
 
 const char* toString(CpRing r) {

@@ -117,8 +117,10 @@ enum class MasterWeights { Fp32, Half, None };
 // AllToAll: every (token, expert) copy to its expert's rank (Megatron's
 // alltoall dispatcher). Flex: one copy per destination host over the
 // network, fanned out over NVLink there (Megatron's flex dispatcher with
-// DeepEP or HybridEP).
-enum class EpDispatcher { AllToAll, Flex };
+// DeepEP, its default backend). HybridEp: the same exchange with HybridEP
+// (--moe-flex-dispatcher-backend hybridep), which also all-gathers every
+// rank's routing map once per forward.
+enum class EpDispatcher { AllToAll, Flex, HybridEp };
 // How context parallelism exchanges the attention's inputs (docs/COST_MODEL.md
 // "Communication", CP). Transformer Engine's (Megatron-Core --cp-comm-type,
 // transformer_engine/pytorch/attention/dot_product_attention/

@@ -898,6 +898,21 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
         return layerCost(x).ep_fwd_s;
     };
     QCOMPARE(inHost(EpDispatcher::Flex), inHost(EpDispatcher::AllToAll));
+
+    // HybridEP: the same exchange, and before each forward's dispatch an
+    // NCCL all-gather of every rank's routing map (one bool a token and
+    // expert) over the 16 ranks, at each member's NIC across the hosts.
+    // The backward reuses the handle.
+    const auto [ctxH, hybrid] = layer(EpDispatcher::HybridEp);
+    const double gathered = 16 * T * moe.experts;
+    QVERIFY_CLOSE(hybrid.ep_fwd_s - flex.ep_fwd_s,
+                  15.0 / 16 * gathered / out + 15 * ctxH.scale_out_step_s, 1e-9);
+    QVERIFY_CLOSE(hybrid.ep_bwd_s, flex.ep_bwd_s, 1e-12);
+    QVERIFY_CLOSE(hybrid.ep_bytes, flex.ep_bytes, 1e-12);
+    // Inside one host the gather runs over NVLink.
+    const double inHostGather = inHost(EpDispatcher::HybridEp) - inHost(EpDispatcher::Flex);
+    QVERIFY_CLOSE(inHostGather, 7.0 / 8 * 8 * T / 2 * moe.experts / up + 7 * ctx.scale_up_step_s,
+                  1e-9);
 }
 
 void TestFidelity::lossKernelsPerFramework() {

@@ -727,7 +727,7 @@ void TestFormats::badDocuments_data() {
     bad("fp8 moments", "plan", {"/optimizer_moments=\"fp8\""},
         {"plan.json: /optimizer_moments: must be one of fp32, bf16, got 'fp8'"});
     bad("unknown dispatcher", "plan", {"/ep_dispatcher=\"deepep\""},
-        {"plan.json: /ep_dispatcher: must be one of alltoall, flex, got 'deepep'"});
+        {"plan.json: /ep_dispatcher: must be one of alltoall, flex, hybridep, got 'deepep'"});
 
     // plan values
     bad("negative tp", "plan", {"/parallelism/tp=-2"},

@@ -748,16 +748,38 @@ void TestFrameworks::moeDispatchAndGroups() {
             .toStdString(),
         {});
     QVERIFY2(flex.ok(), problems(flex.problems).constData());
-    QCOMPARE(flex.plan->ep_dispatcher, sa::EpDispatcher::Flex);
+    QCOMPARE(flex.plan->ep_dispatcher, sa::EpDispatcher::HybridEp);
     QCOMPARE(flex.model->moe->router_groups, 4);
     QCOMPARE(flex.model->moe->router_group_topk, 2);
     const Exported out = exportMegatron(*flex.model, *flex.plan);
     QVERIFY2(out.ok(), problems(out.problems).constData());
     QVERIFY(QString::fromStdString(out.text).contains("--moe-token-dispatcher-type flex"));
+    QVERIFY(QString::fromStdString(out.text).contains("--moe-flex-dispatcher-backend hybridep"));
     const Imported again = importMegatronScript(out.text, {});
     QVERIFY2(again.ok(), problems(again.problems).constData());
-    QCOMPARE(again.plan->ep_dispatcher, sa::EpDispatcher::Flex);
+    QCOMPARE(again.plan->ep_dispatcher, sa::EpDispatcher::HybridEp);
     QCOMPARE(*again.model->moe, *flex.model->moe);
+    // NeMo's YAML carries the backend the same way.
+    const Exported yaml = exportNemo(*flex.model, *flex.plan);
+    QVERIFY2(yaml.ok(), problems(yaml.problems).constData());
+    QVERIFY(QString::fromStdString(yaml.text).contains("moe_flex_dispatcher_backend: hybridep"));
+    // DeepEP, Megatron's default backend, spelt or not; the deprecated
+    // --moe-enable-deepep too. Another backend is refused.
+    for (const char* backend :
+         {"", "--moe-flex-dispatcher-backend deepep", "--moe-enable-deepep"}) {
+        const Imported deepep = importMegatronScript(
+            (moe + "--moe-token-dispatcher-type flex " + backend).toStdString(), {});
+        QVERIFY2(deepep.ok(), problems(deepep.problems).constData());
+        QCOMPARE(deepep.plan->ep_dispatcher, sa::EpDispatcher::Flex);
+        const Exported back = exportMegatron(*deepep.model, *deepep.plan);
+        QVERIFY(!QString::fromStdString(back.text).contains("--moe-flex-dispatcher-backend"));
+    }
+    const Imported ncclep = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep")
+            .toStdString(),
+        {});
+    QVERIFY(!ncclep.ok());
+    QVERIFY(problems(ncclep.problems).contains("ncclep"));
 
     const Imported a2a =
         importMegatronScript((moe + "--moe-token-dispatcher-type alltoall").toStdString(), {});

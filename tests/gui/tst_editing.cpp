@@ -612,8 +612,8 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.cross_entropy, CrossEntropy::Te);
     QVERIFY(waitForEvaluation());
     QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s < megatronLoss);
-    choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 1);
-    QCOMPARE(doc->scenario().plan.ep_dispatcher, EpDispatcher::Flex);
+    choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 2);
+    QCOMPARE(doc->scenario().plan.ep_dispatcher, EpDispatcher::HybridEp);
     choose(inspector->comboBox(QStringLiteral("cp_ring")), 4);
     QCOMPARE(doc->scenario().plan.cp_ring, CpRing::TorchAllToAll);
     doc->undoStack()->undo();

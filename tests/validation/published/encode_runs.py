@@ -531,8 +531,9 @@ run("mbridge2604-qwen3-30b-a3b-16", "megatron-bridge-26.04", MB26 + ", Model Qwe
     ["force-balanced routing (set_qwen3_common_configs: moe_router_force_load_balancing, "
      "'required for token dropless') matches the model's even expert load; capacity factor 1",
      "the flex dispatcher with the HybridEP backend (moe_flex_dispatcher_backend 'hybridep', "
-     "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides): ep_dispatcher flex (one copy "
-     "per destination host over the network, NVLink fan-out there); the 32 SMs it holds are not "
+     "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides): ep_dispatcher hybridep (one copy "
+     "per destination host over the network, NVLink fan-out there, the routing maps all-gathered "
+     "before each forward's dispatch); the 32 SMs it holds are not "
      "charged (the all-to-all is not overlapped with compute in this run)",
      "no MoE all-to-all overlap (moe_a2a_overlap False in the preset); the recipe's full "
      "recompute is reset to none by set_qwen3_common_configs; the recipe's TP overlap is dropped "
@@ -604,8 +605,9 @@ MBMAIN_ASSUME = [
     "attention half as captured and the dropless expert half as host-issued (the host pace does "
     "not bind this job's layers either way)",
     "force-balanced routing matches the model's even expert load; capacity factor 1",
-    "the flex dispatcher with the HybridEP backend (32 SMs) as ep_dispatcher flex: one copy per "
-    "destination host over the network, NVLink fan-out there; beside another microbatch's "
+    "the flex dispatcher with the HybridEP backend (32 SMs) as ep_dispatcher hybridep: one copy per "
+    "destination host over the network, NVLink fan-out there, the routing maps all-gathered "
+    "before each forward's dispatch; beside another microbatch's "
     "compute it takes an NCCL collective's share of the SMs (24 of 132) where HybridEP holds 32",
     "the precision-aware optimizer with FP32 moments and masters (the recipe keeps them): the "
     "plan's optimizer_moments and master_weights defaults",
@@ -860,13 +862,17 @@ for r in index["runs"]:
     set_note(r, "cross_entropy", note)
 
 # The MoE dispatcher from the Megatron scripts: --moe-token-dispatcher-type
-# flex (DeepEP or HybridEP) sends one copy per destination host.
+# flex (DeepEP, or HybridEP with --moe-flex-dispatcher-backend hybridep)
+# sends one copy per destination host; HybridEP also all-gathers the
+# routing maps.
 for r in index["runs"]:
     megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
     doc = load(r["plan"])
     doc.pop("ep_dispatcher", None)
-    if os.path.exists(megatron) and "--moe-token-dispatcher-type flex" in open(megatron).read():
-        doc["ep_dispatcher"] = "flex"
+    script = open(megatron).read() if os.path.exists(megatron) else ""
+    if "--moe-token-dispatcher-type flex" in script:
+        doc["ep_dispatcher"] = ("hybridep" if "--moe-flex-dispatcher-backend hybridep" in script
+                                else "flex")
     dump(r["plan"], doc)
 
 # FP8 scaling recipe and FP8 linear layers from the launch configurations:
