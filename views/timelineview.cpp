@@ -659,10 +659,13 @@ void TimelineView::fitScale() {
 }
 
 void TimelineView::applyScale(const TimeScale& scale, bool byUser) {
-    if (byUser)
-        fitted_ = false;
     const bool changed =
         scale.t0() != scale_.t0() || scale.secondsPerPixel() != scale_.secondsPerPixel();
+    // Only a scale that moves is the user's: a partner view's echo of this
+    // view's own fit (TimelinePane keeps the two in step) leaves it fitted,
+    // so that it fits again when the window is resized.
+    if (byUser && changed)
+        fitted_ = false;
     scale_ = scale;
     scale_.setWidth(timeArea().width());
     updateScrollBars();

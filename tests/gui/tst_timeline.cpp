@@ -172,6 +172,7 @@ private Q_SLOTS:
     void keysAndFit();
     void followsNewEvaluations();
     void twoViewsInStep();
+    void paneRefitsWhenWidened();
     void compareFitsEveryStage();
     void dragPans();
     void bubbles();
@@ -540,6 +541,45 @@ void TestTimeline::twoViewsInStep() {
     QCOMPARE(b.scale().visibleBegin(), 1.0);
     QVERIFY(std::fabs(b.scale().visibleEnd() - 2.0) < 1e-9);
     QCOMPARE(b.scale().x(1.5), a.scale().x(1.5));
+}
+
+void TestTimeline::paneRefitsWhenWidened() {
+    // The explorer opens at its default size and the user enlarges the
+    // window: the step, fitted to the narrow pane, is fitted again to the
+    // wide one. The hidden pinned view follows the current one's scale and
+    // echoes it back; the echo is no zoom of the user's.
+    TimelinePane pane;
+    pane.resize(700, 400);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    pane.setCurrent(oneFOneB_.evaluation, oneFOneB_.buildings, QStringLiteral("current"));
+    QCoreApplication::processEvents();
+    TimelineView* current = pane.current();
+    QVERIFY(current->isFitted());
+    const double makespan = oneFOneB_.evaluation->timeline.makespan_s;
+    const auto fitsTheStep = [&] {
+        const TimeScale& s = current->scale();
+        return s.visibleBegin() < 0 && s.visibleBegin() > -0.1 * makespan &&
+               s.visibleEnd() > makespan && s.visibleEnd() < 1.1 * makespan;
+    };
+    QVERIFY(fitsTheStep());
+    pane.resize(1600, 400);
+    QCoreApplication::processEvents();
+    QVERIFY(current->isFitted());
+    QVERIFY2(fitsTheStep(), qPrintable(QStringLiteral("shows %1 s to %2 s of a %3 s step")
+                                           .arg(current->scale().visibleBegin())
+                                           .arg(current->scale().visibleEnd())
+                                           .arg(makespan)));
+    // A zoom of the user's is kept through the same resize.
+    const QRect area = current->timeArea();
+    sendWheel(current->viewport(), QPoint(area.left() + 200, area.center().y()), 240,
+              Qt::ControlModifier);
+    QVERIFY(!current->isFitted());
+    const double spp = current->scale().secondsPerPixel();
+    pane.resize(900, 400);
+    QCoreApplication::processEvents();
+    QVERIFY(!current->isFitted());
+    QCOMPARE(current->scale().secondsPerPixel(), spp);
 }
 
 void TestTimeline::compareFitsEveryStage() {
