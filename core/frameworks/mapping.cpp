@@ -1612,7 +1612,14 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                                  "the " + backend +
                                      " backend is not one the documents model: give deepep or "
                                      "hybridep");
-                    r.flag("moe_enable_deepep", "plan:/ep_dispatcher (flex)");
+                    // Megatron's TransformerConfig refuses the deprecated
+                    // DeepEP switch beside HybridEP ("Only one backend is
+                    // supported for flex token dispatcher").
+                    if (r.flag("moe_enable_deepep", "plan:/ep_dispatcher (flex)") &&
+                        backend == "hybridep")
+                        r.refuse("moe_enable_deepep",
+                                 "asks for DeepEP where the flex backend is HybridEP: Megatron "
+                                 "accepts one backend");
                 }
             }
             if (moe.experts % ep != 0)

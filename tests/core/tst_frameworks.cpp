@@ -780,6 +780,15 @@ void TestFrameworks::moeDispatchAndGroups() {
         {});
     QVERIFY(!ncclep.ok());
     QVERIFY(problems(ncclep.problems).contains("ncclep"));
+    // Both backends at once, as Megatron's TransformerConfig refuses.
+    const Imported both = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+               "--moe-enable-deepep")
+            .toStdString(),
+        {});
+    QVERIFY(!both.ok());
+    QVERIFY2(problems(both.problems).contains("moe-enable-deepep"),
+             problems(both.problems).constData());
 
     const Imported a2a =
         importMegatronScript((moe + "--moe-token-dispatcher-type alltoall").toStdString(), {});
