@@ -396,6 +396,17 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "and fans it out over NVLink there; HybridEP also all-gathers "
                             "every rank's routing map before each forward's dispatch"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
+    auto* epSms = addSpin(
+        sched, QStringLiteral("ep_dispatcher_sms"), QStringLiteral("EP dispatch SMs"), 0, 1024,
+        QStringLiteral("SMs the flex dispatcher's kernels hold (Megatron "
+                       "--moe-flex-dispatcher-num-sms); beside another microbatch's compute "
+                       "(EP overlap) the compute loses them. Default: DeepEP 20, HybridEP 24 "
+                       "inside one host and 8 across hosts"),
+        [](Scenario& s, int v) { s.plan.ep_dispatcher_sms = v; });
+    epSms->setSpecialValueText(QStringLiteral("default"));
+    enableWhen(epSms, [](const Scenario& s) {
+        return s.plan.parallelism.ep > 1 && s.plan.ep_dispatcher != EpDispatcher::AllToAll;
+    });
     // CpRing's order.
     addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP exchange"),
              names({"Transformer Engine p2p ring", "Transformer Engine all-gather",
@@ -651,6 +662,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                [](const Scenario& s) { return int(s.plan.ep_dispatcher); });
     comboIndex(QStringLiteral("cp_ring"), [](const Scenario& s) { return int(s.plan.cp_ring); });
     spinValue(QStringLiteral("cp_a2a_size"), [](const Scenario& s) { return s.plan.cp_a2a_size; });
+    spinValue(QStringLiteral("ep_dispatcher_sms"),
+              [](const Scenario& s) { return s.plan.ep_dispatcher_sms; });
     comboIndex(QStringLiteral("recompute"), [](const Scenario& s) {
         return int(std::find(kRecompute.begin(), kRecompute.end(), s.plan.recompute) -
                    kRecompute.begin());

@@ -521,6 +521,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.fp8_linear = plan.fp8_linear;
     k.cross_entropy = plan.cross_entropy;
     k.ep_dispatcher = plan.ep_dispatcher;
+    k.ep_dispatcher_sms = plan.ep_dispatcher_sms;
     k.cp_ring = plan.cp_ring;
     k.cp_a2a_size = plan.cp_a2a_size;
     k.block_recompute =
@@ -552,6 +553,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.fp8_linear = key.fp8_linear;
     p.cross_entropy = key.cross_entropy;
     p.ep_dispatcher = key.ep_dispatcher;
+    p.ep_dispatcher_sms = key.ep_dispatcher_sms;
     p.cp_ring = key.cp_ring;
     p.cp_a2a_size = key.cp_a2a_size;
     if (key.block_recompute)
@@ -1157,6 +1159,28 @@ std::vector<double> regatheredInputs(const LayerContext& ctx, const LayerShape& 
     return out;
 }
 
+// The share of the SMs the EP exchange's kernels hold. NCCL's all-to-all
+// holds one CTA per channel (ncclOverlapShare). The flex dispatcher's
+// kernels run on the SMs they were given: Megatron-Core's
+// moe_flex_dispatcher_num_sms (before it moe_deepep_num_sms and
+// moe_hybridep_num_sms), else the backend's default: DeepEP 20
+// (token_dispatcher.py, "DeepEP's historical mcore default"), HybridEP 24
+// for a group inside one NVLink domain and 8 for one across them (DeepEP
+// hybrid-ep branch, csrc/hybrid_ep/config.cuh Configurer: num_sms_dispatch_api
+// and num_sms_combine_api).
+constexpr int kDeepEpSms = 20;
+constexpr int kHybridEpSmsInDomain = 24, kHybridEpSmsAcross = 8;
+double epSmShare(const Plan& plan, const GpuModel& gpu, bool acrossHosts) {
+    if (plan.ep_dispatcher == EpDispatcher::AllToAll || gpu.sms <= 0)
+        return ncclOverlapShare(gpu.sms);
+    int sms = plan.ep_dispatcher_sms;
+    if (sms <= 0)
+        sms = plan.ep_dispatcher == EpDispatcher::Flex
+                  ? kDeepEpSms
+                  : (acrossHosts ? kHybridEpSmsAcross : kHybridEpSmsInDomain);
+    return std::min(double(sms), double(gpu.sms) - 1.0) / double(gpu.sms);
+}
+
 // TP, CP and EP communication of the layer on the critical path.
 void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore& attn,
                LayerCost& c) {
@@ -1358,6 +1382,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             c.ep_fwd_s = 2.0 * epExchangeTime(ctx, onHost - 1, perPeer, epi - onHost, perPeer);
         }
         c.ep_bwd_s = c.ep_fwd_s;
+        c.ep_sm_share = epSmShare(plan, *ctx.gpu, onHost < epi);
         c.ep_bytes_fwd_one_way = sent;
         c.ep_bytes = sent * (4.0 + (full ? 2.0 : 0.0));
         if (plan.ep_dispatcher == EpDispatcher::HybridEp) {

@@ -261,6 +261,10 @@ struct LayerCost {
     double cp_bwd_s = 0;
     double ep_fwd_s = 0; // all-to-all, dispatch + combine (time, not yet with contention)
     double ep_bwd_s = 0;
+    // The share of the SMs the all-to-all's kernels hold while they run
+    // beside compute (plan ep_overlap): NCCL's CTAs, or the flex
+    // dispatcher's SMs (plan ep_dispatcher_sms).
+    double ep_sm_share = 0;
     // FLOPs per GPU, forward only (backward = 2x model, executed as below).
     double model_flops_fwd = 0;   // causal attention counted at half
     double hw_flops_total = 0;    // executed: fwd + bwd + recompute
@@ -347,6 +351,7 @@ struct LayerPlanKey {
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     CrossEntropy cross_entropy = CrossEntropy::Megatron;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
+    int ep_dispatcher_sms = 0;
     CpRing cp_ring = CpRing::TeP2p;
     int cp_a2a_size = 1;
     // Full recompute of some layers only (Megatron's block method): the

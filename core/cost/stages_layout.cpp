@@ -349,8 +349,10 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         const double moeF = std::min(L.moe_mlp_fwd_s, gpuF);
         const double moeB = std::min(L.moe_mlp_bwd_s, gpuB);
         const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
-        const auto beside = [commShare](double compute, double comm) {
-            return overlappedWithCompute(compute, comm, commShare);
+        // The all-to-all's kernels hold their SMs (LayerCost::ep_sm_share).
+        const double share = L.ep_sm_share > 0 ? L.ep_sm_share : commShare;
+        const auto beside = [share](double compute, double comm) {
+            return overlappedWithCompute(compute, comm, share);
         };
         const double fwdPair = beside(gpuF - moeF, a2aB) + beside(moeF, a2aB);
         const double bwdPair = beside(moeB, a2aF) + beside(gpuB - moeB, a2aF);

@@ -151,6 +151,8 @@ inline constexpr IntRange kZeroStageRange{0, 3, true};
 inline constexpr IntRange kVirtualStagesRange{1, kMaxLayers};
 inline constexpr IntRange kRecomputeLayersRange{1, kMaxLayers};
 inline constexpr IntRange kIndexRange{0, kMaxDegree};
+// SMs a kernel may hold (0: its default).
+inline constexpr IntRange kDispatcherSmsRange{0, kMaxSms, true};
 
 inline constexpr NumberRange kPositive{0, true, std::nullopt, false};
 inline constexpr NumberRange kNonNegative{0, false, std::nullopt, false};

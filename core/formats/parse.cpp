@@ -769,6 +769,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                            {{"alltoall", EpDispatcher::AllToAll},
                             {"flex", EpDispatcher::Flex},
                             {"hybridep", EpDispatcher::HybridEp}});
+    r.integer("ep_dispatcher_sms", p.ep_dispatcher_sms, kOptional, formats::kDispatcherSmsRange);
     r.choice<CpRing>("cp_ring", p.cp_ring, kOptional,
                      {{"te-p2p", CpRing::TeP2p},
                       {"te-allgather", CpRing::TeAllGather},

@@ -425,6 +425,7 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                         ") so that causal attention splits into balanced chunks, got cp = " +
                         str(g.cp));
     }
+    checkInt(d, "/ep_dispatcher_sms", p.ep_dispatcher_sms, kDispatcherSmsRange);
     // Hierarchical CP: the all-to-all group is a proper divisor of cp, and
     // the ring it feeds is Transformer Engine's.
     if (checkInt(d, "/cp_a2a_size", p.cp_a2a_size, kDegreeRange) && !d.isBad("/cp_a2a_size") &&
@@ -639,6 +640,20 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
             dp.error("/parallelism",
                      "tp*cp*pp*dp = " + str(need) + " GPUs but the cluster has " + str(have));
     }
+
+    // The flex dispatcher's kernels leave SMs to the compute (HybridEP's
+    // Configurer asserts sm_count >= its blocks; DeepEP's Buffer likewise).
+    if (p.ep_dispatcher_sms > 0 && !dp.isBad("/ep_dispatcher_sms"))
+        for (const Building& b : c.buildings) {
+            const GpuModel* gpu = c.gpuOf(b);
+            if (gpu && gpu->sms > 0 && p.ep_dispatcher_sms >= gpu->sms) {
+                dp.error("/ep_dispatcher_sms", "must be fewer than the GPU's SMs: building '" +
+                                                   b.name + "' has " + b.gpu_model + " (" +
+                                                   str(gpu->sms) + " SMs), got " +
+                                                   str(p.ep_dispatcher_sms));
+                break;
+            }
+        }
 
     if (tpOk) {
         // TP stays inside a host's NVLink domain.

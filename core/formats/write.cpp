@@ -77,14 +77,14 @@ const std::map<std::string, int>& keyRank() {
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
-            "ep_overlap", "ep_dispatcher", "cp_ring", "cp_a2a_size", "dp_bucket_mib",
-            "grad_reduce_bytes", "optimizer_moments", "master_weights", "grad_accumulation_fusion",
-            "flash_attention", "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear",
-            "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout", "attention_dropout",
-            "cross_entropy", "fsdp_reshard_after_forward", "compression", "method", "topk_ratio",
-            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
-            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
-            "target_loss",
+            "ep_overlap", "ep_dispatcher", "ep_dispatcher_sms", "cp_ring", "cp_a2a_size",
+            "dp_bucket_mib", "grad_reduce_bytes", "optimizer_moments", "master_weights",
+            "grad_accumulation_fusion", "flash_attention", "attention_kernel", "elementwise",
+            "fp8_recipe", "fp8_linear", "fp8_param_gather", "sequence_parallel_regather",
+            "hidden_dropout", "attention_dropout", "cross_entropy", "fsdp_reshard_after_forward",
+            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
+            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
+            "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -388,6 +388,8 @@ nlohmann::json toJson(const Plan& p) {
         j["ep_overlap"] = p.ep_overlap;
     if (all || p.ep_dispatcher != EpDispatcher::AllToAll)
         j["ep_dispatcher"] = toString(p.ep_dispatcher);
+    if (all || p.ep_dispatcher_sms != 0)
+        j["ep_dispatcher_sms"] = p.ep_dispatcher_sms;
     if (all || p.cp_ring != CpRing::TeP2p)
         j["cp_ring"] = toString(p.cp_ring);
     if (all || p.cp_a2a_size != 1)

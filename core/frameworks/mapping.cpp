@@ -1620,6 +1620,27 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                         r.refuse("moe_enable_deepep",
                                  "asks for DeepEP where the flex backend is HybridEP: Megatron "
                                  "accepts one backend");
+                    // The SMs its kernels hold: moe_flex_dispatcher_num_sms,
+                    // else the backend's own (deprecated) knob, as
+                    // TransformerConfig.__post_init__ routes them; the other
+                    // backend's knob does not apply.
+                    const char* own =
+                        backend == "hybridep" ? "moe_hybridep_num_sms" : "moe_deepep_num_sms";
+                    const char* other =
+                        backend == "hybridep" ? "moe_deepep_num_sms" : "moe_hybridep_num_sms";
+                    const auto unified = r.integer("moe_flex_dispatcher_num_sms",
+                                                   "plan:/ep_dispatcher_sms", 1, 100000);
+                    const auto perBackend = r.integer(own, "plan:/ep_dispatcher_sms", 1, 100000);
+                    if (unified) {
+                        p.ep_dispatcher_sms = int(*unified);
+                        if (perBackend)
+                            r.unuse(own, "moe_flex_dispatcher_num_sms takes precedence");
+                    } else if (perBackend) {
+                        p.ep_dispatcher_sms = int(*perBackend);
+                    }
+                    r.unuse(other, std::string("applies to the ") +
+                                       (backend == "hybridep" ? "DeepEP" : "HybridEP") +
+                                       " backend, not this run's");
                 }
             }
             if (moe.experts % ep != 0)

@@ -783,6 +783,12 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
                 p.ep_dispatcher == EpDispatcher::AllToAll ? "alltoall" : "flex");
             if (p.ep_dispatcher == EpDispatcher::HybridEp)
                 add("--moe-flex-dispatcher-backend", "hybridep");
+            // The per-backend spelling, which the releases before
+            // --moe-flex-dispatcher-num-sms read and later ones route to it.
+            if (p.ep_dispatcher != EpDispatcher::AllToAll && p.ep_dispatcher_sms > 0)
+                add(p.ep_dispatcher == EpDispatcher::HybridEp ? "--moe-hybridep-num-sms"
+                                                              : "--moe-deepep-num-sms",
+                    num(p.ep_dispatcher_sms));
         }
         if (moe.router_groups > 0) {
             add("--moe-router-num-groups", num(moe.router_groups));

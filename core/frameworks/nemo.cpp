@@ -592,6 +592,10 @@ Exported exportNemo(const Model& m, const Plan& p) {
                 p.ep_dispatcher == EpDispatcher::AllToAll ? "alltoall" : "flex");
             if (p.ep_dispatcher == EpDispatcher::HybridEp)
                 add("moe_flex_dispatcher_backend", "hybridep");
+            if (p.ep_dispatcher != EpDispatcher::AllToAll && p.ep_dispatcher_sms > 0)
+                add(p.ep_dispatcher == EpDispatcher::HybridEp ? "moe_hybridep_num_sms"
+                                                              : "moe_deepep_num_sms",
+                    num(p.ep_dispatcher_sms));
         }
         if (m.moe->router_groups > 0) {
             add("moe_router_num_groups", num(m.moe->router_groups));

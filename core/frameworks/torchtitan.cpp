@@ -1331,6 +1331,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "ep_overlap",
                                                       "cuda_graphs",
                                                       "ep_dispatcher",
+                                                      "ep_dispatcher_sms",
                                                       "cp_ring",
                                                       "cp_a2a_size",
                                                       "grad_accumulation_fusion",

@@ -342,6 +342,14 @@ struct Plan {
     // interleaving, as Megatron-Core asserts; off by default as there.
     bool ep_overlap = false;
     EpDispatcher ep_dispatcher = EpDispatcher::AllToAll;
+    // SMs the flex dispatcher's dispatch and combine kernels hold while they
+    // run (Megatron-Core --moe-flex-dispatcher-num-sms, before it
+    // --moe-deepep-num-sms / --moe-hybridep-num-sms); 0: the backend's
+    // default (DeepEP 20, Megatron's; HybridEP 24 inside one NVLink domain,
+    // 8 across them, DeepEP hybrid-ep Configurer). Beside another
+    // microbatch's compute (ep_overlap) the compute loses that share of the
+    // SMs. The all-to-all dispatcher's NCCL kernels take NCCL's CTAs.
+    int ep_dispatcher_sms = 0;
     CpRing cp_ring = CpRing::TeP2p;
     // Megatron's hierarchical CP (--cp-comm-type a2a+p2p with
     // --hierarchical-context-parallel-sizes A P): with cp_ring te-p2p and

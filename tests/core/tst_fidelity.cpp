@@ -189,6 +189,7 @@ private Q_SLOTS:
     void flexDispatchSendsOneCopyPerHost();
     void latentAttentionLayer();
     void epAllToAllBesideAnotherMicrobatch();
+    void flexDispatcherHoldsItsSms();
     void eagerOpsStreamEachTensor();
     void compileLeavesComplexRopeEager();
     void delayedScalingCastsInOnePass();
@@ -1097,6 +1098,76 @@ void TestFidelity::epAllToAllBesideAnotherMicrobatch() {
     Plan noOverlap = p;
     noOverlap.ep_overlap = false;
     QCOMPARE(evaluated(c, m, p).step_time_s, evaluated(c, m, noOverlap).step_time_s);
+}
+
+void TestFidelity::flexDispatcherHoldsItsSms() {
+    // Beside another microbatch's compute the exchange's kernels hold their
+    // SMs: NCCL's all-to-all one CTA a channel, the flex dispatcher the SMs
+    // it was given (Megatron --moe-flex-dispatcher-num-sms), else its
+    // backend's default: DeepEP 20 (Megatron's), HybridEP 24 inside one
+    // NVLink domain and 8 across them (DeepEP hybrid-ep config.cuh).
+    Model m = smallLlama();
+    m.moe = moeOf(64, 8, 1024);
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const double sms = h100().sms;
+    const auto layer = [&](EpDispatcher d, int ep, int given) {
+        Plan p = makePlan(1, 1, 16, 64);
+        p.micro_batch_sequences = 1;
+        p.parallelism.ep = ep;
+        p.ep_dispatcher = d;
+        p.ep_dispatcher_sms = given;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const double nccl = ncclOverlapShare(h100().sms);
+    QCOMPARE(layer(EpDispatcher::AllToAll, 16, 0).ep_sm_share, nccl);
+    QCOMPARE(layer(EpDispatcher::AllToAll, 16, 32).ep_sm_share, nccl); // NCCL picks its own
+    QCOMPARE(layer(EpDispatcher::Flex, 16, 0).ep_sm_share, 20 / sms);
+    QCOMPARE(layer(EpDispatcher::HybridEp, 16, 0).ep_sm_share, 8 / sms); // two hosts
+    QCOMPARE(layer(EpDispatcher::HybridEp, 8, 0).ep_sm_share, 24 / sms); // one host
+    QCOMPARE(layer(EpDispatcher::HybridEp, 16, 32).ep_sm_share, 32 / sms);
+    QCOMPARE(layer(EpDispatcher::Flex, 16, 32).ep_sm_share, 32 / sms);
+    // Only the compute beside the exchange pays: the pairs of the combined
+    // 1F1B at the dispatcher's share, and nothing without the overlap.
+    Plan p = makePlan(1, 1, 16, 64); // 4 microbatches per replica
+    p.micro_batch_sequences = 1;
+    p.parallelism.ep = 16;
+    p.ep_dispatcher = EpDispatcher::HybridEp;
+    p.ep_dispatcher_sms = 32;
+    const Evaluation alone = evaluated(c, m, p);
+    Plan fewer = p;
+    fewer.ep_dispatcher_sms = 8;
+    QCOMPARE(evaluated(c, m, fewer).step_time_s, alone.step_time_s);
+    p.ep_overlap = true;
+    fewer.ep_overlap = true;
+    const Evaluation beside = evaluated(c, m, p);
+    const LayerCost L = layer(EpDispatcher::HybridEp, 16, 32);
+    const double share = 32 / sms;
+    // HybridEP's forward also gathers the routing maps: the forward's
+    // exchange is longer than the backward's. Each pass's computations run
+    // beside the other pass's dispatch and combine.
+    const double bwd = L.bwd_input_s + L.bwd_weight_s;
+    const double fwdPair =
+        overlappedWithCompute(L.fwd_s - L.moe_mlp_fwd_s, 0.5 * L.ep_bwd_s, share) +
+        overlappedWithCompute(L.moe_mlp_fwd_s, 0.5 * L.ep_bwd_s, share);
+    const double bwdPair = overlappedWithCompute(L.moe_mlp_bwd_s, 0.5 * L.ep_fwd_s, share) +
+                           overlappedWithCompute(bwd - L.moe_mlp_bwd_s, 0.5 * L.ep_fwd_s, share);
+    const double shown = (fwdPair - L.fwd_s) + (bwdPair - bwd);
+    const double ep = L.ep_fwd_s + L.ep_bwd_s;
+    const double steady = 1.0 - 1.0 / 4.0;
+    QVERIFY_CLOSE(beside.breakdown.ep_exposed_s,
+                  alone.breakdown.ep_exposed_s * (1.0 - steady + steady * shown / ep), 1e-9);
+    // More SMs for the exchange, slower compute beside it.
+    QVERIFY(beside.step_time_s > evaluated(c, m, fewer).step_time_s);
+    fewer.ep_dispatcher_sms = 0; // HybridEP across hosts: 8
+    QCOMPARE(evaluated(c, m, fewer).step_time_s, evaluated(c, m,
+                                                           [&] {
+                                                               Plan e = fewer;
+                                                               e.ep_dispatcher_sms = 8;
+                                                               return e;
+                                                           }())
+                                                     .step_time_s);
 }
 
 void TestFidelity::eagerOpsStreamEachTensor() {

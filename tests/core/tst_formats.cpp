@@ -96,6 +96,7 @@ const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "n
   "collectives": {"dp": "hierarchical", "tp": "ring", "ep": "auto"},
   "link_technologies": {"B1-B2": {"technology": "tcp", "flows": 64}, "B2-B3": {}},
   "dp_overlap": false, "p2p_overlap": false, "ep_overlap": true, "ep_dispatcher": "flex",
+  "ep_dispatcher_sms": 32,
   "dp_bucket_mib": 12.5, "grad_reduce_bytes": 2,
   "flash_attention": false, "attention_kernel": "flash2"})";
 
@@ -728,6 +729,12 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /optimizer_moments: must be one of fp32, bf16, got 'fp8'"});
     bad("unknown dispatcher", "plan", {"/ep_dispatcher=\"deepep\""},
         {"plan.json: /ep_dispatcher: must be one of alltoall, flex, hybridep, got 'deepep'"});
+    bad("dispatcher sms negative", "plan", {"/ep_dispatcher_sms=-1"},
+        {"plan.json: /ep_dispatcher_sms: must be an integer from 0 to 100000, got -1"});
+    bad("dispatcher sms as text", "plan", {"/ep_dispatcher_sms=\"32\""},
+        {"plan.json: /ep_dispatcher_sms: must be an integer from 0 to 100000, got '32'"});
+    bad("dispatcher sms fractional", "plan", {"/ep_dispatcher_sms=2.5"},
+        {"plan.json: /ep_dispatcher_sms: must be an integer from 0 to 100000, got 2.5"});
 
     // plan values
     bad("negative tp", "plan", {"/parallelism/tp=-2"},
@@ -898,6 +905,10 @@ void TestFormats::crossChecks_data() {
          "/placement/layers_per_stage=[8, 8, 7, 7]"},
         {});
 
+    row("dispatcher within the gpu", {}, {}, {"/ep_dispatcher_sms=131"}, {});
+    row("dispatcher sms beyond the gpu", {}, {}, {"/ep_dispatcher_sms=132"},
+        {"plan.json: /ep_dispatcher_sms: must be fewer than the GPU's SMs: building 'B1' has "
+         "H100 (132 SMs), got 132"});
     row("more gpus than the cluster", {}, {}, {"/parallelism/dp=128", "-/placement"},
         {"plan.json: /parallelism: tp*cp*pp*dp = 4096 GPUs but the cluster has 2048"});
     row("tp beyond a host", {"/buildings/1/gpus_per_host=4"}, {}, {},

@@ -790,6 +790,41 @@ void TestFrameworks::moeDispatchAndGroups() {
     QVERIFY2(problems(both.problems).contains("moe-enable-deepep"),
              problems(both.problems).constData());
 
+    // The SMs the dispatcher's kernels hold: the unified knob over the
+    // backend's own; the other backend's knob is ignored, with the reason.
+    const auto smsOf = [&](const QString& args) {
+        const Imported i = importMegatronScript(
+            (moe + "--moe-token-dispatcher-type flex " + args).toStdString(), {});
+        return i.ok() ? i.plan->ep_dispatcher_sms : -1;
+    };
+    QCOMPARE(smsOf(""), 0);
+    QCOMPARE(smsOf("--moe-deepep-num-sms 24"), 24);
+    QCOMPARE(smsOf("--moe-flex-dispatcher-backend hybridep --moe-hybridep-num-sms 32"), 32);
+    QCOMPARE(smsOf("--moe-flex-dispatcher-backend hybridep --moe-hybridep-num-sms 32 "
+                   "--moe-flex-dispatcher-num-sms 16"),
+             16);
+    const Imported otherKnob = importMegatronScript(
+        (moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+               "--moe-deepep-num-sms 24")
+            .toStdString(),
+        {});
+    QVERIFY2(otherKnob.ok(), problems(otherKnob.problems).constData());
+    QCOMPARE(otherKnob.plan->ep_dispatcher_sms, 0);
+    QVERIFY(std::any_of(otherKnob.ignored.begin(), otherKnob.ignored.end(), [](const auto& i) {
+        return i.setting == "--moe-deepep-num-sms" &&
+               i.why.find("DeepEP backend") != std::string::npos;
+    }));
+    QCOMPARE(smsOf("--moe-flex-dispatcher-backend hybridep --moe-hybridep-num-sms 0"),
+             -1); // at least one SM
+    // Written back in the backend's own spelling, which every release reads.
+    sa::Plan withSms = *flex.plan;
+    withSms.ep_dispatcher_sms = 32;
+    const Exported smsOut = exportMegatron(*flex.model, withSms);
+    QVERIFY(QString::fromStdString(smsOut.text).contains("--moe-hybridep-num-sms 32"));
+    QCOMPARE(importMegatronScript(smsOut.text, {}).plan->ep_dispatcher_sms, 32);
+    const Exported smsYaml = exportNemo(*flex.model, withSms);
+    QVERIFY(QString::fromStdString(smsYaml.text).contains("moe_hybridep_num_sms: 32"));
+
     const Imported a2a =
         importMegatronScript((moe + "--moe-token-dispatcher-type alltoall").toStdString(), {});
     QVERIFY2(a2a.ok(), problems(a2a.problems).constData());

@@ -61,6 +61,7 @@ private Q_SLOTS:
     void optimizerPrecisionFields();
     void partialRecomputeAndFp8Fields();
     void fp8WeightGatherOnlyForFp8Models();
+    void epDispatcherSmsField();
     void recomputeModulesFromTheMenu();
     void frameworkSetsItsDefaults();
     void wheelOverUnfocusedFieldScrollsTheInspector();
@@ -655,6 +656,40 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.recompute_layers, 1);
     QCOMPARE(layers->value(), 1);
     QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
+}
+
+void TestEditing::epDispatcherSmsField() {
+    // The SMs the flex dispatcher holds: off for the all-to-all, "default"
+    // until typed, applied on Enter, refused past the GPU's SMs with the
+    // document's path, Escape puts the field back.
+    QVERIFY(window_->openSample(sampleScenario("two-buildings-mixtral.json")));
+    QVERIFY(waitForEvaluation());
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QVERIFY(doc->scenario().plan.parallelism.ep > 1);
+    QSpinBox* sms = spin("ep_dispatcher_sms");
+    QVERIFY(sms);
+    QVERIFY(!sms->isEnabled()); // the all-to-all: NCCL picks its CTAs
+    QCOMPARE(sms->text(), QStringLiteral("default"));
+    choose(inspector->comboBox(QStringLiteral("ep_dispatcher")), 2); // HybridEP
+    QVERIFY(sms->isEnabled());
+    typeInto(sms, QStringLiteral("32"));
+    QCOMPARE(doc->scenario().plan.ep_dispatcher_sms, 0); // not before Enter
+    QTest::keyClick(sms, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.ep_dispatcher_sms, 32);
+    QCOMPARE(doc->undoStack()->count(), 2);
+    typeInto(sms, QStringLiteral("500"));
+    QTest::keyClick(sms, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.ep_dispatcher_sms, 32);
+    QVERIFY2(inspector->problem().contains(QLatin1String("/ep_dispatcher_sms")),
+             qPrintable(inspector->problem()));
+    QTest::keyClick(sms, Qt::Key_Escape);
+    QCOMPARE(sms->value(), 32);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.ep_dispatcher_sms, 0);
+    QCOMPARE(sms->text(), QStringLiteral("default"));
+    doc->undoStack()->undo();
+    QVERIFY(!sms->isEnabled());
 }
 
 void TestEditing::fp8WeightGatherOnlyForFp8Models() {

@@ -533,8 +533,8 @@ run("mbridge2604-qwen3-30b-a3b-16", "megatron-bridge-26.04", MB26 + ", Model Qwe
      "the flex dispatcher with the HybridEP backend (moe_flex_dispatcher_backend 'hybridep', "
      "32 SMs: moe_hybridep_num_sms in _set_common_perf_overrides): ep_dispatcher hybridep (one copy "
      "per destination host over the network, NVLink fan-out there, the routing maps all-gathered "
-     "before each forward's dispatch); the 32 SMs it holds are not "
-     "charged (the all-to-all is not overlapped with compute in this run)",
+     "before each forward's dispatch); ep_dispatcher_sms 32 (they matter only beside "
+     "compute, and the all-to-all is not overlapped with compute in this run)",
      "no MoE all-to-all overlap (moe_a2a_overlap False in the preset); the recipe's full "
      "recompute is reset to none by set_qwen3_common_configs; the recipe's TP overlap is dropped "
      "by Bridge at TP 1; grouped GEMM, permute and router fusion on (kernel choices the "
@@ -607,8 +607,8 @@ MBMAIN_ASSUME = [
     "force-balanced routing matches the model's even expert load; capacity factor 1",
     "the flex dispatcher with the HybridEP backend (32 SMs) as ep_dispatcher hybridep: one copy per "
     "destination host over the network, NVLink fan-out there, the routing maps all-gathered "
-    "before each forward's dispatch; beside another microbatch's "
-    "compute it takes an NCCL collective's share of the SMs (24 of 132) where HybridEP holds 32",
+    "before each forward's dispatch; ep_dispatcher_sms 32: beside another microbatch's "
+    "compute its kernels hold 32 of the 132 SMs",
     "the precision-aware optimizer with FP32 moments and masters (the recipe keeps them): the "
     "plan's optimizer_moments and master_weights defaults",
 ]
@@ -870,9 +870,17 @@ for r in index["runs"]:
     doc = load(r["plan"])
     doc.pop("ep_dispatcher", None)
     script = open(megatron).read() if os.path.exists(megatron) else ""
+    doc.pop("ep_dispatcher_sms", None)
     if "--moe-token-dispatcher-type flex" in script:
-        doc["ep_dispatcher"] = ("hybridep" if "--moe-flex-dispatcher-backend hybridep" in script
-                                else "flex")
+        hybrid = "--moe-flex-dispatcher-backend hybridep" in script
+        doc["ep_dispatcher"] = "hybridep" if hybrid else "flex"
+        # The SMs its kernels hold: the unified knob, else the backend's own.
+        own = "--moe-hybridep-num-sms" if hybrid else "--moe-deepep-num-sms"
+        for flag in ("--moe-flex-dispatcher-num-sms", own):
+            m = re.search(re.escape(flag) + r"\s+(\d+)", script)
+            if m:
+                doc["ep_dispatcher_sms"] = int(m.group(1))
+                break
     dump(r["plan"], doc)
 
 # FP8 scaling recipe and FP8 linear layers from the launch configurations:
