@@ -967,23 +967,47 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
 //   the MLP: silu(w1 x) 2+2 and * w3 x 4+2 = 10 B per FFN element for
 //     SwiGLU, 2 kernels (GELU: 2+2, 1 kernel);
 //   separate GEMMs for wq, wk and wv (7 GEMM kernels for SwiGLU).
-// The backward streams about twice the forward's bytes in twice the
-// kernels, as for the fused ops, except the rotary embedding's: each of its
-// three ops has one input and one output, and so has its gradient (the
-// casts back, the product with the conjugate frequencies), 20 B per element
-// in 3 kernels again.
+// Fused, the backward streams twice the forward's bytes in twice the
+// kernels. Eager, each op's gradient is what PyTorch's autograd formulas
+// (tools/autograd/derivatives.yaml, FunctionsManual.cpp) run, and autograd
+// adds the gradients of a tensor that feeds several ops (InputBuffer::add):
+//   RMSNorm: * weight: grad * weight 2+2, grad * y and its sum over the
+//     tokens for the weight 2+2+2, 2; type_as back to fp32 2+4; x * rsqrt:
+//     grad * rsqrt 4+4, grad * x and its row sum 4+4+4, 4; the row
+//     statistics (rsqrt's, the mean's expand / h 4); pow's
+//     grad * 2 * x.pow(1) (a copy 4+4, the scalar product 4+4, the product
+//     4+4+4); the two gradients of x.float() added 4+4+4; the cast back to
+//     BF16 4+2: 92 B per element, 16 kernels;
+//   residual adds: the add passes its gradient through; the stream feeds
+//     the norm and the add, so autograd adds the two: 6 B, 1 kernel each;
+//   the gradients of the GEMMs that share an input added: wq, wk, wv (2
+//     adds) and w1, w3 (1) over the gathered [T, h] input, 6 B each;
+//   apply_rotary_emb: its three ops have one input and one output, and so
+//     have their gradients (the casts back, the product with the
+//     conjugate frequencies): 20 B per element in 3 kernels again;
+//   repeat_kv: expand's gradient sums the repeated heads (read the query
+//     width, write the KV width): the forward's bytes, 2 kernels;
+//   the output's transpose(1, 2).contiguous(): the gradient passes as a
+//     view, SDPA's backward reads it in place: nothing;
+//   silu(a) * b: grad * b and grad * silu(a) (6 B each), silu_backward (6):
+//     18 B per FFN element, 3 kernels (GELU: gelu_backward 6 B, 1);
+//   MLA (torchtitan's DeepSeek-V3): its latent norms as the RMSNorm above,
+//     the concatenations' gradients split as the forward joined (its
+//     bytes), the attention input shared by the query and KV down
+//     projections (1 add); an MoE layer's shared inputs are not counted.
 // Compiled (torch.compile over torchtitan's blocks): fused, but for that
 // rotary embedding, which Inductor cannot generate code for (complex
 // tensors) and runs as the eager ATen kernels.
 struct ElementwiseWork {
     double bytes = 0, kernels = 0;           // forward, all but the rotary embedding
+    double bwd_bytes = 0, bwd_kernels = 0;   // their backward
     double rope_bytes = 0, rope_kernels = 0; // forward, as much again backward
     // Hidden dropout, forward, as much again backward.
     double dropout_bytes = 0, dropout_kernels = 0;
     double fwdBytes() const { return bytes + rope_bytes + dropout_bytes; }
-    double bwdBytes() const { return 2.0 * bytes + rope_bytes + dropout_bytes; }
+    double bwdBytes() const { return bwd_bytes + rope_bytes + dropout_bytes; }
     double fwdKernels() const { return kernels + rope_kernels + dropout_kernels; }
-    double bwdKernels() const { return 2.0 * kernels + rope_kernels + dropout_kernels; }
+    double bwdKernels() const { return bwd_kernels + rope_kernels + dropout_kernels; }
 };
 
 // Hidden dropout on the two residual branches (the attention projection's
@@ -1024,8 +1048,21 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
                          2.0 * kBf16 * s.w.latent) +
                   ffnActBytes;
         w.kernels = kKernelsFwd;
+        w.bwd_bytes = 2.0 * w.bytes;
+        w.bwd_kernels = 2.0 * w.kernels;
         return w;
     }
+    // Eager backward (above): RMSNorm 92 B per element and 16 kernels, a
+    // residual's gradient sum 6 B and 1, the shared GEMM inputs' gradient
+    // sums 6 B per element of the gathered input, the activation's
+    // gradient (SwiGLU 18 B per FFN element in 3 kernels against the
+    // forward's 10 in 2; GELU 6 in 1 against 4 in 1).
+    constexpr double kNormBwd = 92.0, kNormBwdKernels = 16.0, kResidualBwd = 6.0, kSumBwd = 6.0;
+    const double actFwd = s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes;
+    const double actBwd = s.gated ? ffnActBytes * 18.0 / 6.0 : ffnActBytes * 6.0 / 4.0;
+    const double actBwdKernels = s.gated ? 3.0 : 1.0;
+    const bool denseMlp = !(ctx.moe_layer && ctx.model->moe);
+    const double mlpInputSums = denseMlp && s.gated ? 1.0 : 0.0; // w1 and w3
     const double hN = s.h / (s.sp ? s.t : 1.0);
     if (mla) {
         // torchtitan's DeepSeek-V3 attention (models/deepseek_v3/model.py):
@@ -1035,21 +1072,37 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
         const bool qLatent = mla->q_lora_rank > 0;
         w.bytes = s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + 36.0 * s.w.latent +
                          4.0 * (s.w.q + s.w.k) + 4.0 * s.w.out) +
-                  (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+                  actFwd;
         // 14 + 7 per latent norm, 2 residual, (6 RoPE,) 2 concatenations, 1
         // transpose, the activation's, the GEMMs and the attention.
+        const double gemmsAndAttention = (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
         w.kernels = 14.0 + (qLatent ? 14.0 : 7.0) + 2.0 + 2.0 + 1.0 + (s.gated ? 2.0 : 1.0) +
-                    (qLatent ? 5.0 : 4.0) + (s.gated ? 3.0 : 2.0) + 1.0;
+                    gemmsAndAttention;
+        const double norms = qLatent ? 4.0 : 3.0;
+        // The query and KV down projections share the attention input, on
+        // the sequence shard under SP; w1 and w3 the gathered MLP input.
+        const double sums = 1.0 + mlpInputSums;
+        w.bwd_bytes = s.T * (2.0 * kNormBwd * hN + 2.0 * kResidualBwd * hN + kNormBwd * s.w.latent +
+                             4.0 * (s.w.q + s.w.k) + kSumBwd * (hN + mlpInputSums * s.h)) +
+                      actBwd;
+        w.bwd_kernels =
+            norms * kNormBwdKernels + 2.0 + 2.0 + sums + actBwdKernels + 2.0 * gemmsAndAttention;
         return w;
     }
     const bool repeat = s.headsLocal > s.kvLocal;
     w.bytes =
         s.T * (2.0 * 36.0 * hN + 2.0 * 6.0 * hN + (repeat ? 4.0 * (hq + hk) : 0.0) + 4.0 * hq) +
-        (s.gated ? ffnActBytes * 10.0 / 6.0 : ffnActBytes);
+        actFwd;
     // 14 norm, 2 residual, (6 RoPE,) 2 repeat, 1 transpose, 2 (1) activation
     // kernels, 7 GEMMs (wq, wk, wv, wo, w1, w2, w3) and the attention.
-    w.kernels = 14.0 + 2.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) +
-                (s.gated ? 7.0 : 6.0) + 1.0;
+    const double gemmsAndAttention = (s.gated ? 7.0 : 6.0) + 1.0;
+    w.kernels = 14.0 + 2.0 + (repeat ? 2.0 : 0.0) + 1.0 + (s.gated ? 2.0 : 1.0) + gemmsAndAttention;
+    const double sums = 2.0 + mlpInputSums; // wq, wk, wv; w1, w3
+    w.bwd_bytes = s.T * (2.0 * kNormBwd * hN + 2.0 * kResidualBwd * hN +
+                         (repeat ? 4.0 * (hq + hk) : 0.0) + sums * kSumBwd * s.h) +
+                  actBwd;
+    w.bwd_kernels = 2.0 * kNormBwdKernels + 2.0 + (repeat ? 2.0 : 0.0) + sums + actBwdKernels +
+                    2.0 * gemmsAndAttention;
     return w;
 }
 
