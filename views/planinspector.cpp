@@ -39,6 +39,10 @@ namespace sa::views {
 
 namespace {
 
+// The dynamic property that marks a field the user has typed into since
+// its value was last committed or shown (PlanInspector::guardEditor).
+constexpr const char* kTypedProperty = "saTyped";
+
 const std::vector<ScheduleKind> kSchedules = {ScheduleKind::GPipe, ScheduleKind::OneFOneB,
                                               ScheduleKind::Interleaved, ScheduleKind::ZeroBubble};
 const std::vector<Recompute> kRecompute = {Recompute::None, Recompute::Selective, Recompute::Full,
@@ -1417,6 +1421,8 @@ void PlanInspector::refresh() {
         r();
     for (auto& r : linkRefreshers_)
         r();
+    for (const auto& [field, widget] : editors_)
+        widget->setProperty(kTypedProperty, false);
     // The document changed (an edit, undo, a drag, another file) or the
     // user dismissed the problem: it no longer describes what is shown.
     clearProblem();
@@ -1437,8 +1443,20 @@ void PlanInspector::guardEditor(QWidget* editor) {
     editor->setFocusPolicy(Qt::StrongFocus);
     if (auto* spin = qobject_cast<QAbstractSpinBox*>(editor)) {
         spin->setKeyboardTracking(false);
-        connect(spin, &QAbstractSpinBox::editingFinished, this, [this] { ++editSession_; });
+        connect(spin, &QAbstractSpinBox::editingFinished, this, [this, editor] {
+            ++editSession_;
+            editor->setProperty(kTypedProperty, false);
+        });
     }
+    // What the user typed and has not committed (Enter, focus-out) or
+    // dropped (Escape, a refresh): the field's own Ctrl+Z undoes that; with
+    // nothing typed, Ctrl+Z and Ctrl+Y are the document's.
+    auto* line = qobject_cast<QLineEdit*>(editor);
+    if (!line)
+        line = editor->findChild<QLineEdit*>();
+    if (line)
+        connect(line, &QLineEdit::textEdited, this,
+                [editor] { editor->setProperty(kTypedProperty, true); });
     editor->installEventFilter(this);
 }
 
@@ -1457,9 +1475,22 @@ bool PlanInspector::eventFilter(QObject* watched, QEvent* event) {
         break;
     case QEvent::FocusOut:
         // Spin boxes end their edit with editingFinished, after committing.
-        if (!qobject_cast<QAbstractSpinBox*>(editor))
+        if (!qobject_cast<QAbstractSpinBox*>(editor)) {
             ++editSession_;
+            editor->setProperty(kTypedProperty, false);
+        }
         break;
+    case QEvent::ShortcutOverride: {
+        // A field claims Ctrl+Z / Ctrl+Y for its own text; with nothing
+        // typed there, they go to the application's undo and redo.
+        auto* key = static_cast<QKeyEvent*>(event);
+        if ((key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)) &&
+            !editor->property(kTypedProperty).toBool()) {
+            event->ignore();
+            return true;
+        }
+        break;
+    }
     case QEvent::KeyPress:
         if (static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape &&
             qobject_cast<QLineEdit*>(editor)) {

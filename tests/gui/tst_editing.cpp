@@ -68,6 +68,7 @@ private Q_SLOTS:
     void wheelChangesTheFocusedField();
     void escapeCancelsAChipDrag();
     void ctrlYRedoes();
+    void undoShortcutFromACommittedField();
     void openingAnotherScenarioUnpins();
     void outerSyncAndRunFields();
     void buildingAndLinkFieldsEditTheCluster();
@@ -896,6 +897,40 @@ void TestEditing::escapeCancelsAChipDrag() {
     dragChip(moving, target, true);
     QTRY_COMPARE(dropped.count(), 1);
     QCOMPARE(doc->undoStack()->count(), 1);
+}
+
+void TestEditing::undoShortcutFromACommittedField() {
+    // Enter commits and leaves the focus in the field: Ctrl+Z there undoes
+    // the document's change (the field has nothing of its own to undo),
+    // Ctrl+Y redoes it. While a typed value waits for Enter, Ctrl+Z is the
+    // field's own and the document keeps its state.
+    Document* doc = window_->document();
+    QSpinBox* mbs = spin("micro_batch_sequences");
+    const int before = mbs->value();
+    typeInto(mbs, QStringLiteral("2"));
+    QTest::keyClick(mbs, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.micro_batch_sequences, 2);
+    QCOMPARE(doc->undoStack()->index(), 1);
+    QVERIFY(mbs->hasFocus());
+    QTest::keyClick(mbs, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), 0);
+    QCOMPARE(doc->scenario().plan.micro_batch_sequences, before);
+    QCOMPARE(mbs->value(), before);
+    QTest::keyClick(mbs, Qt::Key_Y, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), 1);
+    QCOMPARE(mbs->value(), 2);
+    // Typed, not committed: the field's undo, not the document's.
+    QTest::keyClick(mbs, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(mbs, QStringLiteral("4"));
+    QTest::keyClick(mbs, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), 1);
+    QCOMPARE(doc->scenario().plan.micro_batch_sequences, 2);
+    QCOMPARE(mbs->text(), QStringLiteral("2"));
+    QTest::keyClick(mbs, Qt::Key_Escape);
+    QCOMPARE(mbs->value(), 2);
+    // Escape dropped the typing: Ctrl+Z is the document's again.
+    QTest::keyClick(mbs, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(doc->undoStack()->index(), 0);
 }
 
 void TestEditing::ctrlYRedoes() {
