@@ -315,8 +315,7 @@ namespace {
 
 // Adds n layers of cost L to a chunk's times on one building.
 void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompute recompute,
-               bool zeroBubble, double epOverlap, double commShare,
-               const ChunkTimesInput::WeightCasts& casts) {
+               bool zeroBubble, double epOverlap, const ChunkTimesInput::WeightCasts& casts) {
     if (n <= 0)
         return;
     // The weights' FP8 casts as the step pays them (ChunkTimesInput).
@@ -349,8 +348,9 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         const double moeF = std::min(L.moe_mlp_fwd_s, gpuF);
         const double moeB = std::min(L.moe_mlp_bwd_s, gpuB);
         const double a2aF = 0.5 * epF, a2aB = 0.5 * epB; // dispatch and combine each
-        // The all-to-all's kernels hold their SMs (LayerCost::ep_sm_share).
-        const double share = L.ep_sm_share > 0 ? L.ep_sm_share : commShare;
+        // The all-to-all's kernels hold their SMs (LayerCost::ep_sm_share,
+        // set wherever a layer has an EP exchange).
+        const double share = L.ep_sm_share;
         const auto beside = [share](double compute, double comm) {
             return overlappedWithCompute(compute, comm, share);
         };
@@ -400,13 +400,11 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
     const int nMoe = in.chunks->moe[std::size_t(vs)];
     const int nDense = n - nMoe;
     const double epOverlap = in.ep_overlap_steady;
-    const double share = k.gpu ? ncclOverlapShare(k.gpu->sms) : 0.0;
     const ChunkTimesInput::WeightCasts& casts = in.weight_casts;
     if (in.recompute != Recompute::Full || n <= 0 ||
         (in.recompute_method == RecomputeMethod::Uniform && in.recompute_layers <= 1)) {
-        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share,
-                  casts);
-        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
+        addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, casts);
+        addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, casts);
         return;
     }
     if (in.recompute_method == RecomputeMethod::Block) {
@@ -414,20 +412,19 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
         const int redoMoe =
             in.model ? in.model->moeLayersIn(in.chunks->first[std::size_t(vs)], redo) : 0;
         const int redoDense = redo - redoMoe;
-        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
+        addLayers(t, k.dense, redoDense, epCross, Recompute::Full, in.zero_bubble, epOverlap,
                   casts);
-        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, share,
-                  casts);
+        addLayers(t, k.moe, redoMoe, epCross, Recompute::Full, in.zero_bubble, epOverlap, casts);
         addLayers(t, k.dense_kept, nDense - redoDense, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share, casts);
+                  epOverlap, casts);
         addLayers(t, k.moe_kept, nMoe - redoMoe, epCross, Recompute::None, in.zero_bubble,
-                  epOverlap, share, casts);
+                  epOverlap, casts);
         return;
     }
     // Uniform groups of N > 1: times as every layer recomputed; memory as
     // one checkpointed input per group, plus a whole group re-materialised.
-    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
-    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, share, casts);
+    addLayers(t, k.dense, nDense, epCross, in.recompute, in.zero_bubble, epOverlap, casts);
+    addLayers(t, k.moe, nMoe, epCross, in.recompute, in.zero_bubble, epOverlap, casts);
     const int group = std::min(n, in.recompute_layers);
     const int groups = (n + group - 1) / group;
     const LayerCost& one = nDense > 0 ? k.dense : k.moe;
