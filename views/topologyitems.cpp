@@ -333,13 +333,11 @@ void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     const double countPx = readablePx(13, lod);
     painter->setPen(kInk);
     const QRectF top(h.left(), h.top(), h.width(), 24);
-    QString count = QStringLiteral("%1 GPUs").arg(formatCount(gpus_));
-    if (used_ >= 0 && used_ != gpus_)
-        count = QStringLiteral("%1 / %2 GPUs").arg(formatCount(used_), formatCount(gpus_));
     painter->setFont(pixelFont(countPx, true));
     QFontMetricsF fm(painter->font());
-    if (fm.horizontalAdvance(count) > h.width() * 0.6)
-        count = formatCount(used_ >= 0 && used_ != gpus_ ? used_ : gpus_);
+    const QString count = countLabel(gpus_, used_, [&](const QString& text) {
+        return fm.horizontalAdvance(text) <= h.width() * 0.6;
+    });
     const double countWidth = fm.horizontalAdvance(count);
     painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter | Qt::TextDontClip, count);
     painter->setFont(pixelFont(namePx, true));
@@ -355,6 +353,21 @@ void BuildingItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     if (fm.height() <= second.height() + 4)
         painter->drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
                           fm.elidedText(gpuLine_, Qt::ElideRight, h.width()));
+}
+
+QString BuildingItem::countLabel(std::int64_t gpus, std::int64_t used,
+                                 const std::function<bool(const QString&)>& fits) {
+    QStringList options;
+    if (used >= 0 && used != gpus)
+        options = {QStringLiteral("%1 / %2 GPUs").arg(formatCount(used), formatCount(gpus)),
+                   QStringLiteral("%1 / %2").arg(formatCount(used), formatCount(gpus)),
+                   QStringLiteral("%1 used").arg(formatCount(used))};
+    else
+        options = {QStringLiteral("%1 GPUs").arg(formatCount(gpus)), formatCount(gpus)};
+    for (const QString& option : options)
+        if (fits(option))
+            return option;
+    return options.back();
 }
 
 void BuildingItem::setDropState(DropState state) {

@@ -9,6 +9,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsPathItem>
 
+#include <functional>
 #include <optional>
 
 namespace sa::views {
@@ -91,6 +92,12 @@ public:
     DropState dropState() const { return dropState_; }
     int index() const { return geometry_.index; }
     void setUsedGpus(std::int64_t used);
+    // The header's GPU count: "used / total GPUs" where the plan leaves
+    // some idle, shortened to what `fits` accepts ("used / total", then
+    // "used used"), never to a bare number that would read as the
+    // building's size.
+    static QString countLabel(std::int64_t gpus, std::int64_t used,
+                              const std::function<bool(const QString&)>& fits);
 
 private:
     TopologyLayout::Building geometry_;

@@ -98,6 +98,7 @@ private Q_SLOTS:
     void topologyFollowsItsPane();
     void topologyTextIsReadable();
     void notesShowTheEvaluationsWarnings();
+    void buildingCountKeepsItsTotal();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -933,4 +934,20 @@ void TestMainWindow::notesShowTheEvaluationsWarnings() {
 }
 
 QTEST_MAIN(TestMainWindow)
+// A building header narrower than "4,096 / 12,288 GPUs" shortens it; it
+// never shows the used count alone, which reads as the building's size.
+void TestMainWindow::buildingCountKeepsItsTotal() {
+    const auto upTo = [](int chars) {
+        return [chars](const QString& text) { return text.size() <= chars; };
+    };
+    QCOMPARE(BuildingItem::countLabel(12288, 4096, upTo(40)),
+             QStringLiteral("4,096 / 12,288 GPUs"));
+    QCOMPARE(BuildingItem::countLabel(12288, 4096, upTo(15)), QStringLiteral("4,096 / 12,288"));
+    QCOMPARE(BuildingItem::countLabel(12288, 4096, upTo(11)), QStringLiteral("4,096 used"));
+    QCOMPARE(BuildingItem::countLabel(12288, 4096, upTo(2)), QStringLiteral("4,096 used"));
+    QCOMPARE(BuildingItem::countLabel(12288, 12288, upTo(40)), QStringLiteral("12,288 GPUs"));
+    QCOMPARE(BuildingItem::countLabel(12288, 12288, upTo(8)), QStringLiteral("12,288"));
+    QCOMPARE(BuildingItem::countLabel(12288, -1, upTo(40)), QStringLiteral("12,288 GPUs"));
+}
+
 #include "tst_mainwindow.moc"
