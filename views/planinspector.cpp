@@ -222,8 +222,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                  QStringLiteral("Innermost first: the outermost dimension crosses "
                                 "buildings; tp and cp stay innermost"),
                  [orders](Scenario& s, int i) { s.plan.rank_order = orders[std::size_t(i)]; });
-    // What each order puts across buildings, on its item and below the list
-    // for the plan's own (with its explicit placement).
+    // What each order puts across buildings (with the plan's explicit
+    // placement, as picking it would), on its item and below the list.
     auto* across = new QLabel(par->parentWidget());
     across->setObjectName(QStringLiteral("acrossBuildings"));
     across->setWordWrap(true);
@@ -233,15 +233,17 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         const auto& o = sc.plan.rank_order;
         const auto it = std::find(orders.begin(), orders.end(), o);
         rank->setCurrentIndex(it == orders.end() ? -1 : int(it - orders.begin()));
-        // The 24 orders' words depend on the cluster and the grid only:
-        // placed again when either changes, not on every drag or edit.
+        // The 24 orders' words depend on the cluster, the grid and the
+        // plan's explicit placement (its runs apply over any order, so an
+        // order picked now keeps them): placed again when one changes, not
+        // on every other edit.
         const Parallelism& grid = sc.plan.parallelism;
         const std::array<int, 4> key = {grid.tp, grid.cp, grid.pp, grid.dp};
-        if (!orderKeyValid_ || key != orderKey_) {
+        if (!orderKeyValid_ || key != orderKey_ || sc.plan.placement != orderPlacement_) {
             orderKey_ = key;
+            orderPlacement_ = sc.plan.placement;
             orderKeyValid_ = true;
             Plan p = sc.plan;
-            p.placement.reset();
             auto* items = qobject_cast<QStandardItemModel*>(rank->model());
             for (std::size_t i = 0; i < orders.size(); ++i) {
                 p.rank_order = orders[i];

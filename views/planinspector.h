@@ -17,6 +17,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <vector>
 
 class QCheckBox;
@@ -119,6 +120,7 @@ private:
     bool refreshing_ = false;
     // The grid (tp, cp, pp, dp) the rank-order list was placed for.
     std::array<int, 4> orderKey_{};
+    std::optional<Placement> orderPlacement_;
     bool orderKeyValid_ = false;
     // Changes of one field merge into one undo step until the field is
     // committed (Enter) or left: arrow steps are one edit, two typed values

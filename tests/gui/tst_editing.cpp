@@ -74,6 +74,7 @@ private Q_SLOTS:
     void buildingAndLinkFieldsEditTheCluster();
     void layersPerStageAndRankOrder();
     void secondRefusalPutsTheFirstFieldBack();
+    void rankOrderItemsKeepTheExplicitPlacement();
 
 private:
     bool waitForEvaluation(int ms = 10000) {
@@ -1275,4 +1276,39 @@ void TestEditing::secondRefusalPutsTheFirstFieldBack() {
 }
 
 QTEST_MAIN(TestEditing)
+// A plan whose explicit placement puts stages in a second building: each
+// rank order's item says what picking it would put across buildings with
+// those runs, as the line below the list does for the current one (it had
+// placed every order without them: "nothing (one building)" over
+// "Across buildings: PP"). A drag that moves the stages back changes both.
+void TestEditing::rankOrderItemsKeepTheExplicitPlacement() {
+    QVERIFY(window_->openSample(sampleScenario("hetero-70b.json")));
+    QVERIFY(waitForEvaluation());
+    Document* doc = window_->document();
+    QVERIFY(doc->scenario().plan.placement && !doc->scenario().plan.placement->runs.empty());
+    PlanInspector* inspector = window_->inspector();
+    auto* across = inspector->findChild<QLabel*>(QStringLiteral("acrossBuildings"));
+    QComboBox* rank = inspector->comboBox(QStringLiteral("rank_order"));
+    QVERIFY(across && rank && rank->currentIndex() >= 0);
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: PP"));
+    QVERIFY2(rank->currentText().endsWith(QStringLiteral("— PP")), qPrintable(rank->currentText()));
+    auto* orderItems = qobject_cast<QStandardItemModel*>(rank->model());
+    QVERIFY(orderItems);
+    for (int i = 0; i < rank->count(); ++i)
+        if (orderItems->item(i)->isEnabled())
+            QVERIFY2(!rank->itemText(i).endsWith(QStringLiteral("nothing (one building)")),
+                     qPrintable(rank->itemText(i)));
+    // Without the runs the plan fits the first building.
+    Plan next = doc->scenario().plan;
+    next.placement.reset();
+    doc->setPlan(next, QStringLiteral("drop placement"));
+    QVERIFY(waitForEvaluation());
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: nothing (one building)"));
+    QVERIFY2(rank->currentText().endsWith(QStringLiteral("— nothing (one building)")),
+             qPrintable(rank->currentText()));
+    doc->undoStack()->undo();
+    QVERIFY(waitForEvaluation());
+    QVERIFY2(rank->currentText().endsWith(QStringLiteral("— PP")), qPrintable(rank->currentText()));
+}
+
 #include "tst_editing.moc"
