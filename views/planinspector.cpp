@@ -527,6 +527,15 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
              QStringLiteral("ZeRO-3: gather and reduce every microbatch, or once per step "
                             "holding the whole stage (torchtitan's default under PP)"),
              [](Scenario& s, int i) { s.plan.fsdp_reshard_after_forward = FsdpReshard(i); });
+    addCheck(
+        sched, QStringLiteral("fsdp_copies"), QStringLiteral("FSDP copies"),
+        QStringLiteral("ZeRO-3: each gather copied out to the parameters and each "
+                       "microbatch's gradients into the reduce-scatter, passes over the "
+                       "weights on the compute stream (PyTorch FSDP2, DeepSpeed ZeRO-3); "
+                       "off, parameters and gradients are views of the buffers (FSDP1, "
+                       "Megatron-FSDP)"),
+        [](const Plan& p) { return p.fsdp_copies; },
+        [](Scenario& s, bool v) { s.plan.fsdp_copies = v; });
     addLayersPerStage(sched);
 
     QFormLayout* dp = group(QStringLiteral("Data-parallel traffic"));

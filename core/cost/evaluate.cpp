@@ -279,6 +279,32 @@ double gradAccumulationBytes(const Plan& plan) {
     return (first + (m - 1.0) * add) / m;
 }
 
+// FSDP's copies (plan fsdp_copies; docs/COST_MODEL.md "FSDP's copies"),
+// from PyTorch FSDP2's torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py:
+// foreach_all_gather_copy_out copies the all-gather's output into each
+// parameter's own tensor (split_with_sizes_copy: read and write the gathered
+// bytes, 2 per BF16 weight, 1 per weight gathered in FP8), and foreach_reduce
+// copies the gradients into the reduce-scatter's input in the reduction's
+// precision (chunk_cat: read 2, write g), both on the compute stream (the
+// copy into the all-gather's input is a shard's, on its own stream: left
+// out). Each microbatch when FSDP gathers and reduces every microbatch (the
+// forward's gather, the backward's second gather and reduce); else once a
+// step, the gradients then read from their accumulator (g bytes when it is
+// wider than BF16).
+ChunkTimesInput::FsdpCopies fsdpCopyBytes(const Plan& plan) {
+    if (plan.zero_stage != 3 || !plan.fsdp_copies ||
+        std::int64_t(plan.parallelism.dp) * plan.parallelism.cp <= 1)
+        return {};
+    const double m = double(std::max<std::int64_t>(1, plan.microbatches()));
+    const double g = double(plan.grad_reduce_bytes);
+    const double out = 2.0 * kWeightBytes;
+    const double fp8Out = plan.fp8_param_gather ? -2.0 * (kWeightBytes - kFp8WeightBytes) : 0.0;
+    if (plan.fsdpPerMicrobatch())
+        return {out, fp8Out, out + kWeightBytes + g, fp8Out};
+    const double read = m > 1 && g > kWeightBytes ? g : kWeightBytes;
+    return {out / m, fp8Out / m, (read + g) / m, 0.0};
+}
+
 const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const Plan& plan,
                           Ref<Layout> layout, Ref<Transports> transports, Ref<P2p> p2p,
                           Evaluation& ev, State& st) {
@@ -293,7 +319,7 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,
                 plan.schedule.kind == ScheduleKind::ZeroBubble, epOverlapSteady(plan, v),
-                weightCasts(plan), gradAccumulationBytes(plan)},
+                weightCasts(plan), gradAccumulationBytes(plan), fsdpCopyBytes(plan)},
                st.chunks);
     st.stageParams.assign(std::size_t(par.pp), 0.0);
     for (int s = 0; s < par.pp; ++s)

@@ -183,6 +183,13 @@ struct ChunkTimesInput {
     // gradients to the accumulated ones (gradAccumulationBytes; 0 when the
     // GEMMs accumulate).
     double grad_accumulation_bytes = 0;
+    // FSDP's copies a microbatch streams through HBM on the compute stream
+    // (fsdpCopyBytes): per parameter and per parameter of the FP8 linears
+    // (gathered in FP8), forward (copy-out of the gather) and backward (the
+    // re-gather's copy-out and the gradients' copy into the reduce-scatter).
+    struct FsdpCopies {
+        double fwd = 0, fwd_fp8 = 0, bwd = 0, bwd_fp8 = 0;
+    } fsdp_copies;
 };
 // [stage][chunk]: the slowest building holding the stage.
 using ChunkTable = std::vector<std::vector<ChunkTimes>>;

@@ -474,6 +474,19 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
                 (in.zero_bubble ? t.wgrad : t.bwd) += add;
                 t.compute += add;
             }
+            // FSDP's copies: the gathered weights copied out to the
+            // parameters before the forward (and the backward, gathered
+            // again), the gradients into the reduce-scatter's input after it.
+            if (k.hbm_bytes_per_s > 0) {
+                const ChunkTimesInput::FsdpCopies& f = in.fsdp_copies;
+                const double fwd =
+                    (t.params * f.fwd + t.fp8_linear_params * f.fwd_fp8) / k.hbm_bytes_per_s;
+                const double bwd =
+                    (t.params * f.bwd + t.fp8_linear_params * f.bwd_fp8) / k.hbm_bytes_per_s;
+                t.fwd += fwd;
+                (in.zero_bubble ? t.wgrad : t.bwd) += bwd;
+                t.compute += fwd + bwd;
+            }
             const double total = t.fwd + t.bwd + t.wgrad;
             if (total > bestTotal) {
                 bestTotal = total;

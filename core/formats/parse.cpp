@@ -794,6 +794,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                              {"16bit", MasterWeights::Half},
                              {"none", MasterWeights::None}});
     r.boolean("grad_accumulation_fusion", p.grad_accumulation_fusion, kOptional);
+    r.boolean("fsdp_copies", p.fsdp_copies, kOptional);
     r.boolean("flash_attention", p.flash_attention, kOptional);
     r.choice<AttentionKernel>("attention_kernel", p.attention_kernel, kOptional,
                               {{"auto", AttentionKernel::Auto},

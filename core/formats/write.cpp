@@ -82,9 +82,9 @@ const std::map<std::string, int>& keyRank() {
             "grad_accumulation_fusion", "flash_attention", "attention_kernel", "elementwise",
             "fp8_recipe", "fp8_linear", "fp8_param_gather", "sequence_parallel_regather",
             "hidden_dropout", "attention_dropout", "cross_entropy", "fsdp_reshard_after_forward",
-            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
-            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
-            "interval_steps", "async", "token_budget", "target_loss",
+            "fsdp_copies", "compression", "method", "topk_ratio", "error_feedback", "outer_sync",
+            "inner_steps", "fragments", "overlap_steps", "outer_bytes", "loss_penalty",
+            "checkpoint", "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -424,6 +424,8 @@ nlohmann::json toJson(const Plan& p) {
     if (all || p.attention_dropout > 0)
         j["attention_dropout"] = number(p.attention_dropout);
     j["fsdp_reshard_after_forward"] = toString(p.fsdp_reshard_after_forward);
+    if (all || !p.fsdp_copies)
+        j["fsdp_copies"] = p.fsdp_copies;
     if (p.routing)
         j["routing"] = routingJson(*p.routing);
     if (p.dp_compression) {

@@ -867,6 +867,7 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         if (torchFsdp) {
             p.zero_stage = 3;
             p.fsdp_reshard_after_forward = FsdpReshard::Always;
+            p.fsdp_copies = true; // FSDP2 copies its gathers and gradients
             if (r.flag("torch_fsdp2_no_reshard_after_forward",
                        "plan:/fsdp_reshard_after_forward (never)"))
                 p.fsdp_reshard_after_forward = FsdpReshard::Never;
@@ -879,6 +880,9 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 r.refuse("use_torch_fsdp2", "needs --untie-embeddings-and-output-weights "
                                             "(Megatron asserts)");
         } else if (megatronFsdp) {
+            // Megatron-FSDP's parameters and gradients are views of its
+            // buffers, as NeMo's torch FSDP's are of its FlatParameters.
+            p.fsdp_copies = false;
             // NeMo's fsdp is torch FSDP, which NeMo refuses with FP8
             // (megatron_base_model.py _validate_and_override_config).
             if (nemo && m.dtype == DType::FP8)

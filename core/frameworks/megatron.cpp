@@ -631,8 +631,11 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--ckpt-format", "fsdp_dtensor");
         break;
     default:
-        if (p.fsdp_reshard_after_forward != FsdpReshard::Default && par.pp == 1 &&
-            !m.tied_embeddings) {
+        // FSDP that copies is Megatron's torch FSDP2 (one stage, untied
+        // embeddings: Megatron asserts both), FSDP of views Megatron-FSDP;
+        // elsewhere the plan's fsdp_copies is carried in the # scaleacross
+        // line.
+        if (p.fsdp_copies && par.pp == 1 && !m.tied_embeddings) {
             add("--use-torch-fsdp2");
             if (p.fsdp_reshard_after_forward == FsdpReshard::Never)
                 add("--torch-fsdp2-no-reshard-after-forward");

@@ -843,6 +843,8 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     // FSDP2 and autograd add each microbatch's gradients in a pass of their
     // own.
     plan.grad_accumulation_fusion = tt.grad_accumulation_fusion;
+    // FSDP2 copies its gathers out and its gradients in.
+    plan.fsdp_copies = tt.fsdp_copies;
     for (const char* k : {"parallelism.context_parallel_rotate_method",
                           "experimental.context_parallel_rotate_method"}) {
         if (!r.has(k))
@@ -1335,6 +1337,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "cp_ring",
                                                       "cp_a2a_size",
                                                       "grad_accumulation_fusion",
+                                                      "fsdp_copies",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
                                                       "optimizer_moments",
@@ -1668,6 +1671,17 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                             "the gradients have no torchtitan counterpart; kept in the "
                             "scaleacross comment");
         }
+        // FSDP2 copies; FSDP over views of flat buffers has no torchtitan
+        // setting.
+        if (back.plan->fsdp_copies != plan.fsdp_copies) {
+            comment["fsdp_copies"] = plan.fsdp_copies;
+            notes.push_back(plan.zero_stage == 3
+                                ? "fsdp_copies false: torchtitan's FSDP2 copies its gathered "
+                                  "parameters out and its gradients in; kept in the scaleacross "
+                                  "comment"
+                                : "fsdp_copies false: no effect without ZeRO-3; kept in the "
+                                  "scaleacross comment");
+        }
         // Transformer Engine's exchanges have no torchtitan setting: they read back
         // as PyTorch's.
         if (back.plan->cp_ring != plan.cp_ring) {
@@ -1708,7 +1722,8 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                                                         "sequence_parallel",
                                                         "sequence_parallel_regather",
                                                         "grad_reduce_bytes",
-                                                        "fsdp_reshard_after_forward"};
+                                                        "fsdp_reshard_after_forward",
+                                                        "fsdp_copies"};
         for (auto it = comment.begin(); it != comment.end(); ++it)
             if (!explained.count(it.key()))
                 notes.push_back(it.key() + " " + it.value().dump() +

@@ -67,6 +67,13 @@ Plan megatronCore() {
     // wgrad GEMMs accumulate into main_grad (fused_weight_gradient_mlp_cuda,
     // Transformer Engine's fuse_wgrad_accumulation).
     p.grad_accumulation_fusion = true;
+    // ZeRO-3 is Megatron-FSDP (--use-megatron-fsdp): each FSDP unit's
+    // parameters and gradients are sliced views of its contiguous
+    // communication buffers, with no copy in or out
+    // (docs/user-guide/features/megatron_fsdp.md, "FSDP2 requires COPY
+    // operations ... Megatron-FSDP assigns sliced views"); --use-torch-fsdp2
+    // is FSDP2's copies.
+    p.fsdp_copies = false;
     p.framework = TrainingFramework::MegatronCore;
     return p;
 }
@@ -88,6 +95,10 @@ Plan nemo() {
     // model.gradient_accumulation_fusion: cfg.get('gradient_accumulation_fusion',
     // False) in megatron_gpt_model.py (the launcher's recipes set True).
     p.grad_accumulation_fusion = false;
+    // model.fsdp is torch FSDP (NLPFSDPStrategy over
+    // torch.distributed.fsdp.FullyShardedDataParallel): each unit's
+    // parameters are views of its FlatParameter, gathered and reduced in
+    // place (fsdp_copies false, as Megatron-Core's).
     p.framework = TrainingFramework::Nemo;
     return p;
 }
@@ -152,6 +163,10 @@ Plan torchtitan() {
     // accumulate_unsharded_grad_if_needed); autograd's own accumulation
     // otherwise.
     p.grad_accumulation_fusion = false;
+    // fully_shard is FSDP2: its gathers are copied out to the parameters
+    // and its gradients into the reduce-scatter's input
+    // (_fsdp_collectives.py foreach_all_gather_copy_out, foreach_reduce).
+    p.fsdp_copies = true;
     // activation_checkpoint: mode "selective", selective_ac_option "2" (full
     // recompute of every second layer) is not expressible; recompute stays
     // none.
@@ -253,6 +268,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.cross_entropy = d.cross_entropy;
     p.cp_ring = d.cp_ring;
     p.grad_accumulation_fusion = d.grad_accumulation_fusion;
+    p.fsdp_copies = d.fsdp_copies;
     applyDerivedFrameworkDefaults(p, {});
 }
 

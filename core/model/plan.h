@@ -369,6 +369,13 @@ struct Plan {
     // fusion off, DeepSpeed and FSDP2 through autograd). docs/COST_MODEL.md
     // "Gradient accumulation".
     bool grad_accumulation_fusion = true;
+    // FSDP (ZeRO-3) that copies (docs/COST_MODEL.md "FSDP's copies"): each
+    // all-gather's output copied out to the parameters, each microbatch's
+    // gradients copied into the reduce-scatter's input, on the compute
+    // stream (PyTorch FSDP2 _fsdp_collectives.py, DeepSpeed ZeRO-3); false:
+    // the parameters and gradients are views of the communication buffers
+    // (FSDP1's FlatParameter, Megatron-FSDP).
+    bool fsdp_copies = true;
     // Fused attention (FlashAttention): causal blocks skipped, no s^2 tensors
     // stored. false = the unfused kernels of 2021-era Megatron (full QK^T,
     // softmax and its output kept in memory).

@@ -201,6 +201,7 @@ private Q_SLOTS:
     void sequenceParallelRegatherValues();
     void dropoutValues();
     void gradAccumulationFusionValues();
+    void fsdpCopiesValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1769,6 +1770,10 @@ void TestFormats::sequenceParallelRegatherValues() {
 void TestFormats::gradAccumulationFusionValues() {
     checkBooleanKnob("grad_accumulation_fusion", true,
                      [](const sa::Plan& p) { return p.grad_accumulation_fusion; });
+}
+
+void TestFormats::fsdpCopiesValues() {
+    checkBooleanKnob("fsdp_copies", true, [](const sa::Plan& p) { return p.fsdp_copies; });
 }
 
 void TestFormats::dropoutValues() {

@@ -394,6 +394,8 @@ private Q_SLOTS:
     void fp8ParamGatherImported();
     void gradAccumulationFusionImported_data();
     void gradAccumulationFusionImported();
+    void fsdpCopiesImported_data();
+    void fsdpCopiesImported();
     void optimizerPrecisionImported_data();
     void optimizerPrecisionImported();
     void exportText();
@@ -1257,6 +1259,51 @@ void TestFrameworks::gradAccumulationFusionImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
+}
+
+void TestFrameworks::fsdpCopiesImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("copies");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // Megatron: --use-torch-fsdp2 is FSDP2 (copies; one stage, untied
+    // embeddings), --use-megatron-fsdp Megatron-FSDP (views); NeMo's
+    // model.fsdp is torch FSDP over FlatParameters (views).
+    const QString script = smallMegatron(2) + "--untie-embeddings-and-output-weights ";
+    QTest::newRow("megatron torch fsdp2") << M << script + "--use-torch-fsdp2" << true;
+    QTest::newRow("megatron fsdp") << M << script + "--use-megatron-fsdp" << false;
+    QTest::newRow("nemo fsdp") << N << smallNemo("  fsdp: true\n  fsdp_sharding_strategy: full\n")
+                               << false;
+}
+
+// The plan's fsdp_copies from each FSDP; the exports pick the FSDP that
+// does what the plan says.
+void TestFrameworks::fsdpCopiesImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, copies);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->zero_stage, 3);
+    QCOMPARE(got.plan->fsdp_copies, copies);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->fsdp_copies, copies);
+    // The other way: Megatron switches to the FSDP that does it; NeMo, with
+    // one FSDP, carries it in its # scaleacross line, with a note.
+    sa::Plan other = *got.plan;
+    other.fsdp_copies = !copies;
+    const Exported ex2 = exportPlan(Framework(framework), *got.model, other);
+    QVERIFY2(ex2.ok(), problems(ex2.problems).constData());
+    const bool noted = std::any_of(ex2.notes.begin(), ex2.notes.end(), [](const std::string& n) {
+        return n.find("'fsdp_copies'") != std::string::npos;
+    });
+    QCOMPARE(noted, Framework(framework) == Framework::Nemo);
+    const Imported back2 = importedAs(framework, ex2.text);
+    QVERIFY2(back2.ok(), problems(back2.problems).constData());
+    QCOMPARE(back2.plan->fsdp_copies, other.fsdp_copies);
 }
 
 void TestFrameworks::optimizerPrecisionImported_data() {

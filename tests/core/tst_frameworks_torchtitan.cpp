@@ -169,6 +169,7 @@ private Q_SLOTS:
     void compileSetsElementwise();
     void fusedKeptInTheComment();
     void cudaGraphsKeptInTheComment();
+    void fsdpCopiesKeptInTheComment();
     void float8AllGatherIsFp8ParamGather();
     void rotateMethodIsCpRing();
     void scheduleSetsP2pOverlap_data();
@@ -605,6 +606,33 @@ void TestFrameworksTorchtitan::cudaGraphsKeptInTheComment() {
     const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
     QVERIFY2(back.ok(), problemsOf(back).c_str());
     QVERIFY(back.plan->cuda_graphs);
+}
+
+void TestFrameworksTorchtitan::fsdpCopiesKeptInTheComment() {
+    // fully_shard is FSDP2, which copies: the import says so. FSDP over
+    // views has no torchtitan setting: the export notes it and keeps it in
+    // the comment, which reads back.
+    const std::string toml = "[model]\nflavor = \"8B\"\n"
+                             "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                             "[activation_checkpoint]\nmode = \"full\"\n";
+    Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QCOMPARE(im.plan->zero_stage, 3);
+    QVERIFY(im.plan->fsdp_copies);
+    sa::Plan plan = *im.plan;
+    plan.fsdp_copies = false;
+    const auto out = sa::frameworks::exportTorchtitan(*im.model, plan);
+    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+    QCOMPARE(std::count_if(
+                 out.notes.begin(), out.notes.end(),
+                 [](const std::string& n) { return n.find("fsdp_copies") != std::string::npos; }),
+             std::ptrdiff_t(1));
+    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
+        return n.rfind("fsdp_copies false: torchtitan's FSDP2 copies", 0) == 0;
+    }));
+    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QVERIFY(!back.plan->fsdp_copies);
 }
 
 void TestFrameworksTorchtitan::scheduleSetsP2pOverlap_data() {

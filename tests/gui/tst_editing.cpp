@@ -370,6 +370,26 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(doc->scenario().plan.grad_accumulation_fusion);
     QVERIFY(fusion->isChecked());
 
+    // FSDP's copies: with ZeRO-3 a step streams the weights through HBM for
+    // each gather's copy-out and the gradients' copy-in; views of the
+    // buffers (FSDP1, Megatron-FSDP) are faster. Undo puts them back.
+    choose(inspector->comboBox(QStringLiteral("zero_stage")), 3);
+    QCOMPARE(doc->scenario().plan.zero_stage, 3);
+    QVERIFY(waitForEvaluation());
+    const double copiesStep = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    QCheckBox* copies = inspector->checkBox(QStringLiteral("fsdp_copies"));
+    QVERIFY(copies && copies->isChecked());
+    inspector->scrollArea()->ensureWidgetVisible(copies);
+    QTest::mouseClick(copies, Qt::LeftButton, {}, QPoint(4, copies->height() / 2));
+    QVERIFY(!doc->scenario().plan.fsdp_copies);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s < copiesStep);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.fsdp_copies);
+    QVERIFY(copies->isChecked());
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.zero_stage, 1);
+
     // Sequence parallelism's second gather (the sample runs TP 8 with SP):
     // unticked, the inputs stay gathered: more memory, no backward gather.
     QCheckBox* regather = inspector->checkBox(QStringLiteral("sequence_parallel_regather"));

@@ -1205,5 +1205,34 @@ for r in index["runs"]:
     set_note(r, "grad_reduce_bytes", notes.get("grad_reduce_bytes"))
     set_note(r, "master_weights", notes.get("master_weights"))
 
+# FSDP's implementation (plan fsdp_copies) for the ZeRO-3 runs: a Megatron
+# script's --use-megatron-fsdp is Megatron-FSDP, whose parameters and
+# gradients are views of its buffers; torchtitan's fully_shard is FSDP2,
+# which copies each gather out and each microbatch's gradients in; others
+# keep the documents' default (copies) and say so.
+for r in index["runs"]:
+    doc = load(r["plan"])
+    doc.pop("fsdp_copies", None)
+    note = None
+    if doc.get("zero_stage") == 3:
+        megatron = os.path.join(FRAMEWORKS, "megatron", r["id"] + ".sh")
+        titan = os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")
+        if os.path.exists(megatron) and "--use-megatron-fsdp" in open(megatron).read():
+            doc["fsdp_copies"] = False
+            note = ("fsdp_copies false: the run's launch configuration (tests/data/frameworks/"
+                    "megatron/%s.sh) sets --use-megatron-fsdp, whose parameters and gradients are "
+                    "sliced views of its communication buffers (Megatron-LM docs/user-guide/"
+                    "features/megatron_fsdp.md)" % r["id"])
+        elif os.path.exists(titan):
+            note = ("fsdp_copies true: torchtitan's fully_shard is FSDP2, which copies each "
+                    "all-gather's output to the parameters and each microbatch's gradients into "
+                    "the reduce-scatter's input on the compute stream (torch/distributed/fsdp/"
+                    "_fully_shard/_fsdp_collectives.py)")
+        else:
+            note = ("fsdp_copies true (the documents' default): the FSDP implementation is not "
+                    "stated")
+    dump(r["plan"], doc)
+    set_note(r, "fsdp_copies", note)
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
