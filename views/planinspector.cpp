@@ -579,6 +579,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "BF16 remainders under NeMo, Megatron's --main-params-dtype fp16) or "
                             "none (the bf16 weights are stepped in place)"),
              [](Scenario& s, int i) { s.plan.master_weights = MasterWeights(i); });
+    // OptimizerImpl's order.
+    addCombo(dp, QStringLiteral("optimizer_implementation"), QStringLiteral("Optimizer kernels"),
+             names({"fused", "foreach (a pass per op)"}),
+             QStringLiteral("The optimizer step: one fused kernel (Apex and Transformer Engine "
+                            "FusedAdam, PyTorch AdamW(fused=True), torchtitan's default since "
+                            "2025-02) or PyTorch's foreach AdamW, a pass over the state per op "
+                            "(torchtitan's default before)"),
+             [](Scenario& s, int i) { s.plan.optimizer_implementation = OptimizerImpl(i); });
     addSpin(dp, QStringLiteral("dp_bucket_mib"), QStringLiteral("Bucket (MiB)"), 1, 65536,
             QStringLiteral("Gradient bucket size"),
             [](Scenario& s, int v) { s.plan.dp_bucket_mib = v; });
@@ -654,6 +662,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                [](const Scenario& s) { return int(s.plan.optimizer_moments); });
     comboIndex(QStringLiteral("master_weights"),
                [](const Scenario& s) { return int(s.plan.master_weights); });
+    comboIndex(QStringLiteral("optimizer_implementation"),
+               [](const Scenario& s) { return int(s.plan.optimizer_implementation); });
     comboIndex(QStringLiteral("grad_reduce_bytes"),
                [](const Scenario& s) { return s.plan.grad_reduce_bytes == 4 ? 0 : 1; });
     comboIndex(QStringLiteral("attention_kernel"), [](const Scenario& s) {

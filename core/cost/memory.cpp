@@ -19,10 +19,23 @@ double optimizerStateBytes(double gradBytes, const OptimizerPrecision& o) {
     return 2.0 * o.moment_bytes + o.master_bytes + (gradBytes < kGradBytes ? o.moment_bytes : 0.0);
 }
 
-double optimizerStepBytes(double gradBytes, const OptimizerPrecision& o) {
+double optimizerStepBytes(double gradBytes, const OptimizerPrecision& o, OptimizerImpl impl) {
     const double grad = gradBytes < kGradBytes ? o.moment_bytes : gradBytes;
     const double weightsRead = o.master_bytes < 4.0 ? kWeightBytes : 0.0;
-    return 2.0 * o.master_bytes + 4.0 * o.moment_bytes + grad + kWeightBytes + weightsRead;
+    const double fused =
+        2.0 * o.master_bytes + 4.0 * o.moment_bytes + grad + kWeightBytes + weightsRead;
+    if (impl == OptimizerImpl::Fused)
+        return fused;
+    // PyTorch's multi-tensor AdamW (torch/optim/adam.py _multi_tensor_adam,
+    // one kernel per op over the parameter list): the weight decay's
+    // _foreach_mul_ (the stepped weights read and written), the first
+    // moment's _foreach_lerp_ (moment and gradient read, moment written),
+    // the second's _foreach_mul_ and _foreach_addcmul_, the denominator's
+    // _foreach_sqrt (a new tensor in the moments' precision), _foreach_div_
+    // and _foreach_add_ (eps), then _foreach_addcdiv_ into the weights:
+    // 4w + 14m + 2g against the fused kernel's 2w + 4m + g.
+    const double stepped = o.master_bytes > 0 ? o.master_bytes : kWeightBytes;
+    return fused + 2.0 * stepped + 10.0 * o.moment_bytes + grad;
 }
 
 ParamBytes paramBytes(int zero, double shard, double gradBytes, const OptimizerPrecision& o) {

@@ -7,6 +7,7 @@
 namespace sa {
 
 struct Plan;
+enum class OptimizerImpl; // model/plan.h
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -56,7 +57,9 @@ double optimizerStateBytes(double gradBytes, const OptimizerPrecision& opt = {})
 // Bytes per parameter the optimizer step streams: masters and moments read
 // and written, the gradient (or its copy) read and the bf16 weights written;
 // without fp32 masters it reads the bf16 weights too (30 by default).
-double optimizerStepBytes(double gradBytes, const OptimizerPrecision& opt = {});
+// PyTorch's foreach AdamW passes over the state once per op (82 with fp32
+// state; optimizerStepBytes in memory.cpp).
+double optimizerStepBytes(double gradBytes, const OptimizerPrecision& opt, OptimizerImpl impl);
 
 // What one GPU of a pipeline stage holds, bytes.
 struct StageMemoryInput {

@@ -352,7 +352,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
          {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time, &out.codec})
         buffer->assign(std::size_t(pp), 0.0);
     const double gradBytes = double(plan.grad_reduce_bytes);
-    const double stepBytes = optimizerStepBytes(gradBytes, optimizerPrecision(plan));
+    const double stepBytes =
+        optimizerStepBytes(gradBytes, optimizerPrecision(plan), plan.optimizer_implementation);
     const double bucketBytes = std::max(1.0, plan.dp_bucket_mib * 1024 * 1024);
     const double hbmEfficiency = KernelConstants{}.hbm_efficiency;
     double firstFwd = 0; // when each stage first needs its parameters

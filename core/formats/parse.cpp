@@ -793,6 +793,8 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                             {{"fp32", MasterWeights::Fp32},
                              {"16bit", MasterWeights::Half},
                              {"none", MasterWeights::None}});
+    r.choice<OptimizerImpl>("optimizer_implementation", p.optimizer_implementation, kOptional,
+                            {{"fused", OptimizerImpl::Fused}, {"foreach", OptimizerImpl::Foreach}});
     r.boolean("grad_accumulation_fusion", p.grad_accumulation_fusion, kOptional);
     r.boolean("fsdp_copies", p.fsdp_copies, kOptional);
     r.boolean("flash_attention", p.flash_attention, kOptional);

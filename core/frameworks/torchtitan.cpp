@@ -1289,6 +1289,42 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         else
             r.ignored("optimizer.name", "Adam state: what the cost model assumes");
     }
+    // The optimizer's kernels: optimizer.implementation (for-loop, foreach,
+    // fused, fused_opt_states_bf16; "fused" by default since 6e4988550,
+    // 2025-02-24), before it optimizer.fused (false by default: foreach).
+    // An old-layout file that gives neither ran foreach.
+    if (r.has("optimizer.implementation")) {
+        if (auto impl = r.string("optimizer.implementation", "fused")) {
+            if (*impl == "fused" || *impl == "fused_opt_states_bf16") {
+                plan.optimizer_implementation = OptimizerImpl::Fused;
+                if (*impl == "fused_opt_states_bf16") {
+                    plan.optimizer_moments = OptimizerMoments::Bf16;
+                    r.mapped("optimizer.implementation",
+                             "plan:/optimizer_implementation, plan:/optimizer_moments");
+                } else {
+                    r.mapped("optimizer.implementation", "plan:/optimizer_implementation");
+                }
+            } else if (*impl == "foreach" || *impl == "for-loop") {
+                plan.optimizer_implementation = OptimizerImpl::Foreach;
+                r.mapped("optimizer.implementation",
+                         *impl == "foreach" ? "plan:/optimizer_implementation"
+                                            : "plan:/optimizer_implementation (foreach: the same "
+                                              "passes; the for-loop's launch per tensor is left "
+                                              "out)");
+            } else {
+                r.refuse("optimizer.implementation",
+                         "must be for-loop, foreach, fused or fused_opt_states_bf16, got '" +
+                             *impl + "'");
+            }
+        }
+    } else if (r.has("optimizer.fused")) {
+        if (auto fused = r.boolean("optimizer.fused", false)) {
+            plan.optimizer_implementation = *fused ? OptimizerImpl::Fused : OptimizerImpl::Foreach;
+            r.mapped("optimizer.fused", "plan:/optimizer_implementation");
+        }
+    } else if (old) {
+        plan.optimizer_implementation = OptimizerImpl::Foreach;
+    }
     if (auto early = r.boolean("optimizer.early_step_in_backward", false); early && *early)
         r.refuse("optimizer.early_step_in_backward",
                  "optimizer steps inside the backward (gradients freed early) are not expressible");
@@ -1433,6 +1469,15 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     t << "mixed_precision_param = \"bfloat16\"\n";
     t << "mixed_precision_reduce = \"float32\"\n\n";
 
+    // AdamW's kernels; bf16 moments with the fused kernel are
+    // fused_opt_states_bf16.
+    const bool bf16States = plan.optimizer_implementation == OptimizerImpl::Fused &&
+                            plan.optimizer_moments == OptimizerMoments::Bf16 &&
+                            plan.master_weights == MasterWeights::Fp32;
+    t << "[optimizer]\nimplementation = \""
+      << (bf16States ? "fused_opt_states_bf16" : toString(plan.optimizer_implementation))
+      << "\"\n\n";
+
     t << "[parallelism]\n";
     const bool ddp =
         plan.zero_stage == 0 && par.dp > 1 && par.cp == 1 && par.tp == 1 && par.pp == 1;
@@ -1541,11 +1586,12 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
         notes.push_back("grad_reduce_bytes " + std::to_string(plan.grad_reduce_bytes) +
                         ": torchtitan reduces gradients in float32 only "
                         "(mixed_precision_reduce); kept in the scaleacross comment");
-    if (plan.optimizer_moments != OptimizerMoments::Fp32 ||
-        plan.master_weights != MasterWeights::Fp32)
+    if ((plan.optimizer_moments != OptimizerMoments::Fp32 ||
+         plan.master_weights != MasterWeights::Fp32) &&
+        !bf16States)
         notes.push_back("optimizer_moments / master_weights: torchtitan's AdamW steps the fp32 "
-                        "parameters FSDP2 shards, with fp32 moments; kept in the scaleacross "
-                        "comment");
+                        "parameters FSDP2 shards, with fp32 moments (bf16 ones only with the "
+                        "fused kernel, fused_opt_states_bf16); kept in the scaleacross comment");
     if (plan.schedule.latency_hiding)
         notes.push_back("latency_hiding: torchtitan's schedules have no extra warm-up forwards; "
                         "kept in the scaleacross comment");

@@ -74,6 +74,9 @@ Plan megatronCore() {
     // operations ... Megatron-FSDP assigns sliced views"); --use-torch-fsdp2
     // is FSDP2's copies.
     p.fsdp_copies = false;
+    // --optimizer adam is Transformer Engine's (else Apex's) FusedAdam
+    // (megatron/core/optimizer/__init__.py), one fused kernel.
+    p.optimizer_implementation = OptimizerImpl::Fused;
     p.framework = TrainingFramework::MegatronCore;
     return p;
 }
@@ -167,6 +170,10 @@ Plan torchtitan() {
     // and its gradients into the reduce-scatter's input
     // (_fsdp_collectives.py foreach_all_gather_copy_out, foreach_reduce).
     p.fsdp_copies = true;
+    // optimizer.implementation = "fused" (torch AdamW(fused=True)) since
+    // 6e4988550 (2025-02-24, "use Fused AdamW as default"); before it
+    // optimizer.fused = false, i.e. foreach (the importer reads either).
+    p.optimizer_implementation = OptimizerImpl::Fused;
     // activation_checkpoint: mode "selective", selective_ac_option "2" (full
     // recompute of every second layer) is not expressible; recompute stays
     // none.
@@ -269,6 +276,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.cp_ring = d.cp_ring;
     p.grad_accumulation_fusion = d.grad_accumulation_fusion;
     p.fsdp_copies = d.fsdp_copies;
+    p.optimizer_implementation = d.optimizer_implementation;
     applyDerivedFrameworkDefaults(p, {});
 }
 

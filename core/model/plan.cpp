@@ -139,6 +139,16 @@ const char* toString(MasterWeights m) {
     return "?";
 }
 
+const char* toString(OptimizerImpl o) {
+    switch (o) {
+    case OptimizerImpl::Fused:
+        return "fused";
+    case OptimizerImpl::Foreach:
+        return "foreach";
+    }
+    return "?";
+}
+
 const char* toString(CrossEntropy c) {
     switch (c) {
     case CrossEntropy::Megatron:

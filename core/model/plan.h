@@ -113,6 +113,12 @@ enum class CrossEntropy { Megatron, MegatronFused, Te, Pytorch };
 // distributed_fused_adam with optim.dtype bf16).
 enum class OptimizerMoments { Fp32, Bf16 };
 enum class MasterWeights { Fp32, Half, None };
+// How the optimizer's step runs (docs/COST_MODEL.md "Optimizer step"):
+// fused, one kernel streaming each parameter's state once (Apex and
+// Transformer Engine FusedAdam, PyTorch's AdamW(fused=True), torchtitan's
+// default since 2025-02-24), or foreach, PyTorch's multi-tensor AdamW, one
+// pass over the state per op (torchtitan's default before).
+enum class OptimizerImpl { Fused, Foreach };
 // How MoE tokens reach their experts' ranks (docs/COST_MODEL.md, EP).
 // AllToAll: every (token, expert) copy to its expert's rank (Megatron's
 // alltoall dispatcher). Flex: one copy per destination host over the
@@ -362,6 +368,7 @@ struct Plan {
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
     OptimizerMoments optimizer_moments = OptimizerMoments::Fp32;
     MasterWeights master_weights = MasterWeights::Fp32;
+    OptimizerImpl optimizer_implementation = OptimizerImpl::Fused;
     // The weight-gradient GEMMs add into the accumulated gradients
     // themselves (Megatron's gradient accumulation fusion, on by default:
     // the GEMM writes into main_grad). false: each microbatch's gradients
@@ -452,6 +459,7 @@ const char* toString(Fp8Recipe r);
 const char* toString(CrossEntropy c);
 const char* toString(OptimizerMoments m);
 const char* toString(MasterWeights m);
+const char* toString(OptimizerImpl o);
 const char* toString(EpDispatcher d);
 const char* toString(CpRing r);
 const char* toString(Fp8Linear l);

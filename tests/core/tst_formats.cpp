@@ -202,6 +202,7 @@ private Q_SLOTS:
     void dropoutValues();
     void gradAccumulationFusionValues();
     void fsdpCopiesValues();
+    void optimizerImplementationValues();
     void frameworkUnknown();
     void optionalKeys();
     void badDocuments_data();
@@ -1710,6 +1711,13 @@ void TestFormats::elementwiseValues() {
          {"eager", sa::Elementwise::Eager},
          {"compiled", sa::Elementwise::Compiled}},
         [](const sa::Plan& p) { return p.elementwise; }, "inductor");
+}
+
+void TestFormats::optimizerImplementationValues() {
+    checkChoiceKnob<sa::OptimizerImpl>(
+        "optimizer_implementation",
+        {{"fused", sa::OptimizerImpl::Fused}, {"foreach", sa::OptimizerImpl::Foreach}},
+        [](const sa::Plan& p) { return p.optimizer_implementation; }, "for-loop");
 }
 
 void TestFormats::cpRingValues() {

@@ -170,6 +170,8 @@ private Q_SLOTS:
     void fusedKeptInTheComment();
     void cudaGraphsKeptInTheComment();
     void fsdpCopiesKeptInTheComment();
+    void optimizerImplementation_data();
+    void optimizerImplementation();
     void float8AllGatherIsFp8ParamGather();
     void rotateMethodIsCpRing();
     void scheduleSetsP2pOverlap_data();
@@ -633,6 +635,56 @@ void TestFrameworksTorchtitan::fsdpCopiesKeptInTheComment() {
     const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
     QVERIFY2(back.ok(), problemsOf(back).c_str());
     QVERIFY(!back.plan->fsdp_copies);
+}
+
+void TestFrameworksTorchtitan::optimizerImplementation_data() {
+    QTest::addColumn<QString>("lines"); // the file's layout and [optimizer] lines
+    QTest::addColumn<int>("impl");      // sa::OptimizerImpl, or -1: refused
+    QTest::addColumn<bool>("bf16Moments");
+    const int fused = int(sa::OptimizerImpl::Fused), foreach = int(sa::OptimizerImpl::Foreach);
+    const QString current = "[parallelism]\ndata_parallel_shard_degree = 8\n";
+    const QString old = "[training]\ndata_parallel_shard_degree = 8\n";
+    // optimizer.implementation, "fused" by default since 2025-02-24; before
+    // it optimizer.fused, false by default (foreach): an old-layout file
+    // that says nothing ran foreach.
+    QTest::newRow("current default") << current << fused << false;
+    QTest::newRow("foreach") << current + "[optimizer]\nimplementation = \"foreach\"\n"
+                             << foreach << false;
+    QTest::newRow("for-loop") << current + "[optimizer]\nimplementation = \"for-loop\"\n"
+                              << foreach << false;
+    QTest::newRow("fused bf16 states")
+        << current + "[optimizer]\nimplementation = \"fused_opt_states_bf16\"\n"
+        << fused << true;
+    QTest::newRow("unknown") << current + "[optimizer]\nimplementation = \"apex\"\n" << -1 << false;
+    QTest::newRow("old default") << old << foreach << false;
+    QTest::newRow("old fused") << old + "[optimizer]\nfused = true\n" << fused << false;
+}
+
+void TestFrameworksTorchtitan::optimizerImplementation() {
+    QFETCH(QString, lines);
+    QFETCH(int, impl);
+    QFETCH(bool, bf16Moments);
+    const std::string toml = "[model]\nflavor = \"8B\"\n[activation_checkpoint]\nmode = "
+                             "\"full\"\n" +
+                             lines.toStdString();
+    Imported im = importTorchtitan(toml, {"c.toml", "", 0, 0});
+    if (impl < 0) {
+        QVERIFY(!im.ok());
+        QVERIFY2(problemsOf(im).find("optimizer.implementation") != std::string::npos,
+                 problemsOf(im).c_str());
+        return;
+    }
+    QVERIFY2(im.ok(), problemsOf(im).c_str());
+    QCOMPARE(int(im.plan->optimizer_implementation), impl);
+    QCOMPARE(im.plan->optimizer_moments == sa::OptimizerMoments::Bf16, bf16Moments);
+    // The export writes the current key, which reads back.
+    const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
+    QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
+    QVERIFY(out.text.find("[optimizer]\nimplementation = ") != std::string::npos);
+    const Imported back = importTorchtitan(out.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QCOMPARE(int(back.plan->optimizer_implementation), impl);
+    QCOMPARE(back.plan->optimizer_moments, im.plan->optimizer_moments);
 }
 
 void TestFrameworksTorchtitan::scheduleSetsP2pOverlap_data() {

@@ -390,6 +390,22 @@ void TestEditing::everyPlanKnobIsEditable() {
     doc->undoStack()->undo();
     QCOMPARE(doc->scenario().plan.zero_stage, 1);
 
+    // PyTorch's foreach AdamW passes over the state once per op: a longer
+    // optimizer step than the fused kernel's.
+    QVERIFY(waitForEvaluation());
+    const double fusedOptimizer =
+        window_->liveEvaluation()->current()->evaluation->breakdown.optimizer_s;
+    QComboBox* kernels = inspector->comboBox(QStringLiteral("optimizer_implementation"));
+    QVERIFY(kernels && kernels->currentIndex() == 0);
+    choose(kernels, 1);
+    QCOMPARE(doc->scenario().plan.optimizer_implementation, OptimizerImpl::Foreach);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->breakdown.optimizer_s >
+            fusedOptimizer);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.optimizer_implementation, OptimizerImpl::Fused);
+    QCOMPARE(kernels->currentIndex(), 0);
+
     // Sequence parallelism's second gather (the sample runs TP 8 with SP):
     // unticked, the inputs stay gathered: more memory, no backward gather.
     QCheckBox* regather = inspector->checkBox(QStringLiteral("sequence_parallel_regather"));
