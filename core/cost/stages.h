@@ -189,6 +189,7 @@ struct ChunkTimesInput {
     // re-gather's copy-out and the gradients' copy into the reduce-scatter).
     struct FsdpCopies {
         double fwd = 0, fwd_fp8 = 0, bwd = 0, bwd_fp8 = 0;
+        bool any() const { return fwd != 0 || bwd != 0; }
     } fsdp_copies;
 };
 // [stage][chunk]: the slowest building holding the stage.

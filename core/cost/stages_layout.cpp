@@ -477,7 +477,7 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
             // FSDP's copies: the gathered weights copied out to the
             // parameters before the forward (and the backward, gathered
             // again), the gradients into the reduce-scatter's input after it.
-            if (k.hbm_bytes_per_s > 0) {
+            if (in.fsdp_copies.any() && k.hbm_bytes_per_s > 0) {
                 const ChunkTimesInput::FsdpCopies& f = in.fsdp_copies;
                 const double fwd =
                     (t.params * f.fwd + t.fp8_linear_params * f.fwd_fp8) / k.hbm_bytes_per_s;
