@@ -1828,17 +1828,25 @@ void TestFidelity::teRingHidesEachChunkUnderOneStep() {
                   2 * std::max(0.0, one - bwdStep) + (cp - 2) * std::max(0.0, two - bwdStep), 1e-9);
 }
 
+// DP 8 on one 64-GPU host of H100s, smallLlama, 8 microbatches a step
+// (makePlan(1, 1, 8, 64)), and the HBM rate passes over the weights run at.
+struct OneHostPasses {
+    Cluster cluster = clusterOf("one", {building("B1", 64)});
+    Model model = smallLlama();
+    double hbm = h100().hbm_tbps * 1e12 * KernelConstants{}.hbm_efficiency;
+    double micro = 8;
+};
+
 void TestFidelity::gradientAccumulationOutsideTheGemms() {
     // smallLlama, BF16, DP 8 on one host, 8 microbatches a step. With
     // Megatron's fusion the wgrad GEMMs add into the gradients; without it
     // each microbatch's BF16 gradients are added to the accumulated ones in
     // a pass of their own: read both, write the sum (4 + 2 + 4 bytes a
     // parameter with fp32 gradients, 2 + 2 + 2 with BF16), every microbatch.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const Model m = smallLlama();
-    const KernelConstants kc;
-    const double hbm = h100().hbm_tbps * 1e12 * kc.hbm_efficiency;
-    const double micro = 8;
+    const OneHostPasses host;
+    const Cluster& c = host.cluster;
+    const Model& m = host.model;
+    const double hbm = host.hbm, micro = host.micro;
     Plan fused = makePlan(1, 1, 8, 64);
     Plan apart = fused;
     apart.grad_accumulation_fusion = false;
@@ -1891,11 +1899,10 @@ void TestFidelity::fsdpCopiesStreamTheWeights() {
     // compute stream: without PP a microbatch gathers twice and reduces once,
     // 4 + 4 + 2 + g bytes a parameter. Views of flat buffers (FSDP1,
     // Megatron-FSDP) copy nothing, nor does ZeRO-1.
-    const Cluster c = clusterOf("one", {building("B1", 64)});
-    const Model m = smallLlama();
-    const KernelConstants kc;
-    const double hbm = h100().hbm_tbps * 1e12 * kc.hbm_efficiency;
-    const double micro = 8;
+    const OneHostPasses host;
+    const Cluster& c = host.cluster;
+    const Model& m = host.model;
+    const double hbm = host.hbm, micro = host.micro;
     Plan copies = makePlan(1, 1, 8, 64);
     const double P = paramsPerGpu(evaluated(c, m, copies)); // ZeRO-1: unsharded weights
     QVERIFY(P > 1e8);
