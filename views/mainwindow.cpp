@@ -1130,7 +1130,9 @@ void MainWindow::showRun(const Evaluation& e) {
     const GoodputReport& g = e.goodput;
     const CostReport& c = e.cost;
     QString text = QStringLiteral("Goodput %1").arg(formatPercent(g.goodput));
-    if (e.run)
+    if (e.run && std::isinf(e.run->time_s))
+        text += QStringLiteral(" · never reaches the tokens");
+    else if (e.run)
         text += QStringLiteral(" · %1 days to the tokens")
                     .arg(QString::number(e.run->time_s / 86400, 'f', 1));
     QStringList tip;

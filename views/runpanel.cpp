@@ -163,7 +163,12 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
     row(step, QStringLiteral("Facility power"),
         QStringLiteral("%1 MW").arg(number(c.facility_power_kw / 1000, 2)),
         QStringLiteral("GPUs, hosts and network, times PUE"));
-    if (c.time_s_per_mtok > 0) {
+    if (std::isinf(c.time_s_per_mtok)) {
+        // Goodput 0: no token is ever kept, so nothing per token is finite.
+        QTreeWidgetItem* mt = group(QStringLiteral("Per million tokens"));
+        row(mt, QStringLiteral("Wall clock"), formatDuration(c.time_s_per_mtok),
+            QStringLiteral("Goodput 0: the job fails before a step and its checkpoint complete"));
+    } else if (c.time_s_per_mtok > 0) {
         // The core's (core/cost/run.cpp): the run's figures per 10^6 tokens.
         QTreeWidgetItem* mt = group(QStringLiteral("Per million tokens"));
         if (c.priced)
@@ -214,10 +219,13 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
         row(run, QStringLiteral("Steps"), formatCount(std::int64_t(std::llround(r.steps))));
         row(run, QStringLiteral("Time to the tokens"), formatDuration(r.time_s),
             QStringLiteral("Wall clock with goodput"));
-        if (c.priced)
-            row(run, QStringLiteral("Cost"), formatUsd(r.cost_usd));
-        row(run, QStringLiteral("Energy"), formatEnergyKwh(r.energy_kwh));
-        row(run, QStringLiteral("Expected restarts"), number(r.restarts, 1));
+        // At goodput 0 the run never ends: no finite cost, energy or count.
+        if (std::isfinite(r.time_s)) {
+            if (c.priced)
+                row(run, QStringLiteral("Cost"), formatUsd(r.cost_usd));
+            row(run, QStringLiteral("Energy"), formatEnergyKwh(r.energy_kwh));
+            row(run, QStringLiteral("Expected restarts"), number(r.restarts, 1));
+        }
         row(run, QStringLiteral("Target loss"),
             QStringLiteral("%1%2").arg(number(r.target_loss, 3),
                                        plan.target_loss > 0

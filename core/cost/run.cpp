@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -286,6 +287,14 @@ void runReports(const Cluster& cluster, const Model& model, const Plan& plan, Ev
         gp.lost_per_failure_s = gp.restart_s;
     }
     gp.goodput = wall > 0 ? daly * step / wall : 0;
+    if (wall > 0 && !(gp.goodput > 0)) {
+        char mtbf[160];
+        std::snprintf(mtbf, sizeof mtbf,
+                      "goodput: 0, the job fails every %.4g s on average, before a step of "
+                      "%.4g s and its checkpoint complete: no progress is kept",
+                      M, wall);
+        ev.warnings.emplace_back(mtbf);
+    }
 
     // Prices: GPU hours for the wall-clock step, transport by the GB.
     CostReport& cost = ev.cost;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace sa {
@@ -261,14 +262,22 @@ std::string evaluationReport(const Evaluation& ev, const Cluster& cluster) {
         line("per step         %.2f kWh (GPUs %.0f W each, %.2f MW with hosts, network and PUE; "
              "no prices)",
              c.energy_kwh_per_step, c.gpu_power_w, c.facility_power_kw / 1000);
-    if (c.time_s_per_mtok > 0) {
+    if (std::isinf(c.time_s_per_mtok)) {
+        // Goodput 0 (core/cost/run.cpp): the job fails before a checkpoint
+        // interval of even one step completes, so no token is ever kept.
+        line("per 1M tokens    never: goodput 0 (the job fails every %s, before a step and its "
+             "checkpoint complete)",
+             formatSeconds(g.job_mtbf_s).c_str());
+    } else if (c.time_s_per_mtok > 0) {
         char price[64] = "";
         if (c.priced)
             std::snprintf(price, sizeof price, "$%.2f, ", c.usd_per_mtok);
         line("per 1M tokens    %s%.3f kWh, %s with goodput", price, c.kwh_per_mtok,
              formatSeconds(c.time_s_per_mtok).c_str());
     }
-    if (ev.run) {
+    if (ev.run && std::isinf(ev.run->time_s)) {
+        line("run              %.3g tokens: never completes at goodput 0", ev.run->tokens);
+    } else if (ev.run) {
         const RunReport& r = *ev.run;
         char price[64] = "";
         if (c.priced)

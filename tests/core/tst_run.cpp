@@ -8,6 +8,7 @@
 
 #include "cost/evaluate.h"
 #include "cost/run.h"
+#include "export/evaluation_json.h"
 
 #include "../common/costmodel_checks.h"
 #include "../common/fixtures.h"
@@ -172,6 +173,30 @@ private Q_SLOTS:
                       3600.0 / (2 * 24576 / kGpuMtbfHours + 3072 / kHostMtbfHours), 1e-12);
         QVERIFY(worse.goodput.goodput < base.goodput.goodput);
         QVERIFY(worse.goodput.interval_steps <= base.goodput.interval_steps);
+    }
+
+    void noProgressAtGoodputZero() {
+        // A GPU failing every 3.6 s fails the 24,576-GPU job every 0.15 ms:
+        // Daly's goodput underflows to 0 and nothing per token is finite.
+        Scenario sc = campus();
+        for (auto& b : sc.cluster.buildings) {
+            b.gpu_mtbf_hours = 1e-3;
+            b.host_mtbf_hours = 1e-3;
+        }
+        sc.plan.token_budget = 15e12;
+        const Evaluation ev = reports(sc);
+        QCOMPARE(ev.goodput.goodput, 0.0);
+        QVERIFY(std::isinf(ev.cost.time_s_per_mtok));
+        QVERIFY(ev.run && std::isinf(ev.run->time_s));
+        QVERIFY(hasWarning(ev, "goodput: 0, the job fails every"));
+        const std::string text = evaluationReport(ev, sc.cluster);
+        QVERIFY2(text.find("per 1M tokens    never: goodput 0") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("never completes at goodput 0") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("inf") == std::string::npos, text.c_str());
+        // A realistic MTBF keeps the figures finite and says nothing.
+        const Evaluation ok = reports(campus());
+        QVERIFY(ok.goodput.goodput > 0 && std::isfinite(ok.cost.time_s_per_mtok));
+        QVERIFY(!hasWarning(ok, "goodput: 0"));
     }
 
     void planInterval() {

@@ -37,6 +37,8 @@
 #include <QTest>
 #include <QTimer>
 #include <QToolButton>
+#include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QUndoStack>
 #include <QWheelEvent>
 
@@ -72,6 +74,7 @@ private Q_SLOTS:
     void openingAnotherScenarioUnpins();
     void outerSyncAndRunFields();
     void buildingAndLinkFieldsEditTheCluster();
+    void failuresFasterThanAStepShowNever();
     void layersPerStageAndRankOrder();
     void secondRefusalPutsTheFirstFieldBack();
     void rankOrderItemsKeepTheExplicitPlacement();
@@ -1169,6 +1172,45 @@ void TestEditing::buildingAndLinkFieldsEditTheCluster() {
     while (doc->undoStack()->canUndo())
         doc->undoStack()->undo();
     QCOMPARE(doc->scenario(), original);
+}
+
+// A GPU and a host MTBF of 1 h typed into every building: the job fails
+// every fraction of a second, goodput is 0, and the run panel and the status
+// bar say "never" where there is no finite figure.
+void TestEditing::failuresFasterThanAStepShowNever() {
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    const Scenario original = doc->scenario();
+    QComboBox* building = inspector->buildingSelector();
+    QVERIFY(building);
+    for (int b = 0; b < building->count(); ++b) {
+        choose(building, b);
+        for (const char* key : {"building/gpu_mtbf_hours", "building/host_mtbf_hours"}) {
+            QDoubleSpinBox* mtbf = inspector->doubleSpinBox(QLatin1String(key));
+            QVERIFY(mtbf);
+            typeInto(mtbf, QStringLiteral("1"));
+            QTest::keyClick(mtbf, Qt::Key_Return);
+        }
+        QCOMPARE(doc->scenario().cluster.buildings[std::size_t(b)].gpu_mtbf_hours, 1.0);
+        QCOMPARE(doc->scenario().cluster.buildings[std::size_t(b)].host_mtbf_hours, 1.0);
+    }
+    QVERIFY(waitForEvaluation());
+    const Evaluation& e = *window_->shownSnapshot()->evaluation;
+    QCOMPARE(e.goodput.goodput, 0.0);
+    auto* panel = window_->findChild<RunPanel*>();
+    QVERIFY(panel);
+    QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Wall clock")),
+             QStringLiteral("never"));
+    QVERIFY(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Energy")).isEmpty());
+    for (QTreeWidgetItemIterator it(panel->tree()); *it; ++it)
+        QVERIFY2(!(*it)->text(1).contains(QLatin1String("inf")), qPrintable((*it)->text(1)));
+    while (doc->undoStack()->canUndo())
+        doc->undoStack()->undo();
+    QCOMPARE(doc->scenario(), original);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->shownSnapshot()->evaluation->goodput.goodput > 0);
+    QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Wall clock")),
+             formatDuration(window_->shownSnapshot()->evaluation->cost.time_s_per_mtok));
 }
 
 // Layers per stage typed, balanced and evened; the rank order says what it
