@@ -4,6 +4,7 @@
 #include "breakdownchart.h"
 #include "comparepanel.h"
 #include "document.h"
+#include "elidinglabel.h"
 #include "imageexport.h"
 #include "linktablemodel.h"
 #include "liveevaluation.h"
@@ -743,8 +744,11 @@ void MainWindow::showGuide() {
 }
 
 void MainWindow::createStatusBar() {
-    auto label = [this](const char* name, const QString& toolTip) {
-        auto* l = new QLabel(this);
+    // The step, MFU and memory keep their width; the longer figures give
+    // theirs up first, cut with "…" (ElidingLabel), when the window is
+    // narrower than the whole line.
+    auto label = [this](const char* name, const QString& toolTip, bool elides = false) {
+        QLabel* l = elides ? new ElidingLabel(this) : new QLabel(this);
         l->setObjectName(QLatin1String(name));
         l->setToolTip(toolTip);
         l->setContentsMargins(6, 0, 6, 0);
@@ -753,8 +757,10 @@ void MainWindow::createStatusBar() {
     };
     stepLabel_ = label("stepLabel", QStringLiteral("Predicted time of one training step"));
     mfuLabel_ = label("mfuLabel", QStringLiteral("Model FLOPs utilisation"));
-    runLabel_ = label("runLabel", QStringLiteral("Goodput (failures, checkpoints, stragglers), "
-                                                 "energy per step and the run (docs/RUN.md)"));
+    runLabel_ = label("runLabel",
+                      QStringLiteral("Goodput (failures, checkpoints, stragglers), "
+                                     "energy per step and the run (docs/RUN.md)"),
+                      true);
     memoryLabel_ = label("memoryLabel", QStringLiteral("Peak memory per GPU on the worst stage"));
     notesButton_ = new QToolButton(this);
     notesButton_->setObjectName(QStringLiteral("notesButton"));
@@ -766,11 +772,40 @@ void MainWindow::createStatusBar() {
                                  notesButton_->toolTip());
     });
     deltaLabel_ = label("deltaLabel", QStringLiteral("Step time against the scenario as opened"));
-    placementLabel_ = label("placementLabel", QStringLiteral("The job's grid and GPUs in use"));
-    timingLabel_ = label("timingLabel", QStringLiteral("Time the last evaluation took"));
+    placementLabel_ =
+        label("placementLabel", QStringLiteral("The job's grid and GPUs in use"), true);
+    timingLabel_ = label("timingLabel", QStringLiteral("Time the last evaluation took"), true);
+    connect(statusBar(), &QStatusBar::messageChanged, this, &MainWindow::fitStatusBar);
+    statusBar()->installEventFilter(this);
     QFont bold = stepLabel_->font();
     bold.setBold(true);
     stepLabel_->setFont(bold);
+}
+
+// A message (a drag's preview, "Saved ...") is drawn left of the labels, in
+// what they leave: the grid and the timing step aside while one shows. The
+// timing, the least of the figures, also steps aside when the line is too
+// narrow for it; what is still too wide is cut by the eliding labels.
+void MainWindow::fitStatusBar() {
+    const bool message = !statusBar()->currentMessage().isEmpty();
+    placementLabel_->setVisible(!message);
+    const int spacing = std::max(0, statusBar()->layout() ? statusBar()->layout()->spacing() : 0);
+    int need = 0;
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{stepLabel_, mfuLabel_, runLabel_, memoryLabel_,
+                                         notesButton_, deltaLabel_, placementLabel_, timingLabel_})
+        if (!w->isHidden() || w == timingLabel_)
+            need += w->sizeHint().width() + spacing + 4;
+    // The size grip and the status bar's own margins.
+    const int room = statusBar()->width() - 24;
+    timingLabel_->setVisible(!message && need <= room);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == statusBar() &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest))
+        fitStatusBar();
+    return QMainWindow::eventFilter(watched, event);
 }
 
 QString MainWindow::statusText() const {

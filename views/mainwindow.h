@@ -124,6 +124,7 @@ Q_SIGNALS:
 protected:
     bool event(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -133,6 +134,7 @@ private:
     void refreshPanels();
     void createMenus();
     void createStatusBar();
+    void fitStatusBar();
     void readSettings();
     void writeSettings();
     void addRecentFile(const QString& path);

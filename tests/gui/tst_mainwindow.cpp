@@ -4,6 +4,7 @@
 // validation, the link table model, and the drop-to-repainted-heatmap time.
 
 #include "document.h"
+#include "elidinglabel.h"
 #include "heatscale.h"
 #include "linktablemodel.h"
 #include "liveevaluation.h"
@@ -99,6 +100,7 @@ private Q_SLOTS:
     void topologyTextIsReadable();
     void notesShowTheEvaluationsWarnings();
     void buildingCountKeepsItsTotal();
+    void statusLineFitsTheWindow();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -948,6 +950,72 @@ void TestMainWindow::buildingCountKeepsItsTotal() {
     QCOMPARE(BuildingItem::countLabel(12288, 12288, upTo(40)), QStringLiteral("12,288 GPUs"));
     QCOMPARE(BuildingItem::countLabel(12288, 12288, upTo(8)), QStringLiteral("12,288"));
     QCOMPARE(BuildingItem::countLabel(12288, -1, upTo(40)), QStringLiteral("12,288 GPUs"));
+}
+
+// The status line in a narrow window: the step, MFU and memory keep their
+// width, the timing steps aside, what is still too wide is cut with "…" (its
+// whole text in text()), nothing runs past the right edge; a message gets
+// room of its own, and the labels come back when it clears. In a wide
+// window everything shows whole.
+void TestMainWindow::statusLineFitsTheWindow() {
+    QStatusBar* bar = window_->statusBar();
+    auto* step = window_->findChild<QLabel*>(QStringLiteral("stepLabel"));
+    auto* mfu = window_->findChild<QLabel*>(QStringLiteral("mfuLabel"));
+    auto* memory = window_->findChild<QLabel*>(QStringLiteral("memoryLabel"));
+    auto* placement = window_->findChild<ElidingLabel*>(QStringLiteral("placementLabel"));
+    auto* timing = window_->findChild<ElidingLabel*>(QStringLiteral("timingLabel"));
+    auto* run = window_->findChild<ElidingLabel*>(QStringLiteral("runLabel"));
+    QVERIFY(step && mfu && memory && placement && timing && run);
+    QVERIFY(waitForEvaluation());
+    const auto settle = [] {
+        for (int i = 0; i < 5; ++i) {
+            QCoreApplication::sendPostedEvents();
+            QCoreApplication::processEvents();
+        }
+    };
+
+    bar->clearMessage(); // the opening's
+    window_->resize(1920, 1080);
+    settle();
+    QVERIFY(timing->isVisible() && placement->isVisible());
+    for (QLabel* l : {step, mfu, memory, static_cast<QLabel*>(placement),
+                      static_cast<QLabel*>(timing), static_cast<QLabel*>(run)})
+        QVERIFY2(l->width() >= l->sizeHint().width(), qPrintable(l->objectName()));
+    QVERIFY(!placement->isElided() && !run->isElided());
+
+    // Narrower than the whole line.
+    int whole = 0;
+    for (QLabel* l : {step, mfu, memory, static_cast<QLabel*>(placement),
+                      static_cast<QLabel*>(timing), static_cast<QLabel*>(run)})
+        whole += l->sizeHint().width();
+    const int narrow = whole * 85 / 100;
+    window_->resize(narrow, 800);
+    settle();
+    QVERIFY2(window_->width() <= narrow + 1, qPrintable(QString::number(window_->width())));
+    QVERIFY(!timing->isVisible());
+    for (QLabel* l : {step, mfu, memory}) {
+        QVERIFY2(l->width() >= l->sizeHint().width(), qPrintable(l->objectName()));
+        QVERIFY(l->geometry().right() <= bar->width());
+    }
+    QVERIFY(placement->geometry().right() <= bar->width());
+    QVERIFY(placement->isElided() || run->isElided());
+    for (ElidingLabel* l : {placement, run})
+        if (l->isElided()) {
+            QVERIFY2(l->shownText().endsWith(QStringLiteral("…")), qPrintable(l->shownText()));
+            QVERIFY(l->shownText().size() < l->text().size());
+        }
+    QVERIFY(window_->statusText().contains(placement->text()));
+    // The labels fill the line: no room for a message yet.
+    QVERIFY2(step->geometry().left() < 30, qPrintable(QString::number(step->geometry().left())));
+
+    // A message: the grid steps aside, and the message has the room it left.
+    bar->showMessage(QStringLiteral("Move S2 from B1 to B2: release to apply"));
+    settle();
+    QVERIFY(!placement->isVisible() && !timing->isVisible());
+    QVERIFY2(step->geometry().left() >= 60, qPrintable(QString::number(step->geometry().left())));
+    bar->clearMessage();
+    settle();
+    QVERIFY(placement->isVisible());
 }
 
 #include "tst_mainwindow.moc"
