@@ -472,6 +472,23 @@ void LinkLabelItem::setTextScale(double scale) {
     update();
 }
 
+void LinkLabelItem::setAnchor(QPointF anchor, QPointF side) {
+    if (anchor == anchor_ && side == side_)
+        return;
+    anchor_ = anchor;
+    side_ = side;
+    relayout();
+    update();
+}
+
+void LinkLabelItem::setCompact(bool compact) {
+    if (compact == compact_)
+        return;
+    compact_ = compact;
+    relayout();
+    update();
+}
+
 void LinkLabelItem::setMaxWidth(double width) {
     if (width == maxWidth_)
         return;
@@ -501,7 +518,7 @@ void LinkLabelItem::relayout() {
     for (const auto& [text, isBold, third] :
          {std::tuple{line1_, true, false}, std::tuple{line2_, false, false},
           std::tuple{line3_, false, true}}) {
-        if (text.isEmpty())
+        if (text.isEmpty() || (compact_ && !isBold))
             continue;
         const Row whole{text, isBold};
         QStringList parts{text};

@@ -133,6 +133,14 @@ public:
     // from the line) so that the line's width and colour stay visible.
     LinkLabelItem(QPointF anchor, QPointF side, const Link& link);
     QRectF labelRect() const { return rect_; }
+    QPointF anchor() const { return anchor_; }
+    // Moves the label to another point of its line (TopologyView slides it
+    // clear of another link's label).
+    void setAnchor(QPointF anchor, QPointF side);
+    // Capacity and latency alone (the traffic stays in the tooltip and the
+    // Links tab): where the full label finds no clear spot.
+    void setCompact(bool compact);
+    bool isCompact() const { return compact_; }
     // The text as laid out, a line each.
     QStringList lines() const;
     // The view's scale: the box grows so that its text stays readable.
@@ -159,6 +167,7 @@ private:
     double scale_ = 1;
     double maxWidth_ = 1e9;
     double maxHeight_ = 1e9;
+    bool compact_ = false;
     struct Row {
         QString text;
         bool bold = false;

@@ -22,6 +22,24 @@ namespace sa::views {
 
 namespace {
 
+// Beside the line at `anchor`: a curve's label outside its bend, a straight
+// line's above it (or, vertical, to its right). A unit vector.
+QPointF labelSide(const TopologyLayout::LinkPath& path, QPointF anchor) {
+    const QPointF chord = path.to - path.from;
+    QPointF side(chord.y(), -chord.x());
+    if (path.curved) {
+        side = anchor - (path.from + path.to) / 2;
+    } else if (side.y() > 0 || (std::fabs(side.y()) < 1e-9 && side.x() < 0)) {
+        side = -side;
+    }
+    const double norm = std::hypot(side.x(), side.y());
+    return norm > 0 ? side / norm : QPointF(0, -1);
+}
+
+} // namespace
+
+namespace {
+
 constexpr double kMinZoom = 0.05;
 constexpr double kMaxZoom = 6.0;
 constexpr double kMaxFitZoom = 1.25;
@@ -347,17 +365,7 @@ void TopologyView::setCluster(const Cluster& cluster) {
         auto* item = new LinkItem(path, link);
         scene_->addItem(item);
         links_[std::size_t(path.link)] = item;
-        // Beside the line: a curve's label outside its bend, a straight
-        // line's above it (or, vertical, to its right).
-        const QPointF chord = path.to - path.from;
-        QPointF side(chord.y(), -chord.x());
-        if (path.curved) {
-            side = path.labelAnchor - (path.from + path.to) / 2;
-        } else if (side.y() > 0 || (std::fabs(side.y()) < 1e-9 && side.x() < 0)) {
-            side = -side;
-        }
-        const double norm = std::hypot(side.x(), side.y());
-        side = norm > 0 ? side / norm : QPointF(0, -1);
+        const QPointF side = labelSide(path, path.labelAnchor);
         auto* label = new LinkLabelItem(path.labelAnchor, side, link);
         // Above or below a mostly level line between two buildings: no
         // wider than the gap between them.
@@ -577,6 +585,60 @@ void TopologyView::setEvaluation(std::shared_ptr<const Evaluation> evaluation,
     viewport()->update();
 }
 
+// Each label sits at its line's middle unless another link's label is there
+// already (a link crossing the gap another's label fills): then it slides
+// along its own line to the nearest point where it covers the least of the
+// labels placed before it and of the buildings.
+void TopologyView::separateLinkLabels() {
+    std::vector<QRectF> placed;
+    const auto covered = [&](const QRectF& r, bool withBuildings) {
+        double area = 0;
+        for (const QRectF& p : placed) {
+            const QRectF i = r & p;
+            area += i.width() * i.height();
+        }
+        if (withBuildings)
+            for (const auto& b : layout_.buildings()) {
+                const QRectF i = r & b.rect;
+                area += i.width() * i.height();
+            }
+        return area;
+    };
+    for (const auto& path : layout_.links()) {
+        LinkLabelItem* label = labels_[std::size_t(path.link)];
+        if (!label)
+            continue;
+        const auto moveTo = [&](double t) {
+            const QPointF a = path.pointAt(t);
+            label->setAnchor(a, labelSide(path, a));
+        };
+        const auto slide = [&] {
+            moveTo(0.5);
+            if (covered(label->labelRect(), false) > 0) {
+                double best = 0.5, least = covered(label->labelRect(), true);
+                for (double t : {0.4, 0.6, 0.3, 0.7, 0.22, 0.78}) {
+                    moveTo(t);
+                    const double c = covered(label->labelRect(), true);
+                    if (c < least - 1e-6) {
+                        least = c;
+                        best = t;
+                    }
+                }
+                moveTo(best);
+            }
+            return covered(label->labelRect(), false) == 0;
+        };
+        // Nowhere clear (a small pane, zoomed far out): capacity and latency
+        // alone.
+        label->setCompact(false);
+        if (!slide()) {
+            label->setCompact(true);
+            slide();
+        }
+        placed.push_back(label->labelRect());
+    }
+}
+
 void TopologyView::applyHeat() {
     const std::size_t nb = buildings_.size();
     std::vector<std::optional<LinkHeat>> linkHeat(links_.size());
@@ -702,6 +764,7 @@ void TopologyView::applyHeat() {
                                   table(title, zrows));
         }
     }
+    separateLinkLabels();
     legend_->setScale(scale, evaluation_ != nullptr,
                       evaluationNote_.isEmpty() ? QString() : evaluationNote_);
     placeLegend();
@@ -1010,6 +1073,7 @@ void TopologyView::applyTextScale() {
     for (auto* label : labels_)
         if (label)
             label->setTextScale(s);
+    separateLinkLabels();
     if (readablePx(kChipFontPx, s) == readablePx(kChipFontPx, chipScale_) &&
         readablePx(11, s) == readablePx(11, chipScale_))
         return;

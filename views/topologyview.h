@@ -142,6 +142,8 @@ private:
     LayoutMetrics metricsForPane(const Cluster& cluster) const;
     std::optional<int> askReplicas(const GroupChip& chip, int building);
     void applyHeat();
+    // Slides a link's label along its line where it would cover another's.
+    void separateLinkLabels();
     void applyMemoryWarnings();
     void scaleBy(double factor);
     void placeLegend();

@@ -101,6 +101,7 @@ private Q_SLOTS:
     void notesShowTheEvaluationsWarnings();
     void buildingCountKeepsItsTotal();
     void statusLineFitsTheWindow();
+    void linkLabelsKeepClearOfEachOther();
 
 private:
     // The chip of stage `stage` in building `building`.
@@ -1016,6 +1017,50 @@ void TestMainWindow::statusLineFitsTheWindow() {
     bar->clearMessage();
     settle();
     QVERIFY(placement->isVisible());
+}
+
+// Three buildings in two regions, at window sizes from 800 x 700 to 1920 x
+// 1080: whichever arrangement the pane gets (a row, or an L with a diagonal
+// link), no link's label lies over another's (a label slides along its
+// line, and only where no spot is clear keeps capacity and latency alone).
+void TestMainWindow::linkLabelsKeepClearOfEachOther() {
+    TopologyView* view = window_->topologyView();
+    QVERIFY(waitForEvaluation());
+    int arrangements = 0;
+    QRectF lastBounds;
+    std::vector<QSize> sizes{QSize(1280, 800), QSize(1920, 1080)};
+    for (int w = 800; w <= 1400; w += 100)
+        for (int h = 700; h <= 1400; h += 100)
+            sizes.emplace_back(w, h);
+    for (const QSize size : sizes) {
+        window_->resize(size);
+        const QString at = QStringLiteral("%1 x %2").arg(size.width()).arg(size.height());
+        QTest::qWait(20);
+        QCoreApplication::processEvents();
+        const auto& paths = view->topologyLayout().links();
+        QVERIFY(paths.size() >= 3);
+        if (view->topologyLayout().bounds() != lastBounds)
+            ++arrangements;
+        lastBounds = view->topologyLayout().bounds();
+        for (std::size_t i = 0; i < paths.size(); ++i)
+            for (std::size_t j = i + 1; j < paths.size(); ++j) {
+                const QRectF a = view->linkLabel(paths[i].link)->labelRect();
+                const QRectF b = view->linkLabel(paths[j].link)->labelRect();
+                QVERIFY2(!a.intersects(b), qPrintable(QStringLiteral("%1: labels %2 and %3")
+                                                          .arg(at)
+                                                          .arg(paths[i].link)
+                                                          .arg(paths[j].link)));
+            }
+    }
+    QVERIFY(arrangements >= 2);
+    // At the sizes the explorer is made for, every label shows its traffic.
+    for (const QSize size : {QSize(1280, 800), QSize(1920, 1080)}) {
+        window_->resize(size);
+        QTest::qWait(20);
+        QCoreApplication::processEvents();
+        for (const auto& path : view->topologyLayout().links())
+            QVERIFY(!view->linkLabel(path.link)->isCompact());
+    }
 }
 
 #include "tst_mainwindow.moc"
