@@ -1717,6 +1717,8 @@ LayerCost layerCost(const LayerContext& ctx) {
         gemms.dgrad + attn.bwd + elemBwdS + permuteS + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     c.bwd_weight_s = gemms.wgrad + 0.5 * kernelsBwd * kc.kernel_overhead_s;
     const double gpuFwd = c.fwd_s, gpuBwd = c.bwd_input_s + c.bwd_weight_s;
+    c.gemm_s = gemms.fwd + gemms.dgrad + gemms.wgrad;
+    c.attention_s = attn.fwd + attn.bwd;
     hostPace(ctx, s, elem, gemms, attentionGemms, attn, c);
     // What the passes save without their weight casts (nothing while the
     // host paces them).

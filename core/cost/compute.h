@@ -241,6 +241,11 @@ struct LayerCost {
     // The passes' GPU time alone: fwd_s and bwd_input_s + bwd_weight_s
     // without the host's pace (with every weight cast).
     double gpu_fwd_s = 0, gpu_bwd_s = 0;
+    // Of those, forward and backward together: the GEMMs (FP8 casts
+    // included) and the fused attention kernels; the rest is the
+    // memory-bound work and the launches. What a profiler's kernel classes
+    // are compared with (tst_validation gpuLayer).
+    double gemm_s = 0, attention_s = 0;
     bool host_sync = false; // the forward waits once for a device-to-host copy
     // Of fwd_s, recompute_s and bwd_input_s, the FP8 casts of the weights
     // (the backward's: torchao's). How many of them a microbatch pays is the
