@@ -1323,7 +1323,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
             r.mapped("optimizer.fused", "plan:/optimizer_implementation");
         }
     } else if (old) {
+        // Said in the mapped list: the plan's own default is fused.
         plan.optimizer_implementation = OptimizerImpl::Foreach;
+        r.mappedValue("optimizer.fused", "(not set: false, torchtitan's default before 2025-02-24)",
+                      "plan:/optimizer_implementation (foreach)");
     }
     if (auto early = r.boolean("optimizer.early_step_in_backward", false); early && *early)
         r.refuse("optimizer.early_step_in_backward",

@@ -677,6 +677,14 @@ void TestFrameworksTorchtitan::optimizerImplementation() {
     QVERIFY2(im.ok(), problemsOf(im).c_str());
     QCOMPARE(int(im.plan->optimizer_implementation), impl);
     QCOMPARE(im.plan->optimizer_moments == sa::OptimizerMoments::Bf16, bf16Moments);
+    // The import's list says which setting decided, an old layout's unset
+    // optimizer.fused too (the plan's own default is fused).
+    int decided = 0;
+    for (const auto& m : im.mapped)
+        if (m.setting.rfind("optimizer.", 0) == 0 &&
+            m.target.find("optimizer_implementation") != std::string::npos)
+            ++decided;
+    QCOMPARE(decided, QTest::currentDataTag() == QByteArray("current default") ? 0 : 1);
     // The export writes the current key, which reads back.
     const auto out = sa::frameworks::exportTorchtitan(*im.model, *im.plan);
     QVERIFY2(out.problems.empty(), out.problems.empty() ? "" : out.problems[0].message.c_str());
