@@ -462,6 +462,29 @@ std::optional<GpuConfig> gpuConfig(const std::string& config) {
     return std::nullopt;
 }
 
+// A measured variant (h200-layer.json "variants", "profiles") of a shape:
+// its linears (BF16, or FP8 through torchao's tensorwise current scaling),
+// its attention kernel and its elementwise ops. Compiled: torchtitan's Llama
+// block under torch.compile (its complex RoPE eager); Megatron's GPT block,
+// which has no RoPE, compiled stands in for Megatron's fused kernels.
+std::optional<GpuConfig> variantConfig(const std::string& name, const nlohmann::json& v) {
+    auto c = gpuConfig(name.substr(0, name.find('/')));
+    if (!c)
+        return std::nullopt;
+    if (v["linear"] == "fp8")
+        c->model.dtype = DType::FP8;
+    Plan& p = c->plan;
+    p.attention_kernel =
+        v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
+    const bool gpt = name.rfind("gpt-", 0) == 0;
+    p.elementwise = !v["compiled"].get<bool>() ? Elementwise::Eager
+                    : gpt                      ? Elementwise::Fused
+                                               : Elementwise::Compiled;
+    p.fp8_linear = Fp8Linear::Torchao;
+    p.fp8_recipe = Fp8Recipe::Current;
+    return c;
+}
+
 } // namespace
 
 // One transformer layer on one H200 (tests/validation/gpu/measure_layer.py:
@@ -482,24 +505,10 @@ void TestValidation::gpuLayer() {
     Stats all;
     int rows = 0;
     for (const auto& [name, v] : g->layer["variants"].items()) {
-        auto shape = gpuConfig(name.substr(0, name.find('/')));
+        auto shape = variantConfig(name, v);
         QVERIFY2(shape.has_value(), name.c_str());
-        Model m = shape->model;
-        if (v["linear"] == "fp8")
-            m.dtype = DType::FP8;
-        Plan p = shape->plan;
-        p.attention_kernel =
-            v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
-        // Compiled: torchtitan's Llama block under torch.compile (its
-        // complex RoPE eager); Megatron's GPT block, which has no RoPE,
-        // compiled stands in for Megatron's fused kernels.
-        const bool gpt = name.rfind("gpt-", 0) == 0;
-        p.elementwise = !v["compiled"].get<bool>() ? Elementwise::Eager
-                        : gpt                      ? Elementwise::Fused
-                                                   : Elementwise::Compiled;
-        p.fp8_linear = Fp8Linear::Torchao;
-        p.fp8_recipe = Fp8Recipe::Current;
-        const LayerCost c = layerCost(layerContext(g->cluster, building, m, p));
+        const LayerCost c =
+            layerCost(layerContext(g->cluster, building, shape->model, shape->plan));
         const double fwd = v["fwd_s"], bwd = v["bwd_s"];
         const double pf = c.fwd_s, pb = c.bwd_input_s + c.bwd_weight_s;
         std::printf("%-38s %8.3fms %8.3fms %+7.1f%%   %8.3fms %8.3fms %+7.1f%%\n", name.c_str(),
@@ -530,16 +539,10 @@ void TestValidation::gpuLayer() {
         const nlohmann::json& v = g->layer["variants"][name];
         if (v["linear"] != "bf16")
             continue;
-        auto shape = gpuConfig(name.substr(0, name.find('/')));
+        auto shape = variantConfig(name, v);
         QVERIFY2(shape.has_value(), name.c_str());
-        Plan p = shape->plan;
-        p.attention_kernel =
-            v["attention"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
-        const bool gpt = name.rfind("gpt-", 0) == 0;
-        p.elementwise = !v["compiled"].get<bool>() ? Elementwise::Eager
-                        : gpt                      ? Elementwise::Fused
-                                                   : Elementwise::Compiled;
-        const LayerCost c = layerCost(layerContext(g->cluster, building, shape->model, p));
+        const LayerCost c =
+            layerCost(layerContext(g->cluster, building, shape->model, shape->plan));
         const double pg = c.gemm_s, pa = c.attention_s;
         const double po = c.gpu_fwd_s + c.gpu_bwd_s - pg - pa;
         double copies = 0;
