@@ -4,6 +4,7 @@
 #include "cost/placement.h"
 #include "document.h"
 #include "formats/documents.h"
+#include "formats/json_check.h"
 #include "model/framework_defaults.h"
 
 #include <QCheckBox>
@@ -38,6 +39,12 @@
 namespace sa::views {
 
 namespace {
+
+// The largest value a field takes: the files' own bound for the key
+// (formats/json_check.h), so the inspector can show whatever a file holds.
+double top(const formats::NumberRange& r) {
+    return r.max.value_or(1e9);
+}
 
 // The dynamic property that marks a field the user has typed into since
 // its value was last committed or shown (PlanInspector::guardEditor).
@@ -1106,57 +1113,61 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
         [](const Building& b) { return double(b.zone_gpus); },
         [](Building& b, double v) { b.zone_gpus = std::int64_t(std::llround(v)); });
     field(QStringLiteral("scale_up_gbps"), QStringLiteral("NVLink per GPU"),
-          QStringLiteral(" Gbit/s"), QString(), 0, 1e7, 100, 0,
+          QStringLiteral(" Gbit/s"), QString(), 0, top(formats::kScaleUpGbpsRange), 100, 0,
           QStringLiteral("Scale-up bandwidth per GPU, one direction"), &Building::scale_up_gbps);
     field(QStringLiteral("scale_out_gbps"), QStringLiteral("NIC per GPU"),
-          QStringLiteral(" Gbit/s"), QString(), 0, 1e6, 100, 0,
+          QStringLiteral(" Gbit/s"), QString(), 0, top(formats::kScaleOutGbpsRange), 100, 0,
           QStringLiteral("Scale-out (NIC) bandwidth per GPU"), &Building::scale_out_gbps);
     field(QStringLiteral("zone_oversubscription"), QStringLiteral("Zone oversubscription"),
-          QStringLiteral(":1"), QString(), 1, 1000, 0.5, 2,
+          QStringLiteral(":1"), QString(), 1, top(formats::kOversubscriptionRange), 0.5, 2,
           QStringLiteral("Zone to building spine"), &Building::zone_oversubscription);
     field(QStringLiteral("building_oversubscription"), QStringLiteral("Building oversubscription"),
-          QStringLiteral(":1"), QString(), 1, 1000, 0.5, 2,
+          QStringLiteral(":1"), QString(), 1, top(formats::kOversubscriptionRange), 0.5, 2,
           QStringLiteral("Building fabric to the inter-building aggregation"),
           &Building::building_oversubscription);
     field(QStringLiteral("gpu_mtbf_hours"), QStringLiteral("GPU MTBF"), QStringLiteral(" h"),
-          QStringLiteral("default (Llama 3)"), 0, 1e9, 10000, 0,
+          QStringLiteral("default (Llama 3)"), 0, top(formats::kMtbfHoursRange), 10000, 0,
           QStringLiteral("Mean time between GPU-caused interruptions, per GPU"),
           &Building::gpu_mtbf_hours);
     field(QStringLiteral("host_mtbf_hours"), QStringLiteral("Host MTBF"), QStringLiteral(" h"),
-          QStringLiteral("default (Llama 3)"), 0, 1e9, 10000, 0,
+          QStringLiteral("default (Llama 3)"), 0, top(formats::kMtbfHoursRange), 10000, 0,
           QStringLiteral("Mean time between other interruptions, per host"),
           &Building::host_mtbf_hours);
     field(QStringLiteral("restart_s"), QStringLiteral("Restart"), QStringLiteral(" s"), dflt, 0,
-          1e7, 60, 0,
+          top(formats::kRestartSRange), 60, 0,
           QStringLiteral("Detect, reschedule and re-initialise (the checkpoint read is added)"),
           &Building::restart_s);
     field(QStringLiteral("storage_write_gbps"), QStringLiteral("Storage write"),
-          QStringLiteral(" Gbit/s"), dflt, 0, 1e9, 1000, 0,
+          QStringLiteral(" Gbit/s"), dflt, 0, top(formats::kStorageGbpsRange), 1000, 0,
           QStringLiteral("Checkpoint write bandwidth of the whole building"),
           &Building::storage_write_gbps);
     field(QStringLiteral("storage_read_gbps"), QStringLiteral("Storage read"),
-          QStringLiteral(" Gbit/s"), QStringLiteral("as write"), 0, 1e9, 1000, 0,
-          QStringLiteral("Checkpoint read bandwidth on restart"), &Building::storage_read_gbps);
+          QStringLiteral(" Gbit/s"), QStringLiteral("as write"), 0, top(formats::kStorageGbpsRange),
+          1000, 0, QStringLiteral("Checkpoint read bandwidth on restart"),
+          &Building::storage_read_gbps);
     field(QStringLiteral("straggler_slowdown"), QStringLiteral("Slowest GPU"), QStringLiteral("×"),
-          QStringLiteral("no straggler"), 1, 100, 0.01, 3,
+          QStringLiteral("no straggler"), 1, top(formats::kStragglerRange), 0.01, 3,
           QStringLiteral("The slowest GPU's compute time over the others' (a synchronous step "
                          "waits for it)"),
           &Building::straggler_slowdown);
     field(QStringLiteral("step_jitter"), QStringLiteral("Step jitter"), QString(),
-          QStringLiteral("none"), 0, 10, 0.01, 3,
+          QStringLiteral("none"), 0, top(formats::kStepJitterRange), 0.01, 3,
           QStringLiteral("Coefficient of variation of one GPU's compute time from step to step"),
           &Building::step_jitter);
     field(QStringLiteral("gpu_hour_usd"), QStringLiteral("GPU-hour price"),
-          QStringLiteral(" $/GPU-h"), QStringLiteral("not priced"), 0, 1e6, 0.1, 2,
-          QStringLiteral("Dollars per GPU-hour"), &Building::gpu_hour_usd);
+          QStringLiteral(" $/GPU-h"), QStringLiteral("not priced"), 0,
+          top(formats::kGpuHourUsdRange), 0.1, 2, QStringLiteral("Dollars per GPU-hour"),
+          &Building::gpu_hour_usd);
     field(QStringLiteral("host_power_w"), QStringLiteral("Host power"), QStringLiteral(" W"), dflt,
-          0, 1e6, 100, 0, QStringLiteral("Per host besides its GPUs (CPUs, memory, NICs, fans)"),
+          0, top(formats::kHostPowerWRange), 100, 0,
+          QStringLiteral("Per host besides its GPUs (CPUs, memory, NICs, fans)"),
           &Building::host_power_w);
     field(QStringLiteral("network_power_w_per_gpu"), QStringLiteral("Network power"),
-          QStringLiteral(" W/GPU"), dflt, 0, 1e5, 10, 0,
+          QStringLiteral(" W/GPU"), dflt, 0, top(formats::kNetworkPowerWRange), 10, 0,
           QStringLiteral("Switches and optics, per GPU"), &Building::network_power_w_per_gpu);
     field(QStringLiteral("pue"), QStringLiteral("PUE"), QString(), QStringLiteral("default (1.2)"),
-          0, 10, 0.01, 2, QStringLiteral("Power usage effectiveness (≥ 1)"), &Building::pue);
+          0, top(formats::kPueRange), 0.01, 2, QStringLiteral("Power usage effectiveness (≥ 1)"),
+          &Building::pue);
 
     QFormLayout* lform = formGroup(content, column, QStringLiteral("Link"));
     linkRunBox_ = lform->parentWidget();
@@ -1248,17 +1259,20 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
         [](const LinkOverride& o) { return o.buffsize_mib; },
         [](LinkOverride& o, double v) { o.buffsize_mib = v; });
     linkField(QStringLiteral("bandwidth_gbps"), QStringLiteral("Bandwidth"),
-              QStringLiteral(" Gbit/s"), QString(), 1e9, 100, 0, 1,
+              QStringLiteral(" Gbit/s"), QString(), top(formats::kLinkGbpsRange), 100, 0, 1,
               QStringLiteral("Capacity in each direction"), &Link::bandwidth_gbps);
     linkField(QStringLiteral("latency_ms"), QStringLiteral("Latency"), QStringLiteral(" ms"),
-              QString(), 1e4, 0.1, 3, 1, QStringLiteral("One way"), &Link::latency_ms);
+              QString(), top(formats::kLinkLatencyMsRange), 0.1, 3, 1, QStringLiteral("One way"),
+              &Link::latency_ms);
     linkField(QStringLiteral("background_gbps"), QStringLiteral("Background"),
-              QStringLiteral(" Gbit/s"), QStringLiteral("none"), 1e9, 100, 0, 1,
+              QStringLiteral(" Gbit/s"), QStringLiteral("none"), top(formats::kLinkGbpsOrNoneRange),
+              100, 0, 1,
               QStringLiteral("Others' traffic on the link, each direction (the job gets the "
                              "rest)"),
               &Link::background_gbps);
     linkField(QStringLiteral("price_per_gb_usd"), QStringLiteral("Transport price"),
-              QStringLiteral(" $/GB"), QStringLiteral("not priced"), 1e4, 0.001, 4, 1,
+              QStringLiteral(" $/GB"), QStringLiteral("not priced"),
+              top(formats::kTransportPriceRange), 0.001, 4, 1,
               QStringLiteral("Dollars per GB carried (egress)"), &Link::price_per_gb_usd);
     // A fraction needs a degraded bandwidth: the first one set starts at
     // half the job's share of the link, then the next field adjusts it.
@@ -1281,7 +1295,8 @@ void PlanInspector::buildClusterGroups(QWidget* content, QVBoxLayout* column) {
                           return true;
                       }});
     linkField(QStringLiteral("degraded_bandwidth_gbps"), QStringLiteral("Degraded bandwidth"),
-              QStringLiteral(" Gbit/s"), QStringLiteral("not set"), 1e9, 100, 0, 1,
+              QStringLiteral(" Gbit/s"), QStringLiteral("not set"),
+              top(formats::kLinkGbpsOrNoneRange), 100, 0, 1,
               QStringLiteral("The link's capacity while degraded (more than its background, "
                              "less than its bandwidth)"),
               &Link::degraded_bandwidth_gbps);

@@ -6,7 +6,19 @@
 
 #include "formats/json_check.h"
 
+#include <vector>
+
 namespace sa::formats {
+
+// A building's reliability, storage, price and power fields (0: the
+// default or not set), each with its key and range, for the parser and the
+// checks alike.
+struct BuildingRunField {
+    const char* key;
+    double* value;
+    const NumberRange* range;
+};
+std::vector<BuildingRunField> buildingRunFields(Building& b);
 
 void checkCluster(const Cluster& c, Diagnostics& d);
 void checkModel(const Model& m, Diagnostics& d);

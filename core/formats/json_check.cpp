@@ -114,8 +114,14 @@ std::string IntRange::rule() const {
     return "an integer >= " + std::to_string(min);
 }
 
+std::string NumberRange::ruleFor(std::optional<double> v) const {
+    if (sanityMax && max && v && std::isfinite(*v) && (maxOpen ? *v >= *max : *v > *max))
+        return rule() + " no larger than " + formatNumber(*max);
+    return rule();
+}
+
 std::string NumberRange::rule() const {
-    if (max) {
+    if (max && !sanityMax) {
         return std::string("a number in ") + (minOpen ? "(" : "[") + formatNumber(min) + ", " +
                formatNumber(*max) + (maxOpen ? ")" : "]");
     }
@@ -149,7 +155,7 @@ bool checkNumber(Diagnostics& d, const std::string& path, double v, const Number
     if (range.contains(v))
         return true;
     if (!d.isBad(path))
-        d.error(path, "must be " + range.rule() + ", got " + formatNumber(v));
+        d.error(path, "must be " + range.ruleFor(v) + ", got " + formatNumber(v));
     return false;
 }
 
@@ -243,7 +249,10 @@ bool ObjectReader::number(const std::string& key, double& out, Presence p, Numbe
     if (!v)
         return false;
     if (!v->is_number() || !range.contains(v->get<double>())) {
-        diag_.error(pathOf(key), "must be " + range.rule() + ", got " + describe(*v));
+        diag_.error(pathOf(key), "must be " +
+                                     range.ruleFor(v->is_number() ? std::optional(v->get<double>())
+                                                                  : std::nullopt) +
+                                     ", got " + describe(*v));
         return false;
     }
     out = v->get<double>();

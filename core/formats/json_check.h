@@ -118,7 +118,12 @@ struct NumberRange {
     bool minOpen = true; // min itself not allowed
     std::optional<double> max;
     bool maxOpen = false;
+    // max is a bound beyond which no hardware goes, not part of the rule:
+    // "a number >= 0", and above it "... no larger than 10000".
+    bool sanityMax = false;
     std::string rule() const;
+    // The rule as a message states it for `v` (a number, or nothing).
+    std::string ruleFor(std::optional<double> v) const;
     bool contains(double v) const;
 };
 
@@ -161,6 +166,27 @@ inline constexpr NumberRange kOuterBytesRange{0.125, false, 8.0, false};
 inline constexpr NumberRange kLossPenaltyRange{-0.5, false, 1.0, false};
 inline constexpr NumberRange kFraction{0, true, 1.0, false};    // (0, 1]
 inline constexpr NumberRange kProbability{0, false, 1.0, true}; // [0, 1)
+// A cluster's physical quantities, bounded where no hardware goes (the
+// explorer's fields take the same ranges, so a file's value is always one
+// the inspector can show and edit). Beyond them the figures overflow (a
+// latency of 1e308 ms, a TDP of 1e308 W) rather than mean anything.
+inline constexpr NumberRange kScaleUpGbpsRange{0, true, 1e7, false, true};
+inline constexpr NumberRange kScaleOutGbpsRange{0, true, 1e6, false, true};
+inline constexpr NumberRange kOversubscriptionRange{1, false, 1000.0, false, true};
+inline constexpr NumberRange kLinkGbpsRange{0, true, 1e9, false, true};
+inline constexpr NumberRange kLinkGbpsOrNoneRange{0, false, 1e9, false, true}; // 0: none
+inline constexpr NumberRange kLinkLatencyMsRange{0, false, 1e4, false, true};  // 10 s one way
+inline constexpr NumberRange kTransportPriceRange{0, false, 1e4, false, true}; // $/GB
+inline constexpr NumberRange kStragglerRange{1, false, 100.0, false, true};
+inline constexpr NumberRange kStepJitterRange{0, false, 10.0, false, true};
+inline constexpr NumberRange kPueRange{1, false, 10.0, false, true};
+inline constexpr NumberRange kMtbfHoursRange{0, false, 1e9, false, true};   // 0: the default
+inline constexpr NumberRange kRestartSRange{0, false, 1e7, false, true};    // 0: the default
+inline constexpr NumberRange kStorageGbpsRange{0, false, 1e9, false, true}; // 0: the default
+inline constexpr NumberRange kGpuHourUsdRange{0, false, 1e6, false, true};  // 0: not priced
+inline constexpr NumberRange kHostPowerWRange{0, false, 1e6, false, true};  // 0: the default
+inline constexpr NumberRange kNetworkPowerWRange{0, false, 1e5, false, true};
+inline constexpr NumberRange kGpuPowerWRange{0, false, 1e5, false, true}; // tdp, limit, idle
 // A calibrated ring step (Building::scale_up_latency_us, scale_out_latency_us):
 // [0, 10000] us; a step of 10 ms is no fabric inside a building.
 inline constexpr NumberRange kStepLatencyUs{0, false, 10000.0, false};

@@ -270,11 +270,11 @@ void readGpuModel(const json& v, const std::string& at, Diagnostics& d, GpuModel
     o.integer("sms", g.sms, kOptional, formats::kSmsRange);
     o.number("gemm_efficiency", g.gemm_efficiency, kOptional, formats::kFraction);
     o.number("gemm_efficiency_fp8", g.gemm_efficiency_fp8, kOptional, formats::kFraction);
-    o.number("tdp_w", g.tdp_w, kOptional, formats::kNonNegative);
-    o.number("power_limit_w", g.power_limit_w, kOptional, formats::kNonNegative);
+    o.number("tdp_w", g.tdp_w, kOptional, formats::kGpuPowerWRange);
+    o.number("power_limit_w", g.power_limit_w, kOptional, formats::kGpuPowerWRange);
     o.number("boost_clock_mhz", g.boost_clock_mhz, kOptional, formats::kNonNegative);
     o.number("sustained_clock_mhz", g.sustained_clock_mhz, kOptional, formats::kNonNegative);
-    o.number("idle_w", g.idle_w, kOptional, formats::kNonNegative);
+    o.number("idle_w", g.idle_w, kOptional, formats::kGpuPowerWRange);
     GpuArch arch = GpuArch::Unknown;
     if (o.choice<GpuArch>("architecture", arch, kOptional,
                           {{"ampere", GpuArch::Ampere},
@@ -300,15 +300,16 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     o.string("gpu_model", b.gpu_model, kOptional, true);
     o.integer("gpus", b.gpus, kRequired, formats::kGpusRange);
     o.integer("gpus_per_host", b.gpus_per_host, kRequired, formats::kGpusPerHostRange);
-    o.number("scale_up_gbps", b.scale_up_gbps, kRequired, formats::kPositive);
-    o.number("scale_out_gbps", b.scale_out_gbps, kRequired, formats::kPositive);
+    o.number("scale_up_gbps", b.scale_up_gbps, kRequired, formats::kScaleUpGbpsRange);
+    o.number("scale_out_gbps", b.scale_out_gbps, kRequired, formats::kScaleOutGbpsRange);
     b.zone_gpus = b.gpus; // one zone unless told otherwise
     if (o.find("zone_gpus", kOptional) &&
         !o.integer("zone_gpus", b.zone_gpus, kOptional, formats::kGpusRange))
         b.zone_gpus = 0;
-    o.number("zone_oversubscription", b.zone_oversubscription, kOptional, formats::kAtLeastOne);
+    o.number("zone_oversubscription", b.zone_oversubscription, kOptional,
+             formats::kOversubscriptionRange);
     o.number("building_oversubscription", b.building_oversubscription, kOptional,
-             formats::kAtLeastOne);
+             formats::kOversubscriptionRange);
     // Calibrated tiers (docs/CALIBRATION.md): absent = the built-in values.
     auto measured = [&](const char* key, std::optional<double>& out,
                         const formats::NumberRange& range) {
@@ -321,18 +322,11 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     measured("scale_out_efficiency", b.scale_out_efficiency, formats::kFraction);
     measured("scale_out_latency_us", b.scale_out_latency_us, formats::kStepLatencyUs);
     // Reliability, storage, prices, power (docs/RUN.md): 0 = the default.
-    for (auto [key, value] :
-         {std::pair{"gpu_mtbf_hours", &b.gpu_mtbf_hours},
-          std::pair{"host_mtbf_hours", &b.host_mtbf_hours}, std::pair{"restart_s", &b.restart_s},
-          std::pair{"storage_write_gbps", &b.storage_write_gbps},
-          std::pair{"storage_read_gbps", &b.storage_read_gbps},
-          std::pair{"gpu_hour_usd", &b.gpu_hour_usd}, std::pair{"host_power_w", &b.host_power_w},
-          std::pair{"network_power_w_per_gpu", &b.network_power_w_per_gpu},
-          std::pair{"step_jitter", &b.step_jitter}})
-        o.number(key, *value, kOptional, formats::kNonNegative);
-    o.number("straggler_slowdown", b.straggler_slowdown, kOptional, formats::kAtLeastOne);
+    for (const auto& [key, value, range] : formats::buildingRunFields(b))
+        o.number(key, *value, kOptional, *range);
+    o.number("straggler_slowdown", b.straggler_slowdown, kOptional, formats::kStragglerRange);
     if (o.find("pue", kOptional))
-        o.number("pue", b.pue, kOptional, formats::kAtLeastOne);
+        o.number("pue", b.pue, kOptional, formats::kPueRange);
     o.finish();
 }
 
@@ -368,14 +362,14 @@ void readLink(const json& v, const std::string& at, Diagnostics& d, Link& l) {
     } else {
         d.markBad(o.pathOf("name"));
     }
-    o.number("bandwidth_gbps", l.bandwidth_gbps, kRequired, formats::kPositive);
-    o.number("latency_ms", l.latency_ms, kRequired, formats::kNonNegative);
+    o.number("bandwidth_gbps", l.bandwidth_gbps, kRequired, formats::kLinkGbpsRange);
+    o.number("latency_ms", l.latency_ms, kRequired, formats::kLinkLatencyMsRange);
     o.string("technology", l.technology, kOptional, true);
-    o.number("background_gbps", l.background_gbps, kOptional, formats::kNonNegative);
-    o.number("price_per_gb_usd", l.price_per_gb_usd, kOptional, formats::kNonNegative);
+    o.number("background_gbps", l.background_gbps, kOptional, formats::kLinkGbpsOrNoneRange);
+    o.number("price_per_gb_usd", l.price_per_gb_usd, kOptional, formats::kTransportPriceRange);
     o.number("degraded_fraction", l.degraded_fraction, kOptional, formats::kProbability);
     o.number("degraded_bandwidth_gbps", l.degraded_bandwidth_gbps, kOptional,
-             formats::kNonNegative);
+             formats::kLinkGbpsOrNoneRange);
     o.finish();
 }
 

@@ -8,6 +8,18 @@
 
 namespace sa::formats {
 
+std::vector<BuildingRunField> buildingRunFields(Building& b) {
+    return {{"gpu_mtbf_hours", &b.gpu_mtbf_hours, &kMtbfHoursRange},
+            {"host_mtbf_hours", &b.host_mtbf_hours, &kMtbfHoursRange},
+            {"restart_s", &b.restart_s, &kRestartSRange},
+            {"storage_write_gbps", &b.storage_write_gbps, &kStorageGbpsRange},
+            {"storage_read_gbps", &b.storage_read_gbps, &kStorageGbpsRange},
+            {"gpu_hour_usd", &b.gpu_hour_usd, &kGpuHourUsdRange},
+            {"host_power_w", &b.host_power_w, &kHostPowerWRange},
+            {"network_power_w_per_gpu", &b.network_power_w_per_gpu, &kNetworkPowerWRange},
+            {"step_jitter", &b.step_jitter, &kStepJitterRange}};
+}
+
 namespace {
 
 std::string str(std::int64_t v) {
@@ -93,9 +105,10 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
         checkInt(d, at + "/sms", g.sms, kSmsRange);
         checkNumber(d, at + "/gemm_efficiency", g.gemm_efficiency, kFraction);
         checkNumber(d, at + "/gemm_efficiency_fp8", g.gemm_efficiency_fp8, kFraction);
-        const bool tdpOk = checkNumber(d, at + "/tdp_w", g.tdp_w, kNonNegative);
-        const bool limitOk = checkNumber(d, at + "/power_limit_w", g.power_limit_w, kNonNegative);
-        checkNumber(d, at + "/idle_w", g.idle_w, kNonNegative);
+        const bool tdpOk = checkNumber(d, at + "/tdp_w", g.tdp_w, kGpuPowerWRange);
+        const bool limitOk =
+            checkNumber(d, at + "/power_limit_w", g.power_limit_w, kGpuPowerWRange);
+        checkNumber(d, at + "/idle_w", g.idle_w, kGpuPowerWRange);
         // The clocks come as a pair: the sustained one read against the one
         // the efficiencies were measured at.
         const bool boostOk =
@@ -148,19 +161,12 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                                       childPath("/buildings", it->second) + ")");
         }
         checkName(d, at + "/region", b.region);
-        for (auto [key, value] :
-             {std::pair{"/gpu_mtbf_hours", b.gpu_mtbf_hours},
-              std::pair{"/host_mtbf_hours", b.host_mtbf_hours},
-              std::pair{"/restart_s", b.restart_s},
-              std::pair{"/storage_write_gbps", b.storage_write_gbps},
-              std::pair{"/storage_read_gbps", b.storage_read_gbps},
-              std::pair{"/step_jitter", b.step_jitter}, std::pair{"/gpu_hour_usd", b.gpu_hour_usd},
-              std::pair{"/host_power_w", b.host_power_w},
-              std::pair{"/network_power_w_per_gpu", b.network_power_w_per_gpu}})
-            checkNumber(d, at + key, value, kNonNegative);
-        checkNumber(d, at + "/straggler_slowdown", b.straggler_slowdown, kAtLeastOne);
+        Building fields = b; // buildingRunFields points into it
+        for (const auto& [key, value, range] : buildingRunFields(fields))
+            checkNumber(d, at + "/" + key, *value, *range);
+        checkNumber(d, at + "/straggler_slowdown", b.straggler_slowdown, kStragglerRange);
         if (b.pue != 0)
-            checkNumber(d, at + "/pue", b.pue, kAtLeastOne);
+            checkNumber(d, at + "/pue", b.pue, kPueRange);
         if (checkName(d, at + "/gpu_model", b.gpu_model) && !d.isBad("/gpu_models") &&
             !d.isBad(at + "/gpu_model") && !c.gpu_models.count(b.gpu_model))
             d.error(at + "/gpu_model", "no GPU model named '" + b.gpu_model + "' in /gpu_models");
@@ -172,8 +178,8 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                     "must divide gpus (" + str(b.gpus) + "), got " + str(b.gpus_per_host));
             perHostOk = false;
         }
-        checkNumber(d, at + "/scale_up_gbps", b.scale_up_gbps, kPositive);
-        checkNumber(d, at + "/scale_out_gbps", b.scale_out_gbps, kPositive);
+        checkNumber(d, at + "/scale_up_gbps", b.scale_up_gbps, kScaleUpGbpsRange);
+        checkNumber(d, at + "/scale_out_gbps", b.scale_out_gbps, kScaleOutGbpsRange);
         // zone_gpus 0 (a value built in code) means one zone, as Building::zones() reads it.
         if (b.zone_gpus != 0 && checkInt(d, at + "/zone_gpus", b.zone_gpus, kGpusRange) &&
             !d.isBad(at + "/zone_gpus")) {
@@ -184,8 +190,10 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                 d.error(at + "/zone_gpus", "must be a multiple of gpus_per_host (" +
                                                str(b.gpus_per_host) + "), got " + str(b.zone_gpus));
         }
-        checkNumber(d, at + "/zone_oversubscription", b.zone_oversubscription, kAtLeastOne);
-        checkNumber(d, at + "/building_oversubscription", b.building_oversubscription, kAtLeastOne);
+        checkNumber(d, at + "/zone_oversubscription", b.zone_oversubscription,
+                    kOversubscriptionRange);
+        checkNumber(d, at + "/building_oversubscription", b.building_oversubscription,
+                    kOversubscriptionRange);
         if (b.scale_up_efficiency)
             checkNumber(d, at + "/scale_up_efficiency", *b.scale_up_efficiency, kFraction);
         if (b.scale_up_latency_us)
@@ -275,13 +283,13 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                 d.error(at + "/name", "duplicate link name '" + name + "' (also " +
                                           childPath("/links", it->second) + ")");
         }
-        checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kPositive);
-        checkNumber(d, at + "/latency_ms", l.latency_ms, kNonNegative);
-        checkNumber(d, at + "/price_per_gb_usd", l.price_per_gb_usd, kNonNegative);
+        checkNumber(d, at + "/bandwidth_gbps", l.bandwidth_gbps, kLinkGbpsRange);
+        checkNumber(d, at + "/latency_ms", l.latency_ms, kLinkLatencyMsRange);
+        checkNumber(d, at + "/price_per_gb_usd", l.price_per_gb_usd, kTransportPriceRange);
         const bool fractionOk =
             checkNumber(d, at + "/degraded_fraction", l.degraded_fraction, kProbability);
         const bool degradedOk = checkNumber(d, at + "/degraded_bandwidth_gbps",
-                                            l.degraded_bandwidth_gbps, kNonNegative);
+                                            l.degraded_bandwidth_gbps, kLinkGbpsOrNoneRange);
         if (fractionOk && degradedOk && !d.isBad(at + "/degraded_fraction") &&
             !d.isBad(at + "/degraded_bandwidth_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
             !d.isBad(at + "/background_gbps")) {
@@ -295,7 +303,7 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                             ") when degraded_fraction is set, got " +
                             formatNumber(l.degraded_bandwidth_gbps));
         }
-        if (checkNumber(d, at + "/background_gbps", l.background_gbps, kNonNegative) &&
+        if (checkNumber(d, at + "/background_gbps", l.background_gbps, kLinkGbpsOrNoneRange) &&
             !d.isBad(at + "/background_gbps") && !d.isBad(at + "/bandwidth_gbps") &&
             l.bandwidth_gbps > 0 && l.background_gbps >= l.bandwidth_gbps)
             d.error(at + "/background_gbps", "must be less than bandwidth_gbps (" +

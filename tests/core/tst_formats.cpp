@@ -547,6 +547,21 @@ void TestFormats::badDocuments_data() {
         {"cluster.json: /buildings/0/zone_gpus: must be a multiple of gpus_per_host (8), got 100"});
     bad("oversubscription below one", "cluster", {"/buildings/0/zone_oversubscription=0.5"},
         {"cluster.json: /buildings/0/zone_oversubscription: must be a number >= 1, got 0.5"});
+    // Beyond any hardware (the inspector's fields stop there too): the
+    // figures would overflow rather than mean anything.
+    bad("oversubscription beyond any fabric", "cluster",
+        {"/buildings/0/building_oversubscription=1e20"},
+        {"cluster.json: /buildings/0/building_oversubscription: must be a number >= 1 no larger "
+         "than 1000, got 1e+20"});
+    bad("straggler beyond reason", "cluster", {"/buildings/0/straggler_slowdown=500"},
+        {"cluster.json: /buildings/0/straggler_slowdown: must be a number >= 1 no larger than "
+         "100, got 500"});
+    bad("NIC beyond any", "cluster", {"/buildings/0/scale_out_gbps=10000000"},
+        {"cluster.json: /buildings/0/scale_out_gbps: must be a number > 0 no larger than "
+         "1000000, got 10000000"});
+    bad("MTBF beyond reason", "cluster", {"/buildings/0/gpu_mtbf_hours=1000000000000"},
+        {"cluster.json: /buildings/0/gpu_mtbf_hours: must be a number >= 0 no larger than "
+         "1000000000, got 1000000000000"});
     bad("empty name", "cluster", {"/name=\"\""},
         {"cluster.json: /name: must be a non-empty string"});
     bad("region not a string", "cluster", {"/buildings/0/region=7"},
@@ -579,6 +594,9 @@ void TestFormats::badDocuments_data() {
          "1.5"});
     bad("negative tdp", "cluster", {"/gpu_models/H100/tdp_w=-700"},
         {"cluster.json: /gpu_models/H100/tdp_w: must be a number >= 0, got -700"});
+    bad("tdp beyond any board", "cluster", {"/gpu_models/H100/tdp_w=1e308"},
+        {"cluster.json: /gpu_models/H100/tdp_w: must be a number >= 0 no larger than 100000, got "
+         "1e+308"});
     bad("power limit as text", "cluster", {"/gpu_models/H100/power_limit_w=\"500 W\""},
         {"cluster.json: /gpu_models/H100/power_limit_w: must be a number >= 0, got '500 W'"});
     bad("power limit without tdp", "cluster", {"/gpu_models/H100/power_limit_w=500"},

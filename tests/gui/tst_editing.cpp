@@ -10,6 +10,7 @@
 #include "cost/balance.h"
 #include "cost/placement.h"
 #include "document.h"
+#include "formats/json_check.h"
 #include "liveevaluation.h"
 #include "mainwindow.h"
 #include "planinspector.h"
@@ -75,6 +76,7 @@ private Q_SLOTS:
     void outerSyncAndRunFields();
     void buildingAndLinkFieldsEditTheCluster();
     void failuresFasterThanAStepShowNever();
+    void clusterFieldsTakeTheFilesRanges();
     void layersPerStageAndRankOrder();
     void secondRefusalPutsTheFirstFieldBack();
     void rankOrderItemsKeepTheExplicitPlacement();
@@ -1211,6 +1213,52 @@ void TestEditing::failuresFasterThanAStepShowNever() {
     QVERIFY(window_->shownSnapshot()->evaluation->goodput.goodput > 0);
     QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Wall clock")),
              formatDuration(window_->shownSnapshot()->evaluation->cost.time_s_per_mtok));
+}
+
+// Each cluster field stops where a file's value must stop
+// (formats/json_check.h): whatever a file holds, its field can show it, and
+// nothing typed there is a value a file would refuse.
+void TestEditing::clusterFieldsTakeTheFilesRanges() {
+    PlanInspector* inspector = window_->inspector();
+    const std::pair<const char*, const formats::NumberRange*> fields[] = {
+        {"building/scale_up_gbps", &formats::kScaleUpGbpsRange},
+        {"building/scale_out_gbps", &formats::kScaleOutGbpsRange},
+        {"building/zone_oversubscription", &formats::kOversubscriptionRange},
+        {"building/building_oversubscription", &formats::kOversubscriptionRange},
+        {"building/gpu_mtbf_hours", &formats::kMtbfHoursRange},
+        {"building/host_mtbf_hours", &formats::kMtbfHoursRange},
+        {"building/restart_s", &formats::kRestartSRange},
+        {"building/storage_write_gbps", &formats::kStorageGbpsRange},
+        {"building/storage_read_gbps", &formats::kStorageGbpsRange},
+        {"building/straggler_slowdown", &formats::kStragglerRange},
+        {"building/step_jitter", &formats::kStepJitterRange},
+        {"building/gpu_hour_usd", &formats::kGpuHourUsdRange},
+        {"building/host_power_w", &formats::kHostPowerWRange},
+        {"building/network_power_w_per_gpu", &formats::kNetworkPowerWRange},
+        {"building/pue", &formats::kPueRange},
+        {"link/bandwidth_gbps", &formats::kLinkGbpsRange},
+        {"link/latency_ms", &formats::kLinkLatencyMsRange},
+        {"link/background_gbps", &formats::kLinkGbpsOrNoneRange},
+        {"link/price_per_gb_usd", &formats::kTransportPriceRange},
+        {"link/degraded_bandwidth_gbps", &formats::kLinkGbpsOrNoneRange},
+    };
+    for (const auto& [key, range] : fields) {
+        QDoubleSpinBox* box = inspector->doubleSpinBox(QLatin1String(key));
+        QVERIFY2(box, key);
+        QVERIFY2(range->max, key);
+        QCOMPARE(box->maximum(), *range->max);
+    }
+    // The largest latency a file may give, typed: applied and shown whole.
+    Document* doc = window_->document();
+    const Scenario original = doc->scenario();
+    QDoubleSpinBox* latency = inspector->doubleSpinBox(QStringLiteral("link/latency_ms"));
+    typeInto(latency, QStringLiteral("10000"));
+    QTest::keyClick(latency, Qt::Key_Return);
+    QCOMPARE(doc->scenario().cluster.links[0].latency_ms, *formats::kLinkLatencyMsRange.max);
+    QVERIFY(inspector->problem().isEmpty());
+    while (doc->undoStack()->canUndo())
+        doc->undoStack()->undo();
+    QCOMPARE(doc->scenario(), original);
 }
 
 // Layers per stage typed, balanced and evened; the rank order says what it
