@@ -783,11 +783,13 @@ void MainWindow::createStatusBar() {
 }
 
 // A message (a drag's preview, "Saved ...") is drawn left of the labels, in
-// what they leave: the grid and the timing step aside while one shows. The
-// timing, the least of the figures, also steps aside when the line is too
-// narrow for it; what is still too wide is cut by the eliding labels.
+// what they leave: the goodput, the grid and the timing step aside while one
+// shows (a drag's preview keeps the step, MFU, memory and change beside it).
+// The timing, the least of the figures, also steps aside when the line is
+// too narrow for it; what is still too wide is cut by the eliding labels.
 void MainWindow::fitStatusBar() {
     const bool message = !statusBar()->currentMessage().isEmpty();
+    runLabel_->setVisible(!message);
     placementLabel_->setVisible(!message);
     const int spacing = std::max(0, statusBar()->layout() ? statusBar()->layout()->spacing() : 0);
     int need = 0;

@@ -1009,14 +1009,16 @@ void TestMainWindow::statusLineFitsTheWindow() {
     // The labels fill the line: no room for a message yet.
     QVERIFY2(step->geometry().left() < 30, qPrintable(QString::number(step->geometry().left())));
 
-    // A message: the grid steps aside, and the message has the room it left.
+    // A message: the goodput and the grid step aside, and the message has
+    // the room they left; the step, MFU and memory stay beside it.
     bar->showMessage(QStringLiteral("Move S2 from B1 to B2: release to apply"));
     settle();
-    QVERIFY(!placement->isVisible() && !timing->isVisible());
+    QVERIFY(!placement->isVisible() && !timing->isVisible() && !run->isVisible());
+    QVERIFY(step->isVisible() && mfu->isVisible() && memory->isVisible());
     QVERIFY2(step->geometry().left() >= 60, qPrintable(QString::number(step->geometry().left())));
     bar->clearMessage();
     settle();
-    QVERIFY(placement->isVisible());
+    QVERIFY(placement->isVisible() && run->isVisible());
 }
 
 // Three buildings in two regions, at window sizes from 800 x 700 to 1920 x
