@@ -256,11 +256,17 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                 p.rank_order = orders[i];
                 // The orders the plan check refuses are shown, greyed, with
                 // the reason.
+                // In a one-building cluster nothing crosses whatever the
+                // order: the line below says so once, the items stay short
+                // enough to read in the box.
                 const QString refused = refusedOrderText(sc.cluster, p);
-                rank->setItemText(
-                    int(i),
-                    rankOrderText(orders[i]) + QStringLiteral(" — ") +
-                        (refused.isEmpty() ? acrossText(placeCells(sc.cluster, p)) : refused));
+                const bool oneBuilding = sc.cluster.buildings.size() == 1;
+                rank->setItemText(int(i),
+                                  rankOrderText(orders[i]) +
+                                      (!refused.isEmpty() ? QStringLiteral(" — ") + refused
+                                       : oneBuilding      ? QString()
+                                                          : QStringLiteral(" — ") +
+                                                           acrossText(placeCells(sc.cluster, p))));
                 if (items)
                     items->item(int(i))->setEnabled(refused.isEmpty());
             }

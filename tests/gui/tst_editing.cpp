@@ -77,6 +77,7 @@ private Q_SLOTS:
     void buildingAndLinkFieldsEditTheCluster();
     void failuresFasterThanAStepShowNever();
     void clusterFieldsTakeTheFilesRanges();
+    void oneBuildingRankOrdersStayShort();
     void layersPerStageAndRankOrder();
     void secondRefusalPutsTheFirstFieldBack();
     void rankOrderItemsKeepTheExplicitPlacement();
@@ -1435,6 +1436,55 @@ void TestEditing::rankOrderItemsKeepTheExplicitPlacement() {
     doc->undoStack()->undo();
     QVERIFY(waitForEvaluation());
     QVERIFY2(rank->currentText().endsWith(QStringLiteral("— PP")), qPrintable(rank->currentText()));
+}
+
+// In a one-building cluster nothing crosses whatever the order: the items
+// name the order alone (at 1920 x 1080 "tp › cp › pp › dp — nothing (one
+// building)" was cut in the box), the line below says it once; a refused
+// order keeps its reason. A second building brings the words back.
+void TestEditing::oneBuildingRankOrdersStayShort() {
+    QVERIFY(window_->openSample(sampleScenario("single-building-70b-fp8.json")));
+    QVERIFY(waitForEvaluation());
+    Document* doc = window_->document();
+    QCOMPARE(doc->scenario().cluster.buildings.size(), std::size_t(1));
+    PlanInspector* inspector = window_->inspector();
+    auto* across = inspector->findChild<QLabel*>(QStringLiteral("acrossBuildings"));
+    QComboBox* rank = inspector->comboBox(QStringLiteral("rank_order"));
+    QVERIFY(across && rank);
+    QCOMPARE(across->text(), QStringLiteral("Across buildings: nothing (one building)"));
+    auto* orderItems = qobject_cast<QStandardItemModel*>(rank->model());
+    QVERIFY(orderItems);
+    int refused = 0;
+    for (int i = 0; i < rank->count(); ++i) {
+        if (orderItems->item(i)->isEnabled()) {
+            QVERIFY2(!rank->itemText(i).contains(QStringLiteral(" — ")),
+                     qPrintable(rank->itemText(i)));
+        } else {
+            QVERIFY2(rank->itemText(i).contains(QStringLiteral(" — ")),
+                     qPrintable(rank->itemText(i)));
+            ++refused;
+        }
+    }
+    QVERIFY(refused > 0);
+    // A second building (the cluster changes): each item says again what it
+    // puts across.
+    Cluster two = doc->scenario().cluster;
+    Building b2 = two.buildings[0];
+    b2.name = "B2";
+    two.buildings.push_back(b2);
+    Link link;
+    link.a = two.buildings[0].name;
+    link.b = "B2";
+    link.name = link.a + "-B2";
+    link.bandwidth_gbps = 25600;
+    link.latency_ms = 1;
+    two.links.push_back(link);
+    doc->setCluster(two, QStringLiteral("second building"));
+    QVERIFY(waitForEvaluation());
+    QVERIFY2(rank->currentText().contains(QStringLiteral(" — ")), qPrintable(rank->currentText()));
+    doc->undoStack()->undo();
+    QVERIFY(waitForEvaluation());
+    QVERIFY2(!rank->currentText().contains(QStringLiteral(" — ")), qPrintable(rank->currentText()));
 }
 
 #include "tst_editing.moc"
