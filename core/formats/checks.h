@@ -15,10 +15,10 @@ namespace sa::formats {
 // checks alike.
 struct BuildingRunField {
     const char* key;
-    double* value;
+    double Building::*member;
     const NumberRange* range;
 };
-std::vector<BuildingRunField> buildingRunFields(Building& b);
+extern const std::vector<BuildingRunField> kBuildingRunFields;
 
 void checkCluster(const Cluster& c, Diagnostics& d);
 void checkModel(const Model& m, Diagnostics& d);

@@ -322,8 +322,8 @@ void readBuilding(const json& v, const std::string& at, Diagnostics& d, Building
     measured("scale_out_efficiency", b.scale_out_efficiency, formats::kFraction);
     measured("scale_out_latency_us", b.scale_out_latency_us, formats::kStepLatencyUs);
     // Reliability, storage, prices, power (docs/RUN.md): 0 = the default.
-    for (const auto& [key, value, range] : formats::buildingRunFields(b))
-        o.number(key, *value, kOptional, *range);
+    for (const auto& [key, member, range] : formats::kBuildingRunFields)
+        o.number(key, b.*member, kOptional, *range);
     o.number("straggler_slowdown", b.straggler_slowdown, kOptional, formats::kStragglerRange);
     if (o.find("pue", kOptional))
         o.number("pue", b.pue, kOptional, formats::kPueRange);

@@ -8,17 +8,16 @@
 
 namespace sa::formats {
 
-std::vector<BuildingRunField> buildingRunFields(Building& b) {
-    return {{"gpu_mtbf_hours", &b.gpu_mtbf_hours, &kMtbfHoursRange},
-            {"host_mtbf_hours", &b.host_mtbf_hours, &kMtbfHoursRange},
-            {"restart_s", &b.restart_s, &kRestartSRange},
-            {"storage_write_gbps", &b.storage_write_gbps, &kStorageGbpsRange},
-            {"storage_read_gbps", &b.storage_read_gbps, &kStorageGbpsRange},
-            {"gpu_hour_usd", &b.gpu_hour_usd, &kGpuHourUsdRange},
-            {"host_power_w", &b.host_power_w, &kHostPowerWRange},
-            {"network_power_w_per_gpu", &b.network_power_w_per_gpu, &kNetworkPowerWRange},
-            {"step_jitter", &b.step_jitter, &kStepJitterRange}};
-}
+const std::vector<BuildingRunField> kBuildingRunFields = {
+    {"gpu_mtbf_hours", &Building::gpu_mtbf_hours, &kMtbfHoursRange},
+    {"host_mtbf_hours", &Building::host_mtbf_hours, &kMtbfHoursRange},
+    {"restart_s", &Building::restart_s, &kRestartSRange},
+    {"storage_write_gbps", &Building::storage_write_gbps, &kStorageGbpsRange},
+    {"storage_read_gbps", &Building::storage_read_gbps, &kStorageGbpsRange},
+    {"gpu_hour_usd", &Building::gpu_hour_usd, &kGpuHourUsdRange},
+    {"host_power_w", &Building::host_power_w, &kHostPowerWRange},
+    {"network_power_w_per_gpu", &Building::network_power_w_per_gpu, &kNetworkPowerWRange},
+    {"step_jitter", &Building::step_jitter, &kStepJitterRange}};
 
 namespace {
 
@@ -161,9 +160,8 @@ void checkCluster(const Cluster& c, Diagnostics& d) {
                                       childPath("/buildings", it->second) + ")");
         }
         checkName(d, at + "/region", b.region);
-        Building fields = b; // buildingRunFields points into it
-        for (const auto& [key, value, range] : buildingRunFields(fields))
-            checkNumber(d, at + "/" + key, *value, *range);
+        for (const auto& [key, member, range] : kBuildingRunFields)
+            checkNumber(d, at + "/" + key, b.*member, *range);
         checkNumber(d, at + "/straggler_slowdown", b.straggler_slowdown, kStragglerRange);
         if (b.pue != 0)
             checkNumber(d, at + "/pue", b.pue, kPueRange);
