@@ -127,8 +127,10 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
                               : QStringLiteral("The whole write (set async to overlap it)"));
     row(gp, QStringLiteral("Checkpoint interval"),
         g.interval_steps > 0
-            ? QStringLiteral("%1 steps (%2)%3")
-                  .arg(formatCount(g.interval_steps), formatDuration(g.interval_s),
+            ? QStringLiteral("%1 %2 (%3)%4")
+                  .arg(formatCount(g.interval_steps),
+                       g.interval_steps == 1 ? QStringLiteral("step") : QStringLiteral("steps"),
+                       formatDuration(g.interval_s),
                        g.interval_optimal ? QStringLiteral(", Young/Daly") : QString())
             : QStringLiteral("never (no failures)"));
     row(gp, QStringLiteral("Restart"), formatDuration(g.restart_s),

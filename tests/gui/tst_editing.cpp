@@ -1202,6 +1202,12 @@ void TestEditing::failuresFasterThanAStepShowNever() {
     QCOMPARE(e.goodput.goodput, 0.0);
     auto* panel = window_->findChild<RunPanel*>();
     QVERIFY(panel);
+    // A checkpoint every step, said in the singular.
+    QCOMPARE(e.goodput.interval_steps, std::int64_t(1));
+    QVERIFY2(
+        panel->value(QStringLiteral("Goodput"), QStringLiteral("Checkpoint interval"))
+            .startsWith(QStringLiteral("1 step (")),
+        qPrintable(panel->value(QStringLiteral("Goodput"), QStringLiteral("Checkpoint interval"))));
     QCOMPARE(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Wall clock")),
              QStringLiteral("never"));
     QVERIFY(panel->value(QStringLiteral("Per million tokens"), QStringLiteral("Energy")).isEmpty());
