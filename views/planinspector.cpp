@@ -35,6 +35,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace sa::views {
 
@@ -252,23 +253,34 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             orderKeyValid_ = true;
             Plan p = sc.plan;
             auto* items = qobject_cast<QStandardItemModel*>(rank->model());
+            // Each item says what its order puts across buildings, or, for
+            // an order the plan check refuses (greyed), why. Where every
+            // order the check accepts puts the same thing across (one
+            // building in the cluster, or a placement that fills one) the
+            // words tell the orders apart no more: the line below says it
+            // once and the items stay short enough to read in the box.
+            std::vector<QString> refused(orders.size()), acrossWords(orders.size());
+            bool allAlike = true;
+            std::optional<QString> firstAccepted;
             for (std::size_t i = 0; i < orders.size(); ++i) {
                 p.rank_order = orders[i];
-                // The orders the plan check refuses are shown, greyed, with
-                // the reason.
-                // In a one-building cluster nothing crosses whatever the
-                // order: the line below says so once, the items stay short
-                // enough to read in the box.
-                const QString refused = refusedOrderText(sc.cluster, p);
-                const bool oneBuilding = sc.cluster.buildings.size() == 1;
+                refused[i] = refusedOrderText(sc.cluster, p);
+                if (!refused[i].isEmpty())
+                    continue;
+                acrossWords[i] = acrossText(placeCells(sc.cluster, p));
+                if (!firstAccepted)
+                    firstAccepted = acrossWords[i];
+                else if (*firstAccepted != acrossWords[i])
+                    allAlike = false;
+            }
+            for (std::size_t i = 0; i < orders.size(); ++i) {
+                const QString& why = refused[i].isEmpty() ? acrossWords[i] : refused[i];
                 rank->setItemText(int(i),
-                                  rankOrderText(orders[i]) +
-                                      (!refused.isEmpty() ? QStringLiteral(" — ") + refused
-                                       : oneBuilding      ? QString()
-                                                          : QStringLiteral(" — ") +
-                                                           acrossText(placeCells(sc.cluster, p))));
+                                  rankOrderText(orders[i]) + (refused[i].isEmpty() && allAlike
+                                                                  ? QString()
+                                                                  : QStringLiteral(" — ") + why));
                 if (items)
-                    items->item(int(i))->setEnabled(refused.isEmpty());
+                    items->item(int(i))->setEnabled(refused[i].isEmpty());
             }
         }
         across->setText(QStringLiteral("Across buildings: ") +
