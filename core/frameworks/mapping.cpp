@@ -559,12 +559,25 @@ std::string shortened(const json& v) {
 }
 } // namespace
 
-std::vector<std::string> carriedNotes(const Carried& c, const char* framework) {
+std::vector<std::string> carriedNotes(const Carried& c, const Imported& got,
+                                      const char* framework) {
     std::vector<std::string> notes;
-    for (auto it = c.plan.begin(); it != c.plan.end(); ++it)
-        notes.push_back("plan key '" + it.key() + "' " +
-                        (it.value().is_null() ? std::string("absent") : shortened(it.value())) +
-                        ": " + framework + " cannot express it; kept in the # scaleacross line");
+    const json gotPlan = got.plan ? toJson(*got.plan) : json::object();
+    for (auto it = c.plan.begin(); it != c.plan.end(); ++it) {
+        if (it.value().is_null()) {
+            // Unset in the plan, set by what the framework reads: the run
+            // launched from these settings does that, the plan's evaluation
+            // its default.
+            const auto run = gotPlan.find(it.key());
+            notes.push_back("plan key '" + it.key() + "' is not set (the plan's default): " +
+                            framework + " with these settings runs " +
+                            (run != gotPlan.end() ? shortened(*run) : std::string("its own")) +
+                            "; kept unset in the # scaleacross line");
+            continue;
+        }
+        notes.push_back("plan key '" + it.key() + "' " + shortened(it.value()) + ": " + framework +
+                        " cannot express it; kept in the # scaleacross line");
+    }
     for (auto it = c.model.begin(); it != c.model.end(); ++it)
         notes.push_back("model key '" + it.key() + "' " + shortened(it.value()) + ": " + framework +
                         " cannot express it; kept in the # scaleacross line");

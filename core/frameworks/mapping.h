@@ -97,8 +97,10 @@ std::int64_t knownTokenizerVocab(const std::string& name);
 // carried line. Name and description are not carried.
 void carryDifferences(const Model& want, const Plan& want_plan, const Imported& got,
                       Carried& carried);
-// Notes for the keys carried (one sentence each).
-std::vector<std::string> carriedNotes(const Carried& c, const char* framework);
+// Notes for the keys carried (one sentence each). A plan key the plan leaves
+// unset (its default) that `got`, the settings read back, sets: the note
+// says what the framework runs instead.
+std::vector<std::string> carriedNotes(const Carried& c, const Imported& got, const char* framework);
 
 // Megatron's defaults, shared with the plan's "framework" key
 // (model/framework_defaults.h).

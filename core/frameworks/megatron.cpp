@@ -848,7 +848,7 @@ Exported exportMegatron(const Model& model, const Plan& plan) {
     Carried carried;
     carried.world_size = plan.parallelism.gpus();
     carryDifferences(model, plan, again, carried);
-    for (auto& n : carriedNotes(carried, "Megatron-LM"))
+    for (auto& n : carriedNotes(carried, again, "Megatron-LM"))
         out.notes.push_back(std::move(n));
 
     const std::int64_t world = plan.parallelism.gpus();

@@ -677,9 +677,9 @@ Exported exportNemo(const Model& m, const Plan& p) {
         // The vocabulary was padded again on import: carry the size as the
         // tokenizer's when that padding is the identity, else the model key.
         carryDifferences(m, p, again, carried);
+        for (auto& n : carriedNotes(carried, again, "NeMo"))
+            out.notes.push_back(std::move(n));
     }
-    for (auto& n : carriedNotes(carried, "NeMo"))
-        out.notes.push_back(std::move(n));
     std::ostringstream t;
     t << "# NeMo launcher training config (conf/training/...): model '" << m.name << "', plan '"
       << p.name << "'\n";

@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -1773,8 +1774,15 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                                                         "grad_reduce_bytes",
                                                         "fsdp_reshard_after_forward",
                                                         "fsdp_copies"};
+        // A key a note above already explains (the note starts with it).
+        const auto noted = [&notes](const std::string& key) {
+            return std::any_of(notes.begin(), notes.end(), [&key](const std::string& n) {
+                return n.size() > key.size() && n.compare(0, key.size(), key) == 0 &&
+                       std::strchr(" :'", n[key.size()]) != nullptr;
+            });
+        };
         for (auto it = comment.begin(); it != comment.end(); ++it)
-            if (!explained.count(it.key()))
+            if (!explained.count(it.key()) && !noted(it.key()))
                 notes.push_back(it.key() + " " + it.value().dump() +
                                 ": torchtitan cannot express it; kept in the scaleacross comment");
     }

@@ -1665,6 +1665,15 @@ void TestFrameworks::exportText() {
     QVERIFY(text.contains("--tensor-model-parallel-size 8 \\\n"));
     const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
     QVERIFY(lines.last().startsWith("# scaleacross: {"));
+    // The sample leaves p2p_overlap to the plan's default (overlapped), which
+    // Megatron's 1F1B without virtual stages cannot run: the note says what
+    // the script runs, where it had said "absent: Megatron-LM cannot express it".
+    QVERIFY(!s.plan.schedule.virtual_stages || s.plan.schedule.virtual_stages == 1);
+    QVERIFY(s.plan.p2p_overlap);
+    QVERIFY2(text.contains("# note: plan key 'p2p_overlap' is not set (the plan's default): "
+                           "Megatron-LM with these settings runs false; kept unset in the # "
+                           "scaleacross line\n"),
+             qPrintable(text));
     // Placement runs, link technologies and zero-bubble are not Megatron's or
     // NeMo's: notes, comments and the carried line.
     const PlanCase all = everythingCase();

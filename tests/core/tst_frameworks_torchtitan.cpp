@@ -902,6 +902,17 @@ void roundTrip(const sa::Model& model, const sa::Plan& plan) {
     // One trailing comment line.
     QCOMPARE(std::count(ex.text.begin(), ex.text.end(), '\n') > 0, true);
     QVERIFY(ex.text.rfind("# scaleacross: ") > ex.text.rfind("[activation_checkpoint]"));
+    // Each key kept in the comment is explained once: a note of its own
+    // ("fp8_linear transformer-engine: ...") is not followed by the generic
+    // "torchtitan cannot express it" for the same key.
+    for (auto it = comment.begin(); it != comment.end(); ++it) {
+        const std::string& key = it.key();
+        const auto count = std::count_if(ex.notes.begin(), ex.notes.end(), [&key](const auto& n) {
+            return n.size() > key.size() && n.compare(0, key.size(), key) == 0 &&
+                   std::string(" :'").find(n[key.size()]) != std::string::npos;
+        });
+        QVERIFY2(count <= 1, (key + " noted " + std::to_string(count) + " times").c_str());
+    }
     const Imported im = importTorchtitan(ex.text, {"export.toml", "", 0, 0});
     QVERIFY2(im.ok(), (problemsOf(im) + ex.text).c_str());
     QCOMPARE(sa::dumpCanonical(sa::toJson(*im.plan)), sa::dumpCanonical(sa::toJson(plan)));
