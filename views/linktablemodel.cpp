@@ -84,7 +84,11 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
         case Capacity:
             return u.background_gbps > 0 ? shared() : formatBandwidthGbps(u.capacity_gbps);
         case Latency:
-            return formatLatencyMs(u.latency_ms);
+            // An uplink inside a building has no latency of its own in the
+            // model: each collective step there pays the building's step.
+            return u.tier != LinkTier::InterBuilding && u.latency_ms <= 0
+                       ? QStringLiteral("per step")
+                       : formatLatencyMs(u.latency_ms);
         case Technology:
             return QString::fromStdString(u.technology);
         case BytesPerStep:
@@ -147,6 +151,13 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
                               "of the link over the step, %3 at the peak")
             .arg(shared(), formatPercent(u.total_utilization),
                  formatPercent(u.total_peak_utilization));
+    if (role == Qt::ToolTipRole && index.column() == Latency && u.tier != LinkTier::InterBuilding &&
+        u.latency_ms <= 0)
+        return QStringLiteral("Inside a building the link adds no latency of its own: each step of "
+                              "a collective pays the building's scale-out step (the building's "
+                              "scale_out_latency_us, which scaleacross calibrate fits, else "
+                              "NCCL's per-step cost and 2 µs a hop), charged in the "
+                              "collectives' times");
     if (role == Qt::ToolTipRole && index.column() == Busy && step > 0)
         return QStringLiteral("%1 of the %2 step")
             .arg(formatPercent(u.busy_s / step), formatSeconds(step));

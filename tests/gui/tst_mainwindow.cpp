@@ -406,6 +406,24 @@ void TestMainWindow::linkTableModelPassesTester() {
         maxBytes = std::max(maxBytes, l.bytes_per_step);
     QCOMPARE(proxy.index(0, LinkTableModel::BytesPerStep).data(LinkTableModel::SortRole).toDouble(),
              maxBytes);
+    // A link between buildings shows its latency; an uplink inside one has
+    // none of its own (it read "0 ms"): "per step", with the tooltip saying
+    // where the model charges it.
+    for (int r = 0; r < model->rowCount(); ++r) {
+        const LinkUsage& l = e->links[std::size_t(r)];
+        const QString shownLatency = model->index(r, LinkTableModel::Latency).data().toString();
+        const QString tip =
+            model->index(r, LinkTableModel::Latency).data(Qt::ToolTipRole).toString();
+        if (l.tier == LinkTier::InterBuilding) {
+            QVERIFY2(l.latency_ms > 0 && shownLatency.endsWith(QStringLiteral("s")),
+                     qPrintable(shownLatency));
+            QVERIFY(tip.isEmpty());
+        } else {
+            QCOMPARE(l.latency_ms, 0.0);
+            QCOMPARE(shownLatency, QStringLiteral("per step"));
+            QVERIFY2(tip.contains(QStringLiteral("scale_out_latency_us")), qPrintable(tip));
+        }
+    }
     // The Links tab: inter-building links first, then by peak utilisation
     // (its default), in either order of any column.
     auto* table = window_->findChild<QTableView*>(QStringLiteral("linkTable"));
