@@ -55,11 +55,16 @@ std::vector<SweepParameter> sweepableLinkParameters(const Cluster& cluster, int 
         const QString name = linkName(l);
         SweepParameter bw;
         bw.label = QStringLiteral("%1 bandwidth").arg(name);
-        bw.axisTitle = QStringLiteral("%1 bandwidth (Gbit/s)").arg(name);
         bw.path = "links." + name.toStdString() + ".bandwidth_gbps";
         bw.current = l.bandwidth_gbps;
         bw.logX = true;
         const double b = l.bandwidth_gbps > 0 ? l.bandwidth_gbps : 100;
+        // In Tbit/s once the range starts at 1 Tbit/s (b / 10), as the
+        // link's label reads.
+        const bool tbps = b / 10 >= 1000;
+        bw.displayScale = tbps ? 1e-3 : 1.0;
+        bw.axisTitle =
+            QStringLiteral("%1 bandwidth (%2)").arg(name, tbps ? u"Tbit/s"_qs : u"Gbit/s"_qs);
         bw.values = logSpaced(b / 10, b * 10, points, b);
         out.push_back(std::move(bw));
 
@@ -154,7 +159,10 @@ void SweepChart::clear(const QString& message) {
 }
 
 void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries> series,
-                           double currentX) {
+                           double currentX, double xScale) {
+    if (!(xScale > 0) || !std::isfinite(xScale))
+        xScale = 1.0;
+    currentX *= xScale;
     resetChart();
     data_ = std::move(series);
     axisTitle_ = std::move(axisTitle);
@@ -198,7 +206,8 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
             const bool failed = i < s.errors.size() && !s.errors[i].empty();
             const double y = i < s.step_time_s.size() ? s.step_time_s[i]
                                                       : std::numeric_limits<double>::quiet_NaN();
-            const bool drawable = std::isfinite(s.x[i]) && (!logX || s.x[i] > 0);
+            const double x = s.x[i] * xScale;
+            const bool drawable = std::isfinite(x) && (!logX || x > 0);
             if (failed || !std::isfinite(y) || !drawable) {
                 ++skipped_;
                 ++reasons[k][failed     ? QString::fromStdString(s.errors[i])
@@ -209,10 +218,10 @@ void SweepChart::setSeries(QString axisTitle, bool logX, std::vector<SweepSeries
             }
             if (!line)
                 newLine();
-            line->append(s.x[i], y);
+            line->append(x, y);
             ++plotted_;
-            xLo = std::min(xLo, s.x[i]);
-            xHi = std::max(xHi, s.x[i]);
+            xLo = std::min(xLo, x);
+            xHi = std::max(xHi, x);
             yLo = std::min(yLo, y);
             yHi = std::max(yHi, y);
         }

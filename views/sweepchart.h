@@ -34,10 +34,13 @@ class LegibleAxis;
 // its current value.
 struct SweepParameter {
     QString label;      // "B1-B2 bandwidth"
-    QString axisTitle;  // "B1-B2 bandwidth (Gbit/s)"
+    QString axisTitle;  // "B1-B2 bandwidth (Tbit/s)": the unit the chart shows
     std::string path;   // "links.B1-B2.bandwidth_gbps" (see explore/sweep.h)
-    double current = 0; // the cluster's value
-    bool logX = false;  // bandwidth: spaced and drawn on a log scale
+    double current = 0; // the cluster's value, in the path's unit
+    // The shown value per unit of the path's ("bandwidth_gbps" shown in
+    // Tbit/s: 1e-3), so that a log axis reads 10 and 100, not 10000.
+    double displayScale = 1.0;
+    bool logX = false; // bandwidth: spaced and drawn on a log scale
     std::vector<double> values;
 };
 
@@ -56,8 +59,10 @@ public:
     // Draws `series`; points that could not be evaluated are left out (the
     // line breaks there) and counted in the note under the chart.
     // `currentX`, when not NaN, is marked with a vertical line ("as built").
+    // The x values (the series' and `currentX`) are drawn times `xScale`,
+    // in the unit `axisTitle` names (SweepParameter::displayScale).
     void setSeries(QString axisTitle, bool logX, std::vector<SweepSeries> series,
-                   double currentX = std::numeric_limits<double>::quiet_NaN());
+                   double currentX = std::numeric_limits<double>::quiet_NaN(), double xScale = 1.0);
     void clear(const QString& message);
 
     const std::vector<SweepSeries>& data() const { return data_; }

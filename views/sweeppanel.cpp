@@ -156,7 +156,8 @@ void SweepPanel::run() {
             return run;
         },
         [this, parameter](std::shared_ptr<const SweepRun> run) {
-            chart_->setSeries(parameter.axisTitle, parameter.logX, run->series, parameter.current);
+            chart_->setSeries(parameter.axisTitle, parameter.logX, run->series, parameter.current,
+                              parameter.displayScale);
             int points = 0;
             for (const SweepSeries& s : run->series)
                 points += int(s.x.size());

@@ -346,8 +346,16 @@ void TestCharts::sweepableLinkParameters() {
         QCOMPARE(lat.path, "links." + l.name + ".latency_ms");
         QVERIFY(bw.logX);
         QVERIFY(!lat.logX);
-        QVERIFY(bw.axisTitle.contains(QStringLiteral("Gbit/s")));
+        // The links here carry 24 and 51.2 Tbit/s: the range starts at 1
+        // Tbit/s or more and is shown in Tbit/s (10, 100 on the log axis,
+        // where Gbit/s read 10000, 100000). The values stay in the path's
+        // Gbit/s.
+        QVERIFY(l.bandwidth_gbps / 10 >= 1000);
+        QVERIFY2(bw.axisTitle.endsWith(QStringLiteral("bandwidth (Tbit/s)")),
+                 qPrintable(bw.axisTitle));
+        QCOMPARE(bw.displayScale, 1e-3);
         QVERIFY(lat.axisTitle.contains(QStringLiteral("(ms)")));
+        QCOMPARE(lat.displayScale, 1.0);
         QCOMPARE(bw.current, l.bandwidth_gbps);
         QCOMPARE(bw.values.size(), std::size_t(15));
         QCOMPARE(lat.values.size(), std::size_t(15));
@@ -361,6 +369,13 @@ void TestCharts::sweepableLinkParameters() {
         QCOMPARE(lat.values.back(), 10 * l.latency_ms);
         QVERIFY(std::is_sorted(lat.values.begin(), lat.values.end()));
     }
+    // A link under 10 Tbit/s keeps Gbit/s.
+    Cluster thin = s.cluster;
+    thin.links.front().bandwidth_gbps = 400;
+    const SweepParameter slow = views::sweepableLinkParameters(thin, 15).front();
+    QVERIFY2(slow.axisTitle.endsWith(QStringLiteral("bandwidth (Gbit/s)")),
+             qPrintable(slow.axisTitle));
+    QCOMPARE(slow.displayScale, 1.0);
 }
 
 void TestCharts::sweepChartDrawsEveryPoint() {
@@ -379,23 +394,27 @@ void TestCharts::sweepChartDrawsEveryPoint() {
     QVERIFY(cur.step_time_s.front() > 1.5 * cur.step_time_s.back());
 
     SweepChart chart;
-    chart.setSeries(bw.axisTitle, true, series, bw.current);
+    chart.setSeries(bw.axisTitle, true, series, bw.current, bw.displayScale);
     QCOMPARE(chart.plottedPoints(), int(values.size()));
     QCOMPARE(chart.skippedPoints(), 0);
     QCOMPARE(chart.segments(0).size(), 1);
     QLineSeries* line = chart.segments(0).front();
     QCOMPARE(line->count(), int(values.size()));
+    // Drawn in the axis title's unit (Tbit/s for this link).
+    QVERIFY(bw.displayScale < 1);
     for (int i = 0; i < line->count(); ++i) {
-        QCOMPARE(line->at(i).x(), values[std::size_t(i)]);
+        QCOMPARE(line->at(i).x(), values[std::size_t(i)] * bw.displayScale);
         QCOMPARE(line->at(i).y(), cur.step_time_s[std::size_t(i)]);
     }
+    QCOMPARE(chart.xAxis()->property("min").toDouble(), values.front() * bw.displayScale);
+    QCOMPARE(chart.xAxis()->property("max").toDouble(), values.back() * bw.displayScale);
     QVERIFY(qobject_cast<QLogValueAxis*>(chart.xAxis()));
     QCOMPARE(chart.xAxis()->titleText(), bw.axisTitle);
     QVERIFY(chart.yAxis()->titleText().contains(QStringLiteral("(s)")));
     QVERIFY(chart.yAxis()->min() <= cur.step_time_s.back());
     QVERIFY(chart.yAxis()->max() >= cur.step_time_s.front());
     QVERIFY(chart.currentMarker());
-    QCOMPARE(chart.currentMarker()->at(0).x(), bw.current);
+    QCOMPARE(chart.currentMarker()->at(0).x(), bw.current * bw.displayScale);
     QVERIFY(chart.note().startsWith(QStringLiteral("All 11 points")));
 }
 
