@@ -379,6 +379,8 @@ void hostWarnings(const ClusterContext& ctx, const Plan& plan,
 // What the validation says of the plan's class of runs where the model is
 // known to be optimistic (docs/VALIDATION.md): MoE layers whose tokens are
 // exchanged between GPUs (expert parallelism); else BF16 GEMMs on Hopper.
+// And, for each GPU model of an architecture the validation holds no run
+// on (neither Ampere nor Hopper), that its kernel rates are unchecked.
 void accuracyWarnings(const Model& model, const Plan& plan, const std::vector<BuildingCosts>& costs,
                       Evaluation& ev);
 

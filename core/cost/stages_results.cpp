@@ -431,6 +431,34 @@ void hostWarnings(const ClusterContext& ctx, const Plan& plan,
 
 void accuracyWarnings(const Model& model, const Plan& plan, const std::vector<BuildingCosts>& costs,
                       Evaluation& ev) {
+    // The validation holds runs on A100 and H100 / H200 only: on a GPU of
+    // another architecture (Blackwell, AMD's, one the name does not tell)
+    // the kernel rates are the GPU model's GEMM efficiencies (0.8 / 0.7 of
+    // the peaks unless it gives its own) and FlashAttention-2's published
+    // ratios, neither checked against a run there. Once per GPU model.
+    std::vector<std::string> named;
+    for (const BuildingCosts& bc : costs) {
+        if (!bc.used || !bc.gpu)
+            continue;
+        const GpuArch arch = gpuArch(*bc.gpu);
+        if (arch == GpuArch::Ampere || arch == GpuArch::Hopper ||
+            std::find(named.begin(), named.end(), bc.gpu->name) != named.end())
+            continue;
+        named.push_back(bc.gpu->name);
+        char rates[96];
+        std::snprintf(rates, sizeof rates, "%.2f of the BF16 peak, %.2f of the FP8",
+                      bc.gpu->gemm_efficiency, bc.gpu->gemm_efficiency_fp8);
+        ev.warnings.push_back(
+            "accuracy: no published run on GPU model '" + bc.gpu->name + "' (" +
+            (arch == GpuArch::Unknown ? std::string("architecture unknown")
+                                      : std::string("architecture ") + toString(arch)) +
+            ") is in this model's validation, which holds A100 and H100 runs "
+            "(docs/VALIDATION.md): its GEMMs run at the GPU model's efficiencies (" +
+            rates +
+            ") and its attention at FlashAttention-2's published ratios to them; fit them to "
+            "the GPU with `scaleacross calibrate --gemm` before reading the step time as a "
+            "prediction");
+    }
     // Every published Megatron MoE run with expert parallelism the
     // validation holds comes out too fast, and a profiled one says where:
     // the GPU idled after each forward's wait for the token counts, and the

@@ -221,6 +221,7 @@ private Q_SLOTS:
     void exchangesRunInHostGaps();
     void expertParallelPlanCarriesTheAccuracyNote();
     void bf16OnHopperCarriesTheAccuracyNote();
+    void unvalidatedArchitectureCarriesTheAccuracyNote();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -721,6 +722,63 @@ void TestFidelity::bf16OnHopperCarriesTheAccuracyNote() {
     a100.peak_tflops_fp8 = 0;
     a100.sms = 108;
     QVERIFY(note(a100, bf16).empty());
+}
+
+void TestFidelity::unvalidatedArchitectureCarriesTheAccuracyNote() {
+    // The validation holds A100 and H100 runs: a GPU of another architecture
+    // (Blackwell, or one its name does not tell) gets a note naming it, the
+    // architecture and the GEMM efficiencies its step time rests on; an
+    // A100 or an H100 does not. One note per GPU model, however many
+    // buildings hold it.
+    const auto notes = [](const GpuModel& gpu, int buildings = 1, DType dtype = DType::FP8) {
+        std::vector<Building> bs;
+        std::vector<Link> links;
+        for (int i = 0; i < buildings; ++i) {
+            Building b = building("B" + std::to_string(i + 1), 64);
+            b.gpu_model = gpu.name;
+            bs.push_back(b);
+            if (i > 0)
+                links.push_back(link("B1", b.name, 25600, 1));
+        }
+        const Cluster c = clusterOf("one", bs, links, gpu);
+        Model m = smallLlama();
+        m.dtype = dtype;
+        std::vector<std::string> out;
+        for (const std::string& w : evaluated(c, m, makePlan(1, buildings, 64, 64)).warnings)
+            if (w.rfind("accuracy: no published run on GPU model", 0) == 0)
+                out.push_back(w);
+        return out;
+    };
+    GpuModel mi = h100();
+    mi.name = "MI300X";
+    mi.peak_tflops_bf16 = 1307;
+    mi.peak_tflops_fp8 = 2615;
+    mi.sms = 304;
+    mi.gemm_efficiency = 0.6;
+    auto said = notes(mi);
+    QCOMPARE(said.size(), std::size_t(1));
+    QVERIFY2(said[0].find("'MI300X' (architecture unknown)") != std::string::npos, said[0].c_str());
+    QVERIFY2(said[0].find("0.60 of the BF16 peak, 0.70 of the FP8") != std::string::npos,
+             said[0].c_str());
+    QVERIFY(said[0].find("calibrate --gemm") != std::string::npos);
+    GpuModel b200 = h100();
+    b200.name = "B200";
+    b200.peak_tflops_bf16 = 2250;
+    b200.peak_tflops_fp8 = 4500;
+    said = notes(b200, 2);
+    QCOMPARE(said.size(), std::size_t(1));
+    QVERIFY2(said[0].find("(architecture blackwell)") != std::string::npos, said[0].c_str());
+    QVERIFY(notes(h100()).empty());
+    QVERIFY(notes(h100(), 1, DType::BF16).empty());
+    GpuModel a100 = h100();
+    a100.name = "A100";
+    a100.peak_tflops_bf16 = 312;
+    a100.peak_tflops_fp8 = 0;
+    a100.sms = 108;
+    QVERIFY(notes(a100, 1, DType::BF16).empty());
+    // Its architecture named in the GPU model counts as well as its name.
+    mi.architecture = "hopper";
+    QVERIFY(notes(mi).empty());
 }
 
 void TestFidelity::moeTokensArePermutedAroundTheExperts() {
