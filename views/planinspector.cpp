@@ -235,6 +235,9 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     auto* across = new QLabel(par->parentWidget());
     across->setObjectName(QStringLiteral("acrossBuildings"));
     across->setWordWrap(true);
+    // At the top of its row: the form sizes a wrapping label for a narrower
+    // width than it gets, and a centred line floated in the spare height.
+    across->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     par->addRow(QString(), across);
     refreshers_.push_back([this, rank, orders, across] {
         const Scenario& sc = document_->scenario();
