@@ -45,6 +45,12 @@ template <class T> bool printed(const Loaded<T>& loaded) {
     return loaded.ok();
 }
 
+bool printedAll(const std::vector<Diagnostic>& problems) {
+    for (const auto& p : problems)
+        std::fprintf(stderr, "%s\n", p.str().c_str());
+    return problems.empty();
+}
+
 int runExport(const ExportArgs& a) {
     Model model;
     Plan plan;
@@ -95,6 +101,8 @@ int runExport(const ExportArgs& a) {
                          searched.c_str(), m.value->name.c_str());
         model = *m.value;
         plan = *p.value;
+        if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, *a.result + " " + at})))
+            return kExitBadInput;
     } else {
         if (!a.model || !a.plan)
             return bad("missing input: give SCENARIO.json, --model and --plan, or --result and "
@@ -106,6 +114,11 @@ int runExport(const ExportArgs& a) {
             return kExitBadInput;
         model = *m.value;
         plan = *p.value;
+        // What a scenario's checks say of the two together (a plan's EP
+        // on a model without experts, interleaving on one stage, ...),
+        // naming the document to fix, before the framework is asked.
+        if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, *a.plan})))
+            return kExitBadInput;
     }
     const frameworks::Exported e = frameworks::exportPlan(a.to, model, plan);
     for (const auto& p : e.problems)

@@ -25,5 +25,9 @@ void checkModel(const Model& m, Diagnostics& d);
 void checkPlan(const Plan& p, Diagnostics& d);
 // Checks between the documents; each problem goes to the document to fix.
 void checkAcross(const Scenario& s, Diagnostics& cluster, Diagnostics& model, Diagnostics& plan);
+// The same between a model and a plan alone (no cluster known: a plan
+// exported to a framework); `cluster` is null and its checks are skipped.
+void checkAcross(const Cluster* cluster, const Model& m, const Plan& p, Diagnostics& dc,
+                 Diagnostics& dm, Diagnostics& dp);
 
 } // namespace sa::formats

@@ -57,6 +57,11 @@ struct SourceNames {
 // Semantic checks across documents (degrees divide, GPUs fit, placement
 // names real buildings, ...). Empty when the scenario can be evaluated.
 std::vector<Diagnostic> validateScenario(const Scenario& s, const SourceNames& names = {});
+// The checks of a model and a plan with no cluster (degrees against the
+// model's heads and layers, experts for EP, interleaving against the
+// pipeline, ...), for a plan written out to a framework.
+std::vector<Diagnostic> validateModelAndPlan(const Model& m, const Plan& p,
+                                             const SourceNames& names = {});
 
 // Canonical JSON: every key written (defaults included), stable order.
 // Loading it back gives an equal object.

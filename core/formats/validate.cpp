@@ -469,7 +469,14 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         !d.touched("/schedule");
     if (vOk) {
         if (p.schedule.kind == ScheduleKind::Interleaved) {
-            if (p.schedule.virtual_stages < 2)
+            // Its virtual stages go round a pipeline: with one stage there
+            // is none (Megatron-LM's validate_args asserts pp > 1, torchtitan
+            // builds no schedule without pipeline_parallel_degree > 1).
+            if (ppOk && g.pp < 2)
+                d.error("/schedule/kind", "the interleaved schedule needs a pipeline (pp >= 2), "
+                                          "got pp = " +
+                                              str(g.pp) + ": use 1f1b");
+            else if (p.schedule.virtual_stages < 2)
                 d.error("/schedule/virtual_stages",
                         "the interleaved schedule needs at least 2 virtual stages, got " +
                             str(p.schedule.virtual_stages));
@@ -624,9 +631,16 @@ void checkPlan(const Plan& p, Diagnostics& d) {
 }
 
 void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostics& dp) {
-    const Cluster& c = s.cluster;
-    const Model& m = s.model;
-    const Plan& p = s.plan;
+    checkAcross(&s.cluster, s.model, s.plan, dc, dm, dp);
+}
+
+void checkAcross(const Cluster* cluster, const Model& m, const Plan& p, Diagnostics& dc,
+                 Diagnostics& dm, Diagnostics& dp) {
+    // Without a cluster: no buildings, links or GPU models to check against
+    // (the flags below skip those checks).
+    static const Cluster kNone;
+    const Cluster& c = cluster ? *cluster : kNone;
+    const bool haveCluster = cluster != nullptr;
     const Parallelism& g = p.parallelism;
     // Degrees and sizes that failed their own checks are not used below.
     const auto good = [](Diagnostics& d, const std::string& path, std::int64_t v) {
@@ -639,7 +653,7 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
     const bool vOk = good(dp, "/schedule/virtual_stages", p.schedule.virtual_stages);
 
     // GPUs: the job may use part of the cluster, never more.
-    if (!dp.touched("/parallelism") && !dc.touched("/buildings")) {
+    if (haveCluster && !dp.touched("/parallelism") && !dc.touched("/buildings")) {
         const std::int64_t need = jobGpus(g);
         const std::int64_t have = c.totalGpus();
         if (need <= kMaxJobGpus && need > have)
@@ -754,7 +768,7 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
     }
 
     if (p.placement && !dp.isBad("/placement")) {
-        const bool namesKnown = !dc.touched("/buildings");
+        const bool namesKnown = haveCluster && !dc.touched("/buildings");
         for (std::size_t i = 0; i < p.placement->runs.size() && namesKnown; ++i) {
             const PlacementRun& r = p.placement->runs[i];
             const std::string at = childPath("/placement/runs", i) + "/building";
@@ -771,7 +785,7 @@ void checkAcross(const Scenario& s, Diagnostics& dc, Diagnostics& dm, Diagnostic
         }
     }
 
-    if (!dc.touched("/links")) {
+    if (haveCluster && !dc.touched("/links")) {
         for (const auto& [link, o] : p.link_technologies) {
             const std::string at = childPath("/link_technologies", link);
             if (dp.isBad(at))
@@ -823,6 +837,18 @@ std::vector<Diagnostic> validateScenario(const Scenario& s, const SourceNames& n
         auto more = d->take();
         out.insert(out.end(), more.begin(), more.end());
     }
+    return out;
+}
+
+std::vector<Diagnostic> validateModelAndPlan(const Model& m, const Plan& p,
+                                             const SourceNames& names) {
+    formats::Diagnostics dc(names.cluster), dm(names.model), dp(names.plan);
+    formats::checkModel(m, dm);
+    formats::checkPlan(p, dp);
+    formats::checkAcross(nullptr, m, p, dc, dm, dp);
+    std::vector<Diagnostic> out = dm.take();
+    auto more = dp.take();
+    out.insert(out.end(), more.begin(), more.end());
     return out;
 }
 

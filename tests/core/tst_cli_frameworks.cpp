@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -55,6 +56,8 @@ private Q_SLOTS:
     void importArgumentsAfterDashes();
     void importRefusals_data();
     void importRefusals();
+    void exportRefusesWhatAScenarioWould_data();
+    void exportRefusesWhatAScenarioWould();
     void calibrate();
     void calibrateBadInput();
 };
@@ -231,6 +234,50 @@ void TestCliFrameworks::importRefusals() {
     QVERIFY2(r.code == 2, describe(r).constData());
     QVERIFY2(r.err.find(message.toStdString()) != std::string::npos, describe(r).constData());
     QVERIFY(QDir(dir.path()).isEmpty()); // nothing written on bad input
+}
+
+void TestCliFrameworks::exportRefusesWhatAScenarioWould_data() {
+    QTest::addColumn<QString>("framework");
+    for (const char* f : {"megatron", "nemo", "torchtitan"})
+        QTest::newRow(f) << QString::fromLatin1(f);
+}
+
+// A model and a plan that a scenario's checks refuse together are refused by
+// export too, with the document to fix and its JSON path, as evaluate says
+// it: each framework had answered "<input>: --expert-model-parallel-size:
+// Megatron-LM cannot run this plan" (the file unnamed), or torchtitan's
+// "internal: the written TOML does not read back as the plan".
+void TestCliFrameworks::exportRefusesWhatAScenarioWould() {
+    QFETCH(QString, framework);
+    QTemporaryDir dir;
+    const QString model = sourcePath(QStringLiteral("sample_clusters/models/llama3-8b.json"));
+    json plan = json::parse(
+        readText(sourcePath(QStringLiteral("sample_clusters/plans/mixtral-8x22b-campus.json"))));
+    QCOMPARE(plan["parallelism"]["ep"].get<int>(), 8);
+    const QString planPath = dir.filePath(QStringLiteral("plan.json"));
+    const QString out = dir.filePath(QStringLiteral("launch.txt"));
+    const auto refused = [&](const json& p, const std::string& message) {
+        std::ofstream(planPath.toStdString()) << p.dump(2);
+        const CliRun r = runCli({QStringLiteral("export"), QStringLiteral("--to"), framework,
+                                 QStringLiteral("--model"), model, QStringLiteral("--plan"),
+                                 planPath, QStringLiteral("-o"), out});
+        QVERIFY2(r.code == 2, describe(r).constData());
+        QVERIFY2(r.err.find(planPath.toStdString() + ": " + message) != std::string::npos,
+                 describe(r).constData());
+        QVERIFY2(r.err.find("<input>") == std::string::npos, describe(r).constData());
+        QVERIFY2(r.err.find("internal") == std::string::npos, describe(r).constData());
+        QVERIFY(!QFileInfo::exists(out)); // nothing written on bad input
+    };
+    // Expert parallelism on a model without experts.
+    refused(plan, "/parallelism/ep: ep = 8 needs a mixture-of-experts model");
+    if (QTest::currentTestFailed())
+        return;
+    // An interleaved schedule on one pipeline stage (now refused by the plan
+    // check itself, as Megatron-LM's validate_args refuses it).
+    plan["parallelism"]["ep"] = 1;
+    plan["parallelism"].erase("pp");
+    refused(plan,
+            "/schedule/kind: the interleaved schedule needs a pipeline (pp >= 2), got pp = 1");
 }
 
 void TestCliFrameworks::calibrate() {
