@@ -262,9 +262,12 @@ void BreakdownChart::setEvaluation(std::shared_ptr<const Evaluation> current,
     if (evaluations_.size() > 1 && evaluations_[1]->step_time_s > 0 && e.step_time_s > 0) {
         const double other = evaluations_[1]->step_time_s;
         const double ratio = e.step_time_s / other;
-        const QString comparison = ratio <= 1
-                                       ? QStringLiteral("%1× faster than").arg(1 / ratio, 0, 'f', 2)
-                                       : QStringLiteral("%1× slower than").arg(ratio, 0, 'f', 2);
+        // Within the 0.01× shown: "as fast as", not "1.00× faster than".
+        const QString comparison =
+            std::abs(ratio - 1) < 0.005
+                ? QStringLiteral("as fast as")
+                : (ratio <= 1 ? QStringLiteral("%1× faster than").arg(1 / ratio, 0, 'f', 2)
+                              : QStringLiteral("%1× slower than").arg(ratio, 0, 'f', 2));
         title = QStringLiteral("%1: step time %2, %3 %4 (%5)")
                     .arg(currentLabel, formatStepTime(e.step_time_s), comparison, pinnedLabel,
                          formatStepTime(other));

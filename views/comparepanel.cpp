@@ -269,11 +269,15 @@ void ComparePanel::setEvaluations(std::shared_ptr<const Evaluation> pinned,
         summary_->setText(QStringLiteral("The current plan cannot be evaluated."));
     } else {
         const double ratio = pinned->step_time_s / current->step_time_s;
+        // Within the 0.1 % shown: "as fast as", not "0.0 % faster than".
         const QString how =
-            ratio >= 1 ? QStringLiteral("%1 % faster").arg((ratio - 1) * 100, 0, 'f', 1)
-                       : QStringLiteral("%1 % slower").arg((1 / ratio - 1) * 100, 0, 'f', 1);
+            std::abs(ratio - 1) < 0.0005
+                ? QStringLiteral("as fast as")
+                : (ratio >= 1
+                       ? QStringLiteral("%1 % faster than").arg((ratio - 1) * 100, 0, 'f', 1)
+                       : QStringLiteral("%1 % slower than").arg((1 / ratio - 1) * 100, 0, 'f', 1));
         summary_->setText(
-            QStringLiteral("%1 is %2 than %3: %4.")
+            QStringLiteral("%1 is %2 %3: %4.")
                 .arg(currentLabel, how, pinnedLabel, explainDifference(*pinned, *current)));
     }
 }

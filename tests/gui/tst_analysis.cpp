@@ -194,6 +194,12 @@ void TestAnalysis::pinAndCompare() {
     QCOMPARE(compare->table()->item(ComparePanel::StepTime, 3), delta);
     QCOMPARE(delta->text(), QStringLiteral("="));
     QVERIFY(!delta->data(Qt::ForegroundRole).isValid());
+    // The same step says so in words (it read "0.0 % faster than" and
+    // "1.00× faster than").
+    QVERIFY2(compare->summary().contains(QStringLiteral(" is as fast as ")),
+             qPrintable(compare->summary()));
+    QVERIFY2(compare->chart()->chart()->title().contains(QStringLiteral("as fast as")),
+             qPrintable(compare->chart()->chart()->title()));
     window_->document()->undoStack()->redo();
     QVERIFY(waitForEvaluation());
 
