@@ -57,6 +57,10 @@ QString comparedWith(const OptimizerResult& r, const BaselineResult& b) {
     if (!s)
         return QStringLiteral("no comparison with %1").arg(title);
     const QString amount = QString::number(std::fabs(*s) * 100, 'f', 1);
+    // Within the 0.1 % shown (the best plan is often the prior art's own).
+    if (std::fabs(*s) < 0.0005)
+        return QStringLiteral("as fast as %1 (%2%3)")
+            .arg(title, which, formatStepTime(b.step_time_s));
     return QStringLiteral("%1 % %2 than %3 (%4%5)")
         .arg(amount, *s >= 0 ? QStringLiteral("faster") : QStringLiteral("slower"), title, which,
              formatStepTime(b.step_time_s));
