@@ -35,7 +35,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 namespace sa::views {
 
@@ -262,28 +261,28 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             // building in the cluster, or a placement that fills one) the
             // words tell the orders apart no more: the line below says it
             // once and the items stay short enough to read in the box.
-            std::vector<QString> refused(orders.size()), acrossWords(orders.size());
+            std::vector<QString> why(orders.size());
+            std::vector<bool> accepted(orders.size());
+            const QString* firstAccepted = nullptr;
             bool allAlike = true;
-            std::optional<QString> firstAccepted;
             for (std::size_t i = 0; i < orders.size(); ++i) {
                 p.rank_order = orders[i];
-                refused[i] = refusedOrderText(sc.cluster, p);
-                if (!refused[i].isEmpty())
+                why[i] = refusedOrderText(sc.cluster, p);
+                accepted[i] = why[i].isEmpty();
+                if (!accepted[i])
                     continue;
-                acrossWords[i] = acrossText(placeCells(sc.cluster, p));
+                why[i] = acrossText(placeCells(sc.cluster, p));
                 if (!firstAccepted)
-                    firstAccepted = acrossWords[i];
-                else if (*firstAccepted != acrossWords[i])
-                    allAlike = false;
+                    firstAccepted = &why[i];
+                else
+                    allAlike = allAlike && why[i] == *firstAccepted;
             }
             for (std::size_t i = 0; i < orders.size(); ++i) {
-                const QString& why = refused[i].isEmpty() ? acrossWords[i] : refused[i];
-                rank->setItemText(int(i),
-                                  rankOrderText(orders[i]) + (refused[i].isEmpty() && allAlike
-                                                                  ? QString()
-                                                                  : QStringLiteral(" — ") + why));
+                const bool bare = accepted[i] && allAlike;
+                rank->setItemText(int(i), rankOrderText(orders[i]) +
+                                              (bare ? QString() : QStringLiteral(" — ") + why[i]));
                 if (items)
-                    items->item(int(i))->setEnabled(refused[i].isEmpty());
+                    items->item(int(i))->setEnabled(accepted[i]);
             }
         }
         across->setText(QStringLiteral("Across buildings: ") +

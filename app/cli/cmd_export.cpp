@@ -121,9 +121,7 @@ int runExport(const ExportArgs& a) {
             return kExitBadInput;
     }
     const frameworks::Exported e = frameworks::exportPlan(a.to, model, plan);
-    for (const auto& p : e.problems)
-        std::fprintf(stderr, "%s\n", p.str().c_str());
-    if (!e.ok())
+    if (!printedAll(e.problems))
         return kExitBadInput;
     for (const auto& n : e.notes)
         std::fprintf(stderr, "note: %s\n", n.c_str());
