@@ -1260,5 +1260,90 @@ for r in index["runs"]:
     dump(r["plan"], doc)
     set_note(r, "optimizer_implementation", note)
 
+# ------------- IBM and Meta's PyTorch FSDP runs (fms-fsdp, Llama 2 34B and 70B, A100 and H100)
+# The PyTorch blog "Maximizing training throughput using PyTorch FSDP" (Team
+# PyTorch at IBM and at Meta, 2024-03-13; pytorch/pytorch.github.io
+# _posts/2024-03-13-maximizing-training.md), Table 1: tokens/s/GPU of Llama 2
+# models trained by foundation-model-stack/fms-fsdp with PyTorch FSDP on 128
+# A100 80GB (400 Gb/s inter-node) and 96 H100 80GB (800 Gb/s inter-node),
+# batch 2 per GPU at 4k tokens. Appended after the passes above: none of
+# those runs has a launch configuration under tests/data/frameworks, and
+# every key the passes derive is set here from fms-fsdp's own code.
+FMS = ("PyTorch blog 'Maximizing training throughput using PyTorch FSDP' (IBM and Meta, 2024-03-13, "
+       "pytorch/pytorch.github.io _posts/2024-03-13-maximizing-training.md), Table 1")
+a100 = load("clusters/selene-a100.json")
+a100["name"] = "fms-a100-128"
+a100["description"] = (
+    "The A100 cluster of the fms-fsdp runs (PyTorch blog, 2024-03-13): 128 A100 80GB, 8 per node on "
+    "NVLink3 (300 GB/s per GPU each way), '400Gbps network connectivity and GPU direct RDMA' per "
+    "node (50 Gb/s per GPU), non-blocking.")
+a100["buildings"][0].update({"name": "B1", "gpus": 128, "scale_out_gbps": 50, "zone_gpus": 128})
+dump("clusters/fms-a100-128.json", a100)
+h100 = load("clusters/dgx-h100.json")
+h100["name"] = "fms-h100-96"
+h100["description"] = (
+    "The H100 cluster of the fms-fsdp runs (PyTorch blog, 2024-03-13): 96 H100 SXM 80GB, 8 per "
+    "node on NVLink4 (450 GB/s per GPU each way), '800Gbps inter-node interconnect' per node "
+    "(100 Gb/s per GPU), non-blocking.")
+h100["buildings"][0].update({"gpus": 96, "scale_out_gbps": 100})
+dump("clusters/fms-h100-96.json", h100)
+FMS_MODELS = {
+    "34b": model("llama2-34b-bf16", "Llama 2 34B as fms-fsdp builds it (get_model_config "
+                 "llama2_34b: 48 x 8192, 64 heads, 8 KV heads, ffn 22016, vocab 32000), BF16",
+                 48, 8192, 22016, 64, 8, 32000, "swiglu", "bf16", False),
+    "70b": model("llama2-70b-bf16", "Llama 2 70B as fms-fsdp builds it (get_model_config "
+                 "llama2_70b: 80 x 8192, 64 heads, 8 KV heads, ffn 28672, vocab 32000), BF16",
+                 80, 8192, 28672, 64, 8, 32000, "swiglu", "bf16", False),
+}
+FMS_ASSUME = [
+    "per node, not per GPU, for the blog's 400 and 800 Gb/s ('400Gbps network connectivity and GPU "
+    "direct RDMA' for the cluster; H100s 'only' reach 0.32-0.37 MFU, with 'a 10% gap due to "
+    "network peeking out', which a 3.2 Tb/s node would not show)",
+    "zero_stage 3, fsdp_reshard_after_forward default: FSDP1 FULL_SHARD (sharding_strategy fsdp, "
+    "the configuration docs' choice for 34b and 70b; fms_fsdp/utils/train_utils.py get_policies), "
+    "one FSDP unit per LLaMABlock (get_wrapper), limit_all_gathers",
+    "fsdp_copies false: FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel, use_orig_params "
+    "false without compile) keeps each unit's parameters as views of its FlatParameter",
+    "grad_reduce_bytes 2: the bfSixteen policy reduces in bf16 (fms_fsdp/policies/"
+    "mixed_precision.py, param_dtype and reduce_dtype bfloat16)",
+    "recompute full, every block: Table 1's 'Yes' is fms-fsdp's apply_fsdp_checkpointing with "
+    "selective_checkpointing 1 (checkpoint every block; docs/configurations.md); MFU / HFU "
+    "(0.47 / 0.64, 0.50 / 0.67 on A100) agree: 4/3 of the model FLOPs",
+    "no gradient accumulation: batch 2 per GPU is one micro batch (1M tokens a step on 128 GPUs, "
+    "as the blog says)",
+    "attention_kernel flash2: 'SDPA FlashAttention v2' (PyTorch nightlies after 2.2)",
+    "elementwise eager: use_torch_compile false; the model's eager op list is torchtitan's Llama "
+    "block, where FMS's LLaMABlock fuses QKV and w1 / wg into one GEMM each (fused_weights) and "
+    "differs in its norm and rotary ops",
+    "cross_entropy pytorch: eager CrossEntropyLoss on the logits (bf16 in FMS, fp32 in the model's "
+    "pytorch kernels; 32000 vocab entries, a small part of the step)",
+    "optimizer_implementation foreach: torch.optim.AdamW without fused or foreach, which PyTorch "
+    "runs as foreach on CUDA tensors",
+    "not encoded: the 7B and 13B rows, which ran HSDP (sharded inside a node, replicated across "
+    "nodes; README table and the configuration docs), not expressible: the documents shard ZeRO "
+    "over the whole dp group; the 13B row's 'Selective' is every n-th block with n unstated",
+]
+for size, hw, cluster, gpus, tps in (("34b", "a100", "fms-a100-128.json", 128, 700),
+                                     ("70b", "a100", "fms-a100-128.json", 128, 370),
+                                     ("34b", "h100", "fms-h100-96.json", 96, 1550),
+                                     ("70b", "h100", "fms-h100-96.json", 96, 800)):
+    name = "fms-llama2-%s-%s-%d" % (size, hw, gpus)
+    p = plan(name, "fms-fsdp Llama 2 %s on %d %s: FSDP (ZeRO-3) over %d, batch 2 of 4096 per "
+             "GPU, activation checkpointing every block, BF16 eager" %
+             (size.upper(), gpus, hw.upper(), gpus), 4096, 2 * gpus, 2, 1, 1, 1, gpus, zero=3,
+             recompute="full", grad_bytes=2, attention="flash2")
+    p.update({"elementwise": "eager", "cross_entropy": "pytorch", "fsdp_copies": False,
+              "optimizer_implementation": "foreach"})
+    dump("plans/" + name + ".json", p)
+    entry = {
+        "id": name, "family": "fms-fsdp-2024",
+        "source": FMS + ", row %s: %d tokens/sec/GPU (%s 80GB)" % (size.upper(), tps, hw.upper()),
+        "cluster": "clusters/" + cluster, "model": "models/" + FMS_MODELS[size]["name"] + ".json",
+        "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+        "measured_value": tps, "measured_tokens_per_s_per_gpu": float(tps),
+        "assumptions": FMS_ASSUME,
+    }
+    index["runs"].append(entry)
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
