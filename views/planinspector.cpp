@@ -351,6 +351,17 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
              names({"0 (replicated)", "1 (optimizer)", "2 (+ gradients)", "3 (+ weights)"}),
              QStringLiteral("What data-parallel ranks shard"),
              [](Scenario& s, int i) { s.plan.zero_stage = i; });
+    auto* dpShard = addSpin(
+        sched, QStringLiteral("dp_shard"), QStringLiteral("ZeRO shard group"), 1, 1 << 20,
+        QStringLiteral("Data-parallel ranks ZeRO shards over (x cp). Below dp it is HSDP: "
+                       "dp / group copies of the sharded state, which all-reduce their gradient "
+                       "shards once a step (torchtitan data_parallel_shard_degree, FSDP "
+                       "HYBRID_SHARD over a node, Megatron --num-distributed-optimizer-instances "
+                       "dp / group). Equal to dp: one group"),
+        [](Scenario& s, int v) { s.plan.dp_shard = v == s.plan.parallelism.dp ? 0 : v; });
+    enableWhen(dpShard, [](const Scenario& s) {
+        return s.plan.zero_stage > 0 && s.plan.parallelism.dp > 1 && s.plan.parallelism.ep == 1;
+    });
     QStringList recomputeNames;
     for (auto r : kRecompute)
         recomputeNames << QString::fromLatin1(toString(r));
@@ -683,6 +694,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                    kSchedules.begin());
     });
     comboIndex(QStringLiteral("zero_stage"), [](const Scenario& s) { return s.plan.zero_stage; });
+    spinValue(QStringLiteral("dp_shard"), [](const Scenario& s) { return s.plan.dpShard(); });
     comboIndex(QStringLiteral("fsdp_reshard_after_forward"),
                [](const Scenario& s) { return int(s.plan.fsdp_reshard_after_forward); });
     comboIndex(QStringLiteral("optimizer_moments"),

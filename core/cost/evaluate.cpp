@@ -168,6 +168,7 @@ Ref<Layout> layoutOf(const ClusterContext& ctx, const Plan& plan, const std::str
     else
         in.runs.clear();
     in.plan_file = planFile;
+    in.dp_shard = plan.dpShard() < plan.parallelism.dp ? plan.dpShard() : 0;
     return st.layouts.get(in, [&](const LayoutInput& i, Layout& out) { buildLayout(ctx, i, out); });
 }
 
@@ -248,7 +249,7 @@ ChunkTimesInput::WeightCasts weightCasts(const Plan& plan) {
         if (te)
             return {0, 0, 0};
         const double gathers = plan.fsdpPerMicrobatch() ? 2.0 * m : 1.0;
-        const double shard = double(plan.parallelism.dp) * plan.parallelism.cp;
+        const double shard = double(plan.dpShard()) * plan.parallelism.cp;
         return {gathers / (m * shard), 0, 0};
     }
     if (te && !plan.fsdpPerMicrobatch())
@@ -503,7 +504,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
               !fp8Kept                                ? 0.0
               : plan.fp8_recipe == Fp8Recipe::Delayed ? kc.fp8_delayed_cast_bytes_per_element
                                                       : kc.fp8_cast_bytes_per_element,
-              st.zero3StreamUsed ? &st.zero3Stream : nullptr},
+              st.zero3StreamUsed ? &st.zero3Stream : nullptr, &ev.layers_per_stage},
              st.dp);
     ev.step_time_s = st.dp.step_s;
 
@@ -535,7 +536,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
                 {&plan, &*transports, &*p2p->phase, p2p->slot, &*dp->reduce,
                  dp->reduceUncompressed ? &*dp->reduceUncompressed : nullptr, &*dp->gather,
                  z3 ? &*z3->step : nullptr, &*st.ep.phase, &st.chunkLayers, &st.dp, mb,
-                 options.detail},
+                 options.detail, dp->replicaReduce ? &*dp->replicaReduce : nullptr},
                 ev);
     if (options.detail) {
         planWarnings(ctx, plan, *layout, *dp, ev);

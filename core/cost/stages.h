@@ -57,6 +57,7 @@ struct LayoutInput {
     std::vector<Dim> rank_order;
     std::vector<PlacementRun> runs;
     std::string plan_file; // names the plan in the placement's messages
+    int dp_shard = 0;      // HSDP's sharding group along dp (Plan::dpShard); 0: all of dp
     bool operator==(const LayoutInput&) const = default;
 };
 
@@ -78,8 +79,18 @@ struct Layout {
     // get_data_parallel_group(with_context_parallel=True); torchtitan's
     // dp_shard_cp mesh): CP ranks hold the same weights and reduce their
     // gradients together. `dpGroups` such groups run at once, one per TP rank.
+    // Under HSDP (dp_shard < dp) the group ZeRO shards over: dp_shard
+    // consecutive DP ranks x cp, the spread of the one that spans the most
+    // sites, and `dpGroups` counts the groups at that spread (one per TP
+    // rank and identical sharding group).
     std::vector<GroupSpread> spreads;
     double dpGroups = 1;
+    // HSDP only (empty otherwise): [stage] the group that all-reduces one
+    // gradient shard across the dp / dp_shard replicas of the sharding
+    // group (DP ranks dp_shard apart, one CP rank), and how many such
+    // groups run at once at that spread.
+    std::vector<GroupSpread> replicaSpreads;
+    double replicaGroups = 1;
     std::vector<int> spreadClass;               // [stage]: first stage with the same group spread
     std::vector<std::vector<PairRun>> boundary; // [stage s]: pairs s -> (s + 1) % pp
     // [stage]: the slowest NIC and NVLink among the buildings holding it, and
@@ -276,6 +287,10 @@ struct DpCollectivesInput {
 };
 struct DpCollectives {
     std::optional<TrafficPhase> reduce, gather; // gradients; ZeRO's parameter all-gather
+    // HSDP: the all-reduce of each gradient shard across the replicas, once
+    // a step (Layout::replicaSpreads), and its cost per stage; empty without.
+    std::optional<TrafficPhase> replicaReduce;
+    std::vector<CollectiveCost> arCost;
     // With compression: the same gradient collectives uncompressed (same
     // algorithms), for the bytes the compression saves.
     std::optional<TrafficPhase> reduceUncompressed;
@@ -301,6 +316,7 @@ struct DpTimingInput {
     double fp8_cast_bytes = 0;
     // ZeRO-3 under zero-bubble (applyZero3): the DP stream's load.
     const Zero3Stream* zero3_stream = nullptr;
+    const std::vector<int>* stage_layers = nullptr; // [stage]: FSDP's units under HSDP
 };
 struct DpTiming {
     std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward
@@ -362,6 +378,7 @@ struct LinkTrafficInput {
     const DpTiming* dp = nullptr;
     int microbatches = 1;
     bool detail = true; // every edge with its busy time; else cross-building bytes only
+    const TrafficPhase* dpReplica = nullptr; // HSDP's all-reduce across replicas, once a step
 };
 // Bytes per step on every edge (lean: the inter-building ones, summed into
 // cross_building_bytes; detailed: each as a LinkUsage with busy time and

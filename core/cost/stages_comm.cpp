@@ -271,6 +271,22 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     out.used = in.algo;
     out.reduceShared.assign(npp, 0.0);
     out.gatherShared.assign(npp, 0.0);
+    out.arCost.clear();
+    out.replicaReduce.reset();
+    if (!layout.replicaSpreads.empty()) {
+        // HSDP: each GPU's reduced shard of the stage's gradients, all-reduced
+        // across the replicas of its sharding group.
+        out.replicaReduce.emplace(*ctx.topology, *in.transports);
+        out.arCost.assign(npp, {});
+        for (int s = 0; s < pp; ++s) {
+            const std::size_t i = std::size_t(s);
+            const double shard = std::max(1, layout.spreads[i].members);
+            out.arCost[i] = loadCollective(*out.replicaReduce, layout.replicaSpreads[i],
+                                           CollectiveKind::AllReduce, in.algo,
+                                           in.stage_params[i] * in.grad_bytes / shard,
+                                           layout.replicaGroups, layout.stageEnv[i]);
+        }
+    }
     if (layout.spreads.empty() || layout.spreads[0].members <= 1 || in.zero_class == 3)
         return;
     AlgoMemo algos;
@@ -362,10 +378,10 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double P = (*in.stage_params)[i];
         const double endS = pr.end_s[i];
         const double share = stageOverlapShare(*in.layout, *in.costs, s);
-        double t = 0, buckets = 1, tail = 0;
+        double t = 0, buckets = 1, tail = 0, lastShare = 1;
         if (dpPeers > 1 && zero < 3) {
             buckets = std::ceil(P * gradBytes / bucketBytes);
-            const double lastShare = lastBucketShare(in, s, P, buckets, bucketBytes / gradBytes);
+            lastShare = lastBucketShare(in, s, P, buckets, bucketBytes / gradBytes);
             // Compression's encode and decode passes run in the DP stream,
             // before each bucket is sent and after it arrives, at the HBM
             // rate of the slowest GPU holding the stage (memory-bound).
@@ -397,6 +413,22 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                     plan.dp_overlap ? std::max(head + slowdown, tAg - window) : tAg;
             }
         }
+        // HSDP: each bucket's (ZeRO-3: each FSDP unit's, one a layer)
+        // reduced shard is all-reduced across the replicas after its
+        // reduce-scatter, once a step (torch FSDP HYBRID_SHARD and FSDP2's
+        // HSDP reduce-scatter, then all-reduce; Megatron's distributed
+        // optimizer instances likewise); the last one waits for the backward.
+        const double reduceScatter = t;
+        if (!d.arCost.empty()) {
+            const CollectiveCost& ar = d.arCost[i];
+            double units = buckets, last = lastShare;
+            if (zero >= 3) {
+                units = std::max(1, (*in.stage_layers)[i]);
+                last = lastBucketShare(in, s, P, units, P / units);
+            }
+            t += ar.bandwidth_s + ar.latency_s * units;
+            tail += ar.bandwidth_s * last + ar.latency_s;
+        }
         out.time[i] = t;
         const double start = plan.dp_overlap ? pr.last_bwd_start_s[i] : endS;
         out.start[i] = start;
@@ -411,16 +443,19 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         if (in.zero3_stream) {
             const Zero3Stream& z = *in.zero3_stream;
             out.start[i] = firstFwd;
-            out.time[i] = m * z.per_microbatch_s[i];
-            out.end[i] = std::max(endS + z.last_rs_s[i], firstFwd + out.time[i]);
+            out.time[i] = m * z.per_microbatch_s[i] + (t - reduceScatter);
+            out.end[i] =
+                std::max(endS + z.last_rs_s[i] + (tail > 0 ? tail : 0.0), firstFwd + out.time[i]);
         }
         // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
         // gradients into their shards during its backward: the DP stream
         // runs m of them, none before the stage's first backward.
-        if (zero == 2 && t > 0)
-            out.end[i] = std::max(out.end[i], pr.first_bwd_start_s[i] + m * t);
-        // The optimizer steps its shard of the dp x cp group.
-        const double shard = zero >= 1 ? double(dp) * plan.parallelism.cp : 1;
+        if (zero == 2 && reduceScatter > 0)
+            out.end[i] = std::max(out.end[i], pr.first_bwd_start_s[i] + m * reduceScatter +
+                                                  (t - reduceScatter));
+        // The optimizer steps its shard of the dp x cp group (HSDP: of the
+        // sharding group).
+        const double shard = zero >= 1 ? double(plan.dpShard()) * plan.parallelism.cp : 1;
         const BuildingCosts& k = (*in.costs)[std::size_t(in.layout->stageBuilding[i])];
         out.optimizer[i] = P / shard * stepBytes / k.hbm_bytes_per_s + kOptimizerLaunchS;
         if (in.stage_fp8_params && in.fp8_cast_bytes > 0)

@@ -6,30 +6,34 @@
 #include "topology/topology.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace sa {
 
 namespace {
 
 // Where each stage's DP x CP group sits (sites sorted by building, then
-// zone): a cell's cp ranks sit with it.
-GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& blocks, int s, int dp,
-                     int cp) {
+// zone): a cell's cp ranks sit with it. `blocks` are the group's replicas
+// (runs of DP indices at one pair of locations), `members` its size.
+GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& blocks, int s,
+                     int members, int cp) {
     GroupSpread g;
-    g.members = dp * cp;
+    g.members = members;
     for (const ReplicaBlock& blk : blocks) {
+        if (blk.count <= 0)
+            continue;
         const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
-        const int members = blk.count * cp;
+        const int n = blk.count * cp;
         if (!g.sites.empty() && g.sites.back().loc == loc) {
-            g.sites.back().members += members;
+            g.sites.back().members += n;
             continue;
         }
         auto it = std::find_if(g.sites.begin(), g.sites.end(),
                                [&](const GroupSpread::Site& x) { return x.loc == loc; });
         if (it != g.sites.end())
-            it->members += members;
+            it->members += n;
         else
-            g.sites.push_back({loc, members});
+            g.sites.push_back({loc, n});
     }
     std::sort(g.sites.begin(), g.sites.end(), [](const auto& a, const auto& b) {
         return a.loc.building != b.loc.building ? a.loc.building < b.loc.building
@@ -42,6 +46,48 @@ GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& bloc
             lastB = site.loc.building;
         }
     return g;
+}
+
+// HSDP's groups: sharding group k holds DP ranks [k F, (k + 1) F), replica
+// group j the ranks j, j + F, j + 2F, ...: the replica blocks each takes.
+std::vector<ReplicaBlock> shardBlocks(const std::vector<ReplicaBlock>& blocks, int k, int F) {
+    std::vector<ReplicaBlock> out;
+    const int lo = k * F, hi = lo + F;
+    for (const ReplicaBlock& b : blocks) {
+        const int first = std::max(b.first, lo), last = std::min(b.first + b.count, hi);
+        if (first < last)
+            out.push_back({first, last - first});
+    }
+    return out;
+}
+std::vector<ReplicaBlock> replicaBlocksOf(const std::vector<ReplicaBlock>& blocks, int j, int F) {
+    std::vector<ReplicaBlock> out;
+    for (const ReplicaBlock& b : blocks) {
+        // Members j + i F inside [first, first + count).
+        const int from = b.first <= j ? 0 : (b.first - j + F - 1) / F;
+        const int to = (b.first + b.count - 1 - j) >= 0 ? (b.first + b.count - 1 - j) / F : -1;
+        if (to >= from)
+            out.push_back({j + from * F, to - from + 1});
+    }
+    return out;
+}
+
+// The group of those `count` produce that spans the most sites (then
+// buildings), and how many of them sit exactly so.
+std::pair<GroupSpread, int> widestSpread(int count, const std::function<GroupSpread(int)>& spread) {
+    GroupSpread widest;
+    int same = 0;
+    for (int k = 0; k < count; ++k) {
+        GroupSpread g = spread(k);
+        if (k == 0 || g.sites.size() > widest.sites.size() ||
+            (g.sites.size() == widest.sites.size() && g.buildings > widest.buildings)) {
+            widest = std::move(g);
+            same = 1;
+        } else if (g == widest) {
+            ++same;
+        }
+    }
+    return {widest, same};
 }
 
 // Members of one DP x CP group on one host: the group's ranks are
@@ -99,20 +145,58 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
     int minHost = 1 << 30;
     for (const auto& b : cluster.buildings)
         minHost = std::min(minHost, b.gpus_per_host);
-    const int perHost = dpMembersPerHost(in.rank_order, par, minHost);
+    // HSDP: ZeRO's group is F consecutive DP ranks, R = dp / F of them.
+    const int F = in.dp_shard > 0 && in.dp_shard < par.dp ? in.dp_shard : par.dp;
+    const int R = par.dp / F;
+    Parallelism shardPar = par;
+    shardPar.dp = F;
+    const int perHost = dpMembersPerHost(in.rank_order, shardPar, minHost);
+    const CellGrid& grid = out.placed.grid;
     out.spreads.assign(npp, {});
+    int sameShard = 1;
     for (int s = 0; s < par.pp; ++s) {
         GroupSpread& g = out.spreads[std::size_t(s)];
-        g = dpSpread(out.placed.grid, out.blocks, s, par.dp, par.cp);
-        g.single_host =
-            in.runs.empty() && dpSpan * (par.dp - 1) + out.placed.grid.cell_gpus <= minHost;
+        if (R == 1) {
+            g = dpSpread(grid, out.blocks, s, par.dp * par.cp, par.cp);
+        } else {
+            auto [widest, same] = widestSpread(R, [&](int k) {
+                return dpSpread(grid, shardBlocks(out.blocks, k, F), s, F * par.cp, par.cp);
+            });
+            g = std::move(widest);
+            sameShard = std::max(sameShard, same);
+        }
+        g.single_host = in.runs.empty() && dpSpan * (F - 1) + grid.cell_gpus <= minHost;
         // A site (a zone of a building) holding fewer members than a host
         // would is where the ring runs through the fewest NICs.
         g.per_host = perHost;
         for (const GroupSpread::Site& site : g.sites)
             g.per_host = std::max(1, std::min(g.per_host, site.members));
     }
-    out.dpGroups = double(par.tp);
+    out.dpGroups = double(par.tp) * sameShard;
+    out.replicaSpreads.clear();
+    out.replicaGroups = 1;
+    if (R > 1) {
+        // A replica group's members are F * dpSpan ranks apart, one CP rank:
+        // as many share a host as fit in one at that stride.
+        const std::int64_t stride = std::int64_t(F) * dpSpan;
+        const int replicaPerHost =
+            int(std::clamp<std::int64_t>((minHost + stride - 1) / stride, 1, R));
+        out.replicaSpreads.assign(npp, {});
+        int sameReplica = 1;
+        for (int s = 0; s < par.pp; ++s) {
+            auto [widest, same] = widestSpread(F, [&](int j) {
+                return dpSpread(grid, replicaBlocksOf(out.blocks, j, F), s, R, 1);
+            });
+            GroupSpread& g = out.replicaSpreads[std::size_t(s)];
+            g = std::move(widest);
+            sameReplica = std::max(sameReplica, same);
+            g.single_host = in.runs.empty() && stride * (R - 1) + grid.cell_gpus <= minHost;
+            g.per_host = replicaPerHost;
+            for (const GroupSpread::Site& site : g.sites)
+                g.per_host = std::max(1, std::min(g.per_host, site.members));
+        }
+        out.replicaGroups = double(par.tp) * par.cp * sameReplica;
+    }
     out.spreadClass.assign(npp, 0);
     for (int s = 0; s < par.pp; ++s) {
         int c = s;

@@ -101,9 +101,10 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
             si.fp8_gathered_params = sumChunks(cs, &ChunkTimes::fp8_linear_params);
             si.fp8_kept = plan.fp8_linear == Fp8Linear::TransformerEngine;
         }
-        // The data-parallel group with CP (Megatron's dp x cp); experts over
-        // the expert-data-parallel group dp x cp / ep.
-        si.dp_shard = double(dp) * par.cp;
+        // The data-parallel group with CP (Megatron's dp x cp), or its
+        // sharding group under HSDP; experts over the expert-data-parallel
+        // group dp x cp / ep (no HSDP with ep > 1).
+        si.dp_shard = double(plan.dpShard()) * par.cp;
         si.ep_shard = std::max(1.0, double(dp) * par.cp / std::max(1, par.ep));
         si.layers = (*in.stage_layers)[std::size_t(s)];
         double transient = 0;
@@ -182,7 +183,8 @@ struct StepTraffic {
         DirectedBytes b;
         b.pp = in.p2p->load(edge, dir) * p2pCrossings;
         b.dp = dpMult * (reduceMult * in.dpReduce->load(edge, dir) + in.dpGather->load(edge, dir)) +
-               (in.zero3Step ? in.zero3Step->load(edge, dir) : 0.0);
+               (in.zero3Step ? in.zero3Step->load(edge, dir) : 0.0) +
+               (in.dpReplica ? in.dpReplica->load(edge, dir) : 0.0);
         b.ep = in.ep->load(edge, dir) * epCalls;
         return b;
     }
@@ -215,10 +217,10 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
         if (b.dp > 0) {
             usesDP = true;
             // Each phase drains at the rate its own concurrent transfers reach.
-            const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step};
-            const double mult[] = {traffic.dpMult * traffic.reduceMult, traffic.dpMult, 1.0};
+            const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step, in.dpReplica};
+            const double mult[] = {traffic.dpMult * traffic.reduceMult, traffic.dpMult, 1.0, 1.0};
             double busy = 0;
-            for (int k = 0; k < 3; ++k) {
+            for (int k = 0; k < 4; ++k) {
                 const double bytes = phases[k] ? mult[k] * phases[k]->load(e.id, dir) : 0.0;
                 if (bytes > 0)
                     busy += bytes / std::max(phases[k]->rateBps(e.id, dir), 1.0);

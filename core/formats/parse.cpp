@@ -612,6 +612,11 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     par.integer("ep", p.parallelism.ep, kOptional, formats::kDegreeRange);
     par.finish();
     r.integer("zero_stage", p.zero_stage, kOptional, formats::kZeroStageRange);
+    // dp_shard equal to dp is no HSDP: kept as the default, so that a plan
+    // reads back equal however it was written.
+    if (r.integer("dp_shard", p.dp_shard, kOptional, formats::kDegreeRange) &&
+        p.dp_shard == p.parallelism.dp)
+        p.dp_shard = 0;
     r.choice<Recompute>("recompute", p.recompute, kOptional,
                         {{"none", Recompute::None},
                          {"selective", Recompute::Selective},

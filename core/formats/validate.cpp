@@ -455,6 +455,27 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         batchOk = false;
     }
     checkInt(d, "/zero_stage", p.zero_stage, kZeroStageRange);
+    // HSDP: the sharding group divides dp, and something is sharded; expert
+    // parallelism and the outer sync across buildings group the replicas
+    // their own way.
+    if (p.dp_shard != 0 && dpOk && checkInt(d, "/dp_shard", p.dp_shard, kDegreeRange) &&
+        !d.isBad("/dp_shard")) {
+        if (g.dp % p.dp_shard != 0)
+            d.error("/dp_shard", "must divide dp (" + str(g.dp) + "), got " + str(p.dp_shard));
+        else if (p.dp_shard < g.dp && p.zero_stage == 0)
+            d.error("/dp_shard", "groups the ranks ZeRO shards over, and zero_stage 0 shards "
+                                 "nothing: leave dp_shard out or set zero_stage 1 to 3");
+        else if (p.dp_shard < g.dp && g.ep > 1)
+            d.error("/dp_shard", "HSDP with expert parallelism is not modelled (the experts' "
+                                 "data-parallel group is dp / ep): leave dp_shard out or set "
+                                 "ep 1");
+        else if (p.dp_shard < g.dp && p.dp_compression)
+            d.error("/dp_shard", "compressing the replicas' all-reduce is not modelled: leave "
+                                 "dp_shard or compression out");
+        else if (p.dp_shard < g.dp && p.outer_sync)
+            d.error("/dp_shard", "outer_sync already groups the replicas, by building: leave "
+                                 "dp_shard or outer_sync out");
+    }
     // Megatron: --recompute-method and --recompute-num-layers select the
     // layers of full recompute; "selective always uses all layers".
     if (checkInt(d, "/recompute_layers", p.recompute_layers, kRecomputeLayersRange) &&

@@ -72,7 +72,7 @@ const std::map<std::string, int>& keyRank() {
             "rope_head_dim", "v_head_dim",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
-            "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "recompute",
+            "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "dp_shard", "recompute",
             "recompute_method", "recompute_layers", "recompute_modules", "sequence_parallel",
             "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
             "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
@@ -324,6 +324,8 @@ nlohmann::json toJson(const Plan& p) {
                         {"dp", p.parallelism.dp},
                         {"ep", p.parallelism.ep}};
     j["zero_stage"] = p.zero_stage;
+    if (all || p.dpShard() != p.parallelism.dp)
+        j["dp_shard"] = p.dpShard();
     j["recompute"] = toString(p.recompute);
     if (all || p.recompute_method != RecomputeMethod::Uniform)
         j["recompute_method"] = toString(p.recompute_method);

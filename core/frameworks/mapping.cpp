@@ -929,6 +929,23 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         } else {
             p.zero_stage = distOpt ? 1 : fw.zero_stage;
         }
+        // Partial distributed optimizer (Megatron-Core parallel_state.py:
+        // the dp x cp ranks split into `instances` consecutive groups, each
+        // sharding the optimizer; ParamAndGradBuffer reduce-scatters inside
+        // one and all-reduces across them): HSDP's dp_shard = dp / instances.
+        if (auto inst = r.integer("num_distributed_optimizer_instances",
+                                  "plan:/dp_shard (dp / instances)", 1, kDegreeMax);
+            inst && *inst > 1) {
+            if (!distOpt || megatronFsdp || torchFsdp)
+                r.refuse("num_distributed_optimizer_instances",
+                         "splits the distributed optimizer (--use-distributed-optimizer), which "
+                         "these settings do not run");
+            else if (dp > 0 && dp % *inst != 0)
+                r.refuse("num_distributed_optimizer_instances",
+                         "must divide dp (" + std::to_string(dp) + "), got " + integerText(*inst));
+            else if (dp > 0)
+                p.dp_shard = int(dp / *inst);
+        }
     }
 
     // ---- data-parallel overlap and buckets

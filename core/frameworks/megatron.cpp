@@ -624,6 +624,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         break;
     case 1:
         add("--use-distributed-optimizer");
+        if (p.dpShard() < par.dp)
+            add("--num-distributed-optimizer-instances", num(p.dpReplicas()));
         break;
     case 2:
         add("--use-megatron-fsdp");

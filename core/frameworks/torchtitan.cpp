@@ -747,10 +747,10 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                        ", the world size is " + std::to_string(opt.world_size));
                 degreesOk = false;
             }
-            r.mapped(shardKey, "plan:/parallelism/dp, plan:/zero_stage");
+            r.mapped(shardKey, "plan:/parallelism/dp, plan:/zero_stage, plan:/dp_shard");
         }
     }
-    r.mapped(repKey, "plan:/parallelism/dp, plan:/zero_stage");
+    r.mapped(repKey, "plan:/parallelism/dp, plan:/zero_stage, plan:/dp_shard");
     r.mapped(tpKey, "plan:/parallelism/tp, plan:/sequence_parallel");
     r.mapped(cpKey, "plan:/parallelism/cp");
     r.mapped(ppKey, "plan:/parallelism/pp");
@@ -760,12 +760,11 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         degreesOk = false;
     }
     const bool fsdp = shard > 1 || cp > 1; // ParallelDims.fsdp_enabled
-    if (degreesOk && rep > 1 && fsdp) {
+    if (degreesOk && rep > 1 && fsdp && ep > 1) {
         r.refuse(repKey, "HSDP (" + repKey + " = " + std::to_string(rep) + " with " + shardKey +
                              " = " + std::to_string(shard) +
-                             (cp > 1 ? " and context parallelism" : "") +
-                             "): the plan has one data-parallel dimension, either sharded "
-                             "(FSDP) or replicated (DDP), not both");
+                             ") with expert parallelism: the plan's HSDP (dp_shard) is not "
+                             "modelled with ep > 1");
         degreesOk = false;
     }
     if (degreesOk && rep > 1 && !fsdp && (tp > 1 || pp > 1)) {
@@ -778,6 +777,12 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
     plan.parallelism.pp = int(pp);
     plan.parallelism.dp = int(rep * (shard > 0 ? shard : 1));
     plan.zero_stage = fsdp ? 3 : 0;
+    // HSDP: FSDP over dp_shard x cp, replicated dp_replicate times (the mesh
+    // puts dp_shard inside dp_replicate, as the plan's sharding group is
+    // consecutive DP ranks).
+    if (degreesOk && fsdp && rep > 1) {
+        plan.dp_shard = int(shard > 0 ? shard : 1);
+    }
     if (!fsdp && rep > 1)
         plan.dp_bucket_mib = kTorchtitanDdpBucketMib;
 
@@ -1498,8 +1503,8 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     if (plan.zero_stage == 0 && par.dp == 1 && par.cp > 1)
         notes.push_back("context parallelism applies FSDP over the cp ranks in torchtitan "
                         "(dp_shard_cp); zero_stage 0 is kept in the scaleacross comment");
-    t << "data_parallel_replicate_degree = " << (ddp ? par.dp : 1) << "\n";
-    t << "data_parallel_shard_degree = " << (ddp ? 1 : par.dp) << "\n";
+    t << "data_parallel_replicate_degree = " << (ddp ? par.dp : plan.dpReplicas()) << "\n";
+    t << "data_parallel_shard_degree = " << (ddp ? 1 : plan.dpShard()) << "\n";
     t << "fsdp_reshard_after_forward = \"" << toString(plan.fsdp_reshard_after_forward) << "\"\n";
     t << "tensor_parallel_degree = " << par.tp << "\n";
     t << "context_parallel_degree = " << par.cp << "\n";

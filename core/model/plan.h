@@ -3,6 +3,7 @@
 
 #include "model/routing.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -285,6 +286,14 @@ struct Plan {
     std::int64_t micro_batch_sequences = 1;
     Parallelism parallelism;
     int zero_stage = 1;
+    // ZeRO's sharding group (HSDP): the optimizer state, and with ZeRO-2/3
+    // the gradients and parameters, sharded over dp_shard consecutive DP
+    // ranks (x cp) and replicated over the dp / dp_shard groups, which
+    // all-reduce their gradient shards once a step. torchtitan's
+    // data_parallel_shard_degree (its replicate degree is dp / dp_shard),
+    // PyTorch FSDP's HYBRID_SHARD over a node, Megatron-LM's
+    // --num-distributed-optimizer-instances dp / dp_shard. 0: all of dp.
+    int dp_shard = 0;
     Recompute recompute = Recompute::None;
     // With recompute full: which layers (Megatron's default granularity is
     // every layer, uniform 1).
@@ -414,6 +423,12 @@ struct Plan {
     double token_budget = 0;
     double target_loss = 0;
 
+    // The ranks of one ZeRO sharding group along dp, and the groups that
+    // replicate it (1 without HSDP).
+    int dpShard() const {
+        return dp_shard > 0 && dp_shard < parallelism.dp ? dp_shard : parallelism.dp;
+    }
+    int dpReplicas() const { return parallelism.dp / std::max(1, dpShard()); }
     std::int64_t microbatches() const {
         const std::int64_t per = micro_batch_sequences * parallelism.dp;
         return per > 0 ? global_batch_sequences / per : 0;

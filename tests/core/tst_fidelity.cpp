@@ -179,6 +179,7 @@ private Q_SLOTS:
     void capacityPaddingIsNotModelWork();
     void zeroBubbleStaysAtOneFOneBMemory();
     void gradientsReducedOverDpTimesCp();
+    void hsdpShardsInsideItsGroup();
     void everyStageHasItsBreakdown();
     void dataParallelSharesLinksWithActivations();
     void overlappedCollectivesTakeSmsFromCompute();
@@ -484,6 +485,58 @@ void TestFidelity::zeroBubbleStaysAtOneFOneBMemory() {
                      .c_str());
     }
     QVERIFY(zb.makespan_s < one.makespan_s);
+}
+
+void TestFidelity::hsdpShardsInsideItsGroup() {
+    // tp 4 x dp 32 over two buildings of 64 GPUs (DP outermost: 16 replicas
+    // in each). HSDP with dp_shard 16 keeps every sharding group inside one
+    // building: the link carries only the all-reduce of each GPU's reduced
+    // shard across the two replicas of its group, once a step. A ring of
+    // two crosses once each way with the shard's 2 (R - 1) / R = 1 times its
+    // bytes, and tp x dp_shard = 64 such groups run at once.
+    const Cluster c = twoBuildings();
+    for (int zero : {1, 3}) {
+        Plan full = makePlan(4, 1, 32, 128);
+        full.zero_stage = zero;
+        full.grad_reduce_bytes = 2;
+        full.collectives[Dim::DP] = CollectiveAlgo::Ring;
+        Plan hsdp = full;
+        hsdp.dp_shard = 16;
+        Plan unsharded = full;
+        unsharded.zero_stage = 0;
+        const double P = paramsPerGpu(evaluated(c, smallLlama(), unsharded));
+        const Evaluation a = evaluated(c, smallLlama(), full);
+        const Evaluation b = evaluated(c, smallLlama(), hsdp);
+        double linkA = -1, linkB = -1;
+        for (const LinkUsage& u : a.links)
+            if (u.tier == LinkTier::InterBuilding)
+                linkA = u.bytes_per_step;
+        for (const LinkUsage& u : b.links)
+            if (u.tier == LinkTier::InterBuilding)
+                linkB = u.bytes_per_step;
+        QVERIFY2(closeRelative(linkB, 64 * P * 2 / 16, 1e-9),
+                 (std::to_string(linkB) + " vs " + std::to_string(64 * P * 2 / 16)).c_str());
+        // Without HSDP the ring over all 32 crosses with the reduce-scatter and
+        // the all-gather (ZeRO-3: both gathers, each of 4 microbatches).
+        QVERIFY(linkA > (zero == 3 ? 8.0 : 1.5) * linkB);
+        // The state is sharded over half the ranks: twice the optimizer's
+        // bytes (and ZeRO-3's gradients) a GPU, and a longer optimizer step.
+        QVERIFY(closeRelative(b.memory.optimizer_gib, 2 * a.memory.optimizer_gib, 1e-9));
+        if (zero == 3)
+            QVERIFY(closeRelative(b.memory.gradients_gib, 2 * a.memory.gradients_gib, 1e-9));
+        else
+            QVERIFY(closeRelative(b.memory.gradients_gib, a.memory.gradients_gib, 1e-9));
+        QVERIFY(b.breakdown.optimizer_s > a.breakdown.optimizer_s);
+        // Over a slow link the per-step all-reduce of a shard beats ZeRO's
+        // collectives across it.
+        const Cluster slow = twoBuildings(25, 10);
+        QVERIFY(evaluated(slow, smallLlama(), hsdp).step_time_s <
+                evaluated(slow, smallLlama(), full).step_time_s);
+        // dp_shard = dp is no HSDP.
+        Plan whole = full;
+        whole.dp_shard = 32;
+        QCOMPARE(evaluated(c, smallLlama(), whole).step_time_s, a.step_time_s);
+    }
 }
 
 void TestFidelity::gradientsReducedOverDpTimesCp() {

@@ -396,6 +396,7 @@ private Q_SLOTS:
     void gradAccumulationFusionImported();
     void fsdpCopiesImported_data();
     void fsdpCopiesImported();
+    void partialDistributedOptimizerIsHsdp();
     void optimizerPrecisionImported_data();
     void optimizerPrecisionImported();
     void exportText();
@@ -1304,6 +1305,43 @@ void TestFrameworks::fsdpCopiesImported() {
     const Imported back2 = importedAs(framework, ex2.text);
     QVERIFY2(back2.ok(), problems(back2.problems).constData());
     QCOMPARE(back2.plan->fsdp_copies, other.fsdp_copies);
+}
+
+// Megatron's partial distributed optimizer: two instances over dp 16 (two
+// nodes of 8 at tp 2) are HSDP over 8 ranks, and the export writes the
+// instances back; without the distributed optimizer, or with a count that
+// does not divide dp, it is refused by name. NeMo carries dp_shard in its
+// # scaleacross line.
+void TestFrameworks::partialDistributedOptimizerIsHsdp() {
+    const QString script = smallMegatron(4) + "--use-distributed-optimizer ";
+    const Imported got =
+        importedAs(int(Framework::Megatron),
+                   (script + "--num-distributed-optimizer-instances 2").toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->parallelism.dp, 16);
+    QCOMPARE(got.plan->dp_shard, 8);
+    QCOMPARE(got.plan->zero_stage, 1);
+    const Exported ex = exportPlan(Framework::Megatron, *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    QVERIFY(ex.text.find("--num-distributed-optimizer-instances 2") != std::string::npos);
+    const Imported back = importedAs(int(Framework::Megatron), ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->dp_shard, 8);
+    const Exported nemo = exportPlan(Framework::Nemo, *got.model, *got.plan);
+    QVERIFY2(nemo.ok(), problems(nemo.problems).constData());
+    QVERIFY(std::any_of(nemo.notes.begin(), nemo.notes.end(), [](const std::string& n) {
+        return n.find("'dp_shard' 8") != std::string::npos;
+    }));
+    const Imported nemoBack = importedAs(int(Framework::Nemo), nemo.text);
+    QVERIFY2(nemoBack.ok(), problems(nemoBack.problems).constData());
+    QCOMPARE(nemoBack.plan->dp_shard, 8);
+    for (const QString& bad : {smallMegatron(4) + "--num-distributed-optimizer-instances 2",
+                               script + "--num-distributed-optimizer-instances 3"}) {
+        const Imported refused = importedAs(int(Framework::Megatron), bad.toStdString());
+        QVERIFY(!refused.ok());
+        QVERIFY2(problems(refused.problems).contains("num-distributed-optimizer-instances"),
+                 problems(refused.problems).constData());
+    }
 }
 
 void TestFrameworks::optimizerPrecisionImported_data() {

@@ -178,6 +178,7 @@ private Q_SLOTS:
     void scheduleSetsP2pOverlap();
     void refusals_data();
     void refusals();
+    void hsdpImportsAsTheShardingGroup();
     void roundTripSamples_data();
     void roundTripSamples();
     void roundTripPublished_data();
@@ -752,19 +753,6 @@ void TestFrameworksTorchtitan::refusals_data() {
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("says");
     const QString ok = QStringLiteral("[activation_checkpoint]\nmode = \"full\"\n");
-    QTest::newRow("hsdp") << ok + "[parallelism]\ndata_parallel_replicate_degree = 2\n"
-                                  "data_parallel_shard_degree = 4\n"
-                          << "parallelism.data_parallel_replicate_degree"
-                          << "HSDP";
-    QTest::newRow("hsdp over cp") << ok + "[parallelism]\ndata_parallel_replicate_degree = 2\n"
-                                          "data_parallel_shard_degree = 1\n"
-                                          "context_parallel_degree = 4\n"
-                                  << "parallelism.data_parallel_replicate_degree"
-                                  << "HSDP";
-    QTest::newRow("hsdp, old layout")
-        << ok + "[training]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n"
-        << "training.data_parallel_replicate_degree"
-        << "HSDP";
     QTest::newRow("unknown flavor") << ok + "[model]\nname = \"llama3\"\nflavor = \"13B\"\n"
                                     << "model.flavor"
                                     << "13B";
@@ -878,6 +866,47 @@ void TestFrameworksTorchtitan::refusals() {
             p.message.find(says.toStdString()) != std::string::npos)
             found = true;
     QVERIFY2(found, problemsOf(im).c_str());
+}
+
+// HSDP: FSDP over dp_shard (x cp), dp_replicate copies of it; the plan's
+// dp_shard, which the export writes back as the two degrees.
+void TestFrameworksTorchtitan::hsdpImportsAsTheShardingGroup() {
+    const std::string head = "[activation_checkpoint]\nmode = \"full\"\n[model]\nname = "
+                             "\"llama3\"\nflavor = \"8B\"\n";
+    for (const char* section : {"parallelism", "training"}) {
+        const std::string toml = head + "[" + section +
+                                 "]\ndata_parallel_replicate_degree = 4\n"
+                                 "data_parallel_shard_degree = 8\n";
+        const Imported im = importTorchtitan(toml, {"hsdp.toml", "", 32, 0});
+        QVERIFY2(im.ok(), problemsOf(im).c_str());
+        QCOMPARE(im.plan->parallelism.dp, 32);
+        QCOMPARE(im.plan->dp_shard, 8);
+        QCOMPARE(im.plan->dpReplicas(), 4);
+        QCOMPARE(im.plan->zero_stage, 3);
+    }
+    // Over CP alone: each CP group shards, the dp_replicate ranks replicate.
+    const Imported cp =
+        importTorchtitan(head + "[parallelism]\ndata_parallel_replicate_degree = 2\n"
+                                "data_parallel_shard_degree = 1\n"
+                                "context_parallel_degree = 4\n",
+                         {"hsdp.toml", "", 8, 0});
+    QVERIFY2(cp.ok(), problemsOf(cp).c_str());
+    QCOMPARE(cp.plan->parallelism.dp, 2);
+    QCOMPARE(cp.plan->dpShard(), 1);
+    QCOMPARE(cp.plan->dpReplicas(), 2);
+    // Exported again: the same two degrees.
+    const Imported eight = importTorchtitan(
+        head +
+            "[parallelism]\ndata_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 8\n",
+        {"hsdp.toml", "", 32, 0});
+    QVERIFY2(eight.ok(), problemsOf(eight).c_str());
+    const auto ex = sa::frameworks::exportTorchtitan(*eight.model, *eight.plan);
+    QVERIFY2(ex.ok(), ex.problems.empty() ? "" : ex.problems.front().message.c_str());
+    QVERIFY(ex.text.find("data_parallel_replicate_degree = 4\n") != std::string::npos);
+    QVERIFY(ex.text.find("data_parallel_shard_degree = 8\n") != std::string::npos);
+    const Imported back = importTorchtitan(ex.text, {"back.toml", "", 0, 0});
+    QVERIFY2(back.ok(), problemsOf(back).c_str());
+    QCOMPARE(back.plan->dp_shard, 8);
 }
 
 // ---- export -> import -----------------------------------------------------------

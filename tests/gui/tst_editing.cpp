@@ -64,6 +64,7 @@ private Q_SLOTS:
     void scheduleCarriesItsVirtualStages();
     void optimizerPrecisionFields();
     void partialRecomputeAndFp8Fields();
+    void zeroShardGroupIsHsdp();
     void fp8WeightGatherOnlyForFp8Models();
     void epDispatcherSmsField();
     void recomputeModulesFromTheMenu();
@@ -618,6 +619,45 @@ void TestEditing::optimizerPrecisionFields() {
     QCOMPARE(moments->currentIndex(), 1);
     doc->undoStack()->undo();
     QCOMPARE(moments->currentIndex(), 0);
+}
+
+void TestEditing::zeroShardGroupIsHsdp() {
+    // The sample runs ZeRO-1 over dp 768: its shard group reads 768. A group
+    // that does not divide dp is refused with its path and Escape puts the
+    // field back; half of dp, typed and applied with Enter, is HSDP: each
+    // GPU holds twice the optimizer state. Undo restores one group, and
+    // without ZeRO there is nothing to group.
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QSpinBox* group = spin("dp_shard");
+    QVERIFY(group && group->isEnabled());
+    const int dp = doc->scenario().plan.parallelism.dp;
+    QCOMPARE(group->value(), dp);
+    QVERIFY(waitForEvaluation());
+    const double whole = window_->liveEvaluation()->current()->evaluation->memory.optimizer_gib;
+    typeInto(group, QStringLiteral("5"));
+    QTest::keyClick(group, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.dp_shard, 0);
+    QVERIFY2(inspector->problem().contains(QLatin1String("/dp_shard")) &&
+                 inspector->problem().contains(QLatin1String("must divide dp")),
+             qPrintable(inspector->problem()));
+    QTest::keyClick(group, Qt::Key_Escape);
+    QCOMPARE(group->value(), dp);
+    typeInto(group, QString::number(dp / 2));
+    QCOMPARE(doc->scenario().plan.dp_shard, 0); // not before Enter
+    QTest::keyClick(group, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.dp_shard, dp / 2);
+    QCOMPARE(doc->scenario().plan.dpReplicas(), 2);
+    QCOMPARE(doc->undoStack()->count(), 1);
+    QVERIFY(waitForEvaluation());
+    const double half = window_->liveEvaluation()->current()->evaluation->memory.optimizer_gib;
+    QVERIFY2(std::abs(half / whole - 2) < 1e-9, qPrintable(QString::number(half / whole)));
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.dp_shard, 0);
+    QCOMPARE(group->value(), dp);
+    choose(inspector->comboBox(QStringLiteral("zero_stage")), 0);
+    QCOMPARE(doc->scenario().plan.zero_stage, 0);
+    QVERIFY(!group->isEnabled());
 }
 
 void TestEditing::partialRecomputeAndFp8Fields() {

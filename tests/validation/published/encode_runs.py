@@ -1288,6 +1288,12 @@ h100["description"] = (
 h100["buildings"][0].update({"gpus": 96, "scale_out_gbps": 100})
 dump("clusters/fms-h100-96.json", h100)
 FMS_MODELS = {
+    "7b": model("llama2-7b-bf16", "Llama 2 7B as fms-fsdp builds it (get_model_config llama2_7b: "
+                "32 x 4096, 32 heads, ffn 11008, vocab 32000), BF16", 32, 4096, 11008, 32, 32,
+                32000, "swiglu", "bf16", False),
+    "13b": model("llama2-13b-bf16", "Llama 2 13B as fms-fsdp builds it (get_model_config "
+                 "llama2_13b: 40 x 5120, 40 heads, ffn 13824, vocab 32000), BF16", 40, 5120, 13824,
+                 40, 40, 32000, "swiglu", "bf16", False),
     "34b": model("llama2-34b-bf16", "Llama 2 34B as fms-fsdp builds it (get_model_config "
                  "llama2_34b: 48 x 8192, 64 heads, 8 KV heads, ffn 22016, vocab 32000), BF16",
                  48, 8192, 22016, 64, 8, 32000, "swiglu", "bf16", False),
@@ -1299,16 +1305,23 @@ FMS_ASSUME = [
     "per node, not per GPU, for the blog's 400 and 800 Gb/s ('400Gbps network connectivity and GPU "
     "direct RDMA' for the cluster; H100s 'only' reach 0.32-0.37 MFU, with 'a 10% gap due to "
     "network peeking out', which a 3.2 Tb/s node would not show)",
-    "zero_stage 3, fsdp_reshard_after_forward default: FSDP1 FULL_SHARD (sharding_strategy fsdp, "
-    "the configuration docs' choice for 34b and 70b; fms_fsdp/utils/train_utils.py get_policies), "
-    "one FSDP unit per LLaMABlock (get_wrapper), limit_all_gathers",
+    "zero_stage 3, fsdp_reshard_after_forward default: FSDP1 (fms_fsdp/utils/train_utils.py "
+    "get_policies), one FSDP unit per LLaMABlock (get_wrapper), limit_all_gathers; 34B and 70B "
+    "FULL_SHARD over every GPU (sharding_strategy fsdp), 7B and 13B HYBRID_SHARD (hsdp: "
+    "'HSDP will only shard your model across devices within the same node', docs/"
+    "configurations.md, which names hsdp for 7b and 13b and fsdp for 34b and 70b, as the "
+    "README's table does): dp_shard 8",
     "fsdp_copies false: FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel, use_orig_params "
     "false without compile) keeps each unit's parameters as views of its FlatParameter",
     "grad_reduce_bytes 2: the bfSixteen policy reduces in bf16 (fms_fsdp/policies/"
     "mixed_precision.py, param_dtype and reduce_dtype bfloat16)",
-    "recompute full, every block: Table 1's 'Yes' is fms-fsdp's apply_fsdp_checkpointing with "
-    "selective_checkpointing 1 (checkpoint every block; docs/configurations.md); MFU / HFU "
-    "(0.47 / 0.64, 0.50 / 0.67 on A100) agree: 4/3 of the model FLOPs",
+    "recompute: Table 1's 'No' (7B) none; 'Yes' (34B, 70B) full, every block: fms-fsdp's "
+    "apply_fsdp_checkpointing with selective_checkpointing 1 (docs/configurations.md), as MFU / "
+    "HFU (0.47 / 0.64, 0.50 / 0.67 on A100) say: 4/3 of the model FLOPs; 'Selective' (13B) "
+    "checkpoints a fraction p of the blocks evenly spaced (policies/ac_handler.py), p not "
+    "stated: its MFU / HFU (0.51 / 0.59 on A100, 0.35 / 0.40 on H100) put 1 + p/3 at 1.16 and "
+    "1.14, so p = 1/2, encoded as recompute full, method block, 20 of the 40 layers (the same "
+    "layers re-run; the model does not place them)",
     "no gradient accumulation: batch 2 per GPU is one micro batch (1M tokens a step on 128 GPUs, "
     "as the blog says)",
     "attention_kernel flash2: 'SDPA FlashAttention v2' (PyTorch nightlies after 2.2)",
@@ -1319,19 +1332,30 @@ FMS_ASSUME = [
     "pytorch kernels; 32000 vocab entries, a small part of the step)",
     "optimizer_implementation foreach: torch.optim.AdamW without fused or foreach, which PyTorch "
     "runs as foreach on CUDA tensors",
-    "not encoded: the 7B and 13B rows, which ran HSDP (sharded inside a node, replicated across "
-    "nodes; README table and the configuration docs), not expressible: the documents shard ZeRO "
-    "over the whole dp group; the 13B row's 'Selective' is every n-th block with n unstated",
 ]
-for size, hw, cluster, gpus, tps in (("34b", "a100", "fms-a100-128.json", 128, 700),
+for size, hw, cluster, gpus, tps in (("7b", "a100", "fms-a100-128.json", 128, 3700),
+                                     ("13b", "a100", "fms-a100-128.json", 128, 1800),
+                                     ("34b", "a100", "fms-a100-128.json", 128, 700),
                                      ("70b", "a100", "fms-a100-128.json", 128, 370),
+                                     ("7b", "h100", "fms-h100-96.json", 96, 7500),
+                                     ("13b", "h100", "fms-h100-96.json", 96, 3800),
                                      ("34b", "h100", "fms-h100-96.json", 96, 1550),
                                      ("70b", "h100", "fms-h100-96.json", 96, 800)):
     name = "fms-llama2-%s-%s-%d" % (size, hw, gpus)
-    p = plan(name, "fms-fsdp Llama 2 %s on %d %s: FSDP (ZeRO-3) over %d, batch 2 of 4096 per "
-             "GPU, activation checkpointing every block, BF16 eager" %
-             (size.upper(), gpus, hw.upper(), gpus), 4096, 2 * gpus, 2, 1, 1, 1, gpus, zero=3,
-             recompute="full", grad_bytes=2, attention="flash2")
+    hsdp = size in ("7b", "13b")
+    recompute = {"7b": "none", "13b": "full"}.get(size, "full")
+    ac = {"7b": "no activation checkpointing", "13b": "every other block checkpointed"}.get(
+        size, "activation checkpointing every block")
+    p = plan(name, "fms-fsdp Llama 2 %s on %d %s: %s, batch 2 of 4096 per GPU, %s, BF16 eager" %
+             (size.upper(), gpus, hw.upper(),
+              "HSDP (sharded over the 8 GPUs of a node)" if hsdp else
+              "FSDP (ZeRO-3) over %d" % gpus, ac), 4096, 2 * gpus, 2, 1, 1, 1, gpus, zero=3,
+             recompute=recompute, grad_bytes=2, attention="flash2")
+    if hsdp:
+        p["dp_shard"] = 8
+    if size == "13b":
+        p["recompute_method"] = "block"
+        p["recompute_layers"] = 20
     p.update({"elementwise": "eager", "cross_entropy": "pytorch", "fsdp_copies": False,
               "optimizer_implementation": "foreach"})
     dump("plans/" + name + ".json", p)
