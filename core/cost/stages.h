@@ -91,6 +91,10 @@ struct Layout {
     // groups run at once at that spread.
     std::vector<GroupSpread> replicaSpreads;
     double replicaGroups = 1;
+    // HSDP: [stage] the other sharding and replica groups, each distinct
+    // spread with the groups at it (x tp, x tp x cp for the replicas): they
+    // load the links beside the widest one, which prices the time.
+    std::vector<std::vector<std::pair<GroupSpread, double>>> otherShards, otherReplicas;
     std::vector<int> spreadClass;               // [stage]: first stage with the same group spread
     std::vector<std::vector<PairRun>> boundary; // [stage s]: pairs s -> (s + 1) % pp
     // [stage]: the slowest NIC and NVLink among the buildings holding it, and
@@ -291,6 +295,7 @@ struct DpCollectives {
     // a step (Layout::replicaSpreads), and its cost per stage; empty without.
     std::optional<TrafficPhase> replicaReduce;
     std::vector<CollectiveCost> arCost;
+    std::vector<double> arShared; // [stage]: what its ring neighbours wait for on shared edges
     // With compression: the same gradient collectives uncompressed (same
     // algorithms), for the bytes the compression saves.
     std::optional<TrafficPhase> reduceUncompressed;

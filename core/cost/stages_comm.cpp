@@ -24,8 +24,21 @@ constexpr double kOptimizerLaunchS = 20e-6;
 // choice made for the first of them.
 class AlgoMemo {
 public:
+    // The stage's group, and under HSDP its other sharding groups beside it
+    // (the same algorithm; the widest group's cost is the one returned).
     CollectiveCost load(TrafficPhase& phase, const Layout& layout, int s, CollectiveKind kind,
                         CollectiveAlgo algo, double bytes, const CrossCompression& cx = {}) {
+        const CollectiveCost cost = loadWidest(phase, layout, s, kind, algo, bytes, cx);
+        if (std::size_t(s) < layout.otherShards.size())
+            for (const auto& [g, groups] : layout.otherShards[std::size_t(s)])
+                loadCollective(phase, g, kind, cost.algo, bytes, groups,
+                               layout.stageEnv[std::size_t(s)], cx);
+        return cost;
+    }
+
+private:
+    CollectiveCost loadWidest(TrafficPhase& phase, const Layout& layout, int s, CollectiveKind kind,
+                              CollectiveAlgo algo, double bytes, const CrossCompression& cx) {
         const GroupSpread& g = layout.spreads[std::size_t(s)];
         const int spreadClass = layout.spreadClass[std::size_t(s)];
         const CollectiveEnv& env = layout.stageEnv[std::size_t(s)];
@@ -41,7 +54,6 @@ public:
         return cost;
     }
 
-private:
     struct Choice {
         int spreadClass;
         CollectiveKind kind;
@@ -272,6 +284,7 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     out.reduceShared.assign(npp, 0.0);
     out.gatherShared.assign(npp, 0.0);
     out.arCost.clear();
+    out.arShared.clear();
     out.replicaReduce.reset();
     if (!layout.replicaSpreads.empty()) {
         // HSDP: each GPU's reduced shard of the stage's gradients, all-reduced
@@ -281,10 +294,22 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
         for (int s = 0; s < pp; ++s) {
             const std::size_t i = std::size_t(s);
             const double shard = std::max(1, layout.spreads[i].members);
+            const double bytes = in.stage_params[i] * in.grad_bytes / shard;
             out.arCost[i] = loadCollective(*out.replicaReduce, layout.replicaSpreads[i],
-                                           CollectiveKind::AllReduce, in.algo,
-                                           in.stage_params[i] * in.grad_bytes / shard,
+                                           CollectiveKind::AllReduce, in.algo, bytes,
                                            layout.replicaGroups, layout.stageEnv[i]);
+            for (const auto& [g, groups] : layout.otherReplicas[i])
+                loadCollective(*out.replicaReduce, g, CollectiveKind::AllReduce, out.arCost[i].algo,
+                               bytes, groups, layout.stageEnv[i]);
+        }
+        out.arShared.assign(npp, 0.0);
+        for (int s = 0; s < pp; ++s) {
+            const auto& sites = layout.replicaSpreads[std::size_t(s)].sites;
+            const std::size_t k = sites.size();
+            for (std::size_t i = 0; i < k && k > 1; ++i)
+                out.arShared[std::size_t(s)] = std::max(
+                    out.arShared[std::size_t(s)],
+                    out.replicaReduce->routeDrainTime(sites[i].loc, sites[(i + 1) % k].loc));
         }
     }
     if (layout.spreads.empty() || layout.spreads[0].members <= 1 || in.zero_class == 3)
@@ -421,13 +446,14 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double reduceScatter = t;
         if (!d.arCost.empty()) {
             const CollectiveCost& ar = d.arCost[i];
+            const double bandwidth = std::max(ar.bandwidth_s, d.arShared[i]);
             double units = buckets, last = lastShare;
             if (zero >= 3) {
                 units = std::max(1, (*in.stage_layers)[i]);
                 last = lastBucketShare(in, s, P, units, P / units);
             }
-            t += ar.bandwidth_s + ar.latency_s * units;
-            tail += ar.bandwidth_s * last + ar.latency_s;
+            t += bandwidth + ar.latency_s * units;
+            tail += bandwidth * last + ar.latency_s;
         }
         out.time[i] = t;
         const double start = plan.dp_overlap ? pr.last_bwd_start_s[i] : endS;

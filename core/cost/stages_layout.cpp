@@ -72,22 +72,26 @@ std::vector<ReplicaBlock> replicaBlocksOf(const std::vector<ReplicaBlock>& block
     return out;
 }
 
-// The group of those `count` produce that spans the most sites (then
-// buildings), and how many of them sit exactly so.
-std::pair<GroupSpread, int> widestSpread(int count, const std::function<GroupSpread(int)>& spread) {
-    GroupSpread widest;
-    int same = 0;
+// The groups `spread` produces for 0 .. count - 1, as their distinct spreads
+// with how many groups sit at each; the first spans the most sites (then
+// buildings).
+std::vector<std::pair<GroupSpread, int>>
+distinctSpreads(int count, const std::function<GroupSpread(int)>& spread) {
+    std::vector<std::pair<GroupSpread, int>> out;
     for (int k = 0; k < count; ++k) {
         GroupSpread g = spread(k);
-        if (k == 0 || g.sites.size() > widest.sites.size() ||
-            (g.sites.size() == widest.sites.size() && g.buildings > widest.buildings)) {
-            widest = std::move(g);
-            same = 1;
-        } else if (g == widest) {
-            ++same;
-        }
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == g; });
+        if (it != out.end())
+            ++it->second;
+        else
+            out.emplace_back(std::move(g), 1);
     }
-    return {widest, same};
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return a.first.sites.size() != b.first.sites.size()
+                   ? a.first.sites.size() > b.first.sites.size()
+                   : a.first.buildings > b.first.buildings;
+    });
+    return out;
 }
 
 // Members of one DP x CP group on one host: the group's ranks are
@@ -152,28 +156,37 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
     shardPar.dp = F;
     const int perHost = dpMembersPerHost(in.rank_order, shardPar, minHost);
     const CellGrid& grid = out.placed.grid;
+    // Hosts and NICs: a site (a zone of a building) holding fewer members
+    // than a host would is where the ring runs through the fewest NICs.
+    const auto finish = [&](GroupSpread& g, std::int64_t span, int members, int onHost) {
+        g.single_host = in.runs.empty() && span * (members - 1) + grid.cell_gpus <= minHost;
+        g.per_host = onHost;
+        for (const GroupSpread::Site& site : g.sites)
+            g.per_host = std::max(1, std::min(g.per_host, site.members));
+    };
     out.spreads.assign(npp, {});
-    int sameShard = 1;
+    out.otherShards.assign(npp, {});
+    out.dpGroups = double(par.tp);
     for (int s = 0; s < par.pp; ++s) {
         GroupSpread& g = out.spreads[std::size_t(s)];
         if (R == 1) {
             g = dpSpread(grid, out.blocks, s, par.dp * par.cp, par.cp);
-        } else {
-            auto [widest, same] = widestSpread(R, [&](int k) {
-                return dpSpread(grid, shardBlocks(out.blocks, k, F), s, F * par.cp, par.cp);
-            });
-            g = std::move(widest);
-            sameShard = std::max(sameShard, same);
+            finish(g, dpSpan, F, perHost);
+            continue;
         }
-        g.single_host = in.runs.empty() && dpSpan * (F - 1) + grid.cell_gpus <= minHost;
-        // A site (a zone of a building) holding fewer members than a host
-        // would is where the ring runs through the fewest NICs.
-        g.per_host = perHost;
-        for (const GroupSpread::Site& site : g.sites)
-            g.per_host = std::max(1, std::min(g.per_host, site.members));
+        auto groups = distinctSpreads(R, [&](int k) {
+            GroupSpread x = dpSpread(grid, shardBlocks(out.blocks, k, F), s, F * par.cp, par.cp);
+            finish(x, dpSpan, F, perHost);
+            return x;
+        });
+        g = groups.front().first;
+        out.dpGroups = double(par.tp) * groups.front().second;
+        for (std::size_t k = 1; k < groups.size(); ++k)
+            out.otherShards[std::size_t(s)].emplace_back(std::move(groups[k].first),
+                                                         double(par.tp) * groups[k].second);
     }
-    out.dpGroups = double(par.tp) * sameShard;
     out.replicaSpreads.clear();
+    out.otherReplicas.clear();
     out.replicaGroups = 1;
     if (R > 1) {
         // A replica group's members are F * dpSpan ranks apart, one CP rank:
@@ -182,20 +195,19 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
         const int replicaPerHost =
             int(std::clamp<std::int64_t>((minHost + stride - 1) / stride, 1, R));
         out.replicaSpreads.assign(npp, {});
-        int sameReplica = 1;
+        out.otherReplicas.assign(npp, {});
         for (int s = 0; s < par.pp; ++s) {
-            auto [widest, same] = widestSpread(F, [&](int j) {
-                return dpSpread(grid, replicaBlocksOf(out.blocks, j, F), s, R, 1);
+            auto groups = distinctSpreads(F, [&](int j) {
+                GroupSpread x = dpSpread(grid, replicaBlocksOf(out.blocks, j, F), s, R, 1);
+                finish(x, stride, R, replicaPerHost);
+                return x;
             });
-            GroupSpread& g = out.replicaSpreads[std::size_t(s)];
-            g = std::move(widest);
-            sameReplica = std::max(sameReplica, same);
-            g.single_host = in.runs.empty() && stride * (R - 1) + grid.cell_gpus <= minHost;
-            g.per_host = replicaPerHost;
-            for (const GroupSpread::Site& site : g.sites)
-                g.per_host = std::max(1, std::min(g.per_host, site.members));
+            out.replicaSpreads[std::size_t(s)] = groups.front().first;
+            out.replicaGroups = double(par.tp) * par.cp * groups.front().second;
+            for (std::size_t k = 1; k < groups.size(); ++k)
+                out.otherReplicas[std::size_t(s)].emplace_back(
+                    std::move(groups[k].first), double(par.tp) * par.cp * groups[k].second);
         }
-        out.replicaGroups = double(par.tp) * par.cp * sameReplica;
     }
     out.spreadClass.assign(npp, 0);
     for (int s = 0; s < par.pp; ++s) {

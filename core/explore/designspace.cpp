@@ -1201,6 +1201,12 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
         p.routing = routings_[c.choice[std::size_t(axis)]];
     if (const int axis = outerSyncAxis(); axis >= 0)
         p.outer_sync = outerSyncs_[c.choice[std::size_t(axis)]];
+    // The base plan's HSDP group where the candidate can run it (the plan
+    // check's rules): it divides dp and ZeRO shards; else one group.
+    const bool hsdp = base_.dp_shard > 0 && p.parallelism.dp % base_.dp_shard == 0 &&
+                      p.zero_stage > 0 && p.parallelism.ep == 1 && !p.outer_sync &&
+                      !p.dp_compression;
+    p.dp_shard = hsdp && base_.dp_shard < p.parallelism.dp ? base_.dp_shard : 0;
 }
 
 std::optional<Candidate> DesignSpace::locate(const Plan& p) const {

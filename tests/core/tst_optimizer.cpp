@@ -65,6 +65,7 @@ private Q_SLOTS:
     void baselinesFollowTheirRecipes();
     void designSpaceKeepsLinkKnobs();
     void designSpaceChoosesTheCpExchange();
+    void designSpaceKeepsTheHsdpGroup();
     void candidatesKeepTheFramework();
     void designSpaceOfTheSample();
     void cliShardsAndMerge();
@@ -444,6 +445,37 @@ void TestOptimizer::designSpaceChoosesTheCpExchange() {
     const DesignSpace torch(s.cluster, s.model, s.plan, o);
     QCOMPARE(ringsOf(torch, 2, 2), (std::vector<std::string>{"torch-alltoall", "torch-allgather"}));
     QCOMPARE(te.axisName(DesignSpace::kCpExchange), std::string("cp-exchange"));
+}
+
+// The base plan's HSDP group (dp_shard) goes with every candidate that can
+// run it (its dp a multiple of the group, above it, and ZeRO on); the
+// others have one group. Every candidate passes the plan check.
+void TestOptimizer::designSpaceKeepsTheHsdpGroup() {
+    auto loaded = loadScenarioFile(sampleScenarioFile("single-building-70b.json"));
+    QVERIFY(loaded.ok());
+    Scenario s = *loaded.value;
+    s.plan.dp_shard = 16;
+    QVERIFY(s.plan.parallelism.dp % 16 == 0 && s.plan.parallelism.dp > 16);
+    QVERIFY(validateScenario(s).empty());
+    DesignSpaceOptions o;
+    o.vary_placement = o.vary_links = false;
+    const DesignSpace space(s.cluster, s.model, s.plan, o);
+    int kept = 0, dropped = 0;
+    for (std::size_t st = 0; st < space.structureCount(); ++st) {
+        Candidate c;
+        c.structure = std::uint32_t(st);
+        c.choice.assign(std::size_t(space.axisCount()), 0);
+        for (int k = 0; k < space.choices(st, DesignSpace::kZero); ++k) {
+            c.choice[DesignSpace::kZero] = std::uint16_t(k);
+            const Plan p = space.plan(c);
+            QVERIFY2(validateScenario({s.cluster, s.model, p}).empty(), space.label(c).c_str());
+            const bool runs =
+                p.parallelism.dp % 16 == 0 && p.parallelism.dp > 16 && p.zero_stage > 0;
+            QCOMPARE(p.dp_shard, runs ? 16 : 0);
+            ++(runs ? kept : dropped);
+        }
+    }
+    QVERIFY(kept > 0 && dropped > 0);
 }
 
 void TestOptimizer::designSpaceOfTheSample() {
