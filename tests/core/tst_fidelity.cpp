@@ -537,6 +537,31 @@ void TestFidelity::hsdpShardsInsideItsGroup() {
         whole.dp_shard = 32;
         QCOMPARE(evaluated(c, smallLlama(), whole).step_time_s, a.step_time_s);
     }
+    // The plan check: a group that divides dp, something sharded, and no
+    // other grouping of the replicas (experts, the outer sync, compression).
+    const auto says = [&](Plan p, const std::string& what) {
+        for (const Diagnostic& d : validateScenario({c, smallLlama(), p}))
+            if (d.path == "/dp_shard" && d.message.find(what) != std::string::npos)
+                return true;
+        return false;
+    };
+    Plan p = makePlan(4, 1, 32, 128);
+    p.dp_shard = 16;
+    QVERIFY(validateScenario({c, smallLlama(), p}).empty());
+    Plan bad = p;
+    bad.dp_shard = 12;
+    QVERIFY(says(bad, "must divide dp (32), got 12"));
+    bad = p;
+    bad.zero_stage = 0;
+    QVERIFY(says(bad, "zero_stage 0 shards nothing"));
+    bad = p;
+    bad.outer_sync = OuterSync{};
+    bad.outer_sync->method = OuterSyncMethod::Hsdp;
+    bad.outer_sync->inner_steps = 1;
+    QVERIFY(says(bad, "outer_sync already groups the replicas"));
+    bad = p;
+    bad.dp_compression = Compression{};
+    QVERIFY(says(bad, "compressing the replicas' all-reduce is not modelled"));
 }
 
 void TestFidelity::gradientsReducedOverDpTimesCp() {
