@@ -168,7 +168,7 @@ Ref<Layout> layoutOf(const ClusterContext& ctx, const Plan& plan, const std::str
     else
         in.runs.clear();
     in.plan_file = planFile;
-    in.dp_shard = plan.dpShard() < plan.parallelism.dp ? plan.dpShard() : 0;
+    in.dp_shard = plan.dpShard();
     return st.layouts.get(in, [&](const LayoutInput& i, Layout& out) { buildLayout(ctx, i, out); });
 }
 

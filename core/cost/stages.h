@@ -57,7 +57,7 @@ struct LayoutInput {
     std::vector<Dim> rank_order;
     std::vector<PlacementRun> runs;
     std::string plan_file; // names the plan in the placement's messages
-    int dp_shard = 0;      // HSDP's sharding group along dp (Plan::dpShard); 0: all of dp
+    int dp_shard = 0;      // ZeRO's sharding group along dp (Plan::dpShard); 0: all of dp
     bool operator==(const LayoutInput&) const = default;
 };
 

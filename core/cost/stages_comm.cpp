@@ -470,8 +470,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
             const Zero3Stream& z = *in.zero3_stream;
             out.start[i] = firstFwd;
             out.time[i] = m * z.per_microbatch_s[i] + (t - reduceScatter);
-            out.end[i] =
-                std::max(endS + z.last_rs_s[i] + (tail > 0 ? tail : 0.0), firstFwd + out.time[i]);
+            out.end[i] = std::max(endS + z.last_rs_s[i] + tail, firstFwd + out.time[i]);
         }
         // ZeRO-2 (DeepSpeed stage 2) reduce-scatters every microbatch's
         // gradients into their shards during its backward: the DP stream

@@ -20,8 +20,6 @@ GroupSpread dpSpread(const CellGrid& grid, const std::vector<ReplicaBlock>& bloc
     GroupSpread g;
     g.members = members;
     for (const ReplicaBlock& blk : blocks) {
-        if (blk.count <= 0)
-            continue;
         const Location loc{grid.at(s, blk.first), grid.zoneAt(s, blk.first)};
         const int n = blk.count * cp;
         if (!g.sites.empty() && g.sites.back().loc == loc) {
@@ -150,7 +148,7 @@ void dpGroups(const Cluster& cluster, const LayoutInput& in, Layout& out) {
     for (const auto& b : cluster.buildings)
         minHost = std::min(minHost, b.gpus_per_host);
     // HSDP: ZeRO's group is F consecutive DP ranks, R = dp / F of them.
-    const int F = in.dp_shard > 0 && in.dp_shard < par.dp ? in.dp_shard : par.dp;
+    const int F = in.dp_shard > 0 ? in.dp_shard : par.dp;
     const int R = par.dp / F;
     Parallelism shardPar = par;
     shardPar.dp = F;

@@ -1202,11 +1202,10 @@ void DesignSpace::planInto(const Candidate& c, Plan& p) const {
     if (const int axis = outerSyncAxis(); axis >= 0)
         p.outer_sync = outerSyncs_[c.choice[std::size_t(axis)]];
     // The base plan's HSDP group where the candidate can run it (the plan
-    // check's rules): it divides dp and ZeRO shards; else one group.
-    const bool hsdp = base_.dp_shard > 0 && p.parallelism.dp % base_.dp_shard == 0 &&
-                      p.zero_stage > 0 && p.parallelism.ep == 1 && !p.outer_sync &&
-                      !p.dp_compression;
-    p.dp_shard = hsdp && base_.dp_shard < p.parallelism.dp ? base_.dp_shard : 0;
+    // check's rules); else one group.
+    p.dp_shard = base_.dp_shard;
+    if (p.dp_shard >= p.parallelism.dp || dpShardProblem(p) != DpShardProblem::None)
+        p.dp_shard = 0;
 }
 
 std::optional<Candidate> DesignSpace::locate(const Plan& p) const {

@@ -457,24 +457,33 @@ void checkPlan(const Plan& p, Diagnostics& d) {
     checkInt(d, "/zero_stage", p.zero_stage, kZeroStageRange);
     // HSDP: the sharding group divides dp, and something is sharded; expert
     // parallelism and the outer sync across buildings group the replicas
-    // their own way.
+    // their own way (dpShardProblem holds the rules).
     if (p.dp_shard != 0 && dpOk && checkInt(d, "/dp_shard", p.dp_shard, kDegreeRange) &&
         !d.isBad("/dp_shard")) {
-        if (g.dp % p.dp_shard != 0)
+        switch (dpShardProblem(p)) {
+        case DpShardProblem::None:
+            break;
+        case DpShardProblem::NotDividing:
             d.error("/dp_shard", "must divide dp (" + str(g.dp) + "), got " + str(p.dp_shard));
-        else if (p.dp_shard < g.dp && p.zero_stage == 0)
+            break;
+        case DpShardProblem::NothingSharded:
             d.error("/dp_shard", "groups the ranks ZeRO shards over, and zero_stage 0 shards "
                                  "nothing: leave dp_shard out or set zero_stage 1 to 3");
-        else if (p.dp_shard < g.dp && g.ep > 1)
+            break;
+        case DpShardProblem::ExpertParallel:
             d.error("/dp_shard", "HSDP with expert parallelism is not modelled (the experts' "
                                  "data-parallel group is dp / ep): leave dp_shard out or set "
                                  "ep 1");
-        else if (p.dp_shard < g.dp && p.dp_compression)
+            break;
+        case DpShardProblem::Compression:
             d.error("/dp_shard", "compressing the replicas' all-reduce is not modelled: leave "
                                  "dp_shard or compression out");
-        else if (p.dp_shard < g.dp && p.outer_sync)
+            break;
+        case DpShardProblem::OuterSync:
             d.error("/dp_shard", "outer_sync already groups the replicas, by building: leave "
                                  "dp_shard or outer_sync out");
+            break;
+        }
     }
     // Megatron: --recompute-method and --recompute-num-layers select the
     // layers of full recompute; "selective always uses all layers".

@@ -333,4 +333,23 @@ std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& 
     return std::nullopt;
 }
 
+DpShardProblem dpShardProblem(const Plan& p) {
+    const int dp = p.parallelism.dp;
+    if (p.dp_shard <= 0 || dp <= 0)
+        return DpShardProblem::None;
+    if (dp % p.dp_shard != 0)
+        return DpShardProblem::NotDividing;
+    if (p.dp_shard >= dp)
+        return DpShardProblem::None;
+    if (p.zero_stage == 0)
+        return DpShardProblem::NothingSharded;
+    if (p.parallelism.ep > 1)
+        return DpShardProblem::ExpertParallel;
+    if (p.dp_compression)
+        return DpShardProblem::Compression;
+    if (p.outer_sync)
+        return DpShardProblem::OuterSync;
+    return DpShardProblem::None;
+}
+
 } // namespace sa

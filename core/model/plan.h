@@ -490,4 +490,18 @@ std::optional<ScheduleKind> scheduleFromString(const std::string& s);
 std::optional<CollectiveAlgo> algoFromString(const std::string& s);
 std::optional<TrainingFramework> trainingFrameworkFromString(const std::string& s);
 
+// Why a plan cannot shard ZeRO over its dp_shard group (HSDP), in the
+// order the plan check reports them; None where it can, or where it runs
+// no HSDP. One place for the rules: the check words them, the optimizer's
+// candidates drop a group they cannot run.
+enum class DpShardProblem {
+    None,
+    NotDividing,
+    NothingSharded,
+    ExpertParallel,
+    Compression,
+    OuterSync
+};
+DpShardProblem dpShardProblem(const Plan& p);
+
 } // namespace sa
