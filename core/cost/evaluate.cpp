@@ -507,6 +507,7 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
               st.zero3StreamUsed ? &st.zero3Stream : nullptr, &ev.layers_per_stage},
              st.dp);
     ev.step_time_s = st.dp.step_s;
+    ev.replica_reduce_s = st.dp.replicaReduce[std::size_t(st.dp.critical)];
 
     flops({&model, &plan, &*layout, &st.costs, ev.step_time_s}, ev);
     if (options.detail) {

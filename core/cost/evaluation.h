@@ -208,6 +208,10 @@ struct Evaluation {
     std::vector<int> stage_building;         // building holding most of each stage
     std::vector<std::int64_t> building_gpus; // the job's GPUs in each building of the cluster
     std::vector<int> layers_per_stage;
+    // HSDP (plan dp_shard): the critical stage's all-reduces of its gradient
+    // shards across the replicas in a step, alone (every bucket or FSDP
+    // unit with its own latency); 0 without HSDP.
+    double replica_reduce_s = 0;
 };
 
 } // namespace sa

@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace sa {
@@ -155,6 +156,7 @@ Plan workerPlan(const Cluster& cluster, const Plan& plan, const CellGrid& grid, 
 struct OuterTraffic {
     std::unique_ptr<TrafficPhase> phase;
     double seconds = 0;
+    double latency_s = 0;          // the ring's steps, in `seconds` once
     double interBuildingBytes = 0; // both directions
 };
 
@@ -214,11 +216,40 @@ OuterTraffic outerAllReduce(const Cluster& cluster, const Topology& topo,
         }
         latencyS = std::max(latencyS, 2.0 * (W - 1) * (stepLatency + collectiveAlpha()));
     }
+    out.latency_s = latencyS;
     out.seconds = std::max(out.phase->drainTime(), nicS) + latencyS;
     for (const TopoEdge& e : topo.edges())
         if (e.kind == EdgeKind::InterBuilding)
             out.interBuildingBytes += out.phase->load(e.id, 0) + out.phase->load(e.id, 1);
     return out;
+}
+
+// Whether the workers are equal blocks of consecutive replicas, as HSDP's
+// groups are in every framework that runs it (PyTorch's device mesh,
+// replicate x shard; Megatron's distributed optimizer instances).
+bool equalBlocks(const std::vector<Worker>& workers) {
+    const std::size_t f = workers.front().replicas.size();
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+        if (workers[w].replicas.size() != f)
+            return false;
+        for (std::size_t k = 0; k < f; ++k)
+            if (workers[w].replicas[k] != int(w * f + k))
+                return false;
+    }
+    return true;
+}
+
+// HSDP over such workers is the plan's own dp_shard (the sharding group a
+// worker's replicas, the replica groups across the workers): the plan with
+// that group, where it can have one.
+std::optional<Plan> hsdpAsDpShard(const Plan& sync, const std::vector<Worker>& workers) {
+    if (!equalBlocks(workers))
+        return std::nullopt;
+    Plan p = sync;
+    p.dp_shard = int(workers.front().replicas.size());
+    if (dpShardProblem(p) != DpShardProblem::None)
+        return std::nullopt;
+    return p;
 }
 
 } // namespace
@@ -316,6 +347,27 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
     const OuterTraffic outer = outerAllReduce(cluster, *topo, transports, plan, grid, workers, evs,
                                               elementBytes, 1.0 / fragments, !hsdp);
     double sync_s = outer.seconds;
+    // HSDP the plan can say with dp_shard is priced as that plan: each
+    // bucket's (ZeRO-3: each FSDP unit's) all-reduce across the replicas
+    // after its reduce-scatter inside the worker, on the DP stream
+    // (docs/COST_MODEL.md "HSDP"), the replicas' traffic on the links with
+    // everything else. One mechanism for one layout.
+    if (hsdp)
+        if (const std::optional<Plan> sharded = hsdpAsDpShard(sync, workers)) {
+            EvaluationResult r = evaluator.evaluateStep(model, *sharded, inner, cache);
+            if (auto* ev = std::get_if<Evaluation>(&r)) {
+                OuterSyncReport& rep = ev->outer_sync.emplace();
+                rep.method = os.method;
+                rep.workers = W;
+                rep.inner_steps = os.inner_steps;
+                rep.fragments = 1;
+                rep.inner_step_s = innerStep;
+                rep.sync_s = ev->replica_reduce_s;
+                rep.exposed_per_step_s = std::max(0.0, ev->step_time_s - innerStep);
+                rep.bytes_per_sync = outer.interBuildingBytes;
+            }
+            return r;
+        }
     // DiLoCo's outer step (Nesterov SGD on the shard: parameters, momentum
     // and the pseudo-gradient in fp32) at the HBM rate.
     const KernelConstants kc;
@@ -348,18 +400,28 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
         // backward (about 2/3 of its compute), whose SMs it shares
         // (slowedCompute).
         const Evaluation& c = evs[critical];
+        // Buckets fill from the stage's whole gradients, each reduce-scattered
+        // and its shard all-reduced (as dpTiming): every bucket (ZeRO-3:
+        // FSDP unit, one a layer) is an all-reduce with its own ring latency.
         const double buckets =
-            std::max(1.0, std::ceil(largestStage / shard * plan.grad_reduce_bytes /
+            std::max(1.0, std::ceil(largestStage * plan.grad_reduce_bytes /
                                     std::max(1.0, plan.dp_bucket_mib * 1024 * 1024)));
+        double units = buckets;
+        if (plan.effectiveZeroStage() >= 3) {
+            units = 1;
+            for (int layers : c.layers_per_stage)
+                units = std::max(units, double(layers));
+        }
+        sync_s += (units - 1) * outer.latency_s;
         const double window =
             c.breakdown.compute_s / double(std::max<std::int64_t>(1, c.microbatches)) * 2.0 / 3.0;
         const double share = gpu ? ncclOverlapShare(gpu->sms) : 0.0;
         const double exposed =
-            plan.dp_overlap ? std::max(slowedCompute(window, sync_s - sync_s / buckets, share) +
-                                           sync_s / buckets,
-                                       sync_s) -
-                                  window
-                            : sync_s;
+            plan.dp_overlap
+                ? std::max(slowedCompute(window, sync_s - sync_s / units, share) + sync_s / units,
+                           sync_s) -
+                      window
+                : sync_s;
         step = innerStep + exposed;
     }
 
@@ -452,6 +514,11 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
             u.total_peak_utilization = u.peak_utilization + bg;
         }
     }
+    if (hsdp && !equalBlocks(workers))
+        ev.warnings.push_back(
+            "outer_sync: hsdp over workers that are not equal blocks of consecutive replicas, "
+            "which no framework's HSDP runs (PyTorch's replicate x shard mesh, Megatron's "
+            "distributed optimizer instances divide the replicas evenly); priced per worker");
     std::set<std::string> seen(ev.warnings.begin(), ev.warnings.end());
     for (const Evaluation& e : evs)
         for (const std::string& w : e.warnings)

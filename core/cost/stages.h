@@ -328,6 +328,7 @@ struct DpTiming {
     std::vector<double> gatherExposed;    // [stage]: ZeRO's all-gather before the next forward
     std::vector<double> optimizer;        // [stage]: the optimizer step
     std::vector<double> codec;            // [stage]: compression's encode/decode, per sync
+    std::vector<double> replicaReduce;    // [stage]: HSDP's all-reduces across the replicas
     int critical = 0;                     // the stage that ends last
     double step_s = 0;
 };

@@ -389,8 +389,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const int zero = plan.effectiveZeroStage();
     const int dpPeers = dp * plan.parallelism.cp; // the gradients' reduction group
     const double m = double(pin.microbatches);
-    for (auto* buffer :
-         {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time, &out.codec})
+    for (auto* buffer : {&out.end, &out.gatherExposed, &out.optimizer, &out.start, &out.time,
+                         &out.codec, &out.replicaReduce})
         buffer->assign(std::size_t(pp), 0.0);
     const double gradBytes = double(plan.grad_reduce_bytes);
     const double stepBytes =
@@ -452,7 +452,8 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                 units = std::max(1, (*in.stage_layers)[i]);
                 last = lastBucketShare(in, s, P, units, P / units);
             }
-            t += bandwidth + ar.latency_s * units;
+            out.replicaReduce[i] = bandwidth + ar.latency_s * units;
+            t += out.replicaReduce[i];
             tail += bandwidth * last + ar.latency_s;
         }
         out.time[i] = t;
