@@ -195,7 +195,10 @@ void RunPanel::setEvaluation(const Evaluation* e, const Plan& plan) {
         row(os, QStringLiteral("Inner step"), formatStepTime(o.inner_step_s),
             QStringLiteral("The slowest worker's step"));
         row(os, QStringLiteral("One sync"), formatSeconds(o.sync_s),
-            QStringLiteral("One outer all-reduce (one fragment), alone on the links"));
+            o.method == OuterSyncMethod::Hsdp
+                ? QStringLiteral("A step's all-reduces of the gradient shards across the "
+                                 "workers, every bucket's, alone")
+                : QStringLiteral("One outer all-reduce (one fragment), alone on the links"));
         row(os, QStringLiteral("Sync per step"), formatSeconds(o.exposed_per_step_s),
             QStringLiteral("What the outer syncs add to an average step"));
         row(os, QStringLiteral("Bytes per sync"), formatBytes(o.bytes_per_sync),
