@@ -406,7 +406,7 @@ QString problemText(const std::vector<Diagnostic>& problems) {
 bool MainWindow::exportFrameworkConfig(frameworks::Framework framework, const QString& path,
                                        QString* error, QStringList* notes) const {
     const Scenario& s = document_->scenario();
-    const frameworks::Exported out = frameworks::exportPlan(framework, s.model, s.plan);
+    const frameworks::Exported out = frameworks::exportPlan(framework, s.cluster, s.model, s.plan);
     if (!out.ok()) {
         if (error)
             *error = problemText(out.problems);

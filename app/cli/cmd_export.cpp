@@ -54,6 +54,7 @@ bool printedAll(const std::vector<Diagnostic>& problems) {
 int runExport(const ExportArgs& a) {
     Model model;
     Plan plan;
+    std::optional<Cluster> cluster; // a scenario's: what the plan's placement means
     if (!a.files.empty()) {
         if (a.model || a.plan)
             return bad("give either a scenario file or --model and --plan");
@@ -64,6 +65,7 @@ int runExport(const ExportArgs& a) {
             return kExitBadInput;
         model = s.value->model;
         plan = s.value->plan;
+        cluster = s.value->cluster;
     } else if (a.result) {
         if (a.plan || !a.model)
             return bad("--result takes --model (the result names its model only), not --plan");
@@ -120,11 +122,15 @@ int runExport(const ExportArgs& a) {
         if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, *a.plan})))
             return kExitBadInput;
     }
-    const frameworks::Exported e = frameworks::exportPlan(a.to, model, plan);
+    const frameworks::Exported e = cluster ? frameworks::exportPlan(a.to, *cluster, model, plan)
+                                           : frameworks::exportPlan(a.to, model, plan);
     if (!printedAll(e.problems))
         return kExitBadInput;
     for (const auto& n : e.notes)
         std::fprintf(stderr, "note: %s\n", n.c_str());
+    if (!cluster && plan.outer_sync && plan.outer_sync->method == OuterSyncMethod::Hsdp)
+        std::fprintf(stderr, "note: outer_sync hsdp: export the scenario (with its cluster) to "
+                             "write the HSDP groups the buildings make as dp_shard\n");
     return writeResult(a.out, e.text);
 }
 

@@ -224,6 +224,25 @@ OuterTraffic outerAllReduce(const Cluster& cluster, const Topology& topo,
     return out;
 }
 
+// Workers: replicas by the buildings of their cells, in order of their
+// first replica.
+std::vector<Worker> workersOf(const CellGrid& grid) {
+    std::vector<Worker> workers;
+    std::map<std::vector<int>, std::size_t> bySignature;
+    // A column's `group` replicas share building and zone in every stage.
+    for (int first = 0; first < grid.replicas; first += grid.group) {
+        std::vector<int> sig(std::size_t(grid.stages));
+        for (int s = 0; s < grid.stages; ++s)
+            sig[std::size_t(s)] = grid.at(s, first);
+        auto [it, fresh] = bySignature.emplace(sig, workers.size());
+        if (fresh)
+            workers.push_back({{}, sig});
+        for (int r = first; r < std::min(grid.replicas, first + grid.group); ++r)
+            workers[it->second].replicas.push_back(r);
+    }
+    return workers;
+}
+
 // Whether the workers are equal blocks of consecutive replicas, as HSDP's
 // groups are in every framework that runs it (PyTorch's device mesh,
 // replicate x shard; Megatron's distributed optimizer instances).
@@ -254,6 +273,20 @@ std::optional<Plan> hsdpAsDpShard(const Plan& sync, const std::vector<Worker>& w
 
 } // namespace
 
+std::optional<Plan> outerHsdpAsDpShard(const Cluster& cluster, const Plan& plan) {
+    if (!plan.outer_sync || plan.outer_sync->method != OuterSyncMethod::Hsdp)
+        return std::nullopt;
+    const PlacementResult placed = placeCells(cluster, plan, "");
+    if (!placed.ok())
+        return std::nullopt;
+    const std::vector<Worker> workers = workersOf(placed.grid);
+    if (workers.size() < 2)
+        return std::nullopt;
+    Plan sync = plan;
+    sync.outer_sync.reset();
+    return hsdpAsDpShard(sync, workers);
+}
+
 EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& model, const Plan& plan,
                                    const EvaluateOptions& options, EvaluationCache* cache) {
     const Cluster& cluster = evaluator.cluster();
@@ -268,21 +301,7 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
         return EvaluationError{placed.problems};
     const CellGrid& grid = placed.grid;
 
-    // Workers: replicas by the buildings of their cells, in order of their
-    // first replica.
-    std::vector<Worker> workers;
-    std::map<std::vector<int>, std::size_t> bySignature;
-    // A column's `group` replicas share building and zone in every stage.
-    for (int first = 0; first < grid.replicas; first += grid.group) {
-        std::vector<int> sig(std::size_t(grid.stages));
-        for (int s = 0; s < grid.stages; ++s)
-            sig[std::size_t(s)] = grid.at(s, first);
-        auto [it, fresh] = bySignature.emplace(sig, workers.size());
-        if (fresh)
-            workers.push_back({{}, sig});
-        for (int r = first; r < std::min(grid.replicas, first + grid.group); ++r)
-            workers[it->second].replicas.push_back(r);
-    }
+    const std::vector<Worker> workers = workersOf(grid);
     const int W = int(workers.size());
     if (W <= 1) {
         EvaluationResult r = evaluator.evaluateStep(model, sync, inner, cache);

@@ -14,6 +14,8 @@
 
 #include "cost/evaluate.h"
 
+#include <optional>
+
 namespace sa {
 
 // Relative loss of DiLoCo with `workers` replicas synchronising every
@@ -30,6 +32,12 @@ double outerTokenMultiplier(double params, double tokens, double penalty);
 // Parameters of the model as the plan holds them: every stage's dense
 // parameters x tp and expert parameters x tp x ep (Evaluation::stage_params).
 double planParams(const Plan& plan, const Evaluation& ev);
+
+// An outer-sync hsdp plan whose workers are equal blocks of consecutive
+// replicas, written as the plan's own dp_shard (one worker's replicas)
+// without the outer sync: what the evaluation prices it as, and what a
+// framework runs (docs/COST_MODEL.md "HSDP"). Nothing for any other plan.
+std::optional<Plan> outerHsdpAsDpShard(const Cluster& cluster, const Plan& plan);
 
 // evaluateOuterSync (declared in cost/evaluate.h) evaluates a plan with an
 // outer_sync; Evaluator::evaluate calls it.

@@ -85,5 +85,10 @@ Exported exportMegatron(const Model& model, const Plan& plan);
 Exported exportNemo(const Model& model, const Plan& plan);
 Exported exportTorchtitan(const Model& model, const Plan& plan);
 Exported exportPlan(Framework f, const Model& model, const Plan& plan);
+// The plan on its cluster: an outer-sync hsdp whose workers are equal
+// blocks of consecutive replicas is written as the HSDP groups it is (the
+// plan's dp_shard, one worker's replicas; outerHsdpAsDpShard), with a note,
+// where the plan alone could only keep it in the comment.
+Exported exportPlan(Framework f, const Cluster& cluster, const Model& model, const Plan& plan);
 
 } // namespace sa::frameworks

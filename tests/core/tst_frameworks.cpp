@@ -397,6 +397,7 @@ private Q_SLOTS:
     void fsdpCopiesImported_data();
     void fsdpCopiesImported();
     void partialDistributedOptimizerIsHsdp();
+    void outerHsdpExportsItsGroups();
     void optimizerPrecisionImported_data();
     void optimizerPrecisionImported();
     void exportText();
@@ -1342,6 +1343,37 @@ void TestFrameworks::partialDistributedOptimizerIsHsdp() {
         QVERIFY2(problems(refused.problems).contains("num-distributed-optimizer-instances"),
                  problems(refused.problems).constData());
     }
+}
+
+// An outer-sync hsdp plan over equal buildings (the three-building sample:
+// 256 of its 768 replicas in each) is HSDP with a sharding group of one
+// building's replicas: exported with its cluster, the framework gets those
+// groups (Megatron's optimizer instances, torchtitan's replicate x shard
+// degrees), not flat FSDP or DP with the sync left in a comment.
+void TestFrameworks::outerHsdpExportsItsGroups() {
+    sa::Scenario sc = sa::testing::loadSampleScenario("three-buildings-405b.json");
+    QCOMPARE(sc.plan.zero_stage, 1);
+    QCOMPARE(sc.plan.parallelism.dp, 768);
+    const Exported plain = exportPlan(Framework::Megatron, sc.model, sc.plan);
+    QCOMPARE(exportPlan(Framework::Megatron, sc.cluster, sc.model, sc.plan).text, plain.text);
+    sa::OuterSync h;
+    h.method = sa::OuterSyncMethod::Hsdp;
+    sc.plan.outer_sync = h;
+    const Exported alone = exportPlan(Framework::Megatron, sc.model, sc.plan);
+    QVERIFY(alone.text.find("--num-distributed-optimizer-instances") == std::string::npos);
+    const Exported ex = exportPlan(Framework::Megatron, sc.cluster, sc.model, sc.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    QVERIFY(ex.text.find("--num-distributed-optimizer-instances 3") != std::string::npos);
+    QVERIFY(!ex.notes.empty() && ex.notes.front().find("dp_shard 256") != std::string::npos);
+    QVERIFY(ex.text.rfind("#!", 0) == 0); // the note goes after the shebang
+    const Imported back = importedAs(int(Framework::Megatron), ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->dp_shard, 256);
+    QVERIFY(!back.plan->outer_sync);
+    const Exported tt = exportPlan(Framework::Torchtitan, sc.cluster, sc.model, sc.plan);
+    QVERIFY2(tt.ok(), problems(tt.problems).constData());
+    QVERIFY(tt.text.find("data_parallel_replicate_degree = 3\n") != std::string::npos);
+    QVERIFY(tt.text.find("data_parallel_shard_degree = 256\n") != std::string::npos);
 }
 
 void TestFrameworks::optimizerPrecisionImported_data() {

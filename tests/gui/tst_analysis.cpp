@@ -303,6 +303,31 @@ void TestAnalysis::frameworkExportImportRoundTrips() {
         QCOMPARE(window_->document()->scenario().plan.micro_batch_sequences, 2);
         window_->document()->setScenario(before, QStringLiteral("restore"));
     }
+    // HSDP across the buildings (DP outermost: 256 replicas in each) goes
+    // out as the groups it is, Megatron's optimizer instances, and comes
+    // back as the plan's dp_shard: the same step.
+    {
+        Scenario hsdp = before;
+        hsdp.plan.rank_order = {Dim::TP, Dim::CP, Dim::PP, Dim::DP};
+        OuterSync h;
+        h.method = OuterSyncMethod::Hsdp;
+        hsdp.plan.outer_sync = h;
+        window_->document()->setScenario(hsdp, QStringLiteral("hsdp"));
+        const QString path = dir.filePath(QStringLiteral("hsdp.sh"));
+        QString error;
+        QStringList notes;
+        QVERIFY2(
+            window_->exportFrameworkConfig(frameworks::Framework::Megatron, path, &error, &notes),
+            qPrintable(error));
+        QVERIFY(readAll(path).contains("--num-distributed-optimizer-instances 3"));
+        QVERIFY2(!notes.isEmpty() && notes.front().contains(QStringLiteral("dp_shard 256")),
+                 qPrintable(notes.join(QLatin1Char('\n'))));
+        QVERIFY2(window_->importFrameworkConfig(frameworks::Framework::Megatron, path, &error),
+                 qPrintable(error));
+        QCOMPARE(window_->document()->scenario().plan.dp_shard, 256);
+        QVERIFY(!window_->document()->scenario().plan.outer_sync);
+        window_->document()->setScenario(before, QStringLiteral("restore"));
+    }
     const QString broken = dir.filePath(QStringLiteral("broken.toml"));
     QVERIFY(sa::testing::writeFile(broken, "[parallelism]\ntensor_parallel_degree = \"eight\"\n"));
     QString error;
