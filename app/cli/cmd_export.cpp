@@ -29,7 +29,8 @@ struct ExportArgs {
     std::vector<std::string> files; // SCENARIO.json
     std::optional<std::string> model;
     std::optional<std::string> plan;
-    std::optional<std::string> result; // an optimizer result: its plan of rank `rank`
+    std::optional<std::string> result;  // an optimizer result: its plan of rank `rank`
+    std::optional<std::string> cluster; // with --plan or --result: where the plan runs
     int rank = 1;
     std::optional<std::string> out;
 };
@@ -56,7 +57,7 @@ int runExport(const ExportArgs& a) {
     Plan plan;
     std::optional<Cluster> cluster; // a scenario's: what the plan's placement means
     if (!a.files.empty()) {
-        if (a.model || a.plan)
+        if (a.model || a.plan || a.cluster)
             return bad("give either a scenario file or --model and --plan");
         if (a.files.size() > 1)
             return bad("one scenario file expected, got " + std::to_string(a.files.size()));
@@ -122,6 +123,16 @@ int runExport(const ExportArgs& a) {
         if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, *a.plan})))
             return kExitBadInput;
     }
+    if (a.cluster) {
+        const auto c = loadClusterFile(*a.cluster);
+        if (!printed(c))
+            return kExitBadInput;
+        Scenario sc{*c.value, model, plan};
+        const std::string planName = a.plan ? *a.plan : *a.result;
+        if (!printedAll(validateScenario(sc, {*a.cluster, *a.model, planName})))
+            return kExitBadInput;
+        cluster = *c.value;
+    }
     const frameworks::Exported e = cluster ? frameworks::exportPlan(a.to, *cluster, model, plan)
                                            : frameworks::exportPlan(a.to, model, plan);
     if (!printedAll(e.problems))
@@ -129,8 +140,8 @@ int runExport(const ExportArgs& a) {
     for (const auto& n : e.notes)
         std::fprintf(stderr, "note: %s\n", n.c_str());
     if (!cluster && plan.outer_sync && plan.outer_sync->method == OuterSyncMethod::Hsdp)
-        std::fprintf(stderr, "note: outer_sync hsdp: export the scenario (with its cluster) to "
-                             "write the HSDP groups the buildings make as dp_shard\n");
+        std::fprintf(stderr, "note: outer_sync hsdp: give the cluster (--cluster, or a scenario) "
+                             "to write the HSDP groups its buildings make as dp_shard\n");
     return writeResult(a.out, e.text);
 }
 
@@ -142,9 +153,11 @@ void addExportCommand(CLI::App& app, CommandRun& chosen) {
         "export", "write a plan as Megatron-LM arguments, NeMo YAML or torchtitan TOML");
     describe(*cmd,
              "scaleacross export --to megatron|nemo|torchtitan SCENARIO.json [-o FILE]\n"
-             "       scaleacross export --to FRAMEWORK --model FILE --plan FILE [-o FILE]\n"
+             "       scaleacross export --to FRAMEWORK --model FILE --plan FILE [--cluster FILE]\n"
+             "                          [-o FILE]\n"
              "       scaleacross export --to FRAMEWORK --model FILE --result OPTIMIZE.json "
-             "[--rank N]",
+             "[--rank N]\n"
+             "                          [--cluster FILE]",
              "Writes the plan (and its model) as the framework launches it: Megatron-LM's\n"
              "arguments as a torchrun script, a NeMo launcher YAML, a torchtitan job TOML.\n"
              "What the framework cannot express (building placement, link transports, ...)\n"
@@ -164,6 +177,10 @@ void addExportCommand(CLI::App& app, CommandRun& chosen) {
     cmd->add_option("--plan", a->plan, "a plan document (with --model)")->type_name("FILE");
     cmd->add_option("--result", a->result,
                     "an optimize --json result: export its plan\nof --rank (with --model)")
+        ->type_name("FILE");
+    cmd->add_option("--cluster", a->cluster,
+                    "the cluster the plan runs on (with --plan\nor --result): an outer-sync "
+                    "hsdp is written\nas the HSDP groups its buildings make")
         ->type_name("FILE");
     cmd->add_option("--rank", a->rank, "which plan of --result (default 1, the best)")
         ->transform(integerIn(1, 1000000))

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
@@ -58,6 +59,7 @@ private Q_SLOTS:
     void importRefusals();
     void exportRefusesWhatAScenarioWould_data();
     void exportRefusesWhatAScenarioWould();
+    void exportWritesHsdpGroupsWithTheCluster();
     void calibrate();
     void calibrateBadInput();
 };
@@ -278,6 +280,50 @@ void TestCliFrameworks::exportRefusesWhatAScenarioWould() {
     plan["parallelism"].erase("pp");
     refused(plan,
             "/schedule/kind: the interleaved schedule needs a pipeline (pp >= 2), got pp = 1");
+}
+
+// An outer-sync hsdp plan says its HSDP groups only on a cluster: with
+// --cluster (or a scenario) Megatron gets the optimizer instances the three
+// buildings make, without it the sync stays in the comment with a note; a
+// cluster the plan does not fit, or a broken one, is refused by name.
+void TestCliFrameworks::exportWritesHsdpGroupsWithTheCluster() {
+    QTemporaryDir dir;
+    const QString model = sourcePath(QStringLiteral("sample_clusters/models/llama3-405b.json"));
+    const QString cluster =
+        sourcePath(QStringLiteral("sample_clusters/clusters/three-buildings-two-regions.json"));
+    json plan = json::parse(readText(
+        sourcePath(QStringLiteral("sample_clusters/plans/llama3-405b-three-buildings.json"))));
+    plan["outer_sync"] = {{"method", "hsdp"}};
+    const QString planPath = dir.filePath(QStringLiteral("plan.json"));
+    std::ofstream(planPath.toStdString()) << plan.dump(2);
+    const QString out = dir.filePath(QStringLiteral("launch.sh"));
+    const auto run = [&](const QStringList& extra) {
+        return runCli(QStringList{QStringLiteral("export"), QStringLiteral("--to"),
+                                  QStringLiteral("megatron"), QStringLiteral("--model"), model,
+                                  QStringLiteral("--plan"), planPath, QStringLiteral("-o"), out} +
+                      extra);
+    };
+    CliRun r = run({QStringLiteral("--cluster"), cluster});
+    QVERIFY2(r.code == 0, describe(r).constData());
+    QVERIFY2(r.err.find("written as the plan's dp_shard 256") != std::string::npos,
+             describe(r).constData());
+    QVERIFY(readText(out).find("--num-distributed-optimizer-instances 3") != std::string::npos);
+    r = run({});
+    QVERIFY2(r.code == 0, describe(r).constData());
+    QVERIFY2(r.err.find("give the cluster") != std::string::npos, describe(r).constData());
+    QVERIFY(readText(out).find("--num-distributed-optimizer-instances") == std::string::npos);
+    QFile::remove(out);
+    r = run({QStringLiteral("--cluster"), sourcePath(kCluster)}); // 24,576 GPUs, not 98,304
+    QVERIFY2(r.code == 2, describe(r).constData());
+    QVERIFY2(r.err.find(planPath.toStdString() + ": /parallelism") != std::string::npos,
+             describe(r).constData());
+    QVERIFY(!QFileInfo::exists(out));
+    const QString broken = dir.filePath(QStringLiteral("broken.json"));
+    std::ofstream(broken.toStdString()) << "{\"format\": \"scaleacross.cluster\"";
+    r = run({QStringLiteral("--cluster"), broken});
+    QVERIFY2(r.code == 2 && r.err.find(broken.toStdString()) != std::string::npos,
+             describe(r).constData());
+    QVERIFY(!QFileInfo::exists(out));
 }
 
 void TestCliFrameworks::calibrate() {
