@@ -1,6 +1,7 @@
 #include "planinspector.h"
 
 #include "cost/balance.h"
+#include "cost/outer.h"
 #include "cost/placement.h"
 #include "document.h"
 #include "formats/documents.h"
@@ -357,10 +358,12 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                        "dp / group copies of the sharded state, which all-reduce their gradient "
                        "shards once a step (torchtitan data_parallel_shard_degree, FSDP "
                        "HYBRID_SHARD over a node, Megatron --num-distributed-optimizer-instances "
-                       "dp / group). Equal to dp: one group"),
+                       "dp / group). Equal to dp: one group. With HSDP across buildings (Outer "
+                       "sync and run) it shows the group the buildings make, and is set there"),
         [](Scenario& s, int v) { s.plan.dp_shard = v == s.plan.parallelism.dp ? 0 : v; });
     enableWhen(dpShard, [](const Scenario& s) {
-        return s.plan.zero_stage > 0 && s.plan.parallelism.dp > 1 && s.plan.parallelism.ep == 1;
+        return s.plan.zero_stage > 0 && s.plan.parallelism.dp > 1 && s.plan.parallelism.ep == 1 &&
+               !s.plan.outer_sync;
     });
     QStringList recomputeNames;
     for (auto r : kRecompute)
@@ -694,7 +697,12 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                    kSchedules.begin());
     });
     comboIndex(QStringLiteral("zero_stage"), [](const Scenario& s) { return s.plan.zero_stage; });
-    spinValue(QStringLiteral("dp_shard"), [](const Scenario& s) { return s.plan.dpShard(); });
+    spinValue(QStringLiteral("dp_shard"), [](const Scenario& s) {
+        // HSDP across buildings: the sharding group its workers make.
+        if (const std::optional<Plan> hsdp = outerHsdpAsDpShard(s.cluster, s.plan))
+            return hsdp->dpShard();
+        return s.plan.dpShard();
+    });
     comboIndex(QStringLiteral("fsdp_reshard_after_forward"),
                [](const Scenario& s) { return int(s.plan.fsdp_reshard_after_forward); });
     comboIndex(QStringLiteral("optimizer_moments"),

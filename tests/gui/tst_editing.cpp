@@ -658,6 +658,22 @@ void TestEditing::zeroShardGroupIsHsdp() {
     choose(inspector->comboBox(QStringLiteral("zero_stage")), 0);
     QCOMPARE(doc->scenario().plan.zero_stage, 0);
     QVERIFY(!group->isEnabled());
+    // HSDP across the buildings (the outer sync) groups the replicas by
+    // building: the field shows that group (a building's 256 of the 768)
+    // and is set there, not here.
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.zero_stage, 1);
+    QVERIFY(group->isEnabled());
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 3);
+    QVERIFY(doc->scenario().plan.outer_sync);
+    QCOMPARE(doc->scenario().plan.outer_sync->method, OuterSyncMethod::Hsdp);
+    QCOMPARE(group->value(), dp / 3);
+    QVERIFY(!group->isEnabled());
+    QCOMPARE(doc->scenario().plan.dp_shard, 0);
+    choose(inspector->comboBox(QStringLiteral("outer_sync")), 0);
+    QVERIFY(!doc->scenario().plan.outer_sync);
+    QCOMPARE(group->value(), dp);
+    QVERIFY(group->isEnabled());
 }
 
 void TestEditing::partialRecomputeAndFp8Fields() {
