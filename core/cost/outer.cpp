@@ -419,12 +419,10 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
         // backward (about 2/3 of its compute), whose SMs it shares
         // (slowedCompute).
         const Evaluation& c = evs[critical];
-        // Buckets fill from the stage's whole gradients, each reduce-scattered
-        // and its shard all-reduced (as dpTiming): every bucket (ZeRO-3:
-        // FSDP unit, one a layer) is an all-reduce with its own ring latency.
-        const double buckets =
-            std::max(1.0, std::ceil(largestStage * plan.grad_reduce_bytes /
-                                    std::max(1.0, plan.dp_bucket_mib * 1024 * 1024)));
+        // Each bucket of the stage's gradients is reduce-scattered and its
+        // shard all-reduced (as dpTiming): every bucket (ZeRO-3: FSDP unit,
+        // one a layer) is an all-reduce with its own ring latency.
+        const double buckets = std::max(1.0, gradientBuckets(largestStage, plan));
         double units = buckets;
         if (plan.effectiveZeroStage() >= 3) {
             units = 1;

@@ -305,6 +305,11 @@ struct DpCollectives {
 };
 void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCollectives& out);
 
+// The gradient buckets of a stage of `params` parameters (per GPU): the
+// gradients at grad_reduce_bytes filled into buckets of dp_bucket_mib, each
+// reduced on its own (dpTiming; HSDP's all-reduces across buildings, outer.cpp).
+double gradientBuckets(double params, const Plan& plan);
+
 struct DpTimingInput {
     const Plan* plan = nullptr;
     const Layout* layout = nullptr;

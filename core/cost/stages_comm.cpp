@@ -380,6 +380,11 @@ double lastBucketShare(const DpTimingInput& in, int s, double P, double buckets,
 
 } // namespace
 
+double gradientBuckets(double params, const Plan& plan) {
+    return std::ceil(params * double(plan.grad_reduce_bytes) /
+                     std::max(1.0, plan.dp_bucket_mib * 1024 * 1024));
+}
+
 void dpTiming(const DpTimingInput& in, DpTiming& out) {
     const Plan& plan = *in.plan;
     const PipelineResult& pr = *in.simulated;
@@ -405,7 +410,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
         const double share = stageOverlapShare(*in.layout, *in.costs, s);
         double t = 0, buckets = 1, tail = 0, lastShare = 1;
         if (dpPeers > 1 && zero < 3) {
-            buckets = std::ceil(P * gradBytes / bucketBytes);
+            buckets = gradientBuckets(P, plan);
             lastShare = lastBucketShare(in, s, P, buckets, bucketBytes / gradBytes);
             // Compression's encode and decode passes run in the DP stream,
             // before each bucket is sent and after it arrives, at the HBM
