@@ -164,12 +164,9 @@ void prepareBuffers(const PipelineInput& in, PipelineScratch& sc, int p, int v, 
     sc.costs.resize(np * std::size_t(v));
     for (int s = 0; s < p; ++s)
         for (int c = 0; c < v; ++c) {
-            auto get = [&](const std::vector<std::vector<double>>& d) {
-                return d.empty() ? 0.0 : d[std::size_t(s)][std::size_t(c)];
-            };
-            sc.costs[std::size_t(s) * v + c] = {get(in.fwd), get(in.bwd), get(in.wgrad),
-                                                get(in.activation_bytes),
-                                                zb ? get(in.wgrad_held_bytes) : 0.0};
+            sc.costs[std::size_t(s) * v + c] = {
+                in.at(in.fwd, s, c), in.at(in.bwd, s, c), in.at(in.wgrad, s, c),
+                in.at(in.activation_bytes, s, c), zb ? in.at(in.wgrad_held_bytes, s, c) : 0.0};
         }
     // 1F1B keeps at most its warm-up plus one microbatch alive per chunk:
     // what zero-bubble (ZB-H1) may not exceed with its pending weight

@@ -19,17 +19,20 @@ struct PipelineInput {
     int stages = 1;
     int chunks = 1; // virtual stages per physical stage
     int microbatches = 1;
-    // [stage][chunk] durations of one microbatch, seconds. With zero-bubble
-    // `bwd` is the input-gradient pass and `wgrad` the deferred weight
-    // gradient; otherwise `bwd` includes the weight gradient and wgrad is 0.
-    std::vector<std::vector<double>> fwd, bwd, wgrad;
-    // [stage][chunk] activation bytes one microbatch keeps until its backward.
-    std::vector<std::vector<double>> activation_bytes;
-    // [stage][chunk] of those, what zero-bubble's deferred weight gradient
-    // keeps after the backward (empty = none). ZB-H1 (Qi et al. 2024, Sec.
-    // 3.1): a stage runs its pending weight gradients before a forward that
-    // would take it past 1F1B's activation memory.
-    std::vector<std::vector<double>> wgrad_held_bytes;
+    // The per-chunk tables below are flat, [stage * chunks + chunk] (at()),
+    // so that filling and comparing an input allocates once per table.
+    // Durations of one microbatch, seconds. With zero-bubble `bwd` is the
+    // input-gradient pass and `wgrad` the deferred weight gradient;
+    // otherwise `bwd` includes the weight gradient and wgrad is 0 (empty =
+    // all 0).
+    std::vector<double> fwd, bwd, wgrad;
+    // Activation bytes one microbatch keeps until its backward (empty = 0).
+    std::vector<double> activation_bytes;
+    // Of those, what zero-bubble's deferred weight gradient keeps after the
+    // backward (empty = none). ZB-H1 (Qi et al. 2024, Sec. 3.1): a stage
+    // runs its pending weight gradients before a forward that would take it
+    // past 1F1B's activation memory.
+    std::vector<double> wgrad_held_bytes;
     // Per virtual boundary v -> v+1 (v = chunk * stages + stage): P2P time of
     // activations forward and of gradients backward, and whether it crosses
     // buildings. Size stages * chunks - 1.
@@ -47,6 +50,11 @@ struct PipelineInput {
     // Per stage: forwards issued beyond the schedule's usual warm-up
     // (latency hiding); empty = none.
     std::vector<int> extra_warmup;
+    // Entry (stage, chunk) of one of the tables above; 0 for an empty table.
+    double at(const std::vector<double>& table, int stage, int chunk) const {
+        return table.empty() ? 0.0
+                             : table[std::size_t(stage) * std::size_t(chunks) + std::size_t(chunk)];
+    }
     bool operator==(const PipelineInput&) const = default;
 };
 

@@ -227,22 +227,17 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
     out.microbatches = int(std::max<std::int64_t>(1, plan.microbatches()));
     out.record = record;
     for (auto* d : {&out.fwd, &out.bwd, &out.wgrad, &out.activation_bytes, &out.wgrad_held_bytes})
-        d->resize(npp);
-    for (std::size_t s = 0; s < npp; ++s) {
-        out.fwd[s].resize(nv);
-        out.bwd[s].resize(nv);
-        out.wgrad[s].resize(nv);
-        out.activation_bytes[s].resize(nv);
-        out.wgrad_held_bytes[s].resize(nv);
+        d->resize(npp * nv);
+    for (std::size_t s = 0; s < npp; ++s)
         for (std::size_t c = 0; c < nv; ++c) {
             const ChunkTimes& t = chunks[s][c];
-            out.fwd[s][c] = t.fwd;
-            out.bwd[s][c] = t.bwd;
-            out.wgrad[s][c] = t.wgrad;
-            out.activation_bytes[s][c] = t.activation;
-            out.wgrad_held_bytes[s][c] = t.wgrad_held;
+            const std::size_t i = s * nv + c;
+            out.fwd[i] = t.fwd;
+            out.bwd[i] = t.bwd;
+            out.wgrad[i] = t.wgrad;
+            out.activation_bytes[i] = t.activation;
+            out.wgrad_held_bytes[i] = t.wgrad_held;
         }
-    }
     out.p2p_fwd = p2p.fwd;
     out.p2p_bwd = p2p.bwd;
     out.p2p_cross = p2p.cross;
@@ -260,7 +255,7 @@ void pipelineInput(const Plan& plan, const ChunkTable& chunks, const P2p& p2p, b
         // slow one: its first backward came later than the pipeline needed.)
         double cycle = 0;
         for (std::size_t s = 0; s < npp; ++s)
-            cycle = std::max(cycle, out.fwd[s][0] + out.bwd[s][0] + out.wgrad[s][0]);
+            cycle = std::max(cycle, out.fwd[s * nv] + out.bwd[s * nv] + out.wgrad[s * nv]);
         out.extra_warmup.assign(npp, 0);
         if (cycle > 0) {
             int extra = 0;
@@ -436,9 +431,10 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                 // this stage has no compute), slowing this stage's.
                 const double head =
                     agBandwidth * std::max(lastShare, 1.0 / agBuckets) + d.agCost[i].latency_s;
-                const double window = firstFwd + pin.fwd[i][0];
+                const double window = firstFwd + pin.at(pin.fwd, s, 0);
                 const double beside = std::clamp(std::min(tAg, window) - firstFwd, 0.0, tAg);
-                const double slowdown = slowedCompute(pin.fwd[i][0], beside, share) - pin.fwd[i][0];
+                const double slowdown =
+                    slowedCompute(pin.at(pin.fwd, s, 0), beside, share) - pin.at(pin.fwd, s, 0);
                 out.gatherExposed[i] =
                     plan.dp_overlap ? std::max(head + slowdown, tAg - window) : tAg;
             }
@@ -493,7 +489,7 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
             out.optimizer[i] +=
                 (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes / k.hbm_bytes_per_s;
         if (s + 1 < pp)
-            firstFwd += pin.fwd[i][0] + pin.p2p_fwd[i];
+            firstFwd += pin.at(pin.fwd, s, 0) + pin.p2p_fwd[i];
     }
     out.critical = 0;
     out.step_s = 0;

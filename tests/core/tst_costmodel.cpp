@@ -75,9 +75,9 @@ PipelineInput pipeline(ScheduleKind kind, int p, int v, int m, double f, double 
     in.stages = p;
     in.chunks = v;
     in.microbatches = m;
-    in.fwd.assign(std::size_t(p), std::vector<double>(std::size_t(v), f));
-    in.bwd.assign(std::size_t(p), std::vector<double>(std::size_t(v), b));
-    in.wgrad.assign(std::size_t(p), std::vector<double>(std::size_t(v), w));
+    in.fwd.assign(std::size_t(p * v), f);
+    in.bwd.assign(std::size_t(p * v), b);
+    in.wgrad.assign(std::size_t(p * v), w);
     in.p2p_fwd.assign(std::size_t(p * v - 1), p2p);
     in.p2p_bwd = in.p2p_fwd;
     in.p2p_cross.assign(std::size_t(p * v - 1), 0);
@@ -382,8 +382,8 @@ void TestCostModel::unevenStages() {
     double previous = simulatePipeline(pipeline(ScheduleKind::OneFOneB, p, 1, m, f, b)).makespan_s;
     for (double k : {1.25, 1.5, 2.0, 3.0}) {
         PipelineInput in = pipeline(ScheduleKind::OneFOneB, p, 1, m, f, b);
-        in.fwd[std::size_t(slow)][0] = k * f;
-        in.bwd[std::size_t(slow)][0] = k * b;
+        in.fwd[std::size_t(slow)] = k * f; // one chunk a stage
+        in.bwd[std::size_t(slow)] = k * b;
         const PipelineResult r = simulatePipeline(in);
         QVERIFY(r.ok);
         QVERIFY(r.makespan_s >= m * k * (f + b) - 1e-12);

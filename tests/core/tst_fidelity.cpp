@@ -107,9 +107,7 @@ PipelineInput splitPipeline(ScheduleKind kind, double held) {
     in.stages = 4;
     in.microbatches = 8;
     const bool zb = kind == ScheduleKind::ZeroBubble;
-    auto grid = [&](double x) {
-        return std::vector<std::vector<double>>(4, std::vector<double>(1, x));
-    };
+    auto grid = [&](double x) { return std::vector<double>(4, x); }; // 4 stages, 1 chunk
     in.fwd = grid(1);
     in.bwd = grid(zb ? 1 : 2);
     in.wgrad = grid(zb ? 1 : 0);

@@ -821,8 +821,8 @@ void TestTimeline::manyOpsPaintFast() {
     in.chunks = 4;
     in.microbatches = 128;
     const int V = in.stages * in.chunks;
-    in.fwd.assign(16, std::vector<double>(4, 0.010));
-    in.bwd.assign(16, std::vector<double>(4, 0.021));
+    in.fwd.assign(16 * 4, 0.010);
+    in.bwd.assign(16 * 4, 0.021);
     in.p2p_fwd.assign(std::size_t(V - 1), 0.0004);
     in.p2p_bwd.assign(std::size_t(V - 1), 0.0004);
     in.p2p_cross.assign(std::size_t(V - 1), 0);
