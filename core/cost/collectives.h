@@ -10,6 +10,8 @@
 #include "cost/traffic.h"
 #include "model/plan.h"
 
+#include <boost/container/small_vector.hpp>
+
 #include <optional>
 #include <vector>
 
@@ -23,7 +25,9 @@ struct GroupSpread {
         int members = 0;
         bool operator==(const Site&) const = default;
     };
-    std::vector<Site> sites;
+    // Held inline up to 8 sites (a group rarely spans more zones): building
+    // a spread allocates nothing.
+    boost::container::small_vector<Site, 8> sites;
     int members = 0;
     int buildings = 0;
     bool single_host = false; // the whole group shares one NVLink domain

@@ -26,6 +26,8 @@
 #include "model/model.h"
 #include "model/plan.h"
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -72,9 +74,12 @@ struct PairRun {
 struct Layout {
     PlacementResult placed;
     std::vector<ReplicaBlock> blocks;
-    std::vector<std::vector<int>> stageCounts;    // [stage][building]: replicas
-    std::vector<std::vector<int>> stageBuildings; // [stage]: buildings holding it
-    std::vector<int> stageBuilding;               // [stage]: the building holding most of it
+    // Per stage, lists as short as the buildings, held inline (building a
+    // layout allocates per table, not per stage).
+    std::vector<boost::container::small_vector<int, 4>> stageCounts; // [stage][building]: replicas
+    std::vector<boost::container::small_vector<int, 4>>
+        stageBuildings;             // [stage]: buildings holding it
+    std::vector<int> stageBuilding; // [stage]: the building holding most of it
     // [stage]: its data-parallel group with CP, dp x cp members (Megatron's
     // get_data_parallel_group(with_context_parallel=True); torchtitan's
     // dp_shard_cp mesh): CP ranks hold the same weights and reduce their
@@ -95,8 +100,9 @@ struct Layout {
     // spread with the groups at it (x tp, x tp x cp for the replicas): they
     // load the links beside the widest one, which prices the time.
     std::vector<std::vector<std::pair<GroupSpread, double>>> otherShards, otherReplicas;
-    std::vector<int> spreadClass;               // [stage]: first stage with the same group spread
-    std::vector<std::vector<PairRun>> boundary; // [stage s]: pairs s -> (s + 1) % pp
+    std::vector<int> spreadClass; // [stage]: first stage with the same group spread
+    std::vector<boost::container::small_vector<PairRun, 4>>
+        boundary; // [stage s]: pairs s -> (s + 1) % pp
     // [stage]: the slowest NIC and NVLink among the buildings holding it, and
     // the per-message overhead of a collective.
     std::vector<CollectiveEnv> stageEnv;

@@ -115,7 +115,7 @@ int dpMembersPerHost(const std::vector<Dim>& order, const Parallelism& par, int 
 void stageHolders(const Cluster& cluster, int pp, Layout& out) {
     const CellGrid& grid = out.placed.grid;
     const std::size_t npp = std::size_t(pp), nb = cluster.buildings.size();
-    out.stageCounts.assign(npp, std::vector<int>(nb, 0));
+    out.stageCounts.assign(npp, boost::container::small_vector<int, 4>(nb, 0));
     out.stageBuildings.assign(npp, {});
     out.stageBuilding.assign(npp, 0);
     for (int s = 0; s < pp; ++s)

@@ -79,7 +79,9 @@ TrafficPhase::TrafficPhase(const Topology& topo, const std::vector<EdgeTransport
     : topo_(topo)
     , transport_(transport)
     , load_(topo.edges().size() * 2, 0.0)
-    , conns_(topo.edges().size() * 2, 0.0) {}
+    , conns_(topo.edges().size() * 2, 0.0) {
+    touched_.reserve(load_.size()); // each directed edge is listed once
+}
 
 template <class F> void TrafficPhase::forEachEdge(Location src, Location dst, F&& f) const {
     // Directed edges from src to dst: up the source zone (and building), the

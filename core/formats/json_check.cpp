@@ -77,6 +77,8 @@ void Diagnostics::error(const std::string& path, const std::string& message) {
 }
 
 bool Diagnostics::isBad(const std::string& path) const {
+    if (bad_.empty()) // a sound document: no copy of the path to walk
+        return false;
     std::string p = path;
     for (;;) {
         if (bad_.count(p))
@@ -88,6 +90,8 @@ bool Diagnostics::isBad(const std::string& path) const {
 }
 
 bool Diagnostics::touched(const std::string& path) const {
+    if (bad_.empty())
+        return false;
     if (isBad(path))
         return true;
     const std::string below = path + '/';
