@@ -33,6 +33,13 @@ std::vector<int> balancedLayers(const Cluster& cluster, const Model& model, cons
             if (s == pp - 1) {
                 const EdgeCost e = logitsCost(ctx);
                 edge += e.fwd_s + e.bwd_s;
+                // Multi-token prediction on the last stage: each module's own
+                // work, a block (timed as this stage's layers) and the output
+                // layer again.
+                if (model.mtp_layers > 0) {
+                    const EdgeCost m = mtpCost(ctx);
+                    edge += model.mtp_layers * (m.fwd_s + m.bwd_s + e.fwd_s + e.bwd_s + t);
+                }
             }
             fixed[std::size_t(s)] = std::max(fixed[std::size_t(s)], edge);
         }

@@ -1933,4 +1933,54 @@ EdgeCost logitsCost(const LayerContext& ctx) {
     return e;
 }
 
+EdgeCost mtpCost(const LayerContext& ctx) {
+    // One multi-token-prediction module around its transformer block, as
+    // Megatron-Core's MultiTokenPredictionLayer runs it
+    // (transformer/multi_token_prediction.py): the next tokens' embedding
+    // looked up again (the shared table), enorm on it and hnorm on the
+    // hidden state, the two joined (2h wide) and projected to h by eh_proj,
+    // a column-parallel linear (its input all-gathered under SP, its output
+    // gathered over TP and scattered back to the sequence shard), then the
+    // block (a layer of the last layer's kind, counted by the caller), the
+    // final norm, and the shared output layer and loss (logitsCost, counted
+    // by the caller too).
+    const GpuModel& gpu = *ctx.gpu;
+    const LayerShape s = layerShape(ctx);
+    EdgeCost e;
+    const double Tsp = s.sp ? s.T / s.t : s.T; // tokens of the GPU's sequence shard
+    const double kernel = ctx.kc.kernel_overhead_s;
+    // The embedding's gather of T rows (its backward a scatter-add), the two
+    // norms and the concatenation: memory-bound passes.
+    const double lookup = streamTime(gpu, 2.0 * s.T * s.h * kBf16, ctx.kc) + kernel;
+    const double norms = 2.0 * (streamTime(gpu, 2.0 * Tsp * s.h * kBf16, ctx.kc) + kernel);
+    const double join = streamTime(gpu, 2.0 * Tsp * 2.0 * s.h * kBf16, ctx.kc) + kernel;
+    const GemmTimes g = gemmTriple(gpu, s.linear, {s.T, s.h / s.t, 2.0 * s.h, 1}, ctx.kc);
+    e.fwd_s = lookup + norms + join + g.fwd;
+    e.bwd_s = 2.0 * lookup + 2.0 * norms + join + g.dgrad + g.wgrad;
+    // Megatron's FLOP count (training.py num_floating_point_operations,
+    // "MTP norms and proj"): 3 x 2 x (3h + 2h^2) a token; the projection's
+    // GEMMs are the hardware's.
+    e.model_flops_total = 3.0 * g.flops + 6.0 * 3.0 * s.h * s.T / s.t;
+    e.hw_flops_total = 3.0 * g.flops;
+    e.params = 2.0 * s.h * s.h / s.t + 3.0 * s.h; // eh_proj's shard, enorm, hnorm, final norm
+    // Saved: the norms' inputs and the projection's input (the SP shard,
+    // gathered again in the backward as every column-parallel input is).
+    e.activation_bytes = (2.0 * s.h + 2.0 * s.h) * Tsp * kBf16;
+    if (s.t > 1) {
+        const double bps = tierBytesPerS(ctx.scale_up_gbps, ctx.scale_up_efficiency);
+        // The embedding's vocab-parallel all-reduce, the projection's output
+        // gathered over TP; under SP its input all-gathered (its gradient
+        // reduce-scattered in the backward, as long).
+        e.tp_fwd_s = ringAllReduceTime(s.T * s.h * kBf16, int(s.t), bps, ctx.scale_up_step_s) +
+                     ringAllGatherTime(s.T * s.h * kBf16, int(s.t), bps, ctx.scale_up_step_s);
+        if (s.sp) {
+            const double input =
+                ringAllGatherTime(s.T * 2.0 * s.h * kBf16, int(s.t), bps, ctx.scale_up_step_s);
+            e.tp_fwd_s += input;
+            e.tp_bwd_s += input;
+        }
+    }
+    return e;
+}
+
 } // namespace sa

@@ -405,6 +405,11 @@ LossPasses lossPasses(CrossEntropy c);
 double expectedHostsTouched(const MoeConfig& moe, int hosts);
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);
+// One multi-token-prediction module's own work (Model::mtp_layers): the
+// embedding looked up again, its norms and projection with their TP
+// exchanges; its transformer block and its pass through the output layer
+// and loss are a layer and a logitsCost of their own.
+EdgeCost mtpCost(const LayerContext& ctx);
 
 // Rated peak FLOP/s for this model's dtype on this GPU (the FP8 peak for an
 // FP8 model): the denominator of MFU. What the GEMMs sustain is gemmRate.

@@ -92,6 +92,11 @@ double modelParams(const Model& m) {
     p += double(m.vocab) * h;                           // embedding
     p += m.tied_embeddings ? 0.0 : double(m.vocab) * h; // output layer
     p += h;                                             // final norm
+    // Multi-token prediction: each module a block of the last layer's kind,
+    // its 2h -> h projection and three norms (the embedding and output
+    // layer shared).
+    p += m.mtp_layers *
+         (attention + norms + (m.lastLayerIsMoe() ? moeMlp : denseMlp) + 2.0 * h * h + 3.0 * h);
     return p;
 }
 

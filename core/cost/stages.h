@@ -138,6 +138,7 @@ struct BuildingCosts {
     // it leaves alone).
     LayerCost dense_kept, moe_kept;
     EdgeCost embedding, logits;
+    EdgeCost mtp; // one multi-token-prediction module's own work (Model::mtp_layers > 0)
 };
 void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, BuildingCosts& out);
 

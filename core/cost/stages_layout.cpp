@@ -340,6 +340,8 @@ void buildingCosts(const ClusterContext& ctx, const BuildingCostInput& in, Build
     }
     out.embedding = embeddingCost(lc);
     out.logits = logitsCost(lc);
+    if (in.model.mtp_layers > 0)
+        out.mtp = mtpCost(lc);
 }
 
 void chunkLayers(const Model& model, const std::vector<int>& stageLayers, int pp, int v,
@@ -528,6 +530,34 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
         std::max(k.dense.transient_bytes, nMoe > 0 ? k.moe.transient_bytes : 0.0) * double(group);
 }
 
+// The multi-token-prediction modules after the last layer (Model::
+// mtp_layers), on the last virtual stage with the output layer, as
+// Megatron-Core places them (GPTModel builds them where post_process is
+// set): each its own work (mtpCost), a block of the last layer's kind
+// under the plan's recompute, and one more pass through the output layer
+// and loss. With a pipeline the stage also holds its own copy of an untied
+// embedding table, which the modules look up (GPTModel builds the
+// embedding where mtp_process is set); its gradient all-reduce with the
+// first stage's copy is not counted.
+void addMtp(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput& in, double epCross) {
+    const int n = in.model ? in.model->mtp_layers : 0;
+    if (n <= 0)
+        return;
+    const bool moe = in.model->lastLayerIsMoe();
+    addLayers(t, moe ? k.moe : k.dense, n, epCross, in.recompute, in.zero_bubble,
+              in.ep_overlap_steady, in.weight_casts);
+    const EdgeCost& m = k.mtp;
+    const EdgeCost& o = k.logits;
+    t.fwd += n * (m.fwd_s + m.tp_fwd_s + o.fwd_s + o.tp_fwd_s);
+    t.bwd += n * (m.bwd_s + m.tp_bwd_s + o.bwd_s + o.tp_bwd_s);
+    t.compute += n * (m.fwd_s + m.bwd_s + o.fwd_s + o.bwd_s);
+    t.tp += n * (m.tp_fwd_s + m.tp_bwd_s + o.tp_fwd_s + o.tp_bwd_s);
+    t.params += n * m.params;
+    if (in.pp > 1 && !in.model->tied_embeddings)
+        t.params += k.embedding.params;
+    t.activation += n * (m.activation_bytes + o.activation_bytes);
+}
+
 } // namespace
 
 void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
@@ -560,6 +590,7 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
                 t.params += k.logits.params;
                 t.activation += k.logits.activation_bytes;
                 t.transient = std::max(t.transient, k.logits.transient_bytes);
+                addMtp(t, k, in, epCross);
             }
             // Each microbatch's gradients added to the accumulated ones, a
             // pass over the chunk's parameters after its weight gradients.

@@ -26,13 +26,21 @@ void flops(const FlopsInput& in, Evaluation& ev) {
     const std::vector<BuildingCosts>& bc = *in.costs;
     const double cellGpus = double(layout.placed.grid.cell_gpus);
     const BuildingCosts& k = bc[std::size_t(layout.stageBuilding[0])];
-    const int nMoeLayers = model.moeLayersIn(0, model.layers);
+    // The multi-token-prediction modules count as a block of the last
+    // layer's kind, their own projection and one more output layer each,
+    // as Megatron's FLOP count has them (training.py: the block among the
+    // layers, "MTP norms and proj", the logits x (mtp_num_layers + 1)).
+    const int mtp = model.mtp_layers;
+    const int nMoeLayers =
+        model.moeLayersIn(0, model.layers) + (mtp > 0 && model.lastLayerIsMoe() ? mtp : 0);
+    const int nDenseLayers = model.layers + mtp - nMoeLayers;
     const double perMicroModel =
-        cellGpus * ((model.layers - nMoeLayers) * k.dense.model_flops_total +
-                    nMoeLayers * k.moe.model_flops_total + k.logits.model_flops_total);
+        cellGpus *
+        (nDenseLayers * k.dense.model_flops_total + nMoeLayers * k.moe.model_flops_total +
+         (1 + mtp) * k.logits.model_flops_total + mtp * k.mtp.model_flops_total);
     const double perMicroHw =
-        cellGpus * ((model.layers - nMoeLayers) * k.dense.hw_flops_total +
-                    nMoeLayers * k.moe.hw_flops_total + k.logits.hw_flops_total);
+        cellGpus * (nDenseLayers * k.dense.hw_flops_total + nMoeLayers * k.moe.hw_flops_total +
+                    (1 + mtp) * k.logits.hw_flops_total + mtp * k.mtp.hw_flops_total);
     const double micro = double(plan.microbatches()) * plan.parallelism.dp;
     ev.model_flops_per_step = perMicroModel * micro;
     ev.hardware_flops_per_step = perMicroHw * micro;

@@ -1003,7 +1003,12 @@ double replicatedParameters(const Model& m) {
     const double gated = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
     const int moeLayers = m.moeLayersIn(0, m.layers);
     const double dense = (m.layers - moeLayers) * gated * h * double(m.ffn_hidden);
-    return m.layers * attention + dense + double(m.vocab) * h;
+    // Multi-token prediction's blocks (attention, a dense MLP when the last
+    // layer has one) and projections.
+    const double mtp =
+        m.mtp_layers *
+        (attention + 2.0 * h * h + (m.lastLayerIsMoe() ? 0.0 : gated * h * double(m.ffn_hidden)));
+    return m.layers * attention + dense + double(m.vocab) * h + mtp;
 }
 
 } // namespace

@@ -149,6 +149,7 @@ inline constexpr IntRange kVocabRange{1, kMaxVocab};
 inline constexpr IntRange kExpertsRange{1, kMaxExperts};
 inline constexpr IntRange kSharedExpertsRange{0, kMaxExperts};
 inline constexpr IntRange kDenseLayersRange{0, kMaxLayers};
+inline constexpr IntRange kMtpLayersRange{0, kMaxLayers}; // modules, each one block
 inline constexpr IntRange kSequenceRange{1, kMaxSequenceLength};
 inline constexpr IntRange kBatchRange{1, kMaxBatchSequences};
 inline constexpr IntRange kDegreeRange{1, kMaxDegree};

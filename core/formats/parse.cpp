@@ -548,6 +548,7 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         mla.finish();
         m.mla = a;
     }
+    r.integer("mtp_layers", m.mtp_layers, kOptional, formats::kMtpLayersRange);
     r.finish();
     formats::checkModel(m, d);
     return m;

@@ -69,7 +69,7 @@ const std::map<std::string, int>& keyRank() {
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
             "shared_experts", "dense_layers", "capacity_factor", "router_groups",
             "router_group_topk", "mla", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
-            "rope_head_dim", "v_head_dim",
+            "rope_head_dim", "v_head_dim", "mtp_layers",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
             "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "dp_shard", "recompute",
@@ -303,6 +303,8 @@ nlohmann::json toJson(const Model& m) {
                     {"qk_head_dim", m.mla->qk_head_dim},
                     {"rope_head_dim", m.mla->rope_head_dim},
                     {"v_head_dim", m.mla->v_head_dim}};
+    if (m.mtp_layers > 0)
+        j["mtp_layers"] = m.mtp_layers;
     return j;
 }
 

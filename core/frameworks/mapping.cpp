@@ -723,6 +723,14 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                     r.unuse(key, "only read with multi-latent attention");
         }
     }
+    // --mtp-num-layers (Megatron-Core's multi-token prediction, None by
+    // default; NeMo's and Bridge's mtp_num_layers): the modules after the
+    // last layer. --mtp-loss-scaling-factor weighs their loss and costs
+    // nothing.
+    if (auto mtp = r.integer("mtp_num_layers", "model:/mtp_layers"); mtp && *mtp > 0)
+        m.mtp_layers = int(*mtp);
+    if (r.has("mtp_loss_scaling_factor"))
+        r.unuse("mtp_loss_scaling_factor", "the MTP loss's weight changes no cost");
     if (nemo) {
         m.tied_embeddings = true; // share_embeddings_and_output_weights defaults to true
         if (r.has("share_embeddings_and_output_weights"))

@@ -583,6 +583,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--qk-pos-emb-head-dim", num(m.mla->rope_head_dim));
         add("--v-head-dim", num(m.mla->v_head_dim));
     }
+    if (m.mtp_layers > 0)
+        add("--mtp-num-layers", num(m.mtp_layers));
     if (m.mlp == MlpKind::SwiGlu)
         add("--swiglu");
     if (!m.tied_embeddings)

@@ -494,6 +494,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("qk_pos_emb_head_dim", num(m.mla->rope_head_dim));
         add("v_head_dim", num(m.mla->v_head_dim));
     }
+    if (m.mtp_layers > 0)
+        add("mtp_num_layers", num(m.mtp_layers));
     add("activation", m.mlp == MlpKind::SwiGlu ? "fast-swiglu" : "gelu");
     add("share_embeddings_and_output_weights", yamlBool(m.tied_embeddings));
     if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)

@@ -1462,6 +1462,11 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     t << "[job]\n";
     t << "description = " << tomlString(plan.description) << "\n\n";
 
+    if (model.mtp_layers > 0)
+        notes.push_back("mtp_layers " + std::to_string(model.mtp_layers) +
+                        ": torchtitan builds multi-token prediction into the model flavor "
+                        "(DeepSeek-V3's model_registry num_mtp_layers), not from this "
+                        "configuration: the flavor named must carry it");
     t << "[model]\nname = \"llama3\"\n";
     t << "flavor = " << tomlString(flavor ? std::string(flavor) : model.name) << "\n";
     if (model.dtype == DType::FP8)

@@ -69,6 +69,14 @@ struct Model {
     bool tied_embeddings = false;
     std::optional<MoeConfig> moe;
     std::optional<MlaConfig> mla;
+    // Multi-token prediction (DeepSeek-V3 Sec. 2.2; Megatron-Core
+    // --mtp-num-layers): this many sequential modules after the last layer,
+    // each one more transformer block of the last layer's kind (an MoE block
+    // when the last layer has experts) behind two norms and a 2h -> h
+    // projection of the hidden state joined with the next token's embedding,
+    // predicting one token further through the shared output layer and loss.
+    // 0: none.
+    int mtp_layers = 0;
 
     std::int64_t headDim() const {
         return head_dim > 0 ? head_dim : heads > 0 ? hidden / heads : 0;
@@ -125,6 +133,8 @@ struct Model {
             return 0;
         return std::max(0, first + n - std::max(first, moe->dense_layers));
     }
+    // Whether the last layer (and so each MTP module's block) has experts.
+    bool lastLayerIsMoe() const { return moeLayersIn(layers - 1, 1) == 1; }
     bool operator==(const Model&) const = default;
 };
 

@@ -221,6 +221,8 @@ private Q_SLOTS:
     void expertParallelPlanCarriesTheAccuracyNote();
     void bf16OnHopperCarriesTheAccuracyNote();
     void unvalidatedArchitectureCarriesTheAccuracyNote();
+    void multiTokenPrediction();
+    void multiTokenPredictionBlockHasExperts();
 };
 
 void TestFidelity::distributedOptimizerBytes_data() {
@@ -2703,6 +2705,86 @@ void TestFidelity::hostBoundPlanWarns() {
     QCOMPARE(hostWarning(eager8), std::string());
     tp8.cuda_graphs = true;
     QVERIFY_CLOSE(evaluated(c, smallLlama(), tp8).step_time_s, eager8.step_time_s, 1e-9);
+}
+
+// Multi-token prediction (Model::mtp_layers; docs/COST_MODEL.md): each
+// module is a block of the last layer's kind, Megatron's norms and 2h -> h
+// projection, and one more pass through the output layer and loss, all on
+// the last stage, which also keeps a copy of an untied embedding table.
+void TestFidelity::multiTokenPrediction() {
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Model m0 = smallLlama(8);
+    Model m1 = m0;
+    m1.mtp_layers = 1;
+    const Plan p = makePlan(2, 2, 4, 32);
+    const Evaluation e0 = evaluated(c, m0, p), e1 = evaluated(c, m1, p);
+    const Evaluation deeper = evaluated(c, smallLlama(9), p);
+    // Model FLOPs: a layer (as one more layer adds), the logits again and
+    // 6 (3h + 2h^2) a token (training.py num_floating_point_operations).
+    const double tokens = double(p.global_batch_sequences) * double(p.sequence_length);
+    const double h = double(m0.hidden), V = double(m0.vocab);
+    const double layer = deeper.model_flops_per_step - e0.model_flops_per_step;
+    QVERIFY(layer > 0);
+    QVERIFY_CLOSE(e1.model_flops_per_step,
+                  e0.model_flops_per_step + layer +
+                      tokens * (6.0 * h * V + 6.0 * (3.0 * h + 2.0 * h * h)),
+                  1e-12);
+    // On the last stage only: the first keeps its time, parameters and memory.
+    QCOMPARE(e1.stage_breakdown[0].compute_s, e0.stage_breakdown[0].compute_s);
+    QCOMPARE(e1.stage_params[0], e0.stage_params[0]);
+    QCOMPARE(e1.memory.per_stage_peak_gib[0], e0.memory.per_stage_peak_gib[0]);
+    // Its four layers gain a fifth, the output layer a second pass.
+    QVERIFY2(e1.stage_breakdown[1].compute_s > 1.25 * e0.stage_breakdown[1].compute_s,
+             numbers(e1.stage_breakdown[1].compute_s, e0.stage_breakdown[1].compute_s));
+    QVERIFY(e1.memory.per_stage_peak_gib[1] > e0.memory.per_stage_peak_gib[1]);
+    QVERIFY(e1.step_time_s > e0.step_time_s);
+    // Parameters on one GPU of the last stage: the block, the projection's
+    // TP shard and three norms, and the untied embedding table's copy.
+    const double t = p.parallelism.tp;
+    const LayerCost block = layerCost(layerContext(c, c.buildings[0], m0, p));
+    QVERIFY_CLOSE(e1.stage_params[1] - e0.stage_params[1],
+                  block.params + 2.0 * h * h / t + 3.0 * h + V * h / t, 1e-12);
+    // Tied embeddings share the table already there; without a pipeline
+    // the stage holds it anyway.
+    Model tied0 = m0, tied1 = m1;
+    tied0.tied_embeddings = tied1.tied_embeddings = true;
+    QVERIFY_CLOSE(evaluated(c, tied1, p).stage_params[1] - evaluated(c, tied0, p).stage_params[1],
+                  block.params + 2.0 * h * h / t + 3.0 * h, 1e-12);
+    const Plan flat = makePlan(2, 1, 8, 32);
+    QVERIFY_CLOSE(evaluated(c, m1, flat).stage_params[0] - evaluated(c, m0, flat).stage_params[0],
+                  block.params + 2.0 * h * h / t + 3.0 * h, 1e-12);
+}
+
+// DeepSeek-V3's module is an MoE block: with experts in the last layer the
+// module's block has them too (and their all-to-all), with dense layers only
+// it is dense.
+void TestFidelity::multiTokenPredictionBlockHasExperts() {
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Model moe = smallLlama(8);
+    moe.moe = moeOf(16, 2, 1024);
+    Model moeMtp = moe;
+    moeMtp.mtp_layers = 1;
+    Plan p = makePlan(1, 2, 8, 32);
+    p.parallelism.ep = 8;
+    const Evaluation e0 = evaluated(c, moe, p), e1 = evaluated(c, moeMtp, p);
+    const LayerCost expertLayer = [&] {
+        LayerContext lc = layerContext(c, c.buildings[0], moe, p);
+        lc.moe_layer = true;
+        return layerCost(lc);
+    }();
+    QVERIFY(expertLayer.expert_params > 0);
+    QVERIFY_CLOSE(e1.stage_expert_params[1] - e0.stage_expert_params[1], expertLayer.expert_params,
+                  1e-12);
+    QCOMPARE(e1.stage_expert_params[0], e0.stage_expert_params[0]);
+    // Experts only after four leading dense layers: the last layer has them,
+    // so the module's block does; a dense model's module is dense.
+    Model firstDense = moeMtp;
+    firstDense.moe->dense_layers = 4;
+    QVERIFY(firstDense.lastLayerIsMoe());
+    QVERIFY(!smallLlama(8).lastLayerIsMoe());
+    const Evaluation f1 = evaluated(c, firstDense, p);
+    QVERIFY_CLOSE(f1.stage_expert_params[1] - e0.stage_expert_params[1], expertLayer.expert_params,
+                  1e-12);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

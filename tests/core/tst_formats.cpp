@@ -84,7 +84,7 @@ const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, 
 const char* const kMlaModel = R"({"format": "scaleacross.model", "version": 1, "name": "mla",
   "layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "vocab": 129280,
   "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64,
-          "v_head_dim": 128}})";
+          "v_head_dim": 128}, "mtp_layers": 1})";
 const char* const kFullPlan = R"({"format": "scaleacross.plan", "version": 1, "name": "full",
   "description": "everything", "sequence_length": 4096, "global_batch_sequences": 256,
   "micro_batch_sequences": 2, "parallelism": {"tp": 4, "cp": 2, "pp": 4, "dp": 16, "ep": 8},
@@ -728,6 +728,8 @@ void TestFormats::badDocuments_data() {
           "v_head_dim": 128})",
          "/kv_heads=32"},
         {"model.json: /mla/q_lora_rank: must be a non-negative integer, got -1"});
+    bad("multi-token prediction negative", "model", {"/mtp_layers=-1"},
+        {"model.json: /mtp_layers: must be a non-negative integer, got -1"});
     bad("all layers dense", "model",
         {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 1024, "dense_layers": 32})"},
         {"model.json: /moe/dense_layers: must be less than layers (32), got 32"});

@@ -375,6 +375,7 @@ private Q_SLOTS:
     void scriptExpansion();
     void headSizeFromKvChannels();
     void latentAttention();
+    void multiTokenPrediction();
     void moeDispatchAndGroups();
     void lossKernels_data();
     void lossKernels();
@@ -738,6 +739,48 @@ void TestFrameworks::latentAttention() {
         ignored = ignored || (i.setting == "--kv-lora-rank" &&
                               i.why.find("multi-latent attention") != std::string::npos);
     QVERIFY(ignored);
+}
+
+void TestFrameworks::multiTokenPrediction() {
+    // --mtp-num-layers (Megatron-Core; Bridge's and NeMo's mtp_num_layers)
+    // reads into the model's mtp_layers and is written back; the loss's
+    // weight costs nothing and is reported as not used.
+    const std::string script =
+        "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 8 --hidden-size "
+        "2048 --num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 "
+        "--global-batch-size 64 --vocab-size 129280 --bf16 --tensor-model-parallel-size 2 "
+        "--pipeline-model-parallel-size 2 --untie-embeddings-and-output-weights "
+        "--mtp-num-layers 2 --mtp-loss-scaling-factor 0.1";
+    ImportOptions opt;
+    opt.file = "mtp.sh";
+    const Imported got = importMegatronScript(script, opt);
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.model->mtp_layers, 2);
+    bool weightIgnored = false;
+    for (const auto& i : got.ignored)
+        weightIgnored = weightIgnored || i.setting == "--mtp-loss-scaling-factor";
+    QVERIFY(weightIgnored);
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        QVERIFY(ex.text.find(f == Framework::Nemo ? "mtp_num_layers" : "--mtp-num-layers 2") !=
+                std::string::npos);
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QCOMPARE(again.model->mtp_layers, 2);
+    }
+    // Without modules nothing is written.
+    sa::Model none = *got.model;
+    none.mtp_layers = 0;
+    QVERIFY(exportPlan(Framework::Megatron, none, *got.plan).text.find("--mtp-num-layers") ==
+            std::string::npos);
+    // torchtitan takes the modules from its model flavor: the export says so.
+    const Exported tt = exportPlan(Framework::Torchtitan, *got.model, *got.plan);
+    bool noted = false;
+    for (const auto& n : tt.notes)
+        noted = noted || n.find("mtp_layers 2") != std::string::npos;
+    QVERIFY(noted);
 }
 
 void TestFrameworks::moeDispatchAndGroups() {
