@@ -539,6 +539,16 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
 // embedding table, which the modules look up (GPTModel builds the
 // embedding where mtp_process is set); its gradient all-reduce with the
 // first stage's copy is not counted.
+// An edge of the model (the embedding, the output layer and loss, an MTP
+// module's own work) run `times` times a microbatch: its time and its TP
+// exchanges.
+void addEdgeTime(ChunkTimes& t, const EdgeCost& e, double times = 1) {
+    t.fwd += times * (e.fwd_s + e.tp_fwd_s);
+    t.bwd += times * (e.bwd_s + e.tp_bwd_s);
+    t.compute += times * (e.fwd_s + e.bwd_s);
+    t.tp += times * (e.tp_fwd_s + e.tp_bwd_s);
+}
+
 void addMtp(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput& in, double epCross) {
     const int n = in.model ? in.model->mtp_layers : 0;
     if (n <= 0)
@@ -546,16 +556,12 @@ void addMtp(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput& in, do
     const bool moe = in.model->lastLayerIsMoe();
     addLayers(t, moe ? k.moe : k.dense, n, epCross, in.recompute, in.zero_bubble,
               in.ep_overlap_steady, in.weight_casts);
-    const EdgeCost& m = k.mtp;
-    const EdgeCost& o = k.logits;
-    t.fwd += n * (m.fwd_s + m.tp_fwd_s + o.fwd_s + o.tp_fwd_s);
-    t.bwd += n * (m.bwd_s + m.tp_bwd_s + o.bwd_s + o.tp_bwd_s);
-    t.compute += n * (m.fwd_s + m.bwd_s + o.fwd_s + o.bwd_s);
-    t.tp += n * (m.tp_fwd_s + m.tp_bwd_s + o.tp_fwd_s + o.tp_bwd_s);
-    t.params += n * m.params;
+    addEdgeTime(t, k.mtp, n);
+    addEdgeTime(t, k.logits, n);
+    t.params += n * k.mtp.params;
     if (in.pp > 1 && !in.model->tied_embeddings)
         t.params += k.embedding.params;
-    t.activation += n * (m.activation_bytes + o.activation_bytes);
+    t.activation += n * (k.mtp.activation_bytes + k.logits.activation_bytes);
 }
 
 } // namespace
@@ -575,18 +581,12 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
             ChunkTimes t;
             addChunkLayers(t, k, in, vs, epCross);
             if (vs == 0) {
-                t.fwd += k.embedding.fwd_s + k.embedding.tp_fwd_s;
-                t.bwd += k.embedding.bwd_s;
-                t.compute += k.embedding.fwd_s + k.embedding.bwd_s;
-                t.tp += k.embedding.tp_fwd_s;
+                addEdgeTime(t, k.embedding); // its backward exchanges nothing
                 t.params += k.embedding.params;
                 t.activation += k.embedding.activation_bytes;
             }
             if (vs == nV - 1) {
-                t.fwd += k.logits.fwd_s + k.logits.tp_fwd_s;
-                t.bwd += k.logits.bwd_s + k.logits.tp_bwd_s;
-                t.compute += k.logits.fwd_s + k.logits.bwd_s;
-                t.tp += k.logits.tp_fwd_s + k.logits.tp_bwd_s;
+                addEdgeTime(t, k.logits);
                 t.params += k.logits.params;
                 t.activation += k.logits.activation_bytes;
                 t.transient = std::max(t.transient, k.logits.transient_bytes);
