@@ -1365,6 +1365,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "recompute",
                                                       "recompute_method",
                                                       "recompute_layers",
+                                                      "recompute_modules",
                                                       "fp8_recipe",
                                                       "fp8_linear",
                                                       "fp8_param_gather",
@@ -1816,10 +1817,17 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
     // The promise: reading this back gives the plan (and the model's dimensions).
     if (ex.problems.empty()) {
         const Imported again = importTorchtitan(ex.text, ImportOptions{});
-        if (!again.plan || *again.plan != plan)
+        if (!again.plan || *again.plan != plan) {
+            // Where they differ, for the report.
+            std::string where;
+            if (again.plan)
+                for (const auto& op : nlohmann::json::diff(toJson(plan), toJson(*again.plan)))
+                    where += (where.empty() ? " (at " : ", ") + op.value("path", std::string());
             ex.problems.push_back({"", "",
                                    "internal: the written TOML does not read back as "
-                                   "the plan"});
+                                   "the plan" +
+                                       (where.empty() ? std::string() : where + ")")});
+        }
     }
     return ex;
 }
