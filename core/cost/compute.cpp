@@ -337,7 +337,7 @@ double weightGradHeldBytesPerLayer(const Model& model, const Plan& plan, bool mo
     double ffn = double(model.ffn_hidden), tokensFactor = 1.0;
     if (moeLayer && model.moe) {
         ffn = double(model.moe->expert_ffn_hidden);
-        tokensFactor = model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
+        tokensFactor = model.moe->top_k * model.moe->executedFactor() + model.moe->shared_experts;
     }
     const double up = (model.mlp == MlpKind::SwiGlu ? 2.0 : 1.0) * ffn;
     // Inputs of QKV and of the MLP's first GEMM: replicated across TP
@@ -380,7 +380,7 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
         if (moeLayer && model.moe) {
             const double fe = double(model.moe->expert_ffn_hidden);
             const double copies =
-                model.moe->top_k * model.moe->capacity_factor + model.moe->shared_experts;
+                model.moe->top_k * model.moe->executedFactor() + model.moe->shared_experts;
             splitOp += copies * ((gatedMlp ? 2.0 : 1.0) * fe + fe);
         }
         if (plan.hidden_dropout > 0)
@@ -399,7 +399,7 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
     double tokensFactor = 1.0;
     if (moeLayer && model.moe) {
         ffn = double(model.moe->expert_ffn_hidden);
-        tokensFactor = model.moe->top_k * model.moe->capacity_factor +
+        tokensFactor = model.moe->top_k * model.moe->executedFactor() +
                        model.moe->shared_experts; // each routed copy keeps its activations
     }
     const bool gated = model.mlp == MlpKind::SwiGlu;
@@ -442,6 +442,8 @@ double activationBytesPerLayer(const Model& model, const Plan& plan, bool moeLay
         const double shared = moeLayer && model.moe ? double(model.moe->shared_experts) : 0.0;
         if (plan.recomputes(RecomputeModule::Layernorm) && !te8)
             replicated -= 2.0 * kBf16 * h; // the QKV and FC1 inputs, the norms' outputs
+        if (plan.recomputes(RecomputeModule::MlaUpProj) && model.mla)
+            split -= 2.0 * (w.q + w.k) + 2.0 * w.v; // the attention's Q, K, V: made again
         const bool wholeMlp = moeLayer && model.moe ? plan.recomputes(RecomputeModule::Moe)
                                                     : plan.recomputes(RecomputeModule::Mlp);
         if (wholeMlp) {
@@ -914,17 +916,17 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
         const MoeConfig& moe = *model.moe;
         const double fe = double(moe.expert_ffn_hidden);
         const double localExperts = double(moe.experts) / s.ep;
-        const double tokensPerExpert = T * s.ep * moe.top_k * moe.capacity_factor / moe.experts;
+        const double tokensPerExpert = T * s.ep * moe.top_k * moe.executedFactor() / moe.experts;
         // The router stays BF16 (Megatron-Core's TopKRouter is not a TE layer).
         gemms.add(ctx, s.bf16, {T, double(moe.experts), h, 1});
-        // Capacity padding (capacity_factor > 1) is executed, not model work.
-        const double routed = 1.0 / std::max(1.0, moe.capacity_factor);
+        // Capacity padding (pad_to_capacity, capacity_factor > 1) is executed, not model work.
+        const double routed = 1.0 / std::max(1.0, moe.executedFactor());
         gemms.add(ctx, s.linear, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts},
                   routed);
         gemms.add(ctx, s.linear, {tokensPerExpert, h, fe / t, localExperts}, routed);
         c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
         c.params += c.expert_params + h * moe.experts;
-        ffnActBytes += T * moe.top_k * moe.capacity_factor * (gated ? 3.0 : 2.0) * fe / t * kBf16;
+        ffnActBytes += T * moe.top_k * moe.executedFactor() * (gated ? 3.0 : 2.0) * fe / t * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
             const GemmSums before = gemms;
@@ -1130,7 +1132,7 @@ double moePermuteTime(const LayerContext& ctx, const LayerShape& s) {
     if (!ctx.moe_layer || !ctx.model->moe)
         return 0;
     const MoeConfig& moe = *ctx.model->moe;
-    const double copies = (s.sp ? s.T / s.t : s.T) * moe.top_k * moe.capacity_factor;
+    const double copies = (s.sp ? s.T / s.t : s.T) * moe.top_k * moe.executedFactor();
     const double passes = moePermutePasses(ctx, s);
     return passes *
            (streamTime(*ctx.gpu, 2.0 * copies * s.h * kBf16, ctx.kc) + ctx.kc.kernel_overhead_s);
@@ -1399,8 +1401,13 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
     const int epi = plan.parallelism.ep;
     if (ctx.moe_layer && ctx.model->moe && epi > 1) {
         const double tokensDispatched = s.sp ? T / s.t : T;
+        // Padded to capacity, the all-to-all carries every expert's whole
+        // capacity, padding included (MoEAlltoAllTokenDispatcher.preprocess
+        // with drop_and_pad: capacity x experts out, capacity a split).
+        const double padded =
+            plan.ep_dispatcher == EpDispatcher::AllToAll ? ctx.model->moe->executedFactor() : 1.0;
         const double oneWay =
-            tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (epi - 1) / epi;
+            tokensDispatched * ctx.model->moe->top_k * padded * h * kBf16 * (epi - 1) / epi;
         const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti * cpi), 1, epi);
         c.ep_bytes_per_remote_peer = oneWay / (epi - 1);
         double sent = oneWay; // leaving the GPU, one way
@@ -1592,7 +1599,7 @@ void hostPace(const LayerContext& ctx, const LayerShape& s, const ElementwiseWor
             mlpFwd += 3.0;
             mlpBwd += 5.0;
         }
-        dynamic = m.capacity_factor <= 1.0;
+        dynamic = !m.padded();
     }
     const bool fusedStack = plan.elementwise == Elementwise::Fused;
     const double graphFwd = plan.cuda_graphs ? kc.graph_kernel_s : kc.host_op_fwd_s;
@@ -1660,7 +1667,7 @@ LayerCost layerCost(const LayerContext& ctx) {
     const KernelConstants& kc = ctx.kc;
     const LayerShape s = layerShape(ctx);
     LayerCost c;
-    GemmSums gemms;
+    GemmSums gemms, mlaUp;
 
     if (model.mla) {
         // MLA (Megatron-Core MLASelfAttention): the down projections to the
@@ -1671,15 +1678,23 @@ LayerCost layerCost(const LayerContext& ctx) {
         const MlaConfig& l = *model.mla;
         const double tokens = s.sp ? s.T / s.t : s.T, once = s.sp ? 1.0 : 1.0 / s.t;
         const double ql = double(l.q_lora_rank), kvl = double(l.kv_lora_rank);
+        // The up projections (the query's projection when it has no
+        // latent), which selective recompute's mla_up_proj runs again.
+        const bool upAgain =
+            plan.recompute == Recompute::Selective && plan.recomputes(RecomputeModule::MlaUpProj);
+        const auto addUp = [&](const Gemm& g) {
+            gemms.add(ctx, s.linear, g);
+            if (upAgain)
+                mlaUp.add(ctx, s.linear, g);
+        };
         if (ql > 0) {
             gemms.add(ctx, s.linear, {tokens, ql, s.h, 1}, once);
-            gemms.add(ctx, s.linear, {s.T, s.w.q, ql, 1});
+            addUp({s.T, s.w.q, ql, 1});
         } else {
-            gemms.add(ctx, s.linear, {s.T, s.w.q, s.h, 1});
+            addUp({s.T, s.w.q, s.h, 1});
         }
         gemms.add(ctx, s.linear, {tokens, kvl + double(l.rope_head_dim), s.h, 1}, once);
-        gemms.add(ctx, s.linear,
-                  {s.T, s.headsLocal * double(l.qk_head_dim + l.v_head_dim), kvl, 1});
+        addUp({s.T, s.headsLocal * double(l.qk_head_dim + l.v_head_dim), kvl, 1});
         gemms.add(ctx, s.linear, rowLinear({s.T, s.h, s.w.out, 1}, s));
     } else {
         // Attention projections (GQA: K and V have kv_heads heads;
@@ -1755,6 +1770,16 @@ LayerCost layerCost(const LayerContext& ctx) {
             const double hN = s.h / (s.sp ? s.t : 1.0);
             c.recompute_s +=
                 streamTime(*ctx.gpu, 2.0 * 4.0 * s.T * hN, kc) + 2.0 * kc.kernel_overhead_s;
+        }
+        if (plan.recomputes(RecomputeModule::MlaUpProj) && model.mla) {
+            // MLA's up projections again, with the latent norms fused into
+            // them (read and write each latent element) and the RoPE that
+            // makes the queries and keys (Megatron-Core's
+            // qkv_up_proj_and_rope_apply under CheckpointWithoutOutput).
+            c.recompute_s += mlaUp.fwd + streamTime(*ctx.gpu, 2.0 * kBf16 * s.T * s.w.latent, kc) +
+                             2.0 * kc.kernel_overhead_s;
+            c.recompute_weight_cast_s += mlaUp.weightCastFwd;
+            hwTotal += mlaUp.hwFlops;
         }
         const double actS = streamTime(*ctx.gpu, ffnActBytes, kc) + kc.kernel_overhead_s;
         const bool wholeMlp = moeLayer ? plan.recomputes(RecomputeModule::Moe)

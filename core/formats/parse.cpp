@@ -531,6 +531,11 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         moe.integer("shared_experts", e.shared_experts, kOptional, formats::kSharedExpertsRange);
         moe.integer("dense_layers", e.dense_layers, kOptional, formats::kDenseLayersRange);
         moe.number("capacity_factor", e.capacity_factor, kOptional, formats::kAtLeastOne);
+        if (moe.find("pad_to_capacity", kOptional)) {
+            bool pad = false;
+            moe.boolean("pad_to_capacity", pad, kOptional);
+            e.pad_to_capacity = pad;
+        }
         moe.integer("router_groups", e.router_groups, kOptional, formats::kSharedExpertsRange);
         moe.integer("router_group_topk", e.router_group_topk, kOptional,
                     formats::kSharedExpertsRange);
@@ -637,7 +642,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
             if (!m) {
                 d.error(childPath("/recompute_modules", i),
                         "must be one of core_attn, layernorm, mlp, moe, moe_act, "
-                        "shared_experts, got " +
+                        "shared_experts, mla_up_proj, got " +
                             describe(e));
                 ok = false;
             } else if (set & recomputeBit(*m)) {
@@ -650,7 +655,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
         }
         if (mods->size() > 16) {
             d.error("/recompute_modules",
-                    "has " + std::to_string(mods->size()) + " entries; there are 6 modules");
+                    "has " + std::to_string(mods->size()) + " entries; there are 7 modules");
             ok = false;
         }
         if (ok)

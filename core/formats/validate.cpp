@@ -833,6 +833,15 @@ void checkAcross(const Cluster* cluster, const Model& m, const Plan& p, Diagnost
         }
     }
 
+    // Megatron-Core refuses drop-and-pad under DeepEP (TransformerConfig:
+    // "Flex token dispatcher with deepep backend does not support
+    // moe_pad_expert_input_to_capacity").
+    if (m.moe && m.moe->padded() && p.parallelism.ep > 1 && p.ep_dispatcher == EpDispatcher::Flex &&
+        !dm.isBad("/moe"))
+        dp.error("/ep_dispatcher",
+                 "flex (DeepEP) does not pad experts to capacity, but the model's moe pads them "
+                 "(capacity_factor above 1 or pad_to_capacity true): use alltoall or hybridep, or "
+                 "set pad_to_capacity to false");
     if (p.fp8_param_gather && m.dtype != DType::FP8 && !dm.isBad("/dtype"))
         dp.error("/fp8_param_gather",
                  "gathers the weights of FP8 linear layers, but the model's dtype is 'bf16' "

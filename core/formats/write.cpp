@@ -67,7 +67,7 @@ const std::map<std::string, int>& keyRank() {
             // model
             "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp",
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
-            "shared_experts", "dense_layers", "capacity_factor", "router_groups",
+            "shared_experts", "dense_layers", "capacity_factor", "pad_to_capacity", "router_groups",
             "router_group_topk", "mla", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
             "rope_head_dim", "v_head_dim", "mtp_layers",
             // plan
@@ -292,6 +292,8 @@ nlohmann::json toJson(const Model& m) {
                     {"shared_experts", m.moe->shared_experts},
                     {"dense_layers", m.moe->dense_layers},
                     {"capacity_factor", number(m.moe->capacity_factor)}};
+        if (m.moe->pad_to_capacity)
+            j["moe"]["pad_to_capacity"] = *m.moe->pad_to_capacity;
         if (m.moe->router_groups > 0) {
             j["moe"]["router_groups"] = m.moe->router_groups;
             j["moe"]["router_group_topk"] = m.moe->router_group_topk;

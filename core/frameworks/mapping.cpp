@@ -1170,10 +1170,11 @@ Imported resolve(Settings& s, const ResolveInput& in) {
         if (layout) {
             // Megatron-Core's PipelineParallelLayerLayout: '|' ends a (virtual)
             // stage, 't' is a decoder layer, 'E' the embedding, 'L' the loss,
-            // X*N repeats an item, (...) groups; stages run virtual chunk by
-            // chunk over the pp ranks.
+            // 'm' a multi-token prediction module, X*N repeats an item, (...)
+            // groups; stages run virtual chunk by chunk over the pp ranks.
             std::vector<int> stages = {0};
             std::string why;
+            int mtpModules = 0;
             const std::string& text = *layout;
             std::size_t i = 0;
             std::function<std::vector<int>(bool)> sequence = [&](bool nested) {
@@ -1192,6 +1193,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                         item = {1};
                     } else if (c == 'E' || c == 'L' || c == ',' || c == ' ') {
                         item = {0};
+                    } else if (c == 'm' && !nested) {
+                        item = {0};
                     } else if (c == '|') {
                         item = {0, 0};
                     } else if (c == '(') {
@@ -1201,7 +1204,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                         ++i;
                     } else {
                         why = std::string("'") + c +
-                              "' (only decoder layers t, E, L, | and repetition are modelled)";
+                              "' (only decoder layers t, E, L, MTP modules m outside groups, | and "
+                              "repetition are modelled)";
                         break;
                     }
                     int times = 1;
@@ -1216,6 +1220,8 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                         times = std::stoi(text.substr(i, j - i));
                         i = j;
                     }
+                    if (c == 'm')
+                        mtpModules += times;
                     for (int k = 0; k < times && why.empty(); ++k) {
                         parts.back() += item.front();
                         for (std::size_t q = 1; q < item.size(); ++q)
@@ -1230,6 +1236,14 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             if (why.empty() && i != text.size())
                 why = "unbalanced ')'";
             const std::size_t n = stages.size();
+            // The documents run the MTP modules on the last rank's last chunk
+            // (Megatron-Core's GPTModel without a standalone MTP stage).
+            if (why.empty() && mtpModules > 0 && text.find('m') < text.rfind('|'))
+                why = "MTP modules ('m') before the last stage: the documents run them on the "
+                      "last pipeline rank's last chunk";
+            else if (why.empty() && mtpModules != m.mtp_layers)
+                why = "holds " + std::to_string(mtpModules) + " MTP modules ('m'), " +
+                      r.spelled("mtp_num_layers") + " " + std::to_string(m.mtp_layers);
             if (!why.empty()) {
                 r.refuse("pipeline_model_parallel_layout", why);
             } else if (first || last || embed || loss || vpLayers || vpStages) {
@@ -1458,17 +1472,17 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 for (std::string w; list >> w;) {
                     if (auto mod = recomputeModuleFromString(w))
                         set |= recomputeBit(*mod);
-                    else if (w == "mla_up_proj" || w == "gdn_norm_out" || w == "gdp_in_proj" ||
-                             w == "gdp_qkv" || w == "mhc")
+                    else if (w == "gdn_norm_out" || w == "gdp_in_proj" || w == "gdp_qkv" ||
+                             w == "mhc")
                         r.refuse("recompute_modules",
                                  "'" + w +
                                      "' is not expressible (plan recompute_modules: "
                                      "core_attn, layernorm, mlp, moe, moe_act, "
-                                     "shared_experts)");
+                                     "shared_experts, mla_up_proj)");
                     else
                         r.refuse("recompute_modules",
                                  "must name Megatron-Core's modules (core_attn, layernorm, mlp, "
-                                 "moe, moe_act, shared_experts, ...), got '" +
+                                 "moe, moe_act, shared_experts, mla_up_proj, ...), got '" +
                                      w + "'");
                 }
                 p.recompute_modules = set;
@@ -1622,6 +1636,15 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                              "below 1 drops tokens: the documents need at least 1");
                 else
                     moe.capacity_factor = *cap;
+            }
+            // Without a capacity factor Megatron-Core refuses the padding
+            // (TransformerConfig); with one, it pads only when asked.
+            if (r.has("moe_expert_capacity_factor")) {
+                moe.pad_to_capacity =
+                    r.flag("moe_pad_expert_input_to_capacity", "model:/moe/pad_to_capacity");
+            } else if (r.flag("moe_pad_expert_input_to_capacity", "model:/moe/pad_to_capacity")) {
+                r.refuse("moe_pad_expert_input_to_capacity",
+                         "needs " + r.spelled("moe_expert_capacity_factor"));
             }
             if (auto etp = r.integer("expert_tensor_parallel_size", "plan:/parallelism/tp");
                 etp && *etp != tp)

@@ -715,7 +715,7 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--cuda-graph-impl", "transformer_engine");
         // A dropless MoE layer cannot be captured whole (Megatron-Core's MoE
         // README): the attention part only, as it says.
-        if (m.moe && m.moe->capacity_factor <= 1.0)
+        if (m.moe && !m.moe->padded())
             add("--cuda-graph-modules", "attn");
     }
     if (p.ep_overlap)
@@ -743,12 +743,18 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         const bool midEven =
             std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == per; });
         const int e = per - lps.front(), l = per - lps.back();
-        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1)) {
+        // Each way but the layout splits every stage's layers (with the
+        // embedding and loss where they count) evenly into its chunks.
+        const int chunks = p.schedule.kind == ScheduleKind::Interleaved
+                               ? std::max(1, p.schedule.virtual_stages)
+                               : 1;
+        const bool perSplits = per % chunks == 0;
+        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1) && perSplits) {
             if (e)
                 add("--account-for-embedding-in-pipeline-split");
             if (l)
                 add("--account-for-loss-in-pipeline-split");
-        } else if (midEven) {
+        } else if (midEven && perSplits && lps.front() % chunks == 0 && lps.back() % chunks == 0) {
             if (lps.front() != per)
                 add("--decoder-first-pipeline-num-layers", num(lps.front()));
             if (lps.back() != per)
@@ -771,7 +777,7 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
                         layout += 'E';
                     layout += std::string(std::size_t(n), 't');
                     if (c == v - 1 && r == pp - 1)
-                        layout += 'L';
+                        layout += std::string(std::size_t(m.mtp_layers), 'm') + 'L';
                 }
             add("--pipeline-model-parallel-layout", layout);
             // The layout sets the virtual stages itself.
@@ -807,8 +813,10 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         if (moe.dense_layers > 0)
             add("--moe-layer-freq", "'([0]*" + num(moe.dense_layers) + "+[1]*" +
                                         num(m.layers - moe.dense_layers) + ")'");
-        if (moe.capacity_factor != 1.0)
+        if (moe.capacity_factor != 1.0 || moe.padded())
             add("--moe-expert-capacity-factor", numberText(moe.capacity_factor));
+        if (moe.padded())
+            add("--moe-pad-expert-input-to-capacity");
     }
     notes.push_back("add the data and tokenizer arguments (--data-path, --tokenizer-type, "
                     "--tokenizer-model ...) for a real run: NullTokenizer keeps the vocabulary "

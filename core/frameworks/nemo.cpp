@@ -511,16 +511,28 @@ Exported exportNemo(const Model& m, const Plan& p) {
         const bool midEven =
             std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == per; });
         const int e = per - lps.front(), l = per - lps.back();
-        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1)) {
+        const int chunks = p.schedule.kind == ScheduleKind::Interleaved
+                               ? std::max(1, p.schedule.virtual_stages)
+                               : 1;
+        const bool perSplits = per % chunks == 0;
+        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1) && perSplits) {
             if (e)
                 add("account_for_embedding_in_pipeline_split", "true");
             if (l)
                 add("account_for_loss_in_pipeline_split", "true");
-        } else if (midEven) {
+        } else if (midEven && perSplits && lps.front() % chunks == 0 && lps.back() % chunks == 0) {
             if (lps.front() != per)
                 add("num_layers_in_first_pipeline_stage", num(lps.front()));
             if (lps.back() != per)
                 add("num_layers_in_last_pipeline_stage", num(lps.back()));
+        } else if (midEven) {
+            out.problems.push_back(
+                {"", "plan:/placement/layers_per_stage",
+                 "NeMo's first and last stage settings cannot split these stages into " +
+                     std::to_string(chunks) +
+                     " virtual stages each; Megatron-LM's --pipeline-model-parallel-layout can "
+                     "(export to megatron)"});
+            return out;
         } else if (!p.placement || p.placement->layers_per_stage.empty()) {
             out.problems.push_back({"", "plan:/placement/layers_per_stage",
                                     "NeMo needs the layers divisible by the pipeline size, or "
@@ -558,7 +570,7 @@ Exported exportNemo(const Model& m, const Plan& p) {
     }
     if (p.cuda_graphs) {
         add("cuda_graph_impl", "transformer_engine");
-        if (m.moe && m.moe->capacity_factor <= 1.0)
+        if (m.moe && !m.moe->padded())
             add("cuda_graph_modules", "[attn]");
         out.notes.push_back("model.cuda_graph_impl is Megatron-Core's TransformerConfig field "
                             "(Megatron-LM 5769804591, 2025-10); NeMo before it spells it "
@@ -609,8 +621,10 @@ Exported exportNemo(const Model& m, const Plan& p) {
         if (m.moe->dense_layers > 0)
             add("moe_layer_freq", "'([0]*" + num(m.moe->dense_layers) + "+[1]*" +
                                       num(m.layers - m.moe->dense_layers) + ")'");
-        if (m.moe->capacity_factor != 1.0)
+        if (m.moe->capacity_factor != 1.0 || m.moe->padded())
             add("moe_expert_capacity_factor", numberText(m.moe->capacity_factor));
+        if (m.moe->padded())
+            add("moe_pad_expert_input_to_capacity", yamlBool(true));
     }
     const bool fsdp = p.zero_stage >= 2;
     add("fsdp", yamlBool(fsdp));

@@ -21,6 +21,16 @@ struct MoeConfig {
     // `router_group_topk` best groups. 0: no limit.
     int router_groups = 0;
     int router_group_topk = 0;
+    // Each expert's input padded to its capacity (Megatron
+    // --moe-pad-expert-input-to-capacity): static shapes, the padding
+    // executed. Unset: padded exactly when capacity_factor is above 1; at 1
+    // and unpadded the layer is dropless (data-dependent shapes).
+    std::optional<bool> pad_to_capacity{};
+
+    bool padded() const { return pad_to_capacity.value_or(capacity_factor > 1.0); }
+    // Routed copies an expert executes per routed copy: the capacity when
+    // padded to it; without padding an even load drops nothing.
+    double executedFactor() const { return padded() ? capacity_factor : 1.0; }
 
     bool operator==(const MoeConfig&) const = default;
 };

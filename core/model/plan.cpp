@@ -282,6 +282,8 @@ const char* toString(RecomputeModule m) {
         return "moe_act";
     case RecomputeModule::SharedExperts:
         return "shared_experts";
+    case RecomputeModule::MlaUpProj:
+        return "mla_up_proj";
     }
     return "?";
 }

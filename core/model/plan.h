@@ -70,11 +70,17 @@ enum class RecomputeMethod { Uniform, Block };
 //   moe:            an MoE layer's MLP whole (router, dispatch, experts,
 //                   combine, the all-to-alls again);
 //   moe_act:        the experts' activation, its output discarded;
-//   shared_experts: an MoE layer's shared experts, checkpointed.
-enum class RecomputeModule { CoreAttn, Layernorm, Mlp, Moe, MoeAct, SharedExperts };
-inline constexpr std::array<RecomputeModule, 6> kAllRecomputeModules = {
+//   shared_experts: an MoE layer's shared experts, checkpointed;
+//   mla_up_proj:    MLA's up projections (with their fused latent norms)
+//                   and RoPE, their outputs (the attention's queries, keys
+//                   and values) discarded after the attention and made
+//                   again in the backward (multi_latent_attention.py
+//                   qkv_up_checkpoint, CheckpointWithoutOutput).
+enum class RecomputeModule { CoreAttn, Layernorm, Mlp, Moe, MoeAct, SharedExperts, MlaUpProj };
+inline constexpr std::array<RecomputeModule, 7> kAllRecomputeModules = {
     RecomputeModule::CoreAttn, RecomputeModule::Layernorm, RecomputeModule::Mlp,
-    RecomputeModule::Moe,      RecomputeModule::MoeAct,    RecomputeModule::SharedExperts};
+    RecomputeModule::Moe,      RecomputeModule::MoeAct,    RecomputeModule::SharedExperts,
+    RecomputeModule::MlaUpProj};
 // A set of modules, one bit each.
 constexpr unsigned recomputeBit(RecomputeModule m) {
     return 1u << unsigned(m);

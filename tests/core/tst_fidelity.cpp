@@ -216,6 +216,8 @@ private Q_SLOTS:
     void hostIssuesEveryKernel();
     void groupedExpertsLaunchPerExpert();
     void moeForwardWaitsForTokenCounts();
+    void moeTokenDropPadsToCapacity();
+    void mlaUpProjectionRecompute();
     void hostBoundPlanWarns();
     void exchangesRunInHostGaps();
     void expertParallelPlanCarriesTheAccuracyNote();
@@ -2673,6 +2675,81 @@ void TestFidelity::moeForwardWaitsForTokenCounts() {
     Plan p = makePlan(1, 1, 8, 64);
     p.micro_batch_sequences = 4;
     QVERIFY(!layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).host_sync);
+}
+
+void TestFidelity::moeTokenDropPadsToCapacity() {
+    // Megatron-Bridge's token-drop runs (apply_moe_token_drop): capacity
+    // factor 1 with each expert's input padded to it. Static shapes, so no
+    // host wait for the token counts, and under an even load the same
+    // expert work as dropless. Above 1 without padding, an even load drops
+    // nothing and pads nothing: dropless work, with the wait.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto cost = [&](double cf, std::optional<bool> pad) {
+        Model m = smallLlama();
+        m.moe = moeOf(8, 2, 4096);
+        m.moe->capacity_factor = cf;
+        m.moe->pad_to_capacity = pad;
+        Plan p = makePlan(1, 1, 8, 64);
+        p.micro_batch_sequences = 4;
+        p.parallelism.ep = 2;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const LayerCost dropless = cost(1.0, std::nullopt);
+    const LayerCost drop1 = cost(1.0, true);
+    QVERIFY(dropless.host_sync);
+    QVERIFY(!drop1.host_sync);
+    QCOMPARE(drop1.gemm_s, dropless.gemm_s);
+    QCOMPARE(drop1.ep_bytes, dropless.ep_bytes);
+    QCOMPARE(drop1.model_flops_fwd, dropless.model_flops_fwd);
+    QVERIFY(drop1.fwd_s < dropless.fwd_s);
+    // Padded by default above 1: a quarter more expert work and all-to-all
+    // bytes, the same model FLOPs.
+    const LayerCost padded = cost(1.25, std::nullopt);
+    QVERIFY(!padded.host_sync);
+    QVERIFY(padded.gemm_s > dropless.gemm_s);
+    QVERIFY_CLOSE(padded.ep_bytes, 1.25 * dropless.ep_bytes, 1e-12);
+    QVERIFY_CLOSE(padded.model_flops_fwd, dropless.model_flops_fwd, 1e-12);
+    const LayerCost unpadded = cost(1.25, false);
+    QVERIFY(unpadded.host_sync);
+    QCOMPARE(unpadded.gemm_s, dropless.gemm_s);
+    QCOMPARE(unpadded.ep_bytes, dropless.ep_bytes);
+}
+
+void TestFidelity::mlaUpProjectionRecompute() {
+    // Megatron-Core's mla_up_proj: the up projections (and their fused
+    // latent norms and RoPE) run again in the backward, and the queries,
+    // keys and values they made are not kept.
+    Model m = smallLlama();
+    m.kv_heads = m.heads;
+    m.mla = MlaConfig{256, 128, 64, 32, 96};
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    Plan base = makePlan(1, 1, 8, 64);
+    base.recompute = Recompute::Selective;
+    base.recompute_modules = 0;
+    Plan up = base;
+    up.recompute_modules = recomputeBit(RecomputeModule::MlaUpProj);
+    const LayerCost none = layerCost(layerContext(c, c.buildings[0], m, base));
+    const LayerCost again = layerCost(layerContext(c, c.buildings[0], m, up));
+    QCOMPARE(none.recompute_s, 0.0);
+    QVERIFY(again.recompute_s > 0);
+    QCOMPARE(again.fwd_s, none.fwd_s);
+    // The re-run GEMMs' FLOPs: the query's up projection (256 -> heads x
+    // 96) and the key/value one (128 -> heads x (64 + 96)), 2 per weight
+    // and token.
+    const double T = 2048, a = m.heads;
+    QVERIFY_CLOSE(again.hw_flops_total - none.hw_flops_total,
+                  2.0 * T * (256 * a * 96 + 128 * a * (64 + 96)), 1e-12);
+    // Memory: Q and K (heads x 96 each) and V (heads x 96) in BF16 a token.
+    const double kept = activationBytesPerLayer(m, base, false, false);
+    const double freed = kept - activationBytesPerLayer(m, up, false, false);
+    QVERIFY_CLOSE(freed, T * 2.0 * a * (96 + 96 + 96), 1e-12);
+    // Without MLA the module does nothing.
+    Model plain = smallLlama();
+    QCOMPARE(layerCost(layerContext(c, c.buildings[0], plain, up)).recompute_s, 0.0);
+    QCOMPARE(activationBytesPerLayer(plain, up, false, false),
+             activationBytesPerLayer(plain, base, false, false));
 }
 
 void TestFidelity::hostBoundPlanWarns() {

@@ -78,7 +78,7 @@ const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, 
   "description": "sparse", "layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
   "kv_heads": 4, "vocab": 50000, "mlp": "gelu", "dtype": "fp8", "tied_embeddings": true,
   "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 1408, "shared_experts": 1,
-          "dense_layers": 1, "capacity_factor": 1.25, "router_groups": 4,
+          "dense_layers": 1, "capacity_factor": 1.25, "pad_to_capacity": false, "router_groups": 4,
           "router_group_topk": 2}})";
 // Multi-head latent attention, DeepSeek-V3's widths (its config.json).
 const char* const kMlaModel = R"({"format": "scaleacross.model", "version": 1, "name": "mla",
@@ -728,6 +728,9 @@ void TestFormats::badDocuments_data() {
           "v_head_dim": 128})",
          "/kv_heads=32"},
         {"model.json: /mla/q_lora_rank: must be a non-negative integer, got -1"});
+    bad("padding not a boolean", "model",
+        {"/moe={\"experts\": 8, \"top_k\": 2, \"expert_ffn_hidden\": 64, \"pad_to_capacity\": 1}"},
+        {"model.json: /moe/pad_to_capacity: must be true or false, got 1"});
     bad("multi-token prediction negative", "model", {"/mtp_layers=-1"},
         {"model.json: /mtp_layers: must be a non-negative integer, got -1"});
     bad("all layers dense", "model",
@@ -782,9 +785,9 @@ void TestFormats::badDocuments_data() {
     bad("unknown recompute", "plan", {"/recompute=\"some\""},
         {"plan.json: /recompute: must be one of none, selective, full, selective-op, got 'some'"});
     bad("unknown recompute module", "plan",
-        {"/recompute=\"selective\"", "/recompute_modules=[\"core_attn\", \"mla_up_proj\"]"},
+        {"/recompute=\"selective\"", "/recompute_modules=[\"core_attn\", \"attention\"]"},
         {"plan.json: /recompute_modules/1: must be one of core_attn, layernorm, mlp, moe, "
-         "moe_act, shared_experts, got 'mla_up_proj'"});
+         "moe_act, shared_experts, mla_up_proj, got 'attention'"});
     bad("recompute module twice", "plan",
         {"/recompute=\"selective\"", "/recompute_modules=[\"mlp\", \"mlp\"]"},
         {"plan.json: /recompute_modules/1: names 'mlp' twice"});
@@ -972,6 +975,15 @@ void TestFormats::crossChecks_data() {
     row("ep does not divide experts", {},
         {R"(/moe={"experts": 6, "top_k": 2, "expert_ffn_hidden": 2048})"}, {"/parallelism/ep=4"},
         {"plan.json: /parallelism/ep: must divide the model's moe.experts (6), got 4"});
+    row("padded experts under the flex dispatcher", {},
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 2048, "pad_to_capacity": true})"},
+        {"/parallelism/ep=4", "/ep_dispatcher=\"flex\""},
+        {"plan.json: /ep_dispatcher: flex (DeepEP) does not pad experts to capacity, but the "
+         "model's moe pads them (capacity_factor above 1 or pad_to_capacity true): use alltoall "
+         "or hybridep, or set pad_to_capacity to false"});
+    row("padded experts under the all-to-all", {},
+        {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 2048, "capacity_factor": 1.5})"},
+        {"/parallelism/ep=4"}, {});
     row("placement names a missing building", {}, {}, {"/placement/runs/1/building=\"B9\""},
         {"plan.json: /placement/runs/1/building: no building named 'B9' in the cluster"});
     row("layers per stage sum", {}, {}, {"/placement/layers_per_stage=[8, 8, 8, 7]"},

@@ -1369,5 +1369,167 @@ for size, hw, cluster, gpus, tps in (("7b", "a100", "fms-a100-128.json", 128, 37
     }
     index["runs"].append(entry)
 
+# ------------- Megatron-Bridge 25.09 (DGX-H100; FP8 current scaling; MoE token drop, DeepSeek-V3)
+# The archive's '25.09 NeMo Container' DGX-H100 table. Its settings are those
+# of Megatron-Bridge v0.1.0rc4 (2025-10-23), the last tag before v0.2.0 (the
+# 25.11 release) whose docs/performance-summary.md carries that table:
+# scripts/performance/run_script.py, utils/helpers.py and the perf_matrix
+# YAMLs under scripts/performance/configs. Appended after the passes above:
+# every key they derive is set here from those files.
+MB25 = ("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md, '25.09 NeMo Container', "
+        "'System: DGX-H100' table (commit 067f987df; the same table is docs/performance-summary.md "
+        "at v0.1.0rc4)")
+MB25_CFG = "Megatron-Bridge v0.1.0rc4 scripts/performance: "
+MB25_ASSUME = [
+    "FP8 current scaling: the table names no precision, the H100 presets' FP8 entry is fp8_cs "
+    "(utils/helpers.py get_precision_config: bf16_with_fp8_current_scaling_mixed with "
+    "first_last_layers_bf16 off, fp8_param_gather True), the later archives' H100 rows say "
+    "FP8-CS, and the Llama rows' model TFLOP/s exceed BF16's reach; dtype fp8, fp8_recipe current",
+    "grad_reduce_bytes 2: the perf YAMLs set mixed_precision.grad_reduce_in_fp32 false",
+    "distributed optimizer (ZeRO-1); rank order [tp, cp, dp, pp] (Megatron-Core's default); "
+    "cross_entropy te (the YAMLs' cross_entropy_fusion_impl te); attention_kernel auto",
+]
+
+
+def bridge2509(name, desc, model_doc, tps, tflops, assumptions, base=None, **keys):
+    """A 25.09 row: a plan from `keys` over the 25.11 row `base` (same
+    presets where noted), or from scratch."""
+    doc = load("plans/" + base + ".json") if base else {
+        "format": "scaleacross.plan", "version": 1, "name": name, "description": desc,
+        "zero_stage": 1, "recompute": "none",
+        "sequence_parallel": True, "dp_overlap": True, "grad_reduce_bytes": 2,
+        "flash_attention": True, "fp8_param_gather": True,
+        "rank_order": ["tp", "cp", "dp", "pp"], "cross_entropy": "te"}
+    doc.update({"name": name, "description": desc})
+    doc.update(keys)
+    dump("plans/" + name + ".json", doc)
+    index["runs"].append({
+        "id": name, "family": "megatron-bridge-25.09",
+        "source": MB25 + ", row %s" % tps[0],
+        "cluster": "clusters/dgx-h100.json", "model": "models/" + model_doc + ".json",
+        "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+        "measured_value": tps[1], "measured_tokens_per_s_per_gpu": float(tps[1]),
+        "published_tflops_per_gpu": tflops, "assumptions": MB25_ASSUME + assumptions})
+
+
+bridge2509("mbridge2509-llama3-8b-fsdp8", "Megatron-Bridge 25.09: LLAMA3_8B 8 GPUs, FSDP8, MBS 1, "
+           "GBS 128, seq 8192 (GA 16)", "llama3-8b-fp8",
+           ("LLAMA3_8B: 14079 tokens/s/GPU, 725 model TFLOP/s/GPU", 14079), 725,
+           [MB25_CFG + "configs/llama3/llama3_8b_llm_pretrain.yaml h100 num_gpus_8 fp8_cs "
+            "(use_megatron_fsdp, cp 1): the 25.11 row's settings (mbridge2511-llama3-8b-fsdp8: "
+            "ZeRO-3 over dp 8, fsdp_copies false for Megatron-FSDP's buffer views)"],
+           base="mbridge2511-llama3-8b-fsdp8")
+bridge2509("mbridge2509-llama3-70b-64", "Megatron-Bridge 25.09: LLAMA3_70B 64 GPUs, TP4 PP8 VP5 "
+           "DP2, MBS 1, GBS 128, seq 8192 (GA 64)", "llama3-70b-fp8",
+           ("LLAMA3_70B: 1619 tokens/s/GPU, 727 model TFLOP/s/GPU", 1619), 727,
+           [MB25_CFG + "configs/llama3/llama3_70b_llm_pretrain.yaml h100 num_gpus_64 fp8_cs (TP4 "
+            "PP8 VP5, GBS 128): the 25.11 row's settings (mbridge2511-llama3-70b-64, TP comm "
+            "overlap on)"], base="mbridge2511-llama3-70b-64")
+bridge2509("mbridge2509-llama31-405b-1024", "Megatron-Bridge 25.09: LLAMA3.1_405B 1024 GPUs, TP8 "
+           "PP8 CP2 VP8 DP8, MBS 1, GBS 512, seq 8192 (GA 64)", "llama31-405b-fp8",
+           ("LLAMA3.1_405B: 302 tokens/s/GPU, 763 model TFLOP/s/GPU", 302), 763,
+           [MB25_CFG + "configs/llama31/llama31_405b_llm_pretrain.yaml h100 num_gpus_1024 (TP8 "
+            "PP8 CP2 VP8, GBS 512): the 25.11 row's settings (mbridge2511-llama31-405b-1024: "
+            "[15,16,...,16,15] layers per pipeline rank, TP comm overlap on)"],
+           base="mbridge2511-llama31-405b-1024")
+
+TOKENDROP = ("token drop: run_script.py applies training/utils/moe_token_drop.py "
+             "apply_moe_token_drop to both Qwen3 recipes (capacity factor 1.0, "
+             "moe_pad_expert_input_to_capacity True): moe capacity_factor 1, pad_to_capacity "
+             "true. Padded to capacity, every expert runs exactly its capacity whatever the "
+             "routing (not force-balanced here), the model's even load")
+for size, src in (("30b-a3b", "qwen3-30b-a3b-fp8"), ("235b-a22b", "qwen3-235b-a22b-fp8")):
+    m = load("models/" + src + ".json")
+    m["name"] = src + "-tokendrop"
+    m["description"] += "; token drop: capacity factor 1, each expert's input padded to it"
+    m["moe"]["capacity_factor"] = 1.0
+    m["moe"]["pad_to_capacity"] = True
+    dump("models/" + m["name"] + ".json", m)
+bridge2509("mbridge2509-qwen3-30b-a3b-16", "Megatron-Bridge 25.09: Qwen3_30B_a3B (token drop) 16 "
+           "GPUs, TP1 PP2 VP24 EP8 DP8, MBS 2, GBS 512, seq 4096 (GA 32)",
+           "qwen3-30b-a3b-fp8-tokendrop",
+           ("Qwen3_30B_a3B (tokendrop): 10494 tokens/s/GPU, 241 model TFLOP/s/GPU", 10494), 241,
+           [MB25_CFG + "configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml h100 num_gpus_16 (TP1 PP2 "
+            "EP8, MBS 2 for fp8_cs, GBS 512; the YAML's vp 12 where the table's row says 24, "
+            "encoded as the table says, as the 25.11 row is); the YAML resets the recipe's full "
+            "recompute to none",
+            TOKENDROP,
+            "alltoall dispatcher (apply_moe_token_drop asserts it), no MoE all-to-all overlap "
+            "(run_script.py sets none for Qwen3); the recipe's TP comm overlap is moot at TP 1"],
+           sequence_length=4096, global_batch_sequences=512, micro_batch_sequences=2,
+           parallelism={"tp": 1, "cp": 1, "pp": 2, "dp": 8, "ep": 8},
+           schedule={"kind": "interleaved", "virtual_stages": 24})
+bridge2509("mbridge2509-qwen3-235b-a22b-256", "Megatron-Bridge 25.09: Qwen3_235B_a22B (token drop) "
+           "256 GPUs, TP2 PP8 VP4 DP16, EP32 with expert TP 1 encoded as EP16 (experts split over "
+           "TP 2), MBS 1, GBS 2048, seq 4096 (GA 128)", "qwen3-235b-a22b-fp8-tokendrop",
+           ("Qwen3_235B_a22B (tokendrop): 1204 tokens/s/GPU, 178 model TFLOP/s/GPU", 1204), 178,
+           [MB25_CFG + "configs/qwen3/qwen3_235b_a22b_llm_pretrain.yaml h100 num_gpus_256 (TP2 PP8 "
+            "VP4 EP32, expert TP 1, GBS 2048); the YAML resets recompute to none",
+            TOKENDROP,
+            "EP 32 with expert TP 1 encoded as EP 16 with experts split over TP 2, as the 26.04 "
+            "row (mbridge2604-qwen3-235b-a22b-256) is: the same experts' weights and FLOPs per GPU "
+            "and an all-to-all over the same 32 GPUs",
+            "94 layers over 32 virtual stages with the embedding and the loss counted as a layer "
+            "each (the recipe's account_for_embedding/loss_in_pipeline_split): [11,12,...,12,11] "
+            "layers per pipeline rank",
+            "TP comm overlap on (run_script.py passes CommOverlapConfig(tp_comm_overlap=True)); "
+            "alltoall dispatcher, no MoE all-to-all overlap"],
+           sequence_length=4096, global_batch_sequences=2048, micro_batch_sequences=1,
+           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 16, "ep": 16},
+           schedule={"kind": "interleaved", "virtual_stages": 4},
+           placement={"layers_per_stage": [11, 12, 12, 12, 12, 12, 12, 11]}, tp_comm_overlap=True)
+model("deepseek-v3-fp8", "DeepSeek-V3 as Megatron-Bridge v0.1.0rc4 builds it (DeepSeekV3Provider: "
+      "61 layers, hidden 7168, dense ffn 18432 in the first 3, 128 heads of MLA with q_lora_rank "
+      "1536, kv_lora_rank 512, qk 128 + rope 64, v 128; 256 experts top-8 of width 2048 and one "
+      "shared, node-limited routing over 8 groups, top 4; vocab 129280, untied; one MTP module); "
+      "FP8 GEMMs", 61, 7168, 18432, 128, 128, 129280, "swiglu", "fp8", False,
+      moe={"experts": 256, "top_k": 8, "expert_ffn_hidden": 2048, "shared_experts": 1,
+           "dense_layers": 3, "router_groups": 8, "router_group_topk": 4})
+ds = load("models/deepseek-v3-fp8.json")
+ds.pop("kv_heads")
+ds["mla"] = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "rope_head_dim": 64,
+             "v_head_dim": 128}
+ds["mtp_layers"] = 1
+dump("models/deepseek-v3-fp8.json", ds)
+bridge2509("mbridge2509-deepseek-v3-1024", "Megatron-Bridge 25.09: DeepSeekV3 (dropless) 1024 GPUs, "
+           "TP2 PP8 VP4 DP64, EP64 with expert TP 1 encoded as EP32 (experts split over TP 2), MBS "
+           "1, GBS 8192, seq 4096 (GA 128)", "deepseek-v3-fp8",
+           ("DeepSeekV3 (dropless): 1297 tokens/s/GPU, 338 model TFLOP/s/GPU", 1297), 338,
+           [MB25_CFG + "run_script.py's deepseek branch on h100 over recipes/deepseek/deepseek_v3.py "
+            "pretrain_config and configs/deepseek/deepseek_v3_llm_pretrain.yaml h100 num_gpus_1024 "
+            "(TP2 PP8 VP4 EP64, expert TP 1, GBS 8192, CUDA graphs off)",
+            "the table's 1297 tokens/s are its main column; its parenthesised TFLOP/s (330) are "
+            "the DeepSeek-V3 blockwise FP8 recipe (the table's note)",
+            "EP 64 with expert TP 1 spans 64 of the stage's tp x dp = 128 GPUs; the documents "
+            "carve ep out of dp and split experts with tp, so it is encoded as ep 32 with experts "
+            "split over tp 2: the same 4 experts' weights and expert FLOPs per GPU, and an "
+            "all-to-all over 64 GPUs, as the 26.04 Qwen3-235B row is",
+            "pipeline layout 'Et|(tt|)*30mL' (run_script.py for h100): the embedding and one "
+            "layer, thirty chunks of two layers, then the MTP module and the loss in a chunk of "
+            "their own; over PP 8 x VP 4 that is [7,8,8,8,8,8,8,6] layers per pipeline rank, the "
+            "MTP module and the loss on the last; the documents give layers per rank (the chunks "
+            "inside a rank are even) and put the MTP module on the last rank's last chunk",
+            "force-balanced routing (run_script.py with DeepEP) matches the model's even load; "
+            "dropless",
+            "flex dispatcher with DeepEP (the recipe's enable_deepep: moe_token_dispatcher_type "
+            "flex, moe_enable_deepep): ep_dispatcher flex",
+            "MoE all-to-all overlap (overlap_moe_expert_parallel_comm, combined 1F1B): ep_overlap "
+            "true; its delay_wgrad_compute is not expressible; moe_shared_expert_overlap off",
+            "selective recompute of mla_up_proj and mlp (run_script.py for h100); mlp touches the "
+            "three dense layers only (Megatron-Core's MoE layers answer to moe)",
+            "dp_overlap false: run_script.py sets overlap_grad_reduce False on h100 (the recipe's "
+            "overlap_param_gather stays on, which the documents' single switch cannot say)",
+            "optimizer_moments bf16: the recipe's precision-aware optimizer with exp_avg and "
+            "exp_avg_sq in bf16, main params fp32",
+            "no TP comm overlap (the recipe's CommOverlapConfig(tp_comm_overlap=False)); the "
+            "recipe's apply_rope_fusion False (MLA's RoPE unfused) is not expressible: the "
+            "documents' fused kernels charge no RoPE"],
+           sequence_length=4096, global_batch_sequences=8192, micro_batch_sequences=1,
+           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 64, "ep": 32},
+           schedule={"kind": "interleaved", "virtual_stages": 4},
+           placement={"layers_per_stage": [7, 8, 8, 8, 8, 8, 8, 6]}, recompute="selective",
+           recompute_modules=["mla_up_proj", "mlp"], dp_overlap=False, ep_dispatcher="flex",
+           ep_overlap=True, optimizer_moments="bf16")
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
