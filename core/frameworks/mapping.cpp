@@ -477,6 +477,59 @@ std::int64_t paddedVocab(std::int64_t vocab, std::int64_t divisibleBy, int tp) {
     return (vocab + multiple - 1) / multiple * multiple;
 }
 
+StageSplit megatronStageSplit(const Model& m, const Plan& p) {
+    StageSplit out;
+    const int pp = p.parallelism.pp;
+    out.chunks =
+        p.schedule.kind == ScheduleKind::Interleaved ? std::max(1, p.schedule.virtual_stages) : 1;
+    std::vector<int> lps = p.placement ? p.placement->layers_per_stage : std::vector<int>{};
+    if (lps.empty() && pp > 1 && m.layers % pp != 0) {
+        // The documents' even split gives the first stages one layer more.
+        for (int s = 0; s < pp; ++s)
+            lps.push_back(m.layers / pp + (s < m.layers % pp ? 1 : 0));
+    }
+    if (int(lps.size()) != pp || pp <= 1 ||
+        std::all_of(lps.begin(), lps.end(), [&](int x) { return x == lps.front(); }))
+        return out;
+    out.layers = lps;
+    out.per = pp > 2 ? lps[1] : std::max(lps.front(), lps.back());
+    const bool midEven =
+        std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == out.per; });
+    const int e = out.per - lps.front(), l = out.per - lps.back();
+    // Each way but the layout splits every stage's layers (with the
+    // embedding and loss where they count) evenly into its chunks.
+    const bool perSplits = out.per % out.chunks == 0;
+    if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1) && perSplits) {
+        out.kind = StageSplit::Kind::Accounted;
+        out.embedding = e == 1;
+        out.loss = l == 1;
+    } else if (midEven && perSplits && lps.front() % out.chunks == 0 &&
+               lps.back() % out.chunks == 0) {
+        out.kind = StageSplit::Kind::FirstLast;
+    } else {
+        out.kind = StageSplit::Kind::Layout;
+    }
+    return out;
+}
+
+std::string megatronLayout(const Model& m, const StageSplit& split) {
+    const int pp = int(split.layers.size()), v = split.chunks;
+    std::string layout;
+    for (int c = 0; c < v; ++c)
+        for (int r = 0; r < pp; ++r) {
+            const int layers = split.layers[std::size_t(r)];
+            const int n = layers / v + (c < layers % v ? 1 : 0);
+            if (!layout.empty())
+                layout += '|';
+            if (c == 0 && r == 0)
+                layout += 'E';
+            layout += std::string(std::size_t(n), 't');
+            if (c == v - 1 && r == pp - 1)
+                layout += std::string(std::size_t(m.mtp_layers), 'm') + 'L';
+        }
+    return layout;
+}
+
 std::int64_t identityDivisor(std::int64_t vocab, int tp) {
     if (tp <= 0 || vocab % tp != 0)
         return 0;

@@ -93,6 +93,27 @@ std::int64_t identityDivisor(std::int64_t vocab, int tp);
 // Known tokenizers' sizes before padding (0 = unknown).
 std::int64_t knownTokenizerVocab(const std::string& name);
 
+// How Megatron-Core is told a plan's layers per pipeline stage (NeMo
+// passes the same TransformerConfig fields): an even split; the embedding
+// and / or loss counted as a layer (--account-for-*-in-pipeline-split);
+// the first and last stage apart (--decoder-first/last-pipeline-num-
+// layers); or, when none of these splits every stage's layers evenly into
+// its virtual chunks, only a per-chunk --pipeline-model-parallel-layout.
+struct StageSplit {
+    enum class Kind { Even, Accounted, FirstLast, Layout };
+    Kind kind = Kind::Even;
+    bool embedding = false, loss = false; // Accounted: what counts as a layer
+    int per = 0;                          // the middle stages' layers
+    std::vector<int> layers;              // per stage; empty when Even
+    int chunks = 1;                       // virtual chunks per stage
+};
+StageSplit megatronStageSplit(const Model& m, const Plan& p);
+// The layout string for `split`: one '|'-separated stage per (chunk,
+// rank), chunk by chunk, a rank's layers spread evenly over its chunks
+// (the first chunks take the remainder), the embedding first, the MTP
+// modules and the loss last; written layer by layer, no repetition.
+std::string megatronLayout(const Model& m, const StageSplit& split);
+
 // The plan and model keys of `want` that `got` does not reproduce, for the
 // carried line. Name and description are not carried.
 void carryDifferences(const Model& want, const Plan& want_plan, const Imported& got,

@@ -729,61 +729,30 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--attention-backend", "flash");
 
     // Layers per pipeline stage: Megatron splits evenly, or counts the
-    // embedding / loss as a layer, or sets the first and last stage apart.
-    const int pp = par.pp;
-    std::vector<int> lps = p.placement ? p.placement->layers_per_stage : std::vector<int>{};
-    if (lps.empty() && pp > 1 && m.layers % pp != 0) {
-        // The documents' even split gives the first stages one layer more.
-        for (int s = 0; s < pp; ++s)
-            lps.push_back(m.layers / pp + (s < m.layers % pp ? 1 : 0));
-    }
-    if (int(lps.size()) == pp && pp > 1 &&
-        !std::all_of(lps.begin(), lps.end(), [&](int x) { return x == lps.front(); })) {
-        const int per = pp > 2 ? lps[1] : std::max(lps.front(), lps.back());
-        const bool midEven =
-            std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == per; });
-        const int e = per - lps.front(), l = per - lps.back();
-        // Each way but the layout splits every stage's layers (with the
-        // embedding and loss where they count) evenly into its chunks.
-        const int chunks = p.schedule.kind == ScheduleKind::Interleaved
-                               ? std::max(1, p.schedule.virtual_stages)
-                               : 1;
-        const bool perSplits = per % chunks == 0;
-        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1) && perSplits) {
-            if (e)
-                add("--account-for-embedding-in-pipeline-split");
-            if (l)
-                add("--account-for-loss-in-pipeline-split");
-        } else if (midEven && perSplits && lps.front() % chunks == 0 && lps.back() % chunks == 0) {
-            if (lps.front() != per)
-                add("--decoder-first-pipeline-num-layers", num(lps.front()));
-            if (lps.back() != per)
-                add("--decoder-last-pipeline-num-layers", num(lps.back()));
-        } else {
-            // Any other split: Megatron-Core's --pipeline-model-parallel-layout,
-            // one '|'-separated stage per (virtual chunk, rank), chunk by chunk;
-            // a rank's layers go to its chunks evenly, the first chunks taking
-            // the remainder. Written out layer by layer ('t'), no repetition.
-            const int v = p.schedule.kind == ScheduleKind::Interleaved
-                              ? std::max(1, p.schedule.virtual_stages)
-                              : 1;
-            std::string layout;
-            for (int c = 0; c < v; ++c)
-                for (int r = 0; r < pp; ++r) {
-                    const int n = lps[std::size_t(r)] / v + (c < lps[std::size_t(r)] % v ? 1 : 0);
-                    if (!layout.empty())
-                        layout += '|';
-                    if (c == 0 && r == 0)
-                        layout += 'E';
-                    layout += std::string(std::size_t(n), 't');
-                    if (c == v - 1 && r == pp - 1)
-                        layout += std::string(std::size_t(m.mtp_layers), 'm') + 'L';
-                }
-            add("--pipeline-model-parallel-layout", layout);
-            // The layout sets the virtual stages itself.
-            std::erase_if(
-                a, [](const Arg& x) { return x.flag == "--num-virtual-stages-per-pipeline-rank"; });
-        }
+    // embedding / loss as a layer, or sets the first and last stage apart,
+    // or takes a per-chunk layout.
+    const StageSplit split = megatronStageSplit(m, p);
+    switch (split.kind) {
+    case StageSplit::Kind::Even:
+        break;
+    case StageSplit::Kind::Accounted:
+        if (split.embedding)
+            add("--account-for-embedding-in-pipeline-split");
+        if (split.loss)
+            add("--account-for-loss-in-pipeline-split");
+        break;
+    case StageSplit::Kind::FirstLast:
+        if (split.layers.front() != split.per)
+            add("--decoder-first-pipeline-num-layers", num(split.layers.front()));
+        if (split.layers.back() != split.per)
+            add("--decoder-last-pipeline-num-layers", num(split.layers.back()));
+        break;
+    case StageSplit::Kind::Layout:
+        add("--pipeline-model-parallel-layout", megatronLayout(m, split));
+        // The layout sets the virtual stages itself.
+        std::erase_if(
+            a, [](const Arg& x) { return x.flag == "--num-virtual-stages-per-pipeline-rank"; });
+        break;
     }
 
     if (m.moe) {

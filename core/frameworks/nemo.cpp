@@ -501,44 +501,43 @@ Exported exportNemo(const Model& m, const Plan& p) {
     if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)
         add("make_vocab_size_divisible_by", num(d));
     // Layers per stage, as Megatron Core splits them (the same rules as --decoder-first-...).
-    std::vector<int> lps = p.placement ? p.placement->layers_per_stage : std::vector<int>{};
-    if (lps.empty() && par.pp > 1 && m.layers % par.pp != 0)
-        for (int s = 0; s < par.pp; ++s)
-            lps.push_back(m.layers / par.pp + (s < m.layers % par.pp ? 1 : 0));
-    if (int(lps.size()) == par.pp && par.pp > 1 &&
-        !std::all_of(lps.begin(), lps.end(), [&](int x) { return x == lps.front(); })) {
-        const int per = par.pp > 2 ? lps[1] : std::max(lps.front(), lps.back());
-        const bool midEven =
-            std::all_of(lps.begin() + 1, lps.end() - 1, [&](int x) { return x == per; });
-        const int e = per - lps.front(), l = per - lps.back();
-        const int chunks = p.schedule.kind == ScheduleKind::Interleaved
-                               ? std::max(1, p.schedule.virtual_stages)
-                               : 1;
-        const bool perSplits = per % chunks == 0;
-        if (midEven && (e == 0 || e == 1) && (l == 0 || l == 1) && perSplits) {
-            if (e)
-                add("account_for_embedding_in_pipeline_split", "true");
-            if (l)
-                add("account_for_loss_in_pipeline_split", "true");
-        } else if (midEven && perSplits && lps.front() % chunks == 0 && lps.back() % chunks == 0) {
-            if (lps.front() != per)
-                add("num_layers_in_first_pipeline_stage", num(lps.front()));
-            if (lps.back() != per)
-                add("num_layers_in_last_pipeline_stage", num(lps.back()));
-        } else if (midEven) {
-            out.problems.push_back(
-                {"", "plan:/placement/layers_per_stage",
-                 "NeMo's first and last stage settings cannot split these stages into " +
-                     std::to_string(chunks) +
-                     " virtual stages each; Megatron-LM's --pipeline-model-parallel-layout can "
-                     "(export to megatron)"});
-            return out;
-        } else if (!p.placement || p.placement->layers_per_stage.empty()) {
-            out.problems.push_back({"", "plan:/placement/layers_per_stage",
-                                    "NeMo needs the layers divisible by the pipeline size, or "
-                                    "only the first and last stages different"});
-            return out;
-        }
+    const StageSplit split = megatronStageSplit(m, p);
+    switch (split.kind) {
+    case StageSplit::Kind::Even:
+        break;
+    case StageSplit::Kind::Accounted:
+        if (split.embedding)
+            add("account_for_embedding_in_pipeline_split", "true");
+        if (split.loss)
+            add("account_for_loss_in_pipeline_split", "true");
+        break;
+    case StageSplit::Kind::FirstLast:
+        if (split.layers.front() != split.per)
+            add("num_layers_in_first_pipeline_stage", num(split.layers.front()));
+        if (split.layers.back() != split.per)
+            add("num_layers_in_last_pipeline_stage", num(split.layers.back()));
+        break;
+    case StageSplit::Kind::Layout: {
+        // NeMo's keys have no per-chunk layout. Stages given apart from the
+        // first and last ride in the carried line (as before); an even
+        // split's remainder, or first and last stages that do not split
+        // into the chunks, cannot be written at all.
+        const bool midEven = std::all_of(split.layers.begin() + 1, split.layers.end() - 1,
+                                         [&](int x) { return x == split.per; });
+        const bool given = p.placement && !p.placement->layers_per_stage.empty();
+        if (given && !midEven)
+            break;
+        out.problems.push_back(
+            {"", "plan:/placement/layers_per_stage",
+             midEven
+                 ? "NeMo's first and last stage settings cannot split these stages into " +
+                       std::to_string(split.chunks) +
+                       " virtual stages each; Megatron-LM's --pipeline-model-parallel-layout can "
+                       "(export to megatron)"
+                 : std::string("NeMo needs the layers divisible by the pipeline size, or only "
+                               "the first and last stages different")});
+        return out;
+    }
     }
     add("activations_checkpoint_granularity",
         p.recompute == Recompute::None ? "null"
