@@ -863,6 +863,27 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         const double dropout = ctx.plan->attention_dropout > 0 ? kc.attention_dropout_factor : 1.0;
         a.fwd = dropout * a.model / (peak * r.fwd) + kc.kernel_overhead_s;
         a.bwd = dropout * 2.5 * a.model / (peak * r.bwd) + kc.kernel_overhead_s;
+        const double windowed = ctx.model->windowedLayerShare();
+        if (windowed > 0 && ctx.model->sliding_window->size < s.sFull) {
+            // Sliding-window layers (Model::sliding_window): a query meets
+            // min(position + 1, w) keys, w S - w^2 / 2 pairs of a sequence
+            // against the causal S^2 / 2, and the kernels skip the blocks
+            // outside the band. Their rate is a causal attention's over 2w
+            // keys, whose queries meet as many keys on average; under CP
+            // (Transformer Engine's all-to-all or all-gather only) each rank
+            // holds its share of the pairs. Counted as the layers' mean: the
+            // pattern's full and windowed layers alternate inside a stage.
+            const double w = double(ctx.model->sliding_window->size), S = s.sFull;
+            const double share = (w * S - 0.5 * w * w) / (0.5 * S * S);
+            const AttentionRates rw =
+                attentionRates(gpu, ctx.plan->attention_kernel, 2.0 * w, 1, kc);
+            const double model = share * a.model;
+            const double fwd = dropout * model / (peak * rw.fwd) + kc.kernel_overhead_s;
+            const double bwd = dropout * 2.5 * model / (peak * rw.bwd) + kc.kernel_overhead_s;
+            a.fwd = (1.0 - windowed) * a.fwd + windowed * fwd;
+            a.bwd = (1.0 - windowed) * a.bwd + windowed * bwd;
+            a.model = (1.0 - windowed) * a.model + windowed * model;
+        }
         a.hw = 3.5 * a.model;
     } else {
         // Unfused: two batched GEMMs over the full score matrix plus a

@@ -554,6 +554,14 @@ Model readModel(const json& j, Diagnostics& d, bool inlinePart) {
         m.mla = a;
     }
     r.integer("mtp_layers", m.mtp_layers, kOptional, formats::kMtpLayersRange);
+    ObjectReader window = r.object("sliding_window", kOptional);
+    if (window.valid()) {
+        SlidingWindow w;
+        window.integer("size", w.size, kRequired, formats::kSequenceRange);
+        window.integer("full_every", w.full_every, kOptional, formats::kMtpLayersRange);
+        window.finish();
+        m.sliding_window = w;
+    }
     r.finish();
     formats::checkModel(m, d);
     return m;

@@ -386,6 +386,10 @@ void checkModel(const Model& m, Diagnostics& d) {
                             " experts for top_k " + str(e.top_k));
         }
     }
+    if (m.sliding_window) {
+        checkInt(d, "/sliding_window/size", m.sliding_window->size, kSequenceRange);
+        checkInt(d, "/sliding_window/full_every", m.sliding_window->full_every, kMtpLayersRange);
+    }
 }
 
 void checkPlan(const Plan& p, Diagnostics& d) {
@@ -833,6 +837,16 @@ void checkAcross(const Cluster* cluster, const Model& m, const Plan& p, Diagnost
         }
     }
 
+    // Transformer Engine's CP runs windowed attention only by all-to-all or
+    // all-gather (context_parallel.py attn_forward_func_with_cp: "Context
+    // parallelism does not support sliding window attention with
+    // cp_comm_type"); PyTorch's SDPA takes no window.
+    if (m.sliding_window && p.parallelism.cp > 1 && p.cp_ring != CpRing::TeA2a &&
+        p.cp_ring != CpRing::TeAllGather && !dm.isBad("/sliding_window"))
+        dp.error("/cp_ring",
+                 std::string("context parallelism over windowed attention runs as te-a2a or "
+                             "te-allgather (Transformer Engine refuses its ring), got ") +
+                     toString(p.cp_ring));
     // Megatron-Core refuses drop-and-pad under DeepEP (TransformerConfig:
     // "Flex token dispatcher with deepep backend does not support
     // moe_pad_expert_input_to_capacity").

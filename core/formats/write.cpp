@@ -69,7 +69,7 @@ const std::map<std::string, int>& keyRank() {
             "dtype", "tied_embeddings", "moe", "experts", "top_k", "expert_ffn_hidden",
             "shared_experts", "dense_layers", "capacity_factor", "pad_to_capacity", "router_groups",
             "router_group_topk", "mla", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
-            "rope_head_dim", "v_head_dim", "mtp_layers",
+            "rope_head_dim", "v_head_dim", "mtp_layers", "sliding_window", "size", "full_every",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
             "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "dp_shard", "recompute",
@@ -307,6 +307,9 @@ nlohmann::json toJson(const Model& m) {
                     {"v_head_dim", m.mla->v_head_dim}};
     if (m.mtp_layers > 0)
         j["mtp_layers"] = m.mtp_layers;
+    if (m.sliding_window)
+        j["sliding_window"] = {{"size", m.sliding_window->size},
+                               {"full_every", m.sliding_window->full_every}};
     return j;
 }
 

@@ -782,6 +782,39 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     // nothing.
     if (auto mtp = r.integer("mtp_num_layers", "model:/mtp_layers"); mtp && *mtp > 0)
         m.mtp_layers = int(*mtp);
+    // --window-size (left, right) and --window-attn-skip-freq N (Megatron-
+    // Core's sliding-window attention; None by default): a query attends to
+    // itself and `left` keys before it; every N-th layer attends fully
+    // (transformer/utils.py is_layer_window_attention). NeMo and Bridge
+    // pass the TransformerConfig fields of the same names.
+    if (auto ws = r.text("window_size", "model:/sliding_window/size")) {
+        std::string t;
+        for (char ch : *ws)
+            if (!std::isspace(static_cast<unsigned char>(ch)) && ch != '(' && ch != ')' &&
+                ch != '[' && ch != ']')
+                t += ch;
+        const auto comma = t.find(',');
+        const auto left = parseInteger(t.substr(0, comma));
+        const auto right =
+            comma == std::string::npos ? std::nullopt : parseInteger(t.substr(comma + 1));
+        if (!left || !right)
+            r.refuse("window_size", "must be two integers (left, right), got '" + *ws + "'");
+        else if (*right != 0)
+            r.refuse("window_size", "a window reaching " + integerText(*right) +
+                                        " keys ahead is not causal: only (left, 0) is modelled");
+        else if (*left >= 0)
+            m.sliding_window = SlidingWindow{*left + 1, 0};
+    }
+    if (auto freq = r.text("window_attn_skip_freq", "model:/sliding_window/full_every")) {
+        const auto n = parseInteger(*freq);
+        if (!n || *n < 0)
+            r.refuse("window_attn_skip_freq",
+                     "only an integer N (every N-th layer full) is modelled, got '" + *freq + "'");
+        else if (!m.sliding_window)
+            r.unuse("window_attn_skip_freq", "no window: every layer attends fully");
+        else
+            m.sliding_window->full_every = int(*n);
+    }
     if (r.has("mtp_loss_scaling_factor"))
         r.unuse("mtp_loss_scaling_factor", "the MTP loss's weight changes no cost");
     if (nemo) {

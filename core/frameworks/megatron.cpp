@@ -585,6 +585,11 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     }
     if (m.mtp_layers > 0)
         add("--mtp-num-layers", num(m.mtp_layers));
+    if (m.sliding_window) {
+        add("--window-size", num(m.sliding_window->size - 1) + ",0");
+        if (m.sliding_window->full_every > 0)
+            add("--window-attn-skip-freq", num(m.sliding_window->full_every));
+    }
     if (m.mlp == MlpKind::SwiGlu)
         add("--swiglu");
     if (!m.tied_embeddings)

@@ -496,6 +496,11 @@ Exported exportNemo(const Model& m, const Plan& p) {
     }
     if (m.mtp_layers > 0)
         add("mtp_num_layers", num(m.mtp_layers));
+    if (m.sliding_window) {
+        add("window_size", "[" + num(m.sliding_window->size - 1) + ", 0]");
+        if (m.sliding_window->full_every > 0)
+            add("window_attn_skip_freq", num(m.sliding_window->full_every));
+    }
     add("activation", m.mlp == MlpKind::SwiGlu ? "fast-swiglu" : "gelu");
     add("share_embeddings_and_output_weights", yamlBool(m.tied_embeddings));
     if (const std::int64_t d = identityDivisor(m.vocab, par.tp); d > 0)

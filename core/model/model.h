@@ -51,6 +51,19 @@ struct MlaConfig {
 
 // The attention's tensors per token, summed over the heads of one of `tp`
 // ranks (tp 1: the whole layer).
+// Sliding-window attention (Mistral, Gemma, GPT-OSS; Megatron-Core
+// --window-size (size - 1, 0) and --window-attn-skip-freq): a query attends
+// to itself and the size - 1 keys before it. With full_every N > 0 every
+// N-th layer (N, 2N, ... counted from 1) attends the whole causal prefix
+// (megatron/core/transformer/utils.py is_layer_window_attention); 0: every
+// layer is windowed.
+struct SlidingWindow {
+    std::int64_t size = 0;
+    int full_every = 0;
+
+    bool operator==(const SlidingWindow&) const = default;
+};
+
 struct AttentionWidths {
     double q = 0, k = 0, v = 0; // queries, keys, values as the attention core reads them
     double out = 0;             // the core's output: the output projection's input
@@ -87,7 +100,16 @@ struct Model {
     // predicting one token further through the shared output layer and loss.
     // 0: none.
     int mtp_layers = 0;
+    std::optional<SlidingWindow> sliding_window;
 
+    // The share of the layers whose attention is windowed (0 without a
+    // window).
+    double windowedLayerShare() const {
+        if (!sliding_window || layers <= 0)
+            return 0;
+        const int n = sliding_window->full_every;
+        return n > 0 ? double(layers - layers / n) / layers : 1.0;
+    }
     std::int64_t headDim() const {
         return head_dim > 0 ? head_dim : heads > 0 ? hidden / heads : 0;
     }

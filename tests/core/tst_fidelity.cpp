@@ -218,6 +218,7 @@ private Q_SLOTS:
     void moeForwardWaitsForTokenCounts();
     void moeTokenDropPadsToCapacity();
     void mlaUpProjectionRecompute();
+    void slidingWindowAttention();
     void hostBoundPlanWarns();
     void exchangesRunInHostGaps();
     void expertParallelPlanCarriesTheAccuracyNote();
@@ -2750,6 +2751,44 @@ void TestFidelity::mlaUpProjectionRecompute() {
     QCOMPARE(layerCost(layerContext(c, c.buildings[0], plain, up)).recompute_s, 0.0);
     QCOMPARE(activationBytesPerLayer(plain, up, false, false),
              activationBytesPerLayer(plain, base, false, false));
+}
+
+void TestFidelity::slidingWindowAttention() {
+    // A window of w keys (itself included) leaves a sequence of S tokens
+    // w S - w^2 / 2 (query, key) pairs against the causal S^2 / 2; with
+    // full_every N, every N-th layer keeps the whole prefix and the layer's
+    // attention is the mean of the two kinds.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const Plan p = makePlan(1, 1, 8, 64);
+    const auto layer = [&](const Model& m) {
+        return layerCost(layerContext(c, c.buildings[0], m, p));
+    };
+    const Model full = smallLlama();
+    const double S = 2048, w = 512;
+    // Causal model FLOPs of the core, forward: QK^T and PV over 16 heads of 128.
+    const double core = 0.5 * 2.0 * 16 * S * S * (128 + 128);
+    const double share = (w * S - 0.5 * w * w) / (0.5 * S * S);
+    Model windowed = full;
+    windowed.sliding_window = SlidingWindow{512, 0};
+    const LayerCost f = layer(full), a = layer(windowed);
+    QVERIFY_CLOSE(f.model_flops_fwd - a.model_flops_fwd, (1.0 - share) * core, 1e-12);
+    QVERIFY(a.attention_s < f.attention_s);
+    QCOMPARE(a.gemm_s, f.gemm_s);
+    // Every second layer full (GPT-OSS): half the layers windowed.
+    Model alternating = full;
+    alternating.sliding_window = SlidingWindow{512, 2};
+    QCOMPARE(alternating.windowedLayerShare(), 0.5);
+    const LayerCost h = layer(alternating);
+    QVERIFY_CLOSE(f.model_flops_fwd - h.model_flops_fwd, 0.5 * (1.0 - share) * core, 1e-12);
+    QVERIFY_CLOSE(h.attention_s, 0.5 * (f.attention_s + a.attention_s), 1e-12);
+    // Every third of 8 layers full: layers 3 and 6, the other six windowed.
+    alternating.sliding_window->full_every = 3;
+    QCOMPARE(alternating.windowedLayerShare(), 6.0 / 8.0);
+    // A window as long as the sequence changes nothing.
+    Model wide = full;
+    wide.sliding_window = SlidingWindow{2048, 0};
+    QCOMPARE(layer(wide).attention_s, f.attention_s);
+    QCOMPARE(layer(wide).model_flops_fwd, f.model_flops_fwd);
 }
 
 void TestFidelity::hostBoundPlanWarns() {

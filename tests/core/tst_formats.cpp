@@ -79,7 +79,7 @@ const char* const kFullModel = R"({"format": "scaleacross.model", "version": 1, 
   "kv_heads": 4, "vocab": 50000, "mlp": "gelu", "dtype": "fp8", "tied_embeddings": true,
   "moe": {"experts": 16, "top_k": 2, "expert_ffn_hidden": 1408, "shared_experts": 1,
           "dense_layers": 1, "capacity_factor": 1.25, "pad_to_capacity": false, "router_groups": 4,
-          "router_group_topk": 2}})";
+          "router_group_topk": 2}, "sliding_window": {"size": 4096, "full_every": 2}})";
 // Multi-head latent attention, DeepSeek-V3's widths (its config.json).
 const char* const kMlaModel = R"({"format": "scaleacross.model", "version": 1, "name": "mla",
   "layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "vocab": 129280,
@@ -728,6 +728,10 @@ void TestFormats::badDocuments_data() {
           "v_head_dim": 128})",
          "/kv_heads=32"},
         {"model.json: /mla/q_lora_rank: must be a non-negative integer, got -1"});
+    bad("window without a size", "model", {"/sliding_window={\"full_every\": 2}"},
+        {"model.json: /sliding_window: missing required key 'size'"});
+    bad("window of no keys", "model", {"/sliding_window={\"size\": 0}"},
+        {"model.json: /sliding_window/size: must be a positive integer, got 0"});
     bad("padding not a boolean", "model",
         {"/moe={\"experts\": 8, \"top_k\": 2, \"expert_ffn_hidden\": 64, \"pad_to_capacity\": 1}"},
         {"model.json: /moe/pad_to_capacity: must be true or false, got 1"});
@@ -975,6 +979,12 @@ void TestFormats::crossChecks_data() {
     row("ep does not divide experts", {},
         {R"(/moe={"experts": 6, "top_k": 2, "expert_ffn_hidden": 2048})"}, {"/parallelism/ep=4"},
         {"plan.json: /parallelism/ep: must divide the model's moe.experts (6), got 4"});
+    row("windowed attention over a cp ring", {}, {R"(/sliding_window={"size": 1024})"},
+        {"/parallelism/dp=32", "/parallelism/cp=2"},
+        {"plan.json: /cp_ring: context parallelism over windowed attention runs as te-a2a or "
+         "te-allgather (Transformer Engine refuses its ring), got te-p2p"});
+    row("windowed attention over an all-gather", {}, {R"(/sliding_window={"size": 1024})"},
+        {"/parallelism/dp=32", "/parallelism/cp=2", "/cp_ring=\"te-allgather\""}, {});
     row("padded experts under the flex dispatcher", {},
         {R"(/moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 2048, "pad_to_capacity": true})"},
         {"/parallelism/ep=4", "/ep_dispatcher=\"flex\""},

@@ -383,6 +383,7 @@ private Q_SLOTS:
     void latentAttention();
     void multiTokenPrediction();
     void moeTokenDrop();
+    void slidingWindow();
     void moeDispatchAndGroups();
     void lossKernels_data();
     void lossKernels();
@@ -845,6 +846,42 @@ void TestFrameworks::moeTokenDrop() {
     QVERIFY(!alone.ok());
     QVERIFY2(problems(alone.problems).contains("needs --moe-expert-capacity-factor"),
              problems(alone.problems).constData());
+}
+
+void TestFrameworks::slidingWindow() {
+    // --window-size (left, 0) and --window-attn-skip-freq N read into the
+    // model's sliding_window and are written back, Megatron and NeMo; a
+    // window reaching ahead, and a layer pattern, are refused.
+    const QString base = smallMegatron(2);
+    const Imported got = importMegatronScript(
+        (base + "--window-size 127,0 --window-attn-skip-freq 2").toStdString(), {});
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QVERIFY(got.model->sliding_window.has_value());
+    QCOMPARE(got.model->sliding_window->size, std::int64_t(128));
+    QCOMPARE(got.model->sliding_window->full_every, 2);
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *got.model, *got.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(),
+                 (problems(again.problems) + QByteArray::fromStdString(ex.text)).constData());
+        QVERIFY(again.model->sliding_window == got.model->sliding_window);
+    }
+    const Imported ahead =
+        importMegatronScript((base + "--window-size '(127, 4)'").toStdString(), {});
+    QVERIFY(!ahead.ok());
+    QVERIFY2(problems(ahead.problems).contains("not causal"), problems(ahead.problems).constData());
+    const Imported pattern = importMegatronScript(
+        (base + "--window-size 127,0 --window-attn-skip-freq '([0]+[1]*15)'").toStdString(), {});
+    QVERIFY(!pattern.ok());
+    QVERIFY2(problems(pattern.problems).contains("--window-attn-skip-freq"),
+             problems(pattern.problems).constData());
+    // No window: every layer attends fully; the skip frequency is unused.
+    const Imported none =
+        importMegatronScript((base + "--window-attn-skip-freq 2").toStdString(), {});
+    QVERIFY2(none.ok(), problems(none.problems).constData());
+    QVERIFY(!none.model->sliding_window);
 }
 
 void TestFrameworks::moeDispatchAndGroups() {

@@ -1531,5 +1531,56 @@ bridge2509("mbridge2509-deepseek-v3-1024", "Megatron-Bridge 25.09: DeepSeekV3 (d
            recompute_modules=["mla_up_proj", "mlp"], dp_overlap=False, ep_dispatcher="flex",
            ep_overlap=True, optimizer_moments="bf16")
 
+# ------------- Megatron-Bridge 26.04.01, GPT-OSS 120B (DGX-H100, BF16)
+# Appended after the passes above, every key set here from Bridge v0.4.2
+# (the 26.04.01 release, as the family's other rows).
+oss = model("gpt-oss-120b-bf16", "GPT-OSS 120B as Megatron-Bridge v0.4.2 builds it from openai/gpt-oss-120b "
+            "(models/gpt_oss/gpt_oss_bridge.py over the Hugging Face config: 36 layers, hidden 2880, 64 "
+            "query heads of 64 (a 4096-wide q projection), 8 KV heads, 128 experts top-4 of width 2880 "
+            "in every layer, vocab 201088, untied; window_size (127, 0) with window_attn_skip_freq 2: "
+            "every other layer attends to 128 keys); BF16", 36, 2880, 2880, 64, 8, 201088, "swiglu",
+            "bf16", False, moe={"experts": 128, "top_k": 4, "expert_ffn_hidden": 2880}, head_dim=64)
+oss["sliding_window"] = {"size": 128, "full_every": 2}
+dump("models/gpt-oss-120b-bf16.json", oss)
+name = "mbridge2604-gpt-oss-120b-64"
+p = {"format": "scaleacross.plan", "version": 1, "name": name,
+     "description": "Megatron-Bridge 26.04.01: GPT OSS 120B 64 GPUs, TP1 PP4 EP8 DP16, MBS 1, GBS 1280, "
+                    "seq 4096 (GA 80), BF16",
+     "sequence_length": 4096, "global_batch_sequences": 1280, "micro_batch_sequences": 1,
+     "parallelism": {"tp": 1, "cp": 1, "pp": 4, "dp": 16, "ep": 8}, "zero_stage": 1,
+     "recompute": "selective", "recompute_modules": ["layernorm", "moe_act"],
+     "sequence_parallel": False, "schedule": {"kind": "1f1b", "virtual_stages": 1},
+     "dp_overlap": True, "grad_reduce_bytes": 2, "flash_attention": True,
+     "rank_order": ["tp", "cp", "dp", "pp"], "cross_entropy": "te"}
+dump("plans/" + name + ".json", p)
+index["runs"].append({
+    "id": name, "family": "megatron-bridge-26.04",
+    "source": MB26 + ", Model GPT OSS 120B, row DGX-H100 BF16: 5824 tokens/s/GPU, 158 model "
+                     "TFLOP/s/GPU (token-dropless, force-balanced routing)",
+    "cluster": "clusters/dgx-h100.json", "model": "models/gpt-oss-120b-bf16.json",
+    "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+    "measured_value": 5824, "measured_tokens_per_s_per_gpu": 5824.0,
+    "published_tflops_per_gpu": 158,
+    "assumptions": [
+        MB26_CFG + "configs/gpt_oss/gpt_oss_workload_base_configs.py "
+        "GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16_V2 (PP4, EP8, expert TP 1, GBS 1280, micro batch 1, "
+        "selective recompute of layernorm and moe_act), gpt_oss_llm_pretrain.py "
+        "gpt_oss_120b_pretrain_config_h100 and set_gpt_oss_common_configs over "
+        "recipes/gpt_oss/gpt_oss.py gpt_oss_120b_pretrain_config",
+        "the architecture from the GPT-OSS bridge over openai/gpt-oss-120b's config (36 layers, 128 "
+        "experts top-4, head_dim 64, 8 KV heads, sliding_window 128 on every other layer)",
+        "force-balanced routing (set_gpt_oss_common_configs) matches the model's even load; "
+        "dropless; the recipe's alltoall dispatcher (no flex backend in the H100 preset), no MoE "
+        "all-to-all overlap, CUDA graphs off (the recipe's cuda_graph_impl 'none')",
+        "grad_reduce_bytes 2: set_gpt_oss_common_configs sets grad_reduce_in_fp32 False; "
+        "distributed optimizer with overlapped grad reduce and param gather; fp32 optimizer state "
+        "(no precision-aware optimizer)",
+        "cross_entropy te (utils/overrides.py _set_common_perf_overrides); attention_kernel auto "
+        "(Transformer Engine's cuDNN fused attention with the learnable softmax offset)",
+        "not expressible: attention sinks (charged at the kernel's plain rate), GPT-OSS's clamped "
+        "GLU activation with its linear offset (charged as SwiGLU), the linear layers' biases, "
+        "head dim 64 (attention taken at the head-dim-128 rates, docs/COST_MODEL.md)",
+    ]})
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
