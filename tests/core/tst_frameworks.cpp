@@ -191,6 +191,9 @@ std::vector<PublishedRow> publishedRows() {
         "models/llama31-405b-fp8.json", 0, {V});
     add("megatron/mbridge2604-qwen3-30b-a3b-16.sh", "plans/mbridge2604-qwen3-30b-a3b-16.json",
         "models/qwen3-30b-a3b-fp8.json", 0, {});
+    // GPT-OSS 120B: sliding-window attention on every other layer.
+    add("megatron/mbridge2604-gpt-oss-120b-64.sh", "plans/mbridge2604-gpt-oss-120b-64.json",
+        "models/gpt-oss-120b-bf16.json", 0, {B});
     // Megatron-Bridge main: the 2026-07-25 HybridEP A/B (EP overlap off and on).
     for (const char* suffix : {"", "-epoverlap"}) {
         const std::string name = std::string("mbridge-main-qwen3-30b-a3b-bf16-16") + suffix;

@@ -1551,7 +1551,7 @@ p = {"format": "scaleacross.plan", "version": 1, "name": name,
      "recompute": "selective", "recompute_modules": ["layernorm", "moe_act"],
      "sequence_parallel": False, "schedule": {"kind": "1f1b", "virtual_stages": 1},
      "dp_overlap": True, "grad_reduce_bytes": 2, "flash_attention": True,
-     "rank_order": ["tp", "cp", "dp", "pp"], "cross_entropy": "te"}
+     "rank_order": ["tp", "cp", "dp", "pp"], "cross_entropy": "te", "p2p_overlap": False}
 dump("plans/" + name + ".json", p)
 index["runs"].append({
     "id": name, "family": "megatron-bridge-26.04",
@@ -1577,6 +1577,7 @@ index["runs"].append({
         "(no precision-aware optimizer)",
         "cross_entropy te (utils/overrides.py _set_common_perf_overrides); attention_kernel auto "
         "(Transformer Engine's cuDNN fused attention with the learnable softmax offset)",
+        MEGATRON_1F1B % name,
         "not expressible: attention sinks (charged at the kernel's plain rate), GPT-OSS's clamped "
         "GLU activation with its linear offset (charged as SwiGLU), the linear layers' biases, "
         "head dim 64 (attention taken at the head-dim-128 rates, docs/COST_MODEL.md)",
