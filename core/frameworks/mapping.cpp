@@ -530,6 +530,23 @@ std::string megatronLayout(const Model& m, const StageSplit& split) {
     return layout;
 }
 
+std::vector<std::pair<std::string, std::string>> stageSplitSettings(const StageSplit& split,
+                                                                    const StageSplitNames& names) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (split.kind == StageSplit::Kind::Accounted) {
+        if (split.embedding)
+            out.emplace_back(names.embedding, names.flag);
+        if (split.loss)
+            out.emplace_back(names.loss, names.flag);
+    } else if (split.kind == StageSplit::Kind::FirstLast) {
+        if (split.layers.front() != split.per)
+            out.emplace_back(names.first, std::to_string(split.layers.front()));
+        if (split.layers.back() != split.per)
+            out.emplace_back(names.last, std::to_string(split.layers.back()));
+    }
+    return out;
+}
+
 std::int64_t identityDivisor(std::int64_t vocab, int tp) {
     if (tp <= 0 || vocab % tp != 0)
         return 0;

@@ -113,6 +113,18 @@ StageSplit megatronStageSplit(const Model& m, const Plan& p);
 // (the first chunks take the remainder), the embedding first, the MTP
 // modules and the loss last; written layer by layer, no repetition.
 std::string megatronLayout(const Model& m, const StageSplit& split);
+// The settings that say an Accounted or FirstLast split, named as a
+// framework spells them: (key, value) pairs, `flag` the value of the two
+// embedding / loss switches (empty for a command-line flag).
+struct StageSplitNames {
+    const char* embedding;
+    const char* loss;
+    const char* first;
+    const char* last;
+    const char* flag;
+};
+std::vector<std::pair<std::string, std::string>> stageSplitSettings(const StageSplit& split,
+                                                                    const StageSplitNames& names);
 
 // The plan and model keys of `want` that `got` does not reproduce, for the
 // carried line. Name and description are not carried.

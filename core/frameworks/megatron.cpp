@@ -737,27 +737,16 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     // embedding / loss as a layer, or sets the first and last stage apart,
     // or takes a per-chunk layout.
     const StageSplit split = megatronStageSplit(m, p);
-    switch (split.kind) {
-    case StageSplit::Kind::Even:
-        break;
-    case StageSplit::Kind::Accounted:
-        if (split.embedding)
-            add("--account-for-embedding-in-pipeline-split");
-        if (split.loss)
-            add("--account-for-loss-in-pipeline-split");
-        break;
-    case StageSplit::Kind::FirstLast:
-        if (split.layers.front() != split.per)
-            add("--decoder-first-pipeline-num-layers", num(split.layers.front()));
-        if (split.layers.back() != split.per)
-            add("--decoder-last-pipeline-num-layers", num(split.layers.back()));
-        break;
-    case StageSplit::Kind::Layout:
+    for (const auto& [flag, value] : stageSplitSettings(
+             split,
+             {"--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+              "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", ""}))
+        add(flag.c_str(), value);
+    if (split.kind == StageSplit::Kind::Layout) {
         add("--pipeline-model-parallel-layout", megatronLayout(m, split));
         // The layout sets the virtual stages itself.
         std::erase_if(
             a, [](const Arg& x) { return x.flag == "--num-virtual-stages-per-pipeline-rank"; });
-        break;
     }
 
     if (m.moe) {

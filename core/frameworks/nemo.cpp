@@ -507,31 +507,20 @@ Exported exportNemo(const Model& m, const Plan& p) {
         add("make_vocab_size_divisible_by", num(d));
     // Layers per stage, as Megatron Core splits them (the same rules as --decoder-first-...).
     const StageSplit split = megatronStageSplit(m, p);
-    switch (split.kind) {
-    case StageSplit::Kind::Even:
-        break;
-    case StageSplit::Kind::Accounted:
-        if (split.embedding)
-            add("account_for_embedding_in_pipeline_split", "true");
-        if (split.loss)
-            add("account_for_loss_in_pipeline_split", "true");
-        break;
-    case StageSplit::Kind::FirstLast:
-        if (split.layers.front() != split.per)
-            add("num_layers_in_first_pipeline_stage", num(split.layers.front()));
-        if (split.layers.back() != split.per)
-            add("num_layers_in_last_pipeline_stage", num(split.layers.back()));
-        break;
-    case StageSplit::Kind::Layout: {
-        // NeMo's keys have no per-chunk layout. Stages given apart from the
-        // first and last ride in the carried line (as before); an even
-        // split's remainder, or first and last stages that do not split
-        // into the chunks, cannot be written at all.
-        const bool midEven = std::all_of(split.layers.begin() + 1, split.layers.end() - 1,
-                                         [&](int x) { return x == split.per; });
-        const bool given = p.placement && !p.placement->layers_per_stage.empty();
-        if (given && !midEven)
-            break;
+    for (const auto& [key, value] : stageSplitSettings(
+             split,
+             {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+              "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage", "true"}))
+        add(key, value);
+    // NeMo's keys have no per-chunk layout. Stages given apart from the
+    // first and last ride in the carried line; an even split's remainder, or
+    // first and last stages that do not split into the chunks, cannot be
+    // written at all.
+    const bool midEven = split.kind == StageSplit::Kind::Layout &&
+                         std::all_of(split.layers.begin() + 1, split.layers.end() - 1,
+                                     [&](int x) { return x == split.per; });
+    const bool given = p.placement && !p.placement->layers_per_stage.empty();
+    if (split.kind == StageSplit::Kind::Layout && (midEven || !given)) {
         out.problems.push_back(
             {"", "plan:/placement/layers_per_stage",
              midEven
@@ -542,7 +531,6 @@ Exported exportNemo(const Model& m, const Plan& p) {
                  : std::string("NeMo needs the layers divisible by the pipeline size, or only "
                                "the first and last stages different")});
         return out;
-    }
     }
     add("activations_checkpoint_granularity",
         p.recompute == Recompute::None ? "null"
