@@ -566,7 +566,7 @@ Plan planOf(const LayerPlanKey& key) {
 }
 
 AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, double keys, int cp,
-                              const KernelConstants& kc) {
+                              const KernelConstants& kc, double headDim) {
     AttentionRates r;
     if (gpuArch(gpu) != GpuArch::Hopper) {
         r.fwd = gpu.gemm_efficiency * kc.flash_fwd_relative;
@@ -574,9 +574,9 @@ AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, doubl
         return r;
     }
     const HopperAttention& h = kc.hopper_attention;
-    const AttentionEfficiency& e = kernel == AttentionKernel::Flash2   ? h.flash2
-                                   : kernel == AttentionKernel::Flash3 ? h.flash3
-                                                                       : h.cudnn;
+    const bool fa2 = kernel == AttentionKernel::Flash2, fa3 = kernel == AttentionKernel::Flash3;
+    const AttentionEfficiency& e128 = fa2 ? h.flash2 : fa3 ? h.flash3 : h.cudnn;
+    const AttentionEfficiency& e64 = fa2 ? h.flash2_d64 : fa3 ? h.flash3_d64 : h.cudnn_d64;
     const auto curve = [keys](double peak, double s0) { return peak * keys / (keys + s0); };
     // Under CP the diagonal ring step is causal, the other cp - 1 attend to
     // a whole chunk: they share the (causal-halved) FLOPs evenly, forward
@@ -585,8 +585,22 @@ AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, doubl
     const auto mix = [causalShare](double causal, double full) {
         return 1.0 / (causalShare / causal + (1.0 - causalShare) / full);
     };
-    r.fwd = mix(curve(e.fwd_causal, e.fwd_causal_s0), curve(e.fwd_full, e.fwd_full_s0));
-    r.bwd = mix(curve(e.bwd_causal, e.bwd_causal_s0), curve(e.bwd_full, e.bwd_full_s0));
+    const auto rates = [&](const AttentionEfficiency& e) {
+        AttentionRates x;
+        x.fwd = mix(curve(e.fwd_causal, e.fwd_causal_s0), curve(e.fwd_full, e.fwd_full_s0));
+        x.bwd = mix(curve(e.bwd_causal, e.bwd_causal_s0), curve(e.bwd_full, e.bwd_full_s0));
+        return x;
+    };
+    r = rates(e128);
+    if (headDim < 128) {
+        // The kernels' tiles are narrower at a smaller head dimension: less
+        // work per loaded K, V block against the softmax's fixed cost per
+        // score. Measured at 64 and 128; linear between.
+        const AttentionRates r64 = rates(e64);
+        const double w = std::clamp((128.0 - headDim) / 64.0, 0.0, 1.0);
+        r.fwd += w * (r64.fwd - r.fwd);
+        r.bwd += w * (r64.bwd - r.bwd);
+    }
     return r;
 }
 
@@ -853,9 +867,10 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
         // A-th of the heads.
         const bool a2a = s.cp > 1 && ctx.plan->cp_ring == CpRing::TeA2a;
         const int group = cpA2aGroup(ctx, s);
+        const double headDim = std::max(s.w.score_dim, s.w.value_dim);
         const AttentionRates r =
             attentionRates(gpu, ctx.plan->attention_kernel, a2a ? s.sFull : s.sLocal * group,
-                           a2a ? 1 : int(s.cp) / group, kc);
+                           a2a ? 1 : int(s.cp) / group, kc, headDim);
         const double peak = s.bf16.peak_flops;
         // Attention dropout runs inside the fused kernel (Philox numbers
         // drawn in the forward and drawn again in the backward, no mask
@@ -876,7 +891,7 @@ AttentionCore attentionCore(const LayerContext& ctx, const LayerShape& s) {
             const double w = double(ctx.model->sliding_window->size), S = s.sFull;
             const double share = (w * S - 0.5 * w * w) / (0.5 * S * S);
             const AttentionRates rw =
-                attentionRates(gpu, ctx.plan->attention_kernel, 2.0 * w, 1, kc);
+                attentionRates(gpu, ctx.plan->attention_kernel, 2.0 * w, 1, kc, headDim);
             const double model = share * a.model;
             const double fwd = dropout * model / (peak * rw.fwd) + kc.kernel_overhead_s;
             const double bwd = dropout * 2.5 * model / (peak * rw.bwd) + kc.kernel_overhead_s;

@@ -39,6 +39,17 @@ struct HopperAttention {
     // FlashAttention-3: 292 -> 616 causal forward, 467 -> 648 full, 316 -> 561
     // backward.
     AttentionEfficiency flash3{0.646, 608, 0.663, 207, 0.581, 420, 0.581, 420};
+    // The same kernels at head dim 64: Shah et al. 2024, Fig. 5 (forward,
+    // causal and not) and Fig. 6 (backward), the head-dim-64 panels' 512 and
+    // 16k bars, H100 SXM5. cuDNN: 225 -> 388 causal forward, 335 -> 413
+    // full, 266 -> 433 backward; FlashAttention-3: 197 -> 473, 333 -> 497,
+    // 272 -> 474. FlashAttention-2: the measured head-dim-128 curves above
+    // times the paper's FlashAttention-2 ratio of head dim 64 to 128 at each
+    // end (forward causal 180 / 191 -> 299 / 335, full 282 / 309 -> 324 /
+    // 370, backward 198 / 214 -> 291 / 322).
+    AttentionEfficiency flash2_d64{0.300, 349, 0.311, 36, 0.294, 937, 0.288, 382};
+    AttentionEfficiency cudnn_d64{0.402, 392, 0.421, 124, 0.447, 339, 0.447, 339};
+    AttentionEfficiency flash3_d64{0.501, 776, 0.511, 264, 0.491, 402, 0.491, 402};
 };
 
 // Times of one kernel class: compute roofline with a size-dependent
@@ -177,11 +188,15 @@ inline double ncclOverlapShare(int sms) {
 // Hopper+"). Elsewhere every kernel runs at FlashAttention-2's efficiency
 // relative to the large-GEMM one (Dao 2023, on A100): FlashAttention-3 is
 // Hopper-only, and no measurement of cuDNN's kernel off Hopper is at hand.
+// `headDim`: the larger of the score and value head dimensions. On Hopper
+// a head dimension of 64 or less runs at the head-dim-64 curves, 128 or more
+// at the head-dim-128 ones, one between at the efficiency linear in the head
+// dimension between the two.
 struct AttentionRates {
     double fwd = 0, bwd = 0;
 };
 AttentionRates attentionRates(const GpuModel& gpu, AttentionKernel kernel, double keys, int cp,
-                              const KernelConstants& kc = {});
+                              const KernelConstants& kc = {}, double headDim = 128);
 
 enum class GemmPrecision { Bf16, Fp8 };
 

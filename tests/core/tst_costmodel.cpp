@@ -150,6 +150,9 @@ private Q_SLOTS:
     void hopperAttentionKernelsFollowTheirBenchmarks_data();
     void hopperAttentionKernelsFollowTheirBenchmarks();
     void attentionKernelSetsTheLayerTime();
+    void hopperAttentionAtHeadDim64_data();
+    void hopperAttentionAtHeadDim64();
+    void attentionHeadDimSetsTheLayerTime();
     void selectiveOpRecomputesEverySecondMatmul();
     void tpCommOverlapHidesUnderTheGemms();
 
@@ -1391,6 +1394,90 @@ void TestCostModel::hopperAttentionKernelsFollowTheirBenchmarks() {
         QVERIFY_CLOSE(r.fwd * 989, fwdTflops, tolerance);
     if (bwdTflops > 0)
         QVERIFY_CLOSE(r.bwd * 989, bwdTflops, tolerance);
+}
+
+void TestCostModel::hopperAttentionAtHeadDim64_data() {
+    // Shah et al. 2024 (FlashAttention-3), Fig. 5-6, the head-dim-64 panels,
+    // H100 SXM5: TFLOP/s at the 512 and 16k bars (the curves pass through
+    // them) and at 4k (within 5%: the curves sag between the ends).
+    // FlashAttention-2: its measured head-dim-128 curve scaled by the
+    // paper's head-dim-64 over head-dim-128 bars, so only the scaled ends.
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("cp"); // 1: causal forward; 64: (almost) all of it unmasked
+    QTest::addColumn<double>("keys");
+    QTest::addColumn<double>("fwdTflops");
+    QTest::addColumn<double>("bwdTflops");
+    QTest::addColumn<double>("tolerance");
+    const int fa2 = int(AttentionKernel::Flash2), fa3 = int(AttentionKernel::Flash3),
+              cudnn = int(AttentionKernel::Cudnn);
+    QTest::newRow("cuDNN causal 512") << cudnn << 1 << 512.0 << 225.0 << 266.0 << 0.015;
+    QTest::newRow("cuDNN causal 4k") << cudnn << 1 << 4096.0 << 363.0 << 417.0 << 0.05;
+    QTest::newRow("cuDNN causal 16k") << cudnn << 1 << 16384.0 << 388.0 << 433.0 << 0.015;
+    QTest::newRow("cuDNN full 512") << cudnn << 64 << 512.0 << 335.0 << 0.0 << 0.02;
+    QTest::newRow("cuDNN full 16k") << cudnn << 64 << 16384.0 << 413.0 << 433.0 << 0.015;
+    QTest::newRow("FA3 causal 512") << fa3 << 1 << 512.0 << 197.0 << 272.0 << 0.015;
+    QTest::newRow("FA3 causal 4k") << fa3 << 1 << 4096.0 << 420.0 << 453.0 << 0.05;
+    QTest::newRow("FA3 causal 16k") << fa3 << 1 << 16384.0 << 473.0 << 474.0 << 0.015;
+    QTest::newRow("FA3 full 16k") << fa3 << 64 << 16384.0 << 497.0 << 474.0 << 0.015;
+    QTest::newRow("FA2 causal 512") << fa2 << 1 << 512.0 << 177.0 << 103.0 << 0.015;
+    QTest::newRow("FA2 causal 16k") << fa2 << 1 << 16384.0 << 291.0 << 275.0 << 0.015;
+    QTest::newRow("FA2 full 16k") << fa2 << 64 << 16384.0 << 307.0 << 278.0 << 0.015;
+}
+
+void TestCostModel::hopperAttentionAtHeadDim64() {
+    QFETCH(int, kernel);
+    QFETCH(int, cp);
+    QFETCH(double, keys);
+    QFETCH(double, fwdTflops);
+    QFETCH(double, bwdTflops);
+    QFETCH(double, tolerance);
+    const AttentionRates r = attentionRates(h100(), AttentionKernel(kernel), keys, cp, {}, 64);
+    if (fwdTflops > 0)
+        QVERIFY_CLOSE(r.fwd * 989, fwdTflops, tolerance);
+    if (bwdTflops > 0)
+        QVERIFY_CLOSE(r.bwd * 989, bwdTflops, tolerance);
+    // Smaller head dimensions take the head-dim-64 curves (no figure
+    // below 64); larger ones the head-dim-128 curves; between, the
+    // efficiency is linear in the head dimension.
+    const AttentionRates r32 = attentionRates(h100(), AttentionKernel(kernel), keys, cp, {}, 32);
+    QCOMPARE(r32.fwd, r.fwd);
+    const AttentionRates r128 = attentionRates(h100(), AttentionKernel(kernel), keys, cp, {}, 128);
+    const AttentionRates r96 = attentionRates(h100(), AttentionKernel(kernel), keys, cp, {}, 96);
+    const AttentionRates r192 = attentionRates(h100(), AttentionKernel(kernel), keys, cp, {}, 192);
+    QVERIFY(r.fwd < r128.fwd && r.bwd < r128.bwd);
+    QVERIFY_CLOSE(r96.fwd, 0.5 * (r.fwd + r128.fwd), 1e-12);
+    QVERIFY_CLOSE(r96.bwd, 0.5 * (r.bwd + r128.bwd), 1e-12);
+    QCOMPARE(r192.fwd, r128.fwd);
+    QCOMPARE(r192.bwd, r128.bwd);
+    // Off Hopper no head-dim figure is encoded: the one rate.
+    GpuModel ampere = h100();
+    ampere.architecture = "ampere";
+    QCOMPARE(attentionRates(ampere, AttentionKernel(kernel), keys, cp, {}, 64).fwd,
+             attentionRates(ampere, AttentionKernel(kernel), keys, cp, {}, 128).fwd);
+}
+
+void TestCostModel::attentionHeadDimSetsTheLayerTime() {
+    // Two layers with the same attention FLOPs, 32 heads of 128 and 64 heads
+    // of 64: only the attention core's rate differs, so the forward and
+    // input-gradient times differ by its FLOPs over the two rates.
+    Model d128 = gptModel(); // h 4096, 32 heads of 128
+    Model d64 = d128;
+    d64.heads = d64.kv_heads = 64;
+    Plan plan = makePlan();
+    plan.sequence_length = 8192;
+    GpuModel hopper = h100();
+    hopper.boost_clock_mhz = hopper.sustained_clock_mhz = 1972;
+    const LayerCost a = layerCost(contextOn(hopper, d128, plan));
+    const LayerCost b = layerCost(contextOn(hopper, d64, plan));
+    const double attnModelFlops = 0.5 * 4.0 * 1 * 32 * 8192.0 * 8192.0 * 128;
+    const AttentionRates r128 = attentionRates(hopper, AttentionKernel::Cudnn, 8192, 1, {}, 128);
+    const AttentionRates r64 = attentionRates(hopper, AttentionKernel::Cudnn, 8192, 1, {}, 64);
+    const double peak = 989e12;
+    QVERIFY_CLOSE(b.fwd_s - a.fwd_s, attnModelFlops / peak * (1 / r64.fwd - 1 / r128.fwd), 1e-9);
+    QVERIFY_CLOSE(b.bwd_input_s - a.bwd_input_s,
+                  2.5 * attnModelFlops / peak * (1 / r64.bwd - 1 / r128.bwd), 1e-9);
+    // cuDNN at 8k: head dim 64 runs ~0.69x head dim 128's forward rate.
+    QVERIFY(r64.fwd < 0.75 * r128.fwd && r64.fwd > 0.65 * r128.fwd);
 }
 
 void TestCostModel::attentionKernelSetsTheLayerTime() {

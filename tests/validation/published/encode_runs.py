@@ -1579,8 +1579,8 @@ index["runs"].append({
         "(Transformer Engine's cuDNN fused attention with the learnable softmax offset)",
         MEGATRON_1F1B % name,
         "not expressible: attention sinks (charged at the kernel's plain rate), GPT-OSS's clamped "
-        "GLU activation with its linear offset (charged as SwiGLU), the linear layers' biases, "
-        "head dim 64 (attention taken at the head-dim-128 rates, docs/COST_MODEL.md)",
+        "GLU activation with its linear offset (charged as SwiGLU), the linear layers' biases; "
+        "head dim 64 takes cuDNN's head-dim-64 attention rates (docs/COST_MODEL.md)",
     ]})
 
 dump("runs.json", index)
