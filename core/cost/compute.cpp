@@ -1237,6 +1237,17 @@ double epExchangeTime(const LayerContext& ctx, int local, double localBytes, int
     return std::max(nvlink, network);
 }
 
+// Copies of a token the flex dispatcher moves over NVLink: DeepEP sends a
+// token once to each rank holding one of its experts, however many of
+// them that rank holds (get_dispatch_layout's is_token_in_rank; the rank
+// permutes its received tokens to its experts after). HybridEP's NVLink
+// side is taken as the all-to-all's, one copy per (token, expert).
+double nvlinkCopies(const Plan& plan, const MoeConfig& moe, int ep) {
+    if (plan.ep_dispatcher == EpDispatcher::Flex)
+        return expectedHostsTouched(moe, ep);
+    return moe.top_k;
+}
+
 // The outputs of the column-parallel GEMMs whose input sequence parallelism
 // gathers (the dgrad GEMMs' k): QKV's, or none for MLA, whose down
 // projections run on the shard; a dense MLP's FC1. An MoE layer's experts
@@ -1466,12 +1477,21 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             const double touched = expectedHostsTouched(*ctx.model->moe, hosts);
             const double nic = tokensDispatched * touched * (hosts - 1) / hosts * h * kBf16;
             const double channel = tokensDispatched * touched * h * kBf16;
-            const double nvl =
-                tokensDispatched * ctx.model->moe->top_k * h * kBf16 * (onHost - 1) / onHost;
+            const double nvl = tokensDispatched * nvlinkCopies(plan, *ctx.model->moe, epi) * h *
+                               kBf16 * (onHost - 1) / onHost;
             c.ep_fwd_s = 2.0 * epExchangeTime(ctx, onHost - 1, nvl / std::max(1, onHost - 1),
                                               hosts - 1, channel / (hosts - 1));
             c.ep_bytes_per_remote_peer = nic / (epi - onHost);
             sent = nic + nvl;
+        } else if (plan.ep_dispatcher == EpDispatcher::Flex) {
+            // DeepEP inside one NVLink domain (intranode.cu): each token
+            // goes once to every rank holding one of its experts, the
+            // rank's share of the ranks it touches to each peer.
+            const double perPeer =
+                tokensDispatched * nvlinkCopies(plan, *ctx.model->moe, epi) / epi * h * kBf16;
+            c.ep_fwd_s = 2.0 * epExchangeTime(ctx, epi - 1, perPeer, 0, 0);
+            c.ep_bytes_per_remote_peer = perPeer;
+            sent = perPeer * (epi - 1);
         } else {
             // NCCL's all-to-all: 1/ep of the copies to every peer.
             const double perPeer = oneWay / (epi - 1);

@@ -416,7 +416,8 @@ struct LossPasses {
 LossPasses lossPasses(CrossEntropy c);
 // The hosts an MoE token's top_k experts lie on, expected over routing
 // that is uniform inside the model's group limit, the experts in contiguous
-// blocks over `hosts` hosts (docs/COST_MODEL.md, EP).
+// blocks over `hosts` hosts (docs/COST_MODEL.md, EP); with the EP degree
+// for `hosts`, the EP ranks it touches.
 double expectedHostsTouched(const MoeConfig& moe, int hosts);
 EdgeCost embeddingCost(const LayerContext& ctx);
 EdgeCost logitsCost(const LayerContext& ctx);

@@ -1022,9 +1022,19 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
     v3.router_groups = v3.router_group_topk = 0;
     QVERIFY(expectedHostsTouched(v3, 8) > limited + 1);
 
+    // The ranks a token's experts lie on, by the same formula: 128 experts
+    // over 16 ranks of 8, a rank missed with C(120,8)/C(128,8).
+    double missRank = 1;
+    for (int i = 0; i < 8; ++i)
+        missRank *= (120.0 - i) / (128.0 - i);
+    const double ranksTouched = 16 * (1 - missRank);
+    QVERIFY_CLOSE(expectedHostsTouched(moe, 16), ranksTouched, 1e-12);
+    QVERIFY(ranksTouched < 7 && ranksTouched > 6); // 6.6 of the 8 copies
+
     // The layer: EP 16 over two 8-GPU hosts. The NIC carries each token
-    // once to the other host when its experts are there; NVLink the top_k
-    // copies for the other 7 GPUs of the host; both at once. The channel
+    // once to the other host when its experts are there; NVLink one copy
+    // for each other GPU of the host holding one of its experts (DeepEP's
+    // is_token_in_rank), not one per expert; both at once. The channel
     // also moves the own host's copy (DeepEP's sender writes it into its own
     // RDMA receive buffer), so it runs one copy per host touched at the
     // NIC's pace: twice the wire's bytes here.
@@ -1047,7 +1057,7 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
     const double out = ctx.scale_out_gbps * 1e9 / 8 * ctx.scale_out_efficiency;
     const double nic = T * (2 * (1 - miss)) * 0.5 * hb;
     const double channel = T * (2 * (1 - miss)) * hb;
-    const double nvl = T * 8 * hb * 7.0 / 8;
+    const double nvl = T * ranksTouched * hb * 7.0 / 8;
     const double want =
         std::max(channel / out + ctx.scale_out_step_s, nvl / up + 7 * ctx.scale_up_step_s);
     QVERIFY(channel / out > nvl / up); // the channel bounds this layer
@@ -1058,16 +1068,42 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
     // 8 peers on the other host.
     QVERIFY_CLOSE(flex.ep_bytes_per_remote_peer, nic / 8, 1e-12);
     QVERIFY_CLOSE(a2a.ep_bytes_per_remote_peer, T * 8 * hb / 16, 1e-12);
-    // Inside one host there is nothing to deduplicate: flex is the all-to-all.
-    const auto inHost = [&](EpDispatcher d) {
+    // Inside one host DeepEP (intranode.cu) sends a token once to each
+    // other rank holding one of its experts; NCCL's all-to-all once per
+    // expert. EP 8: 16 experts a rank.
+    const auto inHost = [&](EpDispatcher d, const Model& mm) {
         Plan p = makePlan(1, 1, 8, 64);
+        p.micro_batch_sequences = 2;
         p.parallelism.ep = 8;
         p.ep_dispatcher = d;
-        LayerContext x = layerContext(c, c.buildings[0], m, p);
+        LayerContext x = layerContext(c, c.buildings[0], mm, p);
         x.moe_layer = true;
-        return layerCost(x).ep_fwd_s;
+        return std::pair(x, layerCost(x));
     };
-    QCOMPARE(inHost(EpDispatcher::Flex), inHost(EpDispatcher::AllToAll));
+    double missOf8 = 1;
+    for (int i = 0; i < 8; ++i)
+        missOf8 *= (112.0 - i) / (128.0 - i);
+    const double ranks8 = 8 * (1 - missOf8);
+    const auto [xf, inFlex] = inHost(EpDispatcher::Flex, m);
+    const auto [xa, inA2a] = inHost(EpDispatcher::AllToAll, m);
+    const double upIn = xf.scale_up_gbps * 1e9 / 8 * xf.scale_up_efficiency;
+    const double perPeer = T * ranks8 / 8 * hb;
+    QVERIFY_CLOSE(inFlex.ep_bytes_per_remote_peer, perPeer, 1e-12);
+    QVERIFY_CLOSE(inFlex.ep_bytes_fwd_one_way, 7 * perPeer, 1e-12);
+    QVERIFY_CLOSE(inFlex.ep_fwd_s, 2 * 7 * (perPeer / upIn + xf.scale_up_step_s), 1e-9);
+    QVERIFY_CLOSE(inA2a.ep_bytes_fwd_one_way, T * 8 * hb * 7.0 / 8, 1e-12);
+    QVERIFY(inFlex.ep_fwd_s < inA2a.ep_fwd_s);
+    // Routing inside blocks of 8 consecutive experts (16 groups, one a
+    // token: NeMo AutoModel's FakeBalancedGate gives token i experts 8i to
+    // 8i + 7): one rank a token, 7/8 of them another GPU.
+    Model grouped = m;
+    grouped.moe->router_groups = 16;
+    grouped.moe->router_group_topk = 1;
+    QVERIFY_CLOSE(expectedHostsTouched(*grouped.moe, 8), 1.0, 1e-12);
+    const auto [xg, inGrouped] = inHost(EpDispatcher::Flex, grouped);
+    QVERIFY_CLOSE(inGrouped.ep_bytes_fwd_one_way, T * hb * 7.0 / 8, 1e-12);
+    // NCCL's all-to-all moves every expert's copy whatever the routing.
+    QCOMPARE(inHost(EpDispatcher::AllToAll, grouped).second.ep_fwd_s, inA2a.ep_fwd_s);
 
     // HybridEP: the same exchange, and before each forward's dispatch an
     // NCCL all-gather of every rank's routing map (one bool a token and
@@ -1078,11 +1114,12 @@ void TestFidelity::flexDispatchSendsOneCopyPerHost() {
     QVERIFY_CLOSE(hybrid.ep_fwd_s - flex.ep_fwd_s,
                   15.0 / 16 * gathered / out + 15 * ctxH.scale_out_step_s, 1e-9);
     QVERIFY_CLOSE(hybrid.ep_bwd_s, flex.ep_bwd_s, 1e-12);
-    QVERIFY_CLOSE(hybrid.ep_bytes, flex.ep_bytes, 1e-12);
-    // Inside one host the gather runs over NVLink.
-    const double inHostGather = inHost(EpDispatcher::HybridEp) - inHost(EpDispatcher::Flex);
-    QVERIFY_CLOSE(inHostGather, 7.0 / 8 * 8 * T / 2 * moe.experts / up + 7 * ctx.scale_up_step_s,
-                  1e-9);
+    // HybridEP's NVLink side is taken as one copy per expert.
+    QVERIFY_CLOSE(hybrid.ep_bytes_fwd_one_way, nic + T * 8 * hb * 7.0 / 8, 1e-12);
+    // Inside one host the gather runs over NVLink, beside the all-to-all's
+    // exchange.
+    const double inHostGather = inHost(EpDispatcher::HybridEp, m).second.ep_fwd_s - inA2a.ep_fwd_s;
+    QVERIFY_CLOSE(inHostGather, 7.0 / 8 * 8 * T * moe.experts / up + 7 * ctx.scale_up_step_s, 1e-9);
 }
 
 void TestFidelity::lossKernelsPerFramework() {
