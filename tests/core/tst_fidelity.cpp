@@ -777,10 +777,10 @@ void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
 }
 
 void TestFidelity::bf16OnHopperCarriesTheAccuracyNote() {
-    // Every dense BF16 run on Hopper in the validation comes out too fast
-    // (tst_validation widerRuns holds the note to that), the FP8 ones do
-    // not: a BF16 plan on an H100 says so; an FP8 one, or a BF16 one on a
-    // GPU of another architecture, does not.
+    // The dense BF16 runs on Hopper in the validation come out too fast on
+    // average (tst_validation widerRuns holds the note to that), the FP8
+    // ones do not: a BF16 plan on an H100 says so; an FP8 one, or a BF16
+    // one on a GPU of another architecture, does not.
     const auto note = [](const GpuModel& gpu, const Model& m) {
         Building b = building("B1", 64);
         b.gpu_model = gpu.name;
@@ -795,7 +795,7 @@ void TestFidelity::bf16OnHopperCarriesTheAccuracyNote() {
     fp8.dtype = DType::FP8;
     const std::string said = note(h100(), bf16);
     QVERIFY2(said.find("BF16") != std::string::npos, said.c_str());
-    QVERIFY(said.find("lower bound") != std::string::npos);
+    QVERIFY(said.find("on average") != std::string::npos);
     QVERIFY(note(h100(), fp8).empty());
     GpuModel a100 = h100();
     a100.name = "A100";

@@ -326,6 +326,7 @@ void TestValidation::widerRuns() {
     QVERIFY2(index.contains("runs"), (dir + "runs.json").c_str());
 
     std::vector<Row> rows = sc21Rows_;
+    std::vector<double> bf16HopperErrors; // dense BF16 runs on Hopper: predicted / measured - 1
     for (const auto& run : index["runs"]) {
         const std::string id = run["id"];
         auto loaded = loadScenarioFiles(dir + run["cluster"].get<std::string>(),
@@ -350,9 +351,9 @@ void TestValidation::widerRuns() {
         QVERIFY2(std::isfinite(predicted) && predicted > 0, id.c_str());
         QVERIFY2(measured > 0, id.c_str());
         // The evaluation's "accuracy:" notes tell a user that every MoE run
-        // with expert parallelism here comes out too fast, and every other
-        // BF16 run on Hopper: they hold while it is true, and each note
-        // carries the evaluations of its runs, and only those.
+        // with expert parallelism here comes out too fast, and the other
+        // BF16 runs on Hopper on average: they hold while it is true, and
+        // each note carries the evaluations of its runs, and only those.
         const Scenario& sc = *loaded.value;
         const bool expertParallel = sc.model.moe && choice->plan.parallelism.ep > 1;
         bool bf16Hopper = false;
@@ -373,10 +374,7 @@ void TestValidation::widerRuns() {
                            "revise the evaluation's accuracy note")
                          .c_str());
         else if (bf16Hopper)
-            QVERIFY2(predicted > measured,
-                     (id + ": a BF16 run on Hopper now comes out pessimistic; revise the "
-                           "evaluation's accuracy note")
-                         .c_str());
+            bf16HopperErrors.push_back(predicted / measured - 1.0);
         const char* mark = space.microBatch || space.interleaving ? "*" : "";
         rows.push_back(Row{id, run["family"], ev.gpus, publishedText(run),
                            std::to_string(choice->plan.micro_batch_sequences) +
@@ -385,6 +383,12 @@ void TestValidation::widerRuns() {
                            predicted, measured, ev.memory.fits, runClass(sc, choice->plan)});
     }
     QCOMPARE(rows.size(), sc21Rows_.size() + index["runs"].size());
+    double bf16HopperMean = 0;
+    for (double e : bf16HopperErrors)
+        bf16HopperMean += e / double(bf16HopperErrors.size());
+    QVERIFY2(!bf16HopperErrors.empty() && bf16HopperMean > 0,
+             "the dense BF16 runs on Hopper no longer come out too fast on average; revise the "
+             "evaluation's accuracy note");
 
     printRows(rows);
     std::printf("(* chosen by the test: not published. pred/meas: tokens/s per GPU; error = "

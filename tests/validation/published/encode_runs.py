@@ -1583,5 +1583,134 @@ index["runs"].append({
         "head dim 64 takes cuDNN's head-dim-64 attention rates (docs/COST_MODEL.md)",
     ]})
 
+# ------------- NeMo AutoModel (PyTorch backend), DGX-H100, BF16
+# A source of its own: NVIDIA-NeMo/Automodel's docs/performance-summary
+# (FSDP2, Transformer Engine kernels, DeepEP). Appended after the passes
+# above, every key set here from the commit that published each row.
+AM = ("NVIDIA-NeMo/Automodel docs/performance-summary.md (performance-summary.mdx since "
+      "6255c40a7), 'Pre-Training Performance', 'System: DGX-H100, Precision: BF16'")
+AM_COMMON = [
+    "tokens/s per GPU as published (mock data, the step includes the optimizer); the table's "
+    "model TFLOP/s count the same FLOPs a token as the model's (within 1%)",
+    "rank order [tp, cp, dp, pp]: FSDP2's device mesh puts dp outermost of the three "
+    "(dp_shard, cp, tp), pp 1",
+]
+am_qwen = load("models/qwen3-30b-a3b-bf16.json")
+am_qwen["name"] = "qwen3-30b-a3b-bf16-contiguous-routing"
+am_qwen["description"] = (
+    "Qwen3-30B-A3B (48 layers, hidden 2048, 32 heads of 128, 4 KV heads, 128 experts top-8 of "
+    "width 768, vocab 151936, untied; BF16) under NeMo AutoModel's FakeBalancedGate: token i "
+    "routed to experts 8i to 8i + 7 (mod 128), which is group-limited routing over 16 groups of "
+    "8 consecutive experts, one group a token")
+am_qwen["moe"]["router_groups"] = 16
+am_qwen["moe"]["router_group_topk"] = 1
+dump("models/" + am_qwen["name"] + ".json", am_qwen)
+name = "automodel-qwen3-30b-a3b-8"
+p = {"format": "scaleacross.plan", "version": 1, "name": name,
+     "description": "NeMo AutoModel: Qwen3 MoE 30B on 8 GPUs, EP8 inside one host, FSDP2 over 8, "
+                    "local batch 4 (one micro batch), GBS 512, seq 4096 (GA 16), full activation "
+                    "checkpointing, DeepEP, BF16",
+     "sequence_length": 4096, "global_batch_sequences": 512, "micro_batch_sequences": 4,
+     "parallelism": {"tp": 1, "cp": 1, "pp": 1, "dp": 8, "ep": 8}, "zero_stage": 3,
+     "recompute": "full", "sequence_parallel": False,
+     "schedule": {"kind": "1f1b", "virtual_stages": 1}, "dp_overlap": True,
+     "grad_reduce_bytes": 4, "flash_attention": True, "rank_order": ["tp", "cp", "dp", "pp"],
+     "ep_dispatcher": "flex", "grad_accumulation_fusion": False,
+     "optimizer_implementation": "foreach", "optimizer_moments": "bf16", "master_weights": "none",
+     "cross_entropy": "pytorch"}
+dump("plans/" + name + ".json", p)
+index["runs"].append({
+    "id": name, "family": "nemo-automodel",
+    "source": AM + " at 8d9bfb90e (2025-10-08), row Qwen3 MoE 30B: 8 GPUs, 21.773 s a step, "
+                   "12,040 tokens/s/GPU, 277 model TFLOP/s/GPU",
+    "cluster": "clusters/dgx-h100.json", "model": "models/" + am_qwen["name"] + ".json",
+    "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+    "measured_value": 12040, "measured_tokens_per_s_per_gpu": 12040.0,
+    "published_tflops_per_gpu": 277,
+    "assumptions": AM_COMMON + [
+        "configuration: examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml at 8d9bfb90e (EP 8, "
+        "FSDP2 over 8, local batch 4, GBS 512, seq 4096, activation_checkpointing true, backend "
+        "attn/linear/rms_norm te, enable_deepep, fake_balanced_gate, torch.optim.Adam, "
+        "MaskedCrossEntropy with fp32_upcast false)",
+        "routing: FakeBalancedGate (components/moe/layers.py) gives token i the experts 8i to "
+        "8i + 7 mod 128: with 16 experts a rank every token's 8 experts lie on one rank; encoded as "
+        "the model's group-limited routing (16 groups of 8, one a token), which gives DeepEP one "
+        "copy a token (get_dispatch_layout: one per rank touched)",
+        "ep_dispatcher flex: DeepEP through AutoModel's MoEFlexTokenDispatcher, inside one NVLink "
+        "domain; dropless, so the forward waits for the token counts (and GroupedExpertsDeepEP's "
+        "torch.count_nonzero(tokens_per_expert) > 0 syncs too)",
+        "recompute full: moe/parallelizer.py apply_ac wraps every block in checkpoint_wrapper",
+        "zero_stage 3: apply_fsdp shards every block's non-expert parameters over the 8 ranks; "
+        "the experts (EP 8 on 8 ranks) are FSDP's ignored_params, unsharded and unreduced; "
+        "reduce_dtype float32 (grad_reduce_bytes 4); reshard_after_forward False there, taken "
+        "as the documents' default (the non-expert parameters are 1.5B on NVLink: their "
+        "all-gathers are under 1% of the step either way)",
+        "the YAML's enable_fsdp_optimization (sic) did not reach BackendConfig's "
+        "enable_fsdp_optimizations until a6d88dd39 (2025-10-17): gradients reduced every micro "
+        "batch, FSDP2's default",
+        "parameters in BF16 (Qwen3MoeForCausalLM casts the model to config.torch_dtype), "
+        "torch.optim.Adam (foreach) keeps its moments in their dtype: optimizer_moments bf16, "
+        "master_weights none",
+        "elementwise fused: Transformer Engine's RMSNorm (also the q/k norms) and Megatron's fused "
+        "weighted SwiGLU; not expressible: the eager rotate-half RoPE on Q and K "
+        "(gpt_oss/layers.py _apply_rotary_emb, seven kernels on each), charged as fused (nothing)",
+        "expert GEMMs: grouped_gemm's ops.gmm (one CUTLASS kernel per GEMM over the local experts), "
+        "the documents' grouped expert GEMMs",
+        "attention_kernel auto: Transformer Engine's DotProductAttention, cuDNN on Hopper",
+        "cross_entropy pytorch: F.cross_entropy on the BF16 logits (the model's pytorch loss "
+        "passes are over FP32 logits: a little slower)",
+        "cluster: DGX H100 (one host used); the table names the system only",
+    ]})
+
+am_llama = load("models/llama3-70b-fp8.json")
+am_llama["name"] = "llama31-70b-bf16"
+am_llama["description"] = "Llama 3.1 70B, BF16"
+am_llama["dtype"] = "bf16"
+dump("models/llama31-70b-bf16.json", am_llama)
+name = "automodel-llama31-70b-64"
+p = {"format": "scaleacross.plan", "version": 1, "name": name,
+     "description": "NeMo AutoModel: Llama 3.1 70B on 64 GPUs, FSDP2 over dp 32 x cp 2, CP 2 "
+                    "(PyTorch ring attention), local batch 1, GBS 128, seq 8192 (GA 4), full "
+                    "activation checkpointing, per-layer torch.compile, BF16",
+     "sequence_length": 8192, "global_batch_sequences": 128, "micro_batch_sequences": 1,
+     "parallelism": {"tp": 1, "cp": 2, "pp": 1, "dp": 32, "ep": 1}, "zero_stage": 3,
+     "recompute": "full", "sequence_parallel": False,
+     "schedule": {"kind": "1f1b", "virtual_stages": 1}, "dp_overlap": True,
+     "grad_reduce_bytes": 2, "flash_attention": True, "attention_kernel": "flash2",
+     "rank_order": ["tp", "cp", "dp", "pp"], "cp_ring": "torch-allgather",
+     "grad_accumulation_fusion": False, "master_weights": "none", "cross_entropy": "pytorch"}
+dump("plans/" + name + ".json", p)
+index["runs"].append({
+    "id": name, "family": "nemo-automodel",
+    "source": AM + " at 2013a4dd6 (2026-04-10), row Llama3 70B: 64 GPUs, 18.90 s a step, "
+                   "866.77 tokens/s/GPU, 389 model TFLOP/s/GPU",
+    "cluster": "clusters/dgx-h100.json", "model": "models/llama31-70b-bf16.json",
+    "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+    "measured_value": 866.77, "measured_tokens_per_s_per_gpu": 866.77,
+    "published_tflops_per_gpu": 389,
+    "assumptions": AM_COMMON + [
+        "configuration: examples/llm_pretrain/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml "
+        "at 2013a4dd6 (8 nodes; tp 1, cp 2, dp 32; local batch 1, GBS 128, seq 8192; "
+        "activation_checkpointing, enable_fsdp2_prefetch, enable_compile; attn sdpa; rms_norm "
+        "torch_fp32; TE FusedAdam; defer_fsdp_grad_sync false)",
+        "zero_stage 3 over dp x cp: FSDP2 with the default MixedPrecisionPolicy of "
+        "distributed/config.py at 2013a4dd6 (param and reduce dtype bfloat16: grad_reduce_bytes "
+        "2); every block but the last resharded after forward (parallelizer.py "
+        "apply_fsdp2_sharding_recursively without PP): the documents' default; gradients reduced "
+        "every micro batch (defer_fsdp_grad_sync false); the prefetch chains (one unit ahead "
+        "forward, two backward) are the documents' overlapped gathers",
+        "cp_ring torch-allgather: PyTorch's context_parallel with its default rotate method "
+        "(AutoModel sets none); attention_kernel flash2: SDPA's flash backend, as for torchtitan",
+        "recompute full: activation checkpointing of every decoder layer (NO_REENTRANT inside "
+        "each compiled layer)",
+        "elementwise fused: per-layer torch.compile over the fp32 RMSNorms, the adds and SwiGLU, "
+        "and Transformer Engine's fused RoPE (BackendConfig rope_fusion); the documents' "
+        "'compiled' would charge torchtitan's complex RoPE as eager",
+        "optimizer: Transformer Engine's FusedAdam (fused) on the BF16 parameters, FP32 moments, "
+        "no master copy (master_weights none)",
+        "cross_entropy pytorch: MaskedCrossEntropy (F.cross_entropy, FP32 upcast)",
+        "cluster: DGX H100, 400 Gb/s a GPU (the table names the system only)",
+    ]})
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
