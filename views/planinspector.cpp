@@ -401,6 +401,16 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "torch.compile, fused but for torchtitan's complex-form RoPE, "
                             "which Inductor leaves eager"),
              [](Scenario& s, int i) { s.plan.elementwise = Elementwise(i); });
+    auto* ropeFusion = addCheck(
+        sched, QStringLiteral("rope_fusion"), QStringLiteral("RoPE fusion"),
+        QStringLiteral("With fused elementwise ops: the rotary embedding in its fused kernel "
+                       "(Megatron's default); off, the rotate-half form in eager PyTorch ops, "
+                       "five kernels on Q and on K each way (Megatron --no-rope-fusion, "
+                       "Hugging Face models)"),
+        [](const Plan& p) { return p.rope_fusion; },
+        [](Scenario& s, bool v) { s.plan.rope_fusion = v; });
+    enableWhen(ropeFusion,
+               [](const Scenario& s) { return s.plan.elementwise == Elementwise::Fused; });
     addCombo(sched, QStringLiteral("fp8_recipe"), QStringLiteral("FP8 scaling"),
              names({"current", "delayed"}),
              QStringLiteral("FP8 models: current scaling reads each tensor twice (amax, then "

@@ -517,6 +517,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.flash_attention = plan.flash_attention;
     k.attention_kernel = plan.attention_kernel;
     k.elementwise = plan.elementwise;
+    k.rope_fusion = plan.rope_fusion;
     k.tp_comm_overlap = plan.tp_comm_overlap;
     k.cuda_graphs = plan.cuda_graphs;
     k.fp8_recipe = plan.fp8_recipe;
@@ -549,6 +550,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.flash_attention = key.flash_attention;
     p.attention_kernel = key.attention_kernel;
     p.elementwise = key.elementwise;
+    p.rope_fusion = key.rope_fusion;
     p.tp_comm_overlap = key.tp_comm_overlap;
     p.cuda_graphs = key.cuda_graphs;
     p.fp8_recipe = key.fp8_recipe;
@@ -1068,15 +1070,24 @@ ElementwiseWork elementwiseForward(const LayerContext& ctx, const LayerShape& s,
     // torchtitan's apply_rotary_emb (eager, and compiled: Inductor leaves
     // complex tensors to ATen): float() 2+4, complex multiply 4+4, type_as
     // 4+2 = 20 B per element of Q and K (MLA: of their decoupled RoPE
-    // parts), 3 kernels on each.
+    // parts), 3 kernels on each. Unfused beside fused kernels (rope_fusion
+    // false): the rotate-half form, t * cos + rotate_half(t) * sin, with
+    // rotate_half = cat(-t2, t1): the negation 2 B per element of t (half
+    // of it read and written), cat 2+2, the two products 2+2 each (cos and
+    // sin broadcast over the heads), their sum 2+2+2 = 20 B in 5 kernels;
+    // its gradient the same ops' (the products by cos and sin, the
+    // negation, the halves joined, the two paths added): as much again.
     const double hq = s.headsLocal * s.dh, hk = s.kvLocal * s.dh;
     const auto& mla = ctx.model->mla;
     ElementwiseWork w;
+    const double ropeElems =
+        mla ? s.headsLocal * double(mla->rope_head_dim) + double(mla->rope_head_dim) : hq + hk;
     if (ctx.plan->elementwise != Elementwise::Fused) {
-        const double ropeElems =
-            mla ? s.headsLocal * double(mla->rope_head_dim) + double(mla->rope_head_dim) : hq + hk;
         w.rope_bytes = s.T * 20.0 * ropeElems;
         w.rope_kernels = 6.0;
+    } else if (!ctx.plan->rope_fusion) {
+        w.rope_bytes = s.T * 20.0 * ropeElems;
+        w.rope_kernels = 10.0;
     }
     // Norms and residuals are split by TP only with sequence parallelism.
     // MLA's latent norms (fused into the up projections' LayerNormLinear):

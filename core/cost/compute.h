@@ -367,6 +367,7 @@ struct LayerPlanKey {
     bool tp_comm_overlap = false;
     bool cuda_graphs = false;
     Elementwise elementwise = Elementwise::Fused;
+    bool rope_fusion = true;
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;
     Fp8Linear fp8_linear = Fp8Linear::TransformerEngine;
     CrossEntropy cross_entropy = CrossEntropy::Megatron;

@@ -816,6 +816,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
                                {"flash2", AttentionKernel::Flash2},
                                {"flash3", AttentionKernel::Flash3},
                                {"cudnn", AttentionKernel::Cudnn}});
+    r.boolean("rope_fusion", p.rope_fusion, kOptional);
     r.choice<Elementwise>("elementwise", p.elementwise, kOptional,
                           {{"fused", Elementwise::Fused},
                            {"eager", Elementwise::Eager},

@@ -80,12 +80,12 @@ const std::map<std::string, int>& keyRank() {
             "ep_overlap", "ep_dispatcher", "ep_dispatcher_sms", "cp_ring", "cp_a2a_size",
             "dp_bucket_mib", "grad_reduce_bytes", "optimizer_moments", "master_weights",
             "optimizer_implementation", "grad_accumulation_fusion", "flash_attention",
-            "attention_kernel", "elementwise", "fp8_recipe", "fp8_linear", "fp8_param_gather",
-            "sequence_parallel_regather", "hidden_dropout", "attention_dropout", "cross_entropy",
-            "fsdp_reshard_after_forward", "fsdp_copies", "compression", "method", "topk_ratio",
-            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
-            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
-            "target_loss",
+            "attention_kernel", "elementwise", "rope_fusion", "fp8_recipe", "fp8_linear",
+            "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout", "attention_dropout",
+            "cross_entropy", "fsdp_reshard_after_forward", "fsdp_copies", "compression", "method",
+            "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
+            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
+            "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -421,6 +421,8 @@ nlohmann::json toJson(const Plan& p) {
         j["attention_kernel"] = toString(p.attention_kernel);
     if (all || p.elementwise != Elementwise::Fused)
         j["elementwise"] = toString(p.elementwise);
+    if (all || !p.rope_fusion)
+        j["rope_fusion"] = p.rope_fusion;
     if (all || p.fp8_recipe != Fp8Recipe::Current)
         j["fp8_recipe"] = toString(p.fp8_recipe);
     if (all || p.cross_entropy != CrossEntropy::Megatron)

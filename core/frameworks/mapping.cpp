@@ -147,7 +147,6 @@ std::string ignoreReason(const std::string& key, Dialect dialect) {
         {"no_bias_gelu_fusion", "kernel fusion"},
         {"no_bias_swiglu_fusion", "kernel fusion"},
         {"no_bias_dropout_fusion", "kernel fusion"},
-        {"no_rope_fusion", "kernel fusion"},
         {"loss_scale", "fp16 loss scaling"},
         {"initial_loss_scale", "fp16 loss scaling"},
         {"min_loss_scale", "fp16 loss scaling"},
@@ -929,6 +928,16 @@ Imported resolve(Settings& s, const ResolveInput& in) {
     else
         p.grad_accumulation_fusion =
             !r.flag("no_gradient_accumulation_fusion", "plan:/grad_accumulation_fusion");
+
+    // ---- the rotary embedding's kernel: Megatron's --no-rope-fusion
+    // (arguments.py: store_false into apply_rope_fusion, fused by default);
+    // NeMo's model.apply_rope_fusion, read when given.
+    if (nemo) {
+        if (r.has("apply_rope_fusion"))
+            p.rope_fusion = r.flag("apply_rope_fusion", "plan:/rope_fusion");
+    } else {
+        p.rope_fusion = !r.flag("no_rope_fusion", "plan:/rope_fusion");
+    }
 
     // ---- gradients (arguments.py validate_args: bf16 reduces in fp32 unless
     // --grad-reduce-in-bf16; fp16 reduces in fp16 unless

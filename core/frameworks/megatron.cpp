@@ -716,6 +716,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
         add("--tp-comm-overlap");
     if (!p.grad_accumulation_fusion)
         add("--no-gradient-accumulation-fusion");
+    if (!p.rope_fusion)
+        add("--no-rope-fusion");
     if (p.cuda_graphs) {
         add("--cuda-graph-impl", "transformer_engine");
         // A dropless MoE layer cannot be captured whole (Megatron-Core's MoE

@@ -553,6 +553,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("attention_dropout", numberText(p.attention_dropout));
     add("ub_tp_comm_overlap", yamlBool(p.tp_comm_overlap));
     add("gradient_accumulation_fusion", yamlBool(p.grad_accumulation_fusion));
+    if (!p.rope_fusion)
+        add("apply_rope_fusion", "false");
     if (par.cp > 1 && (p.cp_ring == CpRing::TeA2a || p.cp_ring == CpRing::TeAllGather))
         add("cp_comm_type", p.cp_ring == CpRing::TeA2a ? "a2a" : "all_gather");
     if (par.cp > 1 && p.cp_ring == CpRing::TeP2p && p.cp_a2a_size > 1) {

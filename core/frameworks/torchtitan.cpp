@@ -1391,6 +1391,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "flash_attention",
                                                       "attention_kernel",
                                                       "elementwise",
+                                                      "rope_fusion",
                                                       "fsdp_reshard_after_forward",
                                                       "compression",
                                                       "routing",
@@ -1759,6 +1760,12 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
                             ": torchtitan's nearest is torch.compile, which leaves the complex "
                             "rotary embedding to eager kernels (elementwise compiled); kept in the "
                             "scaleacross comment");
+        }
+        // torchtitan has one rotary embedding (its complex form).
+        if (back.plan->rope_fusion != plan.rope_fusion) {
+            comment["rope_fusion"] = plan.rope_fusion;
+            notes.push_back("rope_fusion false: torchtitan applies its own complex-form rotary "
+                            "embedding; kept in the scaleacross comment");
         }
         // The kernel is written only when set; torchtitan's SDPA reads back as flash2.
         if (back.plan->attention_kernel != plan.attention_kernel) {

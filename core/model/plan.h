@@ -404,6 +404,15 @@ struct Plan {
     bool flash_attention = true;
     AttentionKernel attention_kernel = AttentionKernel::Auto;
     Elementwise elementwise = Elementwise::Fused;
+    // The rotary embedding in its fused kernel (Megatron's default,
+    // Transformer Engine's fused RoPE; charged nothing, docs/COST_MODEL.md
+    // "Elementwise"). false, under fused elementwise ops: the rotate-half
+    // form in eager PyTorch ops, t * cos + rotate_half(t) * sin (Megatron
+    // --no-rope-fusion, Megatron-Core's _apply_rotary_pos_emb_bshd; Hugging
+    // Face's apply_rotary_pos_emb), on Q and K (MLA: their RoPE parts).
+    // Eager and compiled elementwise ops already run torchtitan's complex
+    // form unfused: there it changes nothing.
+    bool rope_fusion = true;
     // FP8 models only (docs/COST_MODEL.md "FP8"): the scaling recipe and the
     // library of the FP8 linear layers.
     Fp8Recipe fp8_recipe = Fp8Recipe::Current;

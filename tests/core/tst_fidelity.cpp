@@ -192,6 +192,7 @@ private Q_SLOTS:
     void flexDispatcherHoldsItsSms();
     void eagerOpsStreamEachTensor();
     void compileLeavesComplexRopeEager();
+    void unfusedRopeRunsRotateHalf();
     void delayedScalingCastsInOnePass();
     void transformerEngineCastsBeforeTheGather();
     void sequenceParallelGathersAgainInBackward();
@@ -1412,6 +1413,47 @@ void TestFidelity::eagerOpsStreamEachTensor() {
         // The same FLOPs either way: eager only moves more bytes.
         QCOMPARE(eager.model_flops_total, fused.model_flops_total);
     }
+}
+
+void TestFidelity::unfusedRopeRunsRotateHalf() {
+    // Beside fused kernels, rope_fusion false runs the rotate-half form in
+    // eager ops (Megatron --no-rope-fusion, Hugging Face models): 20 B per
+    // element of Q and K in 5 kernels on each, forward and backward alike;
+    // under eager or compiled elementwise ops (torchtitan's complex form,
+    // unfused already) it changes nothing. MLA: the RoPE parts only.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const double hbm = h100().hbm_tbps * 1e12 * 0.8;
+    Model m = smallLlama();
+    Plan p = makePlan(1, 1, 8, 64);
+    p.micro_batch_sequences = 4; // 8192 tokens
+    const auto cost = [&](const Model& mm, const Plan& pp) {
+        return layerCost(layerContext(c, c.buildings[0], mm, pp));
+    };
+    const LayerCost fused = cost(m, p);
+    Plan unfused = p;
+    unfused.rope_fusion = false;
+    const LayerCost rotate = cost(m, unfused);
+    const double rope = 8192 * 20 * (2048.0 + 512.0) / hbm;
+    QVERIFY_CLOSE(rotate.fwd_s - fused.fwd_s, rope + 10 * 3e-6, 1e-9);
+    QVERIFY_CLOSE(rotate.bwd_input_s - fused.bwd_input_s, rope + 5 * 3e-6, 1e-9);
+    QVERIFY_CLOSE(rotate.bwd_weight_s - fused.bwd_weight_s, 5 * 3e-6, 1e-9);
+    QCOMPARE(rotate.model_flops_total, fused.model_flops_total);
+    QVERIFY(!(layerPlanKey(unfused) == layerPlanKey(p)));
+    for (const Elementwise e : {Elementwise::Eager, Elementwise::Compiled}) {
+        Plan a = p, b = unfused;
+        a.elementwise = b.elementwise = e;
+        QCOMPARE(cost(m, b).fwd_s, cost(m, a).fwd_s);
+    }
+    // MLA: each head's RoPE part of the query and the shared RoPE key.
+    Model mla = smallLlama();
+    mla.mla = MlaConfig{};
+    mla.mla->q_lora_rank = 512;
+    mla.mla->kv_lora_rank = 256;
+    mla.mla->qk_head_dim = 128;
+    mla.mla->rope_head_dim = 64;
+    mla.mla->v_head_dim = 128;
+    const double ropeMla = 8192 * 20 * (mla.heads * 64.0 + 64.0) / hbm;
+    QVERIFY_CLOSE(cost(mla, unfused).fwd_s - cost(mla, p).fwd_s, ropeMla + 10 * 3e-6, 1e-9);
 }
 
 void TestFidelity::compileLeavesComplexRopeEager() {

@@ -201,6 +201,7 @@ private Q_SLOTS:
     void sequenceParallelRegatherValues();
     void dropoutValues();
     void gradAccumulationFusionValues();
+    void ropeFusionValues();
     void fsdpCopiesValues();
     void optimizerImplementationValues();
     void frameworkUnknown();
@@ -1820,6 +1821,10 @@ void TestFormats::sequenceParallelRegatherValues() {
 void TestFormats::gradAccumulationFusionValues() {
     checkBooleanKnob("grad_accumulation_fusion", true,
                      [](const sa::Plan& p) { return p.grad_accumulation_fusion; });
+}
+
+void TestFormats::ropeFusionValues() {
+    checkBooleanKnob("rope_fusion", true, [](const sa::Plan& p) { return p.rope_fusion; });
 }
 
 void TestFormats::fsdpCopiesValues() {

@@ -406,6 +406,8 @@ private Q_SLOTS:
     void fp8ParamGatherImported();
     void gradAccumulationFusionImported_data();
     void gradAccumulationFusionImported();
+    void ropeFusionImported_data();
+    void ropeFusionImported();
     void fsdpCopiesImported_data();
     void fsdpCopiesImported();
     void partialDistributedOptimizerIsHsdp();
@@ -1408,6 +1410,52 @@ void TestFrameworks::gradAccumulationFusionImported() {
     const Imported back = importedAs(framework, ex.text);
     QVERIFY2(back.ok(), problems(back.problems).constData());
     QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
+}
+
+void TestFrameworks::ropeFusionImported_data() {
+    QTest::addColumn<int>("framework");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<bool>("fusion");
+    const int M = int(Framework::Megatron), N = int(Framework::Nemo);
+    // Megatron fuses the rotary embedding unless --no-rope-fusion; NeMo's
+    // model.apply_rope_fusion is read when given.
+    const QString script = smallMegatron(2);
+    QTest::newRow("megatron default") << M << script << true;
+    QTest::newRow("megatron off") << M << script + "--no-rope-fusion" << false;
+    const QString yaml = smallNemo("");
+    QTest::newRow("nemo default") << N << yaml << true;
+    QTest::newRow("nemo on") << N << yaml + "  apply_rope_fusion: true\n" << true;
+    QTest::newRow("nemo off") << N << yaml + "  apply_rope_fusion: false\n" << false;
+}
+
+// The plan's rope_fusion from each spelling; the exports write it back.
+void TestFrameworks::ropeFusionImported() {
+    QFETCH(int, framework);
+    QFETCH(QString, text);
+    QFETCH(bool, fusion);
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE(got.plan->rope_fusion, fusion);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    const bool written = ex.text.find("rope-fusion") != std::string::npos ||
+                         ex.text.find("rope_fusion") != std::string::npos;
+    QCOMPARE(written, !fusion);
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE(back.plan->rope_fusion, fusion);
+    // torchtitan has its own rotary embedding: an unfused one is kept in
+    // the export's scaleacross comment (the export's own read-back, which
+    // ok() reports, compares every plan key) and the notes say so.
+    if (!fusion) {
+        const Exported tt = exportPlan(Framework::Torchtitan, *got.model, *got.plan);
+        QVERIFY2(tt.ok(), problems(tt.problems).constData());
+        QVERIFY(tt.text.find("\"rope_fusion\":false") != std::string::npos);
+        bool noted = false;
+        for (const auto& n : tt.notes)
+            noted = noted || n.find("rope_fusion false") != std::string::npos;
+        QVERIFY(noted);
+    }
 }
 
 void TestFrameworks::fsdpCopiesImported_data() {

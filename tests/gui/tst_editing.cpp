@@ -378,6 +378,25 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(doc->scenario().plan.grad_accumulation_fusion);
     QVERIFY(fusion->isChecked());
 
+    // The rotary embedding unfused: its eager ops lengthen the step; with
+    // eager elementwise ops (torchtitan's own RoPE) the box is disabled.
+    QCheckBox* rope = inspector->checkBox(QStringLiteral("rope_fusion"));
+    QVERIFY(rope && rope->isChecked() && rope->isEnabled());
+    QVERIFY(waitForEvaluation());
+    const double fusedRopeStep = window_->liveEvaluation()->current()->evaluation->step_time_s;
+    inspector->scrollArea()->ensureWidgetVisible(rope);
+    QTest::mouseClick(rope, Qt::LeftButton, {}, QPoint(4, rope->height() / 2));
+    QVERIFY(!doc->scenario().plan.rope_fusion);
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->step_time_s > fusedRopeStep);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.rope_fusion);
+    QVERIFY(rope->isChecked());
+    choose(inspector->comboBox(QStringLiteral("elementwise")), 1);
+    QVERIFY(!rope->isEnabled());
+    doc->undoStack()->undo();
+    QVERIFY(rope->isEnabled());
+
     // FSDP's copies: with ZeRO-3 a step streams the weights through HBM for
     // each gather's copy-out and the gradients' copy-in; views of the
     // buffers (FSDP1, Megatron-FSDP) are faster. Undo puts them back.

@@ -1521,9 +1521,9 @@ bridge2509("mbridge2509-deepseek-v3-1024", "Megatron-Bridge 25.09: DeepSeekV3 (d
             "overlap_param_gather stays on, which the documents' single switch cannot say)",
             "optimizer_moments bf16: the recipe's precision-aware optimizer with exp_avg and "
             "exp_avg_sq in bf16, main params fp32",
-            "no TP comm overlap (the recipe's CommOverlapConfig(tp_comm_overlap=False)); the "
-            "recipe's apply_rope_fusion False (MLA's RoPE unfused) is not expressible: the "
-            "documents' fused kernels charge no RoPE"],
+            "no TP comm overlap (the recipe's CommOverlapConfig(tp_comm_overlap=False))",
+            "rope_fusion true: run_script.py sets model.apply_rope_fusion True for every model, "
+            "over the DeepSeek-V3 recipe's False (read as unfused before)"],
            sequence_length=4096, global_batch_sequences=8192, micro_batch_sequences=1,
            parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 64, "ep": 32},
            schedule={"kind": "interleaved", "virtual_stages": 4},
@@ -1617,7 +1617,7 @@ p = {"format": "scaleacross.plan", "version": 1, "name": name,
      "grad_reduce_bytes": 4, "flash_attention": True, "rank_order": ["tp", "cp", "dp", "pp"],
      "ep_dispatcher": "flex", "grad_accumulation_fusion": False,
      "optimizer_implementation": "foreach", "optimizer_moments": "bf16", "master_weights": "none",
-     "cross_entropy": "pytorch"}
+     "cross_entropy": "pytorch", "rope_fusion": False}
 dump("plans/" + name + ".json", p)
 index["runs"].append({
     "id": name, "family": "nemo-automodel",
@@ -1652,8 +1652,9 @@ index["runs"].append({
         "torch.optim.Adam (foreach) keeps its moments in their dtype: optimizer_moments bf16, "
         "master_weights none",
         "elementwise fused: Transformer Engine's RMSNorm (also the q/k norms) and Megatron's fused "
-        "weighted SwiGLU; not expressible: the eager rotate-half RoPE on Q and K "
-        "(gpt_oss/layers.py _apply_rotary_emb, seven kernels on each), charged as fused (nothing)",
+        "weighted SwiGLU; rope_fusion false: the RoPE on Q and K runs in eager ops "
+        "(gpt_oss/layers.py _apply_rotary_emb, the chunked form: 18 B an element in 7 kernels, "
+        "charged as the rotate-half form's 20 B in 5)",
         "expert GEMMs: grouped_gemm's ops.gmm (one CUTLASS kernel per GEMM over the local experts), "
         "the documents' grouped expert GEMMs",
         "attention_kernel auto: Transformer Engine's DotProductAttention, cuDNN on Hopper",

@@ -8,7 +8,8 @@
 # overlap off, selective recompute of mla_up_proj and mlp, overlap_grad_reduce
 # off), recipes/deepseek/deepseek_v3.py pretrain_config (DeepSeekV3Provider, one
 # MTP module weighted 0.1, the precision-aware optimizer with bf16 moments and
-# gradients, overlap_param_gather, MLA RoPE unfused, no TP comm overlap) and
+# gradients, overlap_param_gather, no TP comm overlap; its MLA RoPE unfused, which
+# run_script.py's apply_rope_fusion = True for every model overrides) and
 # configs/deepseek/deepseek_v3_llm_pretrain.yaml h100 num_gpus_1024 (TP2 PP8 VP4
 # EP64, expert TP 1, GBS 8192, CUDA graphs off, grad_reduce_in_fp32 false,
 # cross_entropy_fusion_impl te); utils/helpers.py fp8_cs. Expert parallelism 64
