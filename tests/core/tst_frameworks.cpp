@@ -1396,20 +1396,34 @@ void TestFrameworks::gradAccumulationFusionImported_data() {
     QTest::newRow("nemo off") << N << yaml + "  gradient_accumulation_fusion: false\n" << false;
 }
 
+// A boolean plan field read from `text`, then from the framework's export
+// of that plan; `switchWords` (either spelling) appear in the export
+// exactly when the field is off.
+static void flagRoundTrips(int framework, const QString& text, bool sa::Plan::*field, bool want,
+                           std::initializer_list<const char*> switchWords = {}) {
+    const Imported got = importedAs(framework, text.toStdString());
+    QVERIFY2(got.ok(), problems(got.problems).constData());
+    QCOMPARE((*got.plan).*field, want);
+    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
+    QVERIFY2(ex.ok(), problems(ex.problems).constData());
+    if (switchWords.size() > 0) {
+        bool written = false;
+        for (const char* w : switchWords)
+            written = written || ex.text.find(w) != std::string::npos;
+        QCOMPARE(written, !want);
+    }
+    const Imported back = importedAs(framework, ex.text);
+    QVERIFY2(back.ok(), problems(back.problems).constData());
+    QCOMPARE((*back.plan).*field, want);
+}
+
 // The plan's grad_accumulation_fusion from each spelling; the exports write
 // it back.
 void TestFrameworks::gradAccumulationFusionImported() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     QFETCH(bool, fusion);
-    const Imported got = importedAs(framework, text.toStdString());
-    QVERIFY2(got.ok(), problems(got.problems).constData());
-    QCOMPARE(got.plan->grad_accumulation_fusion, fusion);
-    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
-    QVERIFY2(ex.ok(), problems(ex.problems).constData());
-    const Imported back = importedAs(framework, ex.text);
-    QVERIFY2(back.ok(), problems(back.problems).constData());
-    QCOMPARE(back.plan->grad_accumulation_fusion, fusion);
+    flagRoundTrips(framework, text, &sa::Plan::grad_accumulation_fusion, fusion);
 }
 
 void TestFrameworks::ropeFusionImported_data() {
@@ -1433,21 +1447,13 @@ void TestFrameworks::ropeFusionImported() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     QFETCH(bool, fusion);
-    const Imported got = importedAs(framework, text.toStdString());
-    QVERIFY2(got.ok(), problems(got.problems).constData());
-    QCOMPARE(got.plan->rope_fusion, fusion);
-    const Exported ex = exportPlan(Framework(framework), *got.model, *got.plan);
-    QVERIFY2(ex.ok(), problems(ex.problems).constData());
-    const bool written = ex.text.find("rope-fusion") != std::string::npos ||
-                         ex.text.find("rope_fusion") != std::string::npos;
-    QCOMPARE(written, !fusion);
-    const Imported back = importedAs(framework, ex.text);
-    QVERIFY2(back.ok(), problems(back.problems).constData());
-    QCOMPARE(back.plan->rope_fusion, fusion);
+    flagRoundTrips(framework, text, &sa::Plan::rope_fusion, fusion,
+                   {"--no-rope-fusion", "apply_rope_fusion"});
     // torchtitan has its own rotary embedding: an unfused one is kept in
     // the export's scaleacross comment (the export's own read-back, which
     // ok() reports, compares every plan key) and the notes say so.
     if (!fusion) {
+        const Imported got = importedAs(framework, text.toStdString());
         const Exported tt = exportPlan(Framework::Torchtitan, *got.model, *got.plan);
         QVERIFY2(tt.ok(), problems(tt.problems).constData());
         QVERIFY(tt.text.find("\"rope_fusion\":false") != std::string::npos);
