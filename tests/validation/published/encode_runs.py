@@ -1595,6 +1595,26 @@ AM_COMMON = [
     "rank order [tp, cp, dp, pp]: FSDP2's device mesh puts dp outermost of the three "
     "(dp_shard, cp, tp), pp 1",
 ]
+
+
+def automodel(name, plan_keys, model_doc, commit_row, tps, tflops, assumptions):
+    """One NeMo AutoModel row: its plan (the family's common keys, then
+    `plan_keys`) and its entry."""
+    doc = {"format": "scaleacross.plan", "version": 1, "name": name,
+           "sequence_parallel": False, "schedule": {"kind": "1f1b", "virtual_stages": 1},
+           "zero_stage": 3, "recompute": "full", "dp_overlap": True, "flash_attention": True,
+           "rank_order": ["tp", "cp", "dp", "pp"], "grad_accumulation_fusion": False,
+           "cross_entropy": "pytorch"}
+    doc.update(plan_keys)
+    dump("plans/" + name + ".json", doc)
+    index["runs"].append({
+        "id": name, "family": "nemo-automodel", "source": AM + " at " + commit_row,
+        "cluster": "clusters/dgx-h100.json", "model": "models/" + model_doc + ".json",
+        "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
+        "measured_value": tps, "measured_tokens_per_s_per_gpu": float(tps),
+        "published_tflops_per_gpu": tflops, "assumptions": AM_COMMON + assumptions})
+
+
 am_qwen = load("models/qwen3-30b-a3b-bf16.json")
 am_qwen["name"] = "qwen3-30b-a3b-bf16-contiguous-routing"
 am_qwen["description"] = (
@@ -1605,29 +1625,16 @@ am_qwen["description"] = (
 am_qwen["moe"]["router_groups"] = 16
 am_qwen["moe"]["router_group_topk"] = 1
 dump("models/" + am_qwen["name"] + ".json", am_qwen)
-name = "automodel-qwen3-30b-a3b-8"
-p = {"format": "scaleacross.plan", "version": 1, "name": name,
-     "description": "NeMo AutoModel: Qwen3 MoE 30B on 8 GPUs, EP8 inside one host, FSDP2 over 8, "
-                    "local batch 4 (one micro batch), GBS 512, seq 4096 (GA 16), full activation "
-                    "checkpointing, DeepEP, BF16",
-     "sequence_length": 4096, "global_batch_sequences": 512, "micro_batch_sequences": 4,
-     "parallelism": {"tp": 1, "cp": 1, "pp": 1, "dp": 8, "ep": 8}, "zero_stage": 3,
-     "recompute": "full", "sequence_parallel": False,
-     "schedule": {"kind": "1f1b", "virtual_stages": 1}, "dp_overlap": True,
-     "grad_reduce_bytes": 4, "flash_attention": True, "rank_order": ["tp", "cp", "dp", "pp"],
-     "ep_dispatcher": "flex", "grad_accumulation_fusion": False,
-     "optimizer_implementation": "foreach", "optimizer_moments": "bf16", "master_weights": "none",
-     "cross_entropy": "pytorch", "rope_fusion": False}
-dump("plans/" + name + ".json", p)
-index["runs"].append({
-    "id": name, "family": "nemo-automodel",
-    "source": AM + " at 8d9bfb90e (2025-10-08), row Qwen3 MoE 30B: 8 GPUs, 21.773 s a step, "
-                   "12,040 tokens/s/GPU, 277 model TFLOP/s/GPU",
-    "cluster": "clusters/dgx-h100.json", "model": "models/" + am_qwen["name"] + ".json",
-    "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
-    "measured_value": 12040, "measured_tokens_per_s_per_gpu": 12040.0,
-    "published_tflops_per_gpu": 277,
-    "assumptions": AM_COMMON + [
+automodel("automodel-qwen3-30b-a3b-8", {
+    "description": "NeMo AutoModel: Qwen3 MoE 30B on 8 GPUs, EP8 inside one host, FSDP2 over 8, "
+                   "local batch 4 (one micro batch), GBS 512, seq 4096 (GA 16), full activation "
+                   "checkpointing, DeepEP, BF16",
+    "sequence_length": 4096, "global_batch_sequences": 512, "micro_batch_sequences": 4,
+    "parallelism": {"tp": 1, "cp": 1, "pp": 1, "dp": 8, "ep": 8}, "grad_reduce_bytes": 4,
+    "ep_dispatcher": "flex", "optimizer_implementation": "foreach", "optimizer_moments": "bf16",
+    "master_weights": "none", "rope_fusion": False},
+    am_qwen["name"], "8d9bfb90e (2025-10-08), row Qwen3 MoE 30B: 8 GPUs, 21.773 s a step, "
+    "12,040 tokens/s/GPU, 277 model TFLOP/s/GPU", 12040, 277, [
         "configuration: examples/benchmark/configs/qwen3_moe_30b_te_deepep.yaml at 8d9bfb90e (EP 8, "
         "FSDP2 over 8, local batch 4, GBS 512, seq 4096, activation_checkpointing true, backend "
         "attn/linear/rms_norm te, enable_deepep, fake_balanced_gate, torch.optim.Adam, "
@@ -1661,35 +1668,22 @@ index["runs"].append({
         "cross_entropy pytorch: F.cross_entropy on the BF16 logits (the model's pytorch loss "
         "passes are over FP32 logits: a little slower)",
         "cluster: DGX H100 (one host used); the table names the system only",
-    ]})
+    ])
 
 am_llama = load("models/llama3-70b-fp8.json")
 am_llama["name"] = "llama31-70b-bf16"
 am_llama["description"] = "Llama 3.1 70B, BF16"
 am_llama["dtype"] = "bf16"
 dump("models/llama31-70b-bf16.json", am_llama)
-name = "automodel-llama31-70b-64"
-p = {"format": "scaleacross.plan", "version": 1, "name": name,
-     "description": "NeMo AutoModel: Llama 3.1 70B on 64 GPUs, FSDP2 over dp 32 x cp 2, CP 2 "
-                    "(PyTorch ring attention), local batch 1, GBS 128, seq 8192 (GA 4), full "
-                    "activation checkpointing, per-layer torch.compile, BF16",
-     "sequence_length": 8192, "global_batch_sequences": 128, "micro_batch_sequences": 1,
-     "parallelism": {"tp": 1, "cp": 2, "pp": 1, "dp": 32, "ep": 1}, "zero_stage": 3,
-     "recompute": "full", "sequence_parallel": False,
-     "schedule": {"kind": "1f1b", "virtual_stages": 1}, "dp_overlap": True,
-     "grad_reduce_bytes": 2, "flash_attention": True, "attention_kernel": "flash2",
-     "rank_order": ["tp", "cp", "dp", "pp"], "cp_ring": "torch-allgather",
-     "grad_accumulation_fusion": False, "master_weights": "none", "cross_entropy": "pytorch"}
-dump("plans/" + name + ".json", p)
-index["runs"].append({
-    "id": name, "family": "nemo-automodel",
-    "source": AM + " at 2013a4dd6 (2026-04-10), row Llama3 70B: 64 GPUs, 18.90 s a step, "
-                   "866.77 tokens/s/GPU, 389 model TFLOP/s/GPU",
-    "cluster": "clusters/dgx-h100.json", "model": "models/llama31-70b-bf16.json",
-    "plan": "plans/" + name + ".json", "measured_metric": "tokens_per_s_per_gpu",
-    "measured_value": 866.77, "measured_tokens_per_s_per_gpu": 866.77,
-    "published_tflops_per_gpu": 389,
-    "assumptions": AM_COMMON + [
+automodel("automodel-llama31-70b-64", {
+    "description": "NeMo AutoModel: Llama 3.1 70B on 64 GPUs, FSDP2 over dp 32 x cp 2, CP 2 "
+                   "(PyTorch ring attention), local batch 1, GBS 128, seq 8192 (GA 4), full "
+                   "activation checkpointing, per-layer torch.compile, BF16",
+    "sequence_length": 8192, "global_batch_sequences": 128, "micro_batch_sequences": 1,
+    "parallelism": {"tp": 1, "cp": 2, "pp": 1, "dp": 32, "ep": 1}, "grad_reduce_bytes": 2,
+    "attention_kernel": "flash2", "cp_ring": "torch-allgather", "master_weights": "none"},
+    "llama31-70b-bf16", "2013a4dd6 (2026-04-10), row Llama3 70B: 64 GPUs, 18.90 s a step, "
+    "866.77 tokens/s/GPU, 389 model TFLOP/s/GPU", 866.77, 389, [
         "configuration: examples/llm_pretrain/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml "
         "at 2013a4dd6 (8 nodes; tp 1, cp 2, dp 32; local batch 1, GBS 128, seq 8192; "
         "activation_checkpointing, enable_fsdp2_prefetch, enable_compile; attn sdpa; rms_norm "
@@ -1711,7 +1705,7 @@ index["runs"].append({
         "no master copy (master_weights none)",
         "cross_entropy pytorch: MaskedCrossEntropy (F.cross_entropy, FP32 upcast)",
         "cluster: DGX H100, 400 Gb/s a GPU (the table names the system only)",
-    ]})
+    ])
 
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
