@@ -469,8 +469,9 @@ void accuracyWarnings(const Model& model, const Plan& plan, const std::vector<Bu
             "the GPU with `scaleacross calibrate --gemm` before reading the step time as a "
             "prediction");
     }
-    // Every published Megatron MoE run with expert parallelism the
-    // validation holds comes out too fast, and a profiled one says where:
+    // Every published MoE run with expert parallelism the validation holds
+    // (Megatron-Core's and Megatron-Bridge's across hosts, NeMo AutoModel's
+    // inside one) comes out too fast, and a profiled one says where:
     // the GPU idled after each forward's wait for the token counts, and the
     // overlap of the all-to-alls with another microbatch's compute hid about
     // a third of them where the model hides most (docs/VALIDATION.md).
@@ -484,8 +485,8 @@ void accuracyWarnings(const Model& model, const Plan& plan, const std::vector<Bu
                          "the overlap of the all-to-alls with compute hid about a third of "
                          "them, where this model hides most";
             ev.warnings.push_back(
-                "accuracy: this model predicts every published Megatron MoE run with expert "
-                "parallelism too fast (docs/VALIDATION.md)" +
+                "accuracy: this model predicts every published MoE run with expert "
+                "parallelism too fast (Megatron's and NeMo AutoModel's, docs/VALIDATION.md)" +
                 (where.empty() ? std::string() : "; in a profiled run " + where) +
                 ": read the EP time as a lower bound");
             return;
