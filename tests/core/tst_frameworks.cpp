@@ -226,10 +226,23 @@ std::vector<PublishedRow> publishedRows() {
         "models/llama3-70b-fp8.json", 0, {B, V});
     add("nemo/nemo2407-nemotron4-340b-128.yaml", "plans/nemo2407-nemotron4-340b-128.json",
         "models/nemotron4-340b-fp8.json", 256000, {B, kNemotronRecompute});
-    // NeMo long-sequence table (LLAMA2-7B FP8 with CP).
-    add("nemo/nemo-longctx-llama2-7b-32k.yaml", "plans/nemo-longctx-llama2-7b-32k.json",
-        "models/llama2-7b-fp8.json", 32000, {B});
-    for (const char* k : {"64k", "128k", "256k", "512k"}) {
+    for (const char* size : {"8b", "22b"}) {
+        const std::string name = std::string("nemo2407-nemotron-") + size + "-64";
+        add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+            std::string("models/nemotron-") + size + "-fp8.json", 256000, {B});
+    }
+    // NeMo long-sequence table (LLAMA2-7B FP8, its rows at CP 1 and with CP).
+    for (const char* k : {"4k", "8k"}) {
+        const std::string name = std::string("nemo-longctx-llama2-7b-") + k;
+        add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
+            {B, S});
+    }
+    for (const char* k : {"16k", "32k"}) {
+        const std::string name = std::string("nemo-longctx-llama2-7b-") + k;
+        add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
+            {B});
+    }
+    for (const char* k : {"64k", "128k", "256k", "512k", "1024k"}) {
         const std::string name = std::string("nemo-longctx-llama2-7b-") + k;
         add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
             {B, V});

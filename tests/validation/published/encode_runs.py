@@ -182,15 +182,46 @@ p = plan("nemo2407-llama2-13b-16", "NeMo 24.07 perf table: LLAMA2-13B 16 GPUs, T
 run("nemo2407-llama2-13b-16", "nemo-24.07", NEMO + ", row 'LLAMA2-13B': 8646 tokens/s/GPU, 754 "
     "model TFLOP/s/GPU", "dgx-h100.json", l2_13, p, "tokens_per_s_per_gpu", 8646, 8646,
     NEMO_ASSUME, published_tflops_per_gpu=754)
+# Nemotron-3 8B and Nemotron 22B: the launcher's nemotron_8b.yaml and
+# nemotron_22b.yaml at the table's time (1ab2c781): MHA, squared ReLU (not
+# gated), LayerNorm1p, RoPE on half the head, untied 256,000-entry vocabulary
+# (the table's FLOPs per token give it: 5.141e10 and 1.302e11, Megatron's
+# formula 5.139e10 and 1.302e11).
+NEMOTRON_ARCH = ("squared ReLU encoded as the non-gated gelu MLP: the same GEMM shapes, and NeMo's "
+                 "squared_relu (nemo/collections/nlp/modules/common/megatron/utils.py) is compiled "
+                 "by torch.compile (jit_fuser) into one kernel each way, as a fused GeLU is; "
+                 "LayerNorm1p and RoPE on half the head are not described by the documents")
+for label, size, layers, hidden, ffn, heads, mbs, tp, pp, v, tps, tflops in [
+        ("Nemotron-8B", "8b", 32, 4096, 16384, 32, 4, 2, 1, 1, 12701, 653),
+        ("Nemotron-22B", "22b", 40, 6144, 24576, 48, 2, 2, 4, 10, 4256, 554)]:
+    m = model("nemotron-%s-fp8" % size, "%s as NeMo's launcher builds it (%d x %d, %d heads MHA, "
+              "ffn %d squared-ReLU (non-gated: encoded as gelu, same GEMM shapes), 256K vocab, "
+              "untied), FP8 GEMMs" % (label, layers, hidden, heads, ffn), layers, hidden, ffn,
+              heads, heads, 256000, "gelu", "fp8", False)
+    name = "nemo2407-nemotron-%s-64" % size
+    dp = 64 // (tp * pp)
+    p = plan(name, "NeMo 24.07 perf table: %s 64 GPUs, TP%d PP%d CP1 VP%d DP%d, MBS %d, GBS 256"
+             % (label, tp, pp, v, dp, mbs), 4096, 256, mbs, tp, 1, pp, dp,
+             kind="interleaved" if v > 1 else "1f1b", v=v)
+    run(name, "nemo-24.07", NEMO + ", row '%s': %d tokens/s/GPU, %d model TFLOP/s/GPU" %
+        (label, tps, tflops), "dgx-h100.json", m, p, "tokens_per_s_per_gpu", tps, tps,
+        NEMO_ASSUME + [NEMOTRON_ARCH], published_tflops_per_gpu=tflops)
 
 # ------------------------- NeMo long-sequence table (LLAMA2-7B FP8, DGX-H100, CP)
 LONG = ("NVIDIA/NeMo docs/source/performance/performance_long_sequence.md, table 'LLAMA2-7B (FP8) "
         "- H100' (NeMo 24.03.01, DGX-H100), 'With CP' columns")
-for seq_k, gpus, gbs, tp, pp, dp, cp, tflops in [(32, 32, 128, 2, 1, 8, 2, 610),
+# The batch sizes are the table's 'Batch Size' column (the revision of
+# 2025-05-08, 19fadb67b0); the rows at CP 1 (4K to 16K) are the same runs
+# as its without-CP column, and the 1024K row has CP 32.
+for seq_k, gpus, gbs, tp, pp, dp, cp, tflops in [(4, 4, 1024, 1, 1, 4, 1, 768),
+                                                 (8, 8, 512, 1, 2, 4, 1, 730),
+                                                 (16, 16, 256, 2, 1, 8, 1, 660),
+                                                 (32, 32, 128, 2, 1, 8, 2, 610),
                                                  (64, 64, 64, 4, 1, 8, 2, 574),
                                                  (128, 128, 32, 4, 1, 8, 4, 555),
                                                  (256, 256, 16, 4, 1, 8, 8, 549),
-                                                 (512, 512, 8, 8, 1, 4, 16, 549)]:
+                                                 (512, 512, 8, 8, 1, 4, 16, 549),
+                                                 (1024, 1024, 4, 8, 1, 4, 32, 536)]:
     seq = seq_k * 1024
     name = "nemo-longctx-llama2-7b-%dk" % seq_k
     p = plan(name, "NeMo long-sequence table: LLAMA2-7B FP8 %dK, %d GPUs, TP%d PP%d DP%d CP%d, GBS "
@@ -202,9 +233,9 @@ for seq_k, gpus, gbs, tp, pp, dp, cp, tflops in [(32, 32, 128, 2, 1, 8, 2, 610),
         ["tokens/s/GPU = TFLOP/s / (%.4g FLOPs per token), NeMo's FLOP count (full s^2 attention "
          "term, 3x forward; it reproduces the 24.07 table's LLAMA2-7B tokens-to-TFLOP ratio)" % fpt,
          "micro batch 1, no recompute, sequence parallel on, distributed optimizer (ZeRO-1), "
-         "overlapped DP: not stated in the table; NeMo defaults",
-         "TP comm overlap and CP's overlap of the KV ring with attention are not expressible "
-         "beyond what the model assumes"])
+         "overlapped DP: not stated in the table; NeMo defaults"] +
+        (["TP comm overlap and CP's overlap of the KV ring with attention are not expressible "
+          "beyond what the model assumes"] if cp > 1 else []))
 
 # ---------------------------------------- torchtitan (Grand Teton H100, Dec 2024)
 TT = ("pytorch/torchtitan docs/performance.md (commit d4c86e375, 2025-01-30; runs at torchtitan "
