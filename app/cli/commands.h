@@ -30,5 +30,6 @@ void addSweepCommand(CLI::App& app, CommandRun& chosen);     // sweep SCENARIO -
 void addImportCommand(CLI::App& app, CommandRun& chosen);    // import megatron|nemo|torchtitan ...
 void addExportCommand(CLI::App& app, CommandRun& chosen);    // export --to FRAMEWORK SCENARIO
 void addCalibrateCommand(CLI::App& app, CommandRun& chosen); // calibrate --cluster C ... -o C2
+void addValidateCommand(CLI::App& app, CommandRun& chosen);  // validate RUNS.json...
 
 } // namespace sa::cli

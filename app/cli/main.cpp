@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
     addImportCommand(app, chosen);
     addExportCommand(app, chosen);
     addCalibrateCommand(app, chosen);
+    addValidateCommand(app, chosen);
     for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; }))
         cmd->group("Commands");
     // `scaleacross help`: the same as --help (not listed).

@@ -19,8 +19,12 @@
 // whether it is met. docs/VALIDATION.md records the table and its sources.
 //
 // Error = predicted throughput / measured - 1 (+: the model is optimistic).
+// Both read and evaluate their indexes with core/calibrate/validate.h, as
+// `scaleacross validate tests/validation/runs.json
+// tests/validation/published/runs.json` does.
 
 #include "calibrate/gemm.h"
+#include "calibrate/validate.h"
 #include "cost/compute.h"
 #include "cost/evaluate.h"
 #include "formats/documents.h"
@@ -45,214 +49,33 @@ using namespace sa;
 
 namespace {
 
-constexpr double kFamilyMeanTarget = 0.10; // mean |error| per source family
-constexpr double kRowTarget = 0.25;        // no single row beyond this
-
-struct Choice {
-    Plan plan;
-    Evaluation ev;
-};
-
-struct SearchSpace {
-    bool microBatch = false;
-    bool interleaving = false;
-    // The P2P of the interleaved candidates where the run's framework sets
-    // it apart from its 1F1B (runs.json "interleaved_p2p_overlap":
-    // Megatron-LM overlaps only its interleaved schedule); unset: the plan's.
-    std::optional<bool> interleavedP2pOverlap;
-};
-
-// Every micro batch size dividing the per-replica batch (up to 16) and
-// every interleaving depth the run's framework accepts (Megatron: layers
-// divisible by pp*v; a plan that states its layers per pipeline rank, as
-// frameworks with uneven stages do: at least v layers on every rank; and
-// microbatches divisible by pp), as far as `space` opens them; the
-// fastest plan that fits memory, or with `mustFit` false the fastest of
-// all when none fits.
-std::optional<Choice> bestPlan(const Scenario& base, SearchSpace space, bool mustFit) {
-    std::optional<Choice> best, bestUnfit;
-    const Plan& p0 = base.plan;
-    const std::int64_t perReplica = p0.global_batch_sequences / p0.parallelism.dp;
-    Evaluator evaluator(base.cluster);
-    const std::int64_t mbsLo = space.microBatch ? 1 : p0.micro_batch_sequences;
-    const std::int64_t mbsHi = space.microBatch ? std::min<std::int64_t>(16, perReplica) : mbsLo;
-    const int vLo = space.interleaving ? 1 : p0.schedule.virtual_stages;
-    const int vHi = space.interleaving ? 8 : vLo;
-    for (std::int64_t mbs = mbsLo; mbs <= mbsHi; ++mbs) {
-        if (perReplica % mbs != 0)
-            continue;
-        const std::int64_t m = perReplica / mbs;
-        for (int v = vLo; v <= vHi; ++v) {
-            const int pp = p0.parallelism.pp;
-            Plan p = p0;
-            p.micro_batch_sequences = mbs;
-            if (space.interleaving) {
-                const std::vector<int> perRank =
-                    p0.placement ? p0.placement->layers_per_stage : std::vector<int>{};
-                const bool chunks = perRank.empty()
-                                        ? base.model.layers % (pp * v) == 0
-                                        : *std::min_element(perRank.begin(), perRank.end()) >= v;
-                if (v > 1 && (pp == 1 || !chunks || m % pp != 0))
-                    continue;
-                p.schedule.kind = v > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
-                p.schedule.virtual_stages = v;
-                if (v > 1 && space.interleavedP2pOverlap)
-                    p.p2p_overlap = *space.interleavedP2pOverlap;
-            }
-            EvaluateOptions opts;
-            opts.timeline = false;
-            auto r = evaluator.evaluate(base.model, p, opts);
-            if (!std::holds_alternative<Evaluation>(r))
-                continue;
-            const Evaluation& ev = std::get<Evaluation>(r);
-            auto& slot = ev.memory.fits ? best : bestUnfit;
-            if (!slot || ev.step_time_s < slot->ev.step_time_s)
-                slot = Choice{p, ev};
-        }
+// One of the indexes under tests/validation/, evaluated (core/calibrate/validate.h).
+std::vector<ValidationRow> validateIndex(const std::string& path, const ValidationOptions& options,
+                                         std::vector<Diagnostic>& problems) {
+    std::string error;
+    const auto text = readTextFile(path, &error);
+    if (!text) {
+        problems.push_back({path, "", error});
+        return {};
     }
-    return best || mustFit ? best : bestUnfit;
+    const ValidationIndex index = parseValidationIndex(*text, path, "", problems);
+    if (index.runs.empty())
+        problems.push_back({path, "/runs", "no run"});
+    return validateRuns(index, path.substr(0, path.rfind('/')), options, problems);
 }
 
-std::string scheduleText(const Plan& p) {
-    std::string s = toString(p.schedule.kind);
-    if (p.schedule.virtual_stages > 1)
-        s += " v=" + std::to_string(p.schedule.virtual_stages);
-    return s;
-}
-
-struct Row {
-    std::string id;
-    std::string family;
-    std::int64_t gpus = 0;
-    std::string measuredText; // what the source published
-    std::string planText;     // micro batch and schedule evaluated (* = chosen by the search)
-    double predicted = 0;     // tokens/s per GPU
-    double measured = 0;      // tokens/s per GPU
-    bool fits = true;
-    std::string kind; // the class of run (runClass), for the summary by class
-    double error() const { return predicted / measured - 1.0; }
-};
-
-// The class a run belongs to across families, where the model's error is
-// known to depend on it (docs/VALIDATION.md): MoE layers with expert
-// parallelism, else the GPU architecture and the GEMMs' precision, with
-// context parallelism apart.
-std::string runClass(const Scenario& sc, const Plan& plan) {
-    if (sc.model.moe && plan.parallelism.ep > 1)
-        return "MoE, expert parallel";
-    std::string arch = "other";
-    for (const auto& [name, gpu] : sc.cluster.gpu_models)
-        arch = toString(gpuArch(gpu));
-    arch[0] = char(std::toupper(static_cast<unsigned char>(arch[0])));
-    std::string kind = arch + (sc.model.dtype == DType::FP8 ? " FP8" : " BF16");
-    if (plan.parallelism.cp > 1)
-        kind += ", CP >= 2";
-    return kind;
-}
-
-std::string publishedText(const nlohmann::json& run) {
-    const std::string metric = run["measured_metric"];
-    const double v = run["measured_value"];
-    char buf[64];
-    if (metric == "step_time_s")
-        std::snprintf(buf, sizeof buf, "%.3f s/step", v);
-    else if (metric == "model_tflops_per_gpu")
-        std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", v);
-    else
-        std::snprintf(buf, sizeof buf, "%.0f tok/s", v);
-    return buf;
-}
-
-struct Stats {
-    int count = 0;
-    double sum = 0, sumAbs = 0, maxAbs = 0;
-    void add(double e) {
-        ++count;
-        sum += e;
-        sumAbs += std::abs(e);
-        maxAbs = std::max(maxAbs, std::abs(e));
-    }
-    double mean() const { return count ? sum / count : 0; }
-    double meanAbs() const { return count ? sumAbs / count : 0; }
-};
-
-void printRows(const std::vector<Row>& rows) {
-    std::printf("\n%-38s %-21s %5s %-15s %-19s %11s %11s %8s\n", "run", "family", "gpus",
-                "published", "mbs schedule", "pred tok/s", "meas tok/s", "error");
-    for (const Row& r : rows)
-        std::printf("%-38s %-21s %5lld %-15s %-19s %11.1f %11.1f %+7.1f%%%s\n", r.id.c_str(),
-                    r.family.c_str(), (long long)r.gpus, r.measuredText.c_str(), r.planText.c_str(),
-                    r.predicted, r.measured, r.error() * 100, r.fits ? "" : " (over memory)");
-}
-
-// Per family in order of first appearance, then overall; the last line says
-// whether the accuracy target is met and, if not, where it is missed.
-void printSummary(const std::vector<Row>& rows) {
-    std::vector<std::string> order;
-    std::map<std::string, Stats> byFamily;
-    Stats all;
-    for (const Row& r : rows) {
-        if (!byFamily.count(r.family))
-            order.push_back(r.family);
-        byFamily[r.family].add(r.error());
-        all.add(r.error());
-    }
-    std::printf("\n%-24s %5s %12s %12s %12s\n", "family", "runs", "mean error", "mean |error|",
-                "max |error|");
-    auto line = [](const std::string& name, const Stats& s) {
-        std::printf("%-24s %5d %+11.1f%% %11.1f%% %11.1f%%\n", name.c_str(), s.count,
-                    s.mean() * 100, s.meanAbs() * 100, s.maxAbs * 100);
-    };
-    for (const std::string& f : order)
-        line(f, byFamily[f]);
-    line("overall", all);
-
-    std::string misses;
-    for (const std::string& f : order) {
-        const Stats& s = byFamily[f];
-        if (s.meanAbs() > kFamilyMeanTarget) {
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "%sfamily %s mean |error| %.0f%%",
-                          misses.empty() ? "" : ", ", f.c_str(), s.meanAbs() * 100);
-            misses += buf;
-        }
-    }
-    int over = 0;
-    for (const Row& r : rows)
-        over += std::abs(r.error()) > kRowTarget ? 1 : 0;
-    if (over > 0) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%s%d of %d rows over %.0f%%", misses.empty() ? "" : "; ",
-                      over, int(rows.size()), kRowTarget * 100);
-        misses += buf;
-    }
-    std::printf("accuracy target (mean |error| <= %.0f%% per family, no row over %.0f%%): "
-                "target met: %s%s%s\n\n",
-                kFamilyMeanTarget * 100, kRowTarget * 100, misses.empty() ? "yes" : "no",
-                misses.empty() ? "" : " (", misses.empty() ? "" : (misses + ")").c_str());
-
-    // The same rows by class across the families (no target: a view of
-    // where the model's error lies).
-    std::vector<std::string> kinds;
-    std::map<std::string, Stats> byKind;
-    for (const Row& r : rows) {
-        if (!byKind.count(r.kind))
-            kinds.push_back(r.kind);
-        byKind[r.kind].add(r.error());
-    }
-    std::sort(kinds.begin(), kinds.end());
-    std::printf("%-24s %5s %12s %12s %12s\n", "class", "runs", "mean error", "mean |error|",
-                "max |error|");
-    for (const std::string& k : kinds)
-        line(k, byKind[k]);
-    std::printf("\n");
-}
-
-nlohmann::json readIndex(const std::string& path) {
+nlohmann::json readJson(const std::string& path) {
     std::ifstream in(path);
     if (!in.good())
         return {};
     return nlohmann::json::parse(in);
+}
+
+std::string problemsText(const std::vector<Diagnostic>& problems) {
+    std::string s;
+    for (const auto& p : problems)
+        s += p.str() + "\n";
+    return s;
 }
 
 } // namespace
@@ -266,54 +89,40 @@ private Q_SLOTS:
     void gpuKernels();
 
 private:
-    std::vector<Row> sc21Rows_;
+    std::vector<ValidationRow> sc21Rows_;
 };
 
 void TestValidation::publishedRuns() {
-    const std::string dir = sa::testing::sourceDir() + "/tests/validation/";
-    const auto index = readIndex(dir + "runs.json");
-    QVERIFY(index.contains("runs"));
-    sc21Rows_.clear();
+    // Micro batch and interleaving searched for every row, and the plan
+    // chosen must fit.
+    ValidationOptions options;
+    options.search = ValidationSearch{true, true, std::nullopt};
+    options.must_fit = true;
+    std::vector<Diagnostic> problems;
+    sc21Rows_ =
+        validateIndex(sa::testing::sourceDir() + "/tests/validation/runs.json", options, problems);
+    QVERIFY2(problems.empty(), problemsText(problems).c_str());
+    QCOMPARE(sc21Rows_.size(), std::size_t(10));
     double sumAbs = 0, maxAbs = 0;
-    int rows = 0;
     std::printf("\n%-22s %5s %4s %-14s %10s %10s %8s %7s %7s\n", "run", "gpus", "mbs", "schedule",
                 "pred [s]", "meas [s]", "error", "HFU", "MFU");
-    for (const auto& run : index["runs"]) {
-        const std::string id = run["id"];
-        auto loaded = loadScenarioFiles(dir + run["cluster"].get<std::string>(),
-                                        dir + run["model"].get<std::string>(),
-                                        dir + run["plan"].get<std::string>());
-        QVERIFY2(loaded.ok(),
-                 loaded.problems.empty() ? id.c_str() : loaded.problems.front().str().c_str());
-        auto best = bestPlan(*loaded.value, SearchSpace{true, true, std::nullopt}, true);
-        QVERIFY2(best.has_value(), ("no plan fits memory for " + id).c_str());
-        const double measured = run["measured_step_time_s"];
-        const double predicted = best->ev.step_time_s;
-        // Throughput error: predicted throughput vs measured throughput.
-        const double err = measured / predicted - 1.0;
-        const std::string sched = scheduleText(best->plan);
-        std::printf("%-22s %5lld %4lld %-14s %10.3f %10.3f %+7.1f%% %6.1f%% %6.1f%%\n", id.c_str(),
-                    (long long)best->ev.gpus, (long long)best->plan.micro_batch_sequences,
-                    sched.c_str(), predicted, measured, err * 100, best->ev.hfu * 100,
-                    best->ev.mfu * 100);
-        sumAbs += std::abs(err);
-        maxAbs = std::max(maxAbs, std::abs(err));
-        ++rows;
-
-        const double tokensPerGpu = double(best->plan.global_batch_sequences) *
-                                    best->plan.sequence_length / double(best->ev.gpus);
-        char measuredText[32];
-        std::snprintf(measuredText, sizeof measuredText, "%.3f s/step", measured);
-        sc21Rows_.push_back(
-            Row{id, "megatron-sc21", best->ev.gpus, measuredText,
-                std::to_string(best->plan.micro_batch_sequences) + "* " + sched + "*",
-                tokensPerGpu / predicted, tokensPerGpu / measured, true,
-                runClass(*loaded.value, best->plan)});
+    for (const ValidationRow& r : sc21Rows_) {
+        QCOMPARE(r.family, std::string("megatron-sc21"));
+        const Evaluation& ev = r.choice.evaluation;
+        const double measured = ev.step_time_s * r.predicted / r.measured;
+        std::string sched = toString(r.choice.plan.schedule.kind);
+        if (r.choice.plan.schedule.virtual_stages > 1)
+            sched += " v=" + std::to_string(r.choice.plan.schedule.virtual_stages);
+        std::printf("%-22s %5lld %4lld %-14s %10.3f %10.3f %+7.1f%% %6.1f%% %6.1f%%\n",
+                    r.id.c_str(), (long long)ev.gpus,
+                    (long long)r.choice.plan.micro_batch_sequences, sched.c_str(), ev.step_time_s,
+                    measured, r.error() * 100, ev.hfu * 100, ev.mfu * 100);
+        sumAbs += std::abs(r.error());
+        maxAbs = std::max(maxAbs, std::abs(r.error()));
     }
-    QVERIFY(rows > 0);
-    const double mean = sumAbs / rows;
-    std::printf("throughput error over %d runs: mean |error| %.1f%%, max |error| %.1f%%\n\n", rows,
-                mean * 100, maxAbs * 100);
+    const double mean = sumAbs / double(sc21Rows_.size());
+    std::printf("throughput error over %zu runs: mean |error| %.1f%%, max |error| %.1f%%\n\n",
+                sc21Rows_.size(), mean * 100, maxAbs * 100);
     QVERIFY2(mean <= 0.10, "mean |error| above 10%");
     QVERIFY2(maxAbs <= 0.20, "a run is off by more than 20%");
 }
@@ -321,68 +130,41 @@ void TestValidation::publishedRuns() {
 void TestValidation::widerRuns() {
     if (sc21Rows_.empty()) // run on its own (tst_validation widerRuns): the SC'21 rows first
         publishedRuns();
-    const std::string dir = sa::testing::sourceDir() + "/tests/validation/published/";
-    const auto index = readIndex(dir + "runs.json");
-    QVERIFY2(index.contains("runs"), (dir + "runs.json").c_str());
+    const std::string path = sa::testing::sourceDir() + "/tests/validation/published/runs.json";
+    std::vector<Diagnostic> problems;
+    const std::vector<ValidationRow> published = validateIndex(path, {}, problems);
+    QVERIFY2(problems.empty(), problemsText(problems).c_str());
+    QCOMPARE(published.size(), readJson(path)["runs"].size());
 
-    std::vector<Row> rows = sc21Rows_;
     std::vector<double> bf16HopperErrors; // dense BF16 runs on Hopper: predicted / measured - 1
-    for (const auto& run : index["runs"]) {
-        const std::string id = run["id"];
-        auto loaded = loadScenarioFiles(dir + run["cluster"].get<std::string>(),
-                                        dir + run["model"].get<std::string>(),
-                                        dir + run["plan"].get<std::string>());
-        QVERIFY2(loaded.ok(), (id + ": " +
-                               (loaded.problems.empty() ? std::string("does not load")
-                                                        : loaded.problems.front().str()))
-                                  .c_str());
-        SearchSpace space;
-        for (const auto& knob : run.value("search", nlohmann::json::array())) {
-            space.microBatch |= knob == "micro_batch_sequences";
-            space.interleaving |= knob == "virtual_stages";
-        }
-        if (run.contains("interleaved_p2p_overlap"))
-            space.interleavedP2pOverlap = run["interleaved_p2p_overlap"].get<bool>();
-        auto choice = bestPlan(*loaded.value, space, false);
-        QVERIFY2(choice.has_value(), (id + ": does not evaluate").c_str());
-        const Evaluation& ev = choice->ev;
-        const double predicted = ev.tokens_per_s / double(ev.gpus);
-        const double measured = run["measured_tokens_per_s_per_gpu"];
-        QVERIFY2(std::isfinite(predicted) && predicted > 0, id.c_str());
-        QVERIFY2(measured > 0, id.c_str());
+    for (const ValidationRow& r : published) {
+        QVERIFY2(!r.family.empty(), r.id.c_str());
         // The evaluation's "accuracy:" notes tell a user that every MoE run
         // with expert parallelism here comes out too fast, and the other
         // BF16 runs on Hopper on average: they hold while it is true, and
         // each note carries the evaluations of its runs, and only those.
-        const Scenario& sc = *loaded.value;
-        const bool expertParallel = sc.model.moe && choice->plan.parallelism.ep > 1;
+        const Scenario& sc = r.scenario;
+        const bool expertParallel = sc.model.moe && r.choice.plan.parallelism.ep > 1;
         bool bf16Hopper = false;
         for (const auto& [name, gpu] : sc.cluster.gpu_models)
             bf16Hopper =
                 bf16Hopper || (sc.model.dtype == DType::BF16 && gpuArch(gpu) == GpuArch::Hopper);
         std::string note;
-        for (const std::string& w : ev.warnings)
+        for (const std::string& w : r.choice.evaluation.warnings)
             if (w.rfind("accuracy:", 0) == 0)
                 note = w;
         QVERIFY2(expertParallel == (note.find("expert parallelism") != std::string::npos),
-                 id.c_str());
+                 r.id.c_str());
         QVERIFY2((bf16Hopper && !expertParallel) == (note.find("BF16") != std::string::npos),
-                 id.c_str());
+                 r.id.c_str());
         if (expertParallel)
-            QVERIFY2(predicted > measured,
-                     (id + ": an MoE run with expert parallelism now comes out pessimistic; "
-                           "revise the evaluation's accuracy note")
+            QVERIFY2(r.predicted > r.measured,
+                     (r.id + ": an MoE run with expert parallelism now comes out pessimistic; "
+                             "revise the evaluation's accuracy note")
                          .c_str());
         else if (bf16Hopper)
-            bf16HopperErrors.push_back(predicted / measured - 1.0);
-        const char* mark = space.microBatch || space.interleaving ? "*" : "";
-        rows.push_back(Row{id, run["family"], ev.gpus, publishedText(run),
-                           std::to_string(choice->plan.micro_batch_sequences) +
-                               (space.microBatch ? "* " : " ") + scheduleText(choice->plan) +
-                               (space.interleaving ? mark : ""),
-                           predicted, measured, ev.memory.fits, runClass(sc, choice->plan)});
+            bf16HopperErrors.push_back(r.error());
     }
-    QCOMPARE(rows.size(), sc21Rows_.size() + index["runs"].size());
     double bf16HopperMean = 0;
     for (double e : bf16HopperErrors)
         bf16HopperMean += e / double(bf16HopperErrors.size());
@@ -390,16 +172,15 @@ void TestValidation::widerRuns() {
              "the dense BF16 runs on Hopper no longer come out too fast on average; revise the "
              "evaluation's accuracy note");
 
-    printRows(rows);
-    std::printf("(* chosen by the test: not published. pred/meas: tokens/s per GPU; error = "
-                "predicted / measured - 1, + = model optimistic)\n");
-    printSummary(rows);
+    std::vector<ValidationRow> rows = sc21Rows_;
+    rows.insert(rows.end(), published.begin(), published.end());
+    const ValidationSummary summary = summarizeValidation(rows);
+    std::fputs(formatValidationTable(rows, summary).c_str(), stdout);
+    std::printf("\n");
 
-    std::map<std::string, int> families;
-    for (const Row& r : rows)
-        ++families[r.family];
     QVERIFY(rows.size() >= 30);
-    QVERIFY(families.size() >= 5);
+    QVERIFY(summary.families.size() >= 5);
+    QCOMPARE(summary.overall.count, int(rows.size()));
 }
 
 namespace {
@@ -415,7 +196,7 @@ struct GpuMeasurements {
 std::optional<GpuMeasurements> loadGpuMeasurements(std::string* why) {
     const std::string dir = sa::testing::sourceDir() + "/tests/validation/gpu/";
     GpuMeasurements g;
-    g.layer = readIndex(dir + "h200-layer.json");
+    g.layer = readJson(dir + "h200-layer.json");
     std::string error;
     const auto csv = readTextFile(dir + "h200-gemm.csv", &error);
     auto cluster = loadClusterFile(dir + "h200.json");
@@ -506,7 +287,7 @@ void TestValidation::gpuLayer() {
     const Building& building = g->cluster.buildings.front();
     std::printf("\n%-38s %10s %10s %8s   %10s %10s %8s\n", "layer (H200)", "pred fwd", "meas fwd",
                 "error", "pred bwd", "meas bwd", "error");
-    Stats all;
+    ValidationStats all;
     int rows = 0;
     for (const auto& [name, v] : g->layer["variants"].items()) {
         auto shape = variantConfig(name, v);
@@ -524,7 +305,7 @@ void TestValidation::gpuLayer() {
     }
     std::printf("layer passes: %d, mean error %+.1f%%, mean |error| %.1f%%, max |error| %.1f%% "
                 "(error = measured time / predicted - 1, + = model optimistic)\n\n",
-                all.count, all.mean() * 100, all.meanAbs() * 100, all.maxAbs * 100);
+                all.count, all.mean() * 100, all.meanAbs() * 100, all.max_abs * 100);
 
     // Where the layer's error lies: the profiled BF16 variants' kernel time
     // by class (measure_layer.py profile_layer: GEMM, attention, the rest)
@@ -536,7 +317,7 @@ void TestValidation::gpuLayer() {
     // GEMMs, the profiler with the rest.)
     std::printf("%-38s %16s %16s %16s  (ms, fwd + bwd: pred / meas)\n", "kernel classes (H200)",
                 "GEMM", "attention", "other");
-    Stats gemmClass, attnClass, otherClass;
+    ValidationStats gemmClass, attnClass, otherClass;
     const nlohmann::json profiles =
         g->layer.contains("profiles") ? g->layer["profiles"] : nlohmann::json::object();
     for (const auto& [name, prof] : profiles.items()) {
@@ -576,12 +357,12 @@ void TestValidation::gpuLayer() {
     QVERIFY(rows >= 8);
     // The validation target, applied to the layer: no pass beyond 25%, the
     // mean within 10%.
-    QVERIFY2(all.maxAbs <= kRowTarget, "a measured layer pass is off by more than 25%");
-    QVERIFY2(all.meanAbs() <= kFamilyMeanTarget, "the layer passes are off by more than 10%");
+    QVERIFY2(all.max_abs <= kValidationRowTarget, "a measured layer pass is off by more than 25%");
+    QVERIFY2(all.meanAbs() <= kValidationFamilyTarget, "the layer passes are off by more than 10%");
 
     // The output layer and torchtitan's loss (F.cross_entropy on the fp32
     // logits) of one microbatch, against logitsCost with the pytorch loss.
-    Stats logits;
+    ValidationStats logits;
     const nlohmann::json measuredLogits =
         g->layer.contains("logits") ? g->layer["logits"] : nlohmann::json::object();
     for (const auto& [config, v] : measuredLogits.items()) {
@@ -599,7 +380,8 @@ void TestValidation::gpuLayer() {
     }
     std::printf("\n");
     QVERIFY(logits.count > 0);
-    QVERIFY2(logits.maxAbs <= kRowTarget, "the measured logits and loss are off by more than 25%");
+    QVERIFY2(logits.max_abs <= kValidationRowTarget,
+             "the measured logits and loss are off by more than 25%");
 }
 
 // The kernels under the layer: GEMM TFLOP/s per shape (BF16 and FP8) and
@@ -613,7 +395,7 @@ void TestValidation::gpuKernels() {
     std::vector<Diagnostic> problems;
     const GemmTable table = readGemmCsv(g->gemmCsv, "h200-gemm.csv", problems);
     QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().str().c_str());
-    Stats bf16, fp8;
+    ValidationStats bf16, fp8;
     for (const GemmRow& r : table.rows) {
         const double e = modelGemmTflops(gpu, r) / r.tflops - 1;
         (r.precision == GemmPrecision::Fp8 ? fp8 : bf16).add(e);
@@ -621,7 +403,7 @@ void TestValidation::gpuKernels() {
     std::printf("\nGEMMs (%d BF16, %d FP8 shapes): model TFLOP/s vs measured, mean %+.1f%% / "
                 "%+.1f%%, mean |error| %.1f%% / %.1f%%, max |error| %.1f%% / %.1f%%\n",
                 bf16.count, fp8.count, bf16.mean() * 100, fp8.mean() * 100, bf16.meanAbs() * 100,
-                fp8.meanAbs() * 100, bf16.maxAbs * 100, fp8.maxAbs * 100);
+                fp8.meanAbs() * 100, bf16.max_abs * 100, fp8.max_abs * 100);
     // The large-GEMM efficiencies the model defaults to (the H200 document
     // sets none) against the ones the measured shapes give through the
     // model's own shape factor: BF16 within 0.05 either way (runs of the
@@ -646,7 +428,7 @@ void TestValidation::gpuKernels() {
     }
     std::printf("\n%-6s %-6s %-6s %6s %6s %10s %10s %10s %10s  (TFLOP/s)\n", "kernel", "mask",
                 "layout", "tokens", "seq", "pred fwd", "meas fwd", "pred bwd", "meas bwd");
-    Stats attn;
+    ValidationStats attn;
     for (const auto& a : g->layer["attention"]) {
         const AttentionKernel k =
             a["kernel"] == "cudnn" ? AttentionKernel::Cudnn : AttentionKernel::Flash2;
@@ -680,7 +462,7 @@ void TestValidation::gpuKernels() {
     }
     std::printf(
         "attention TFLOP/s: mean error %+.1f%%, mean |error| %.1f%%, max |error| %.1f%%\n\n",
-        attn.mean() * 100, attn.meanAbs() * 100, attn.maxAbs * 100);
+        attn.mean() * 100, attn.meanAbs() * 100, attn.max_abs * 100);
     QVERIFY(bf16.count > 0 && fp8.count > 0 && attn.count > 0);
 }
 
