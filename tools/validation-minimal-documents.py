@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How far a published run's structure alone takes the cost model.
 
-Evaluates every run of tests/validation/published/runs.json twice with the
-CLI: with its plan and cluster as encoded (every software knob the run's
+Evaluates every run of tests/validation/published/runs.json twice with
+`scaleacross validate`: with its plan and cluster as encoded (every software knob the run's
 launch configuration gives), and with them cut down to the keys the first
 published-runs documents used (parallelism, batch, ZeRO stage, recompute,
 schedule, rank order, placement, DP overlap, gradient bytes, flash
@@ -44,26 +44,22 @@ def minimal(plan, cluster):
     return plan, cluster
 
 
-def predicted(cli, cluster, model, plan, tmp):
-    p = os.path.join(tmp, "plan.json")
-    c = os.path.join(tmp, "cluster.json")
-    with open(p, "w") as f:
-        json.dump(plan, f)
-    with open(c, "w") as f:
-        json.dump(cluster, f)
-    out = subprocess.run([cli, "evaluate", "--cluster", c, "--model", model, "--plan", p,
-                          "--json"], capture_output=True, text=True)
+def validate(cli, runs, tmp, name):
+    """The runs as an index of their own (no search), through `scaleacross
+    validate --json`: {id: error}, and the per-family summaries."""
+    index = os.path.join(tmp, name + ".json")
+    with open(index, "w") as f:
+        json.dump({"runs": runs}, f)
+    out = subprocess.run([cli, "validate", index, "--json"], capture_output=True, text=True)
     if out.returncode != 0:
-        return None
-    e = json.loads(out.stdout)
-    tokens = plan["global_batch_sequences"] * plan["sequence_length"]
-    return tokens / e["step_time_s"] / e["gpus"]
+        sys.exit(out.stderr)
+    result = json.loads(out.stdout)
+    return {r["id"]: r["error"] for r in result["rows"]}, result
 
 
-def summary(errors):
-    n = len(errors)
-    return (f"{n:3d} runs  signed {sum(errors) / n:+6.1%}  mean |error| "
-            f"{sum(map(abs, errors)) / n:6.1%}  max {max(map(abs, errors)):6.1%}")
+def summary(stats):
+    return (f"{stats['runs']:3d} runs  signed {stats['mean_error']:+6.1%}  mean |error| "
+            f"{stats['mean_abs_error']:6.1%}  max {stats['max_abs_error']:6.1%}")
 
 
 def main():
@@ -72,35 +68,37 @@ def main():
     cli = os.path.abspath(sys.argv[1])
     with open(os.path.join(BASE, "runs.json")) as f:
         runs = json.load(f)["runs"]
-    families = {}
+    encoded, cut = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for r in runs:
+        for i, r in enumerate(runs):
             with open(os.path.join(BASE, r["plan"])) as f:
                 plan = json.load(f)
             with open(os.path.join(BASE, r["cluster"])) as f:
                 cluster = json.load(f)
-            model = os.path.join(BASE, r["model"])
-            measured = r["measured_tokens_per_s_per_gpu"]
-            full = predicted(cli, json.loads(json.dumps(cluster)), model, plan, tmp)
-            mplan, mcluster = minimal(json.loads(json.dumps(plan)), json.loads(json.dumps(cluster)))
-            cut = predicted(cli, mcluster, model, mplan, tmp)
-            if full is None or cut is None:
-                print(f"{r['id']:46s} not evaluated")
-                continue
-            ef, ec = full / measured - 1, cut / measured - 1
-            families.setdefault(r["family"], ([], []))
-            families[r["family"]][0].append(ef)
-            families[r["family"]][1].append(ec)
-            print(f"{r['id']:46s} as encoded {ef:+7.1%}   minimal {ec:+7.1%}")
+            entry = {"id": r["id"], "family": r["family"],
+                     "cluster": os.path.join(BASE, r["cluster"]),
+                     "model": os.path.join(BASE, r["model"]),
+                     "plan": os.path.join(BASE, r["plan"]),
+                     "measured_tokens_per_s_per_gpu": r["measured_tokens_per_s_per_gpu"]}
+            encoded.append(entry)
+            mplan, mcluster = minimal(plan, cluster)
+            for kind, doc in (("plan", mplan), ("cluster", mcluster)):
+                path = os.path.join(tmp, "%s-%d.json" % (kind, i))
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+                entry = dict(entry, **{kind: path})
+            cut.append(entry)
+        full, full_summary = validate(cli, encoded, tmp, "encoded")
+        minimal_errors, minimal_summary = validate(cli, cut, tmp, "minimal")
+    for r in runs:
+        print(f"{r['id']:46s} as encoded {full[r['id']]:+7.1%}   "
+              f"minimal {minimal_errors[r['id']]:+7.1%}")
     print()
-    everything = ([], [])
-    for fam, (ef, ec) in families.items():
-        everything[0].extend(ef)
-        everything[1].extend(ec)
-        print(f"{fam:24s} as encoded: {summary(ef)}")
-        print(f"{'':24s} minimal:    {summary(ec)}")
-    print(f"{'overall':24s} as encoded: {summary(everything[0])}")
-    print(f"{'':24s} minimal:    {summary(everything[1])}")
+    for f, m in zip(full_summary["families"], minimal_summary["families"]):
+        print(f"{f['name']:24s} as encoded: {summary(f)}")
+        print(f"{'':24s} minimal:    {summary(m)}")
+    print(f"{'overall':24s} as encoded: {summary(full_summary['overall'])}")
+    print(f"{'':24s} minimal:    {summary(minimal_summary['overall'])}")
 
 
 if __name__ == "__main__":
