@@ -353,6 +353,54 @@ for fsdp, cp, seq, tps in [(8, 1, 32768, 76), (4, 2, 65536, 47), (2, 4, 131072, 
                      "gradients once a step (fsdp_reshard_after_forward default: zero_stage 3 "
                      "costed as ZeRO-1, docs/COST_MODEL.md)"])
 
+# ------------- Trainy on WhiteFiber: torchtitan Llama 3.1 8B on 32 and 64 H200 (June 2025)
+# pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md
+# (1e216ce3a; the same table as llama3_8b_h200_2025-06_torchtitan.md):
+# torchtitan e7c0cae's llama3_8b.toml with local batch 2, compile, Float8
+# with the FP8 FSDP all-gather, on hosts of 8 H200 with 400 Gb/s RDMA a GPU.
+TRAINY = ("pytorch/torchtitan benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md (1e216ce3a; "
+          "Trainy on WhiteFiber, June 2025; torch 2.8.0a0+5228986c39, torchao 0afa4c1, "
+          "torchtitan e7c0cae), Results table")
+h200 = load("../gpu/h200.json")["gpu_models"]["H200"]
+for k in ("boost_clock_mhz", "sustained_clock_mhz"):
+    h200.pop(k)  # the benchmark's clocks: a training run takes Hopper's sustained pair
+dump("clusters/whitefiber-h200.json", {
+    "format": "scaleacross.cluster", "version": 1, "name": "whitefiber-h200",
+    "description": "The H200 hosts of Trainy's torchtitan runs on WhiteFiber (torchtitan "
+    "benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md): 8 NVIDIA H200 SXM (141 GB HBM3e "
+    "at 4.8 TB/s, 989 dense BF16 and 1,979 FP8 TFLOP/s at 700 W, 132 SMs; the datasheet's "
+    "figures, as tests/validation/gpu/h200.json) per host on NVLink, a 400 Gb/s RDMA fabric "
+    "(Mellanox CX-7) per GPU, non-blocking (the source names no oversubscription)",
+    "gpu_models": {"H200-SXM-141GB": h200},
+    "buildings": [{"name": "B1", "region": "us", "gpu_model": "H200-SXM-141GB", "gpus": 64,
+                   "gpus_per_host": 8, "scale_up_gbps": 3600, "scale_out_gbps": 400}],
+    "links": []})
+for gpus, tps in [(32, 10938), (64, 10753)]:
+    name = "torchtitan-trainy-llama31-8b-h200-%d" % gpus
+    p = plan(name, "Trainy's torchtitan Llama 3.1 8B on %d H200: FSDP%d (ZeRO-3), local batch 2, "
+             "selective op AC, compile + Float8 with the FP8 all-gather" % (gpus, gpus), 8192,
+             2 * gpus, 2, 1, 1, 1, gpus, zero=3, recompute="selective-op", attention="flash2",
+             fp8_gather=True)
+    run(name, "trainy-h200-2025", TRAINY + ", NUM_NODES %d: %d TPS/GPU (%d H200; 'sampled at the "
+        "100th iteration')" % (gpus // 8, tps, gpus), "whitefiber-h200.json", l3_8_fp8, p,
+        "tokens_per_s_per_gpu", tps, tps,
+        ["sequence length 8192 and selective op AC: llama3_8b.toml at e7c0cae", TT_SAC,
+         "attention_kernel flash2: torchtitan calls PyTorch SDPA, whose flash backend is "
+         "FlashAttention-2; PyTorch prefers cuDNN attention on Hopper only with cuDNN newer than "
+         "9.15 (check_prefer_cudnn_attention), and the NGC 25.05 container of torch "
+         "2.8.0a0+5228986c39 ships an older one",
+         "Float8 (torchao tensorwise, nn.Linear but the output layer: filter_fqns) mapped to "
+         "dtype fp8; enable_fsdp_float8_all_gather to fp8_param_gather; "
+         "force_recompute_fp8_weight_in_bwd (the FP8 weight cast again in the backward, not "
+         "kept) is what the documents charge torchao for; the amax all-reduce of "
+         "precompute_float8_dynamic_scale_for_fsdp is not charged",
+         "no gradient accumulation: the local batch of 2 is one micro batch (global batch 2 x "
+         "the GPUs)",
+         "FSDP2 over every GPU (data_parallel_shard_degree -1), resharded after forward (no PP: "
+         "the default policy), gradients reduced in fp32 (mixed_precision_reduce float32)",
+         "the GPUs at their 700 W default: Hopper's sustained clock pair (docs/COST_MODEL.md); "
+         "the source gives no power limit"])
+
 # ---------------------------- Megatron-Core r0.8.0 weak scaling (H100, BF16)
 MC = ("NVIDIA/Megatron-LM README.md 'Performance Benchmarking' (images/model_table.png, added "
       "2024-07-15 with Megatron-Core r0.8.0)")
@@ -884,6 +932,14 @@ for r in index["runs"]:
         doc["cross_entropy"] = "megatron-fused"
         note = ("cross_entropy megatron-fused: the run's launch configuration (tests/data/frameworks/"
                 "nemo/%s.yaml) sets cross_entropy_loss_fusion: true" % r["id"])
+    elif os.path.exists(titan) and "local_batch_size" in open(titan).read():
+        doc["cross_entropy"] = "pytorch"
+        compiled = COMPILE.search(open(titan).read())
+        note = ("cross_entropy pytorch: torchtitan's cross_entropy_loss (components/loss.py) is "
+                "F.cross_entropy(pred.flatten(0, 1).float(), ...)" +
+                (", which build_cross_entropy_loss compiles with training.compile: a compiled "
+                 "loss is not expressible and is charged as eager (docs/COST_MODEL.md, 'Logits "
+                 "and loss')" if compiled and compiled.group(1) == "true" else ", eager"))
     elif os.path.exists(titan):
         doc["cross_entropy"] = "pytorch"
         note = ("cross_entropy pytorch: torchtitan 9dec370's train.py loss_fn is "
@@ -1076,7 +1132,7 @@ for r in index["runs"]:
     doc = load(r["plan"])
     doc.pop("sequence_parallel_regather", None)
     note = None
-    if r["family"] == "torchtitan":
+    if os.path.exists(os.path.join(FRAMEWORKS, "torchtitan", r["id"] + ".toml")):
         doc["sequence_parallel_regather"] = False
         note = ("sequence_parallel_regather false: torchtitan's TP (DTensor SequenceParallel + "
                 "ColwiseParallel) keeps the gathered inputs for wgrad instead of gathering them "
@@ -1281,7 +1337,11 @@ for r in index["runs"]:
     if os.path.exists(titan):
         text = open(titan).read()
         fused = re.search(r"^\s*fused\s*=\s*true", text, re.M)
-        if not fused:
+        if "local_batch_size" in text and "implementation" not in text:
+            note = ("optimizer_implementation fused: the run's launch configuration "
+                    "(tests/data/frameworks/torchtitan/%s.toml) sets no optimizer.implementation, "
+                    "whose default is fused since torchtitan 6e4988550 (2025-02-24)" % r["id"])
+        elif not fused:
             doc["optimizer_implementation"] = "foreach"
             note = ("optimizer_implementation foreach: the run's launch configuration "
                     "(tests/data/frameworks/torchtitan/%s.toml) sets no optimizer.fused, and "
