@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -25,13 +24,6 @@ std::string printed(const char* format, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, format, v);
     return buf;
-}
-
-std::string documentPath(const std::string& baseDir, const std::string& path) {
-    const std::filesystem::path p(path);
-    if (p.is_absolute() || baseDir.empty())
-        return p.lexically_normal().string();
-    return (std::filesystem::path(baseDir) / p).lexically_normal().string();
 }
 
 // One entry of the index; false (with its problems reported) when unusable.
@@ -113,13 +105,6 @@ bool readRun(ObjectReader& r, const std::string& family, ValidationRun& run,
     if (r.boolean("interleaved_p2p_overlap", overlap, Presence::Optional))
         run.search.interleaved_p2p_overlap = overlap;
     return ok;
-}
-
-std::string scheduleText(const Plan& p) {
-    std::string s = toString(p.schedule.kind);
-    if (p.schedule.virtual_stages > 1)
-        s += " v=" + std::to_string(p.schedule.virtual_stages);
-    return s;
 }
 
 // bestValidationPlan, with the first evaluation error kept for the message.
@@ -230,9 +215,16 @@ std::optional<ValidationChoice> bestValidationPlan(const Scenario& base,
     return searchPlans(base, search, mustFit, nullptr);
 }
 
+std::string scheduleLabel(const Plan& p) {
+    std::string s = toString(p.schedule.kind);
+    if (p.schedule.virtual_stages > 1)
+        s += " v=" + std::to_string(p.schedule.virtual_stages);
+    return s;
+}
+
 std::string ValidationRow::planText() const {
     return std::to_string(choice.plan.micro_batch_sequences) + (search.micro_batch ? "* " : " ") +
-           scheduleText(choice.plan) + (search.interleaving ? "*" : "");
+           scheduleLabel(choice.plan) + (search.interleaving ? "*" : "");
 }
 
 std::string validationClass(const Scenario& s, const Plan& plan) {
@@ -255,9 +247,9 @@ std::vector<ValidationRow> validateRuns(const ValidationIndex& index, const std:
     for (std::size_t i = 0; i < index.runs.size(); ++i) {
         const ValidationRun& run = index.runs[i];
         const std::string where = "/runs/" + std::to_string(i);
-        auto loaded =
-            loadScenarioFiles(documentPath(baseDir, run.cluster), documentPath(baseDir, run.model),
-                              documentPath(baseDir, run.plan));
+        auto loaded = loadScenarioFiles(formats::resolveDocumentPath(baseDir, run.cluster),
+                                        formats::resolveDocumentPath(baseDir, run.model),
+                                        formats::resolveDocumentPath(baseDir, run.plan));
         if (!loaded.ok()) {
             const bool said = !loaded.problems.empty();
             for (auto& p : loaded.problems)

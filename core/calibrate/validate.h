@@ -95,6 +95,9 @@ struct ValidationRow {
     std::string planText() const; // "4* interleaved v=2*": * marks a searched setting
 };
 
+// The schedule as the tables print it: "1f1b", "interleaved v=4".
+std::string scheduleLabel(const Plan& plan);
+
 // The class a run belongs to across families, where the model's error is
 // known to depend on it (docs/VALIDATION.md): MoE layers with expert
 // parallelism, else the GPU architecture and the GEMMs' precision, with

@@ -276,6 +276,9 @@ const json* requireObject(Diagnostics& d, const json& v, const std::string& path
 // and checks a complete plan document ("format" and "version" required),
 // reporting under `d`'s prefix (e.g. "/top/0/plan").
 std::optional<json> parseJsonText(const std::string& text, Diagnostics& d);
+// A document path as the parsers resolve one a scenario names: relative to
+// `baseDir` unless absolute (or no base is given), lexically normalised.
+std::string resolveDocumentPath(const std::string& baseDir, const std::string& path);
 Plan readPlanDocument(const json& j, Diagnostics& d);
 
 } // namespace sa::formats

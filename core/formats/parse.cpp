@@ -1033,6 +1033,10 @@ Loaded<Scenario> readScenario(const json& j, const std::string& file, const std:
 
 } // namespace
 
+std::string formats::resolveDocumentPath(const std::string& baseDir, const std::string& path) {
+    return resolve(baseDir, path).string();
+}
+
 std::optional<json> formats::parseJsonText(const std::string& text, Diagnostics& d) {
     return parseText(text, d);
 }

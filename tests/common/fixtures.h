@@ -155,4 +155,12 @@ inline bool close(double a, double b, double tolerance = 1e-9) {
     return std::abs(a - b) <= tolerance * std::max({1.0, std::abs(a), std::abs(b)});
 }
 
+// Problems one to a line, for a failed check's message.
+inline std::string problemsText(const std::vector<Diagnostic>& problems) {
+    std::string s;
+    for (const auto& p : problems)
+        s += p.str() + "\n";
+    return s;
+}
+
 } // namespace sa::testing

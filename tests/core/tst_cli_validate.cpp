@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace sa;
+using sa::testing::problemsText;
 using sa::testing::runCli;
 
 namespace {
@@ -38,13 +39,6 @@ std::string sc21Run(const std::string& id, const std::string& measured) {
            "selene-a100.json\", \"model\": \"" + dir +
            "model-megatron-gpt-1.7b.json\", \"plan\": \"" + dir +
            "plan-megatron-gpt-1.7b.json\", " + measured + "}";
-}
-
-std::string problemsText(const std::vector<Diagnostic>& problems) {
-    std::string s;
-    for (const auto& p : problems)
-        s += p.str() + "\n";
-    return s;
 }
 
 ValidationRow syntheticRow(const std::string& family, double predicted, double measured) {

@@ -41,13 +41,6 @@ std::string readFile(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string();
 }
 
-std::string problemsText(const std::vector<Diagnostic>& problems) {
-    std::string s;
-    for (const auto& p : problems)
-        s += p.str() + "\n";
-    return s;
-}
-
 // A broken result: how it is made from a good one, and what the reader
 // must say (at `path`, a message containing `message`).
 struct BadCase {

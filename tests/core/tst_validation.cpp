@@ -46,6 +46,7 @@
 #include <vector>
 
 using namespace sa;
+using sa::testing::problemsText;
 
 namespace {
 
@@ -69,13 +70,6 @@ nlohmann::json readJson(const std::string& path) {
     if (!in.good())
         return {};
     return nlohmann::json::parse(in);
-}
-
-std::string problemsText(const std::vector<Diagnostic>& problems) {
-    std::string s;
-    for (const auto& p : problems)
-        s += p.str() + "\n";
-    return s;
 }
 
 } // namespace
@@ -110,9 +104,7 @@ void TestValidation::publishedRuns() {
         QCOMPARE(r.family, std::string("megatron-sc21"));
         const Evaluation& ev = r.choice.evaluation;
         const double measured = ev.step_time_s * r.predicted / r.measured;
-        std::string sched = toString(r.choice.plan.schedule.kind);
-        if (r.choice.plan.schedule.virtual_stages > 1)
-            sched += " v=" + std::to_string(r.choice.plan.schedule.virtual_stages);
+        const std::string sched = scheduleLabel(r.choice.plan);
         std::printf("%-22s %5lld %4lld %-14s %10.3f %10.3f %+7.1f%% %6.1f%% %6.1f%%\n",
                     r.id.c_str(), (long long)ev.gpus,
                     (long long)r.choice.plan.micro_batch_sequences, sched.c_str(), ev.step_time_s,
