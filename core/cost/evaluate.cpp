@@ -357,6 +357,19 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     return &*z3;
 }
 
+// The bytes each TP rank of the last stage all-reduces with the first
+// stage once a step: the gradients of its copy of the embedding table,
+// which it holds for tied output weights or for the MTP modules' lookups
+// (Megatron-Core's _allreduce_word_embedding_grads over the embedding
+// group, in the gradient buffer's type; DeepSpeed's
+// _exec_reduce_tied_grads). None without a pipeline.
+double embeddingSyncBytes(const Model& model, const Plan& plan) {
+    const Parallelism& par = plan.parallelism;
+    if (par.pp <= 1 || !(model.tied_embeddings || model.mtp_layers > 0))
+        return 0;
+    return double(model.vocab) * double(model.hidden) / par.tp * plan.grad_reduce_bytes;
+}
+
 Ref<P2p> p2pOf(const ClusterContext& ctx, const Model& model, const Plan& plan, Ref<Layout> layout,
                Ref<Transports> transports, State& st) {
     const Parallelism& par = plan.parallelism;
@@ -368,6 +381,7 @@ Ref<P2p> p2pOf(const ClusterContext& ctx, const Model& model, const Plan& plan, 
     in.transports = transports;
     in.virtual_stages = par.pp * v;
     in.bytes_per_gpu = tokens * double(model.hidden) * kWeightBytes / par.tp; // scatter-gather
+    in.embedding_sync_bytes_per_gpu = embeddingSyncBytes(model, plan);
     return st.p2p.get(in, [&](const P2pInput& i, P2p& out) { p2pTransfers(ctx, i, out); });
 }
 
@@ -504,7 +518,8 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
               !fp8Kept                                ? 0.0
               : plan.fp8_recipe == Fp8Recipe::Delayed ? kc.fp8_delayed_cast_bytes_per_element
                                                       : kc.fp8_cast_bytes_per_element,
-              st.zero3StreamUsed ? &st.zero3Stream : nullptr, &ev.layers_per_stage},
+              st.zero3StreamUsed ? &st.zero3Stream : nullptr, &ev.layers_per_stage,
+              p2p->embedding_sync_s},
              st.dp);
     ev.step_time_s = st.dp.step_s;
     ev.replica_reduce_s = st.dp.replicaReduce[std::size_t(st.dp.critical)];
@@ -537,7 +552,8 @@ EvaluationResult Evaluator::evaluateStep(const Model& model, const Plan& plan,
                 {&plan, &*transports, &*p2p->phase, p2p->slot, &*dp->reduce,
                  dp->reduceUncompressed ? &*dp->reduceUncompressed : nullptr, &*dp->gather,
                  z3 ? &*z3->step : nullptr, &*st.ep.phase, &st.chunkLayers, &st.dp, mb,
-                 options.detail, dp->replicaReduce ? &*dp->replicaReduce : nullptr},
+                 options.detail, dp->replicaReduce ? &*dp->replicaReduce : nullptr,
+                 p2p->embeddingSync ? &*p2p->embeddingSync : nullptr},
                 ev);
     if (options.detail) {
         planWarnings(ctx, plan, *layout, *dp, ev);

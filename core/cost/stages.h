@@ -226,6 +226,9 @@ struct P2pInput {
     Ref<Transports> transports;
     int virtual_stages = 1;
     double bytes_per_gpu = 0; // activations of one microbatch, scatter-gather 1/tp
+    // The embedding gradients each rank of the last stage all-reduces with
+    // its peer on the first stage once a step (embeddingSyncBytes; 0: none).
+    double embedding_sync_bytes_per_gpu = 0;
     bool operator==(const P2pInput&) const = default;
 };
 struct P2p {
@@ -233,6 +236,10 @@ struct P2p {
     std::vector<double> fwd, bwd;      // [virtual boundary]
     std::vector<char> cross;           // [virtual boundary]
     double slot = 0;                   // the slowest boundary
+    // The embedding gradients' all-reduce between the last and the first
+    // stage: every pair at once, and how long the slowest pair takes.
+    std::optional<TrafficPhase> embeddingSync;
+    double embedding_sync_s = 0;
 };
 void p2pTransfers(const ClusterContext& ctx, const P2pInput& in, P2p& out);
 
@@ -334,6 +341,9 @@ struct DpTimingInput {
     // ZeRO-3 under zero-bubble (applyZero3): the DP stream's load.
     const Zero3Stream* zero3_stream = nullptr;
     const std::vector<int>* stage_layers = nullptr; // [stage]: FSDP's units under HSDP
+    // The embedding gradients' all-reduce between the last and the first
+    // stage (P2p::embedding_sync_s), after both have synced over DP.
+    double embedding_sync_s = 0;
 };
 struct DpTiming {
     std::vector<double> start, end, time; // [stage]: the sync, overlapped with backward
@@ -396,7 +406,8 @@ struct LinkTrafficInput {
     const DpTiming* dp = nullptr;
     int microbatches = 1;
     bool detail = true; // every edge with its busy time; else cross-building bytes only
-    const TrafficPhase* dpReplica = nullptr; // HSDP's all-reduce across replicas, once a step
+    const TrafficPhase* dpReplica = nullptr;     // HSDP's all-reduce across replicas, once a step
+    const TrafficPhase* embeddingSync = nullptr; // first and last stage's embedding, once a step
 };
 // Bytes per step on every edge (lean: the inter-building ones, summed into
 // cross_building_bytes; detailed: each as a LinkUsage with busy time and

@@ -147,17 +147,16 @@ void applyZero3(const Zero3& z3, const ChunkLayers& layers, const Layout& layout
 
 namespace {
 
-// The slowest transfer over virtual boundary vs -> vs + 1, all boundaries'
-// traffic sharing the edges.
-double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const TrafficPhase& p2p,
-                    int vs) {
+// The slowest transfer of `bytes` a GPU over virtual boundary vs -> vs + 1,
+// the traffic of `p2p` (all boundaries at once) sharing the edges.
+double boundaryTime(const ClusterContext& ctx, const P2pInput& in, const TrafficPhase& p2p, int vs,
+                    double bytes) {
     const Layout& layout = *in.layout;
     const Transports& transport = *in.transports;
     const int pp = layout.placed.grid.stages;
     const int from = vs % pp, to = (vs + 1) % pp;
     const double nic = std::min(layout.stageEnv[std::size_t(from)].nic_bps,
                                 layout.stageEnv[std::size_t(to)].nic_bps);
-    const double bytes = in.bytes_per_gpu;
     double worst = 0;
     const PairRun* prev = nullptr;
     for (const PairRun& r : layout.boundary[std::size_t(from)]) {
@@ -208,10 +207,25 @@ void p2pTransfers(const ClusterContext& ctx, const P2pInput& in, P2p& out) {
                 out.cross[std::size_t(vs)] = 1;
         }
     for (int vs = 0; vs + 1 < nV; ++vs) {
-        const double worst = boundaryTime(ctx, in, p2p, vs);
+        const double worst = boundaryTime(ctx, in, p2p, vs, in.bytes_per_gpu);
         out.fwd[std::size_t(vs)] = worst;
         out.bwd[std::size_t(vs)] = worst;
         out.slot = std::max(out.slot, worst);
+    }
+    // The embedding gradients' all-reduce: each rank of the last stage and
+    // its peer on the first stage (the pairs of the boundary pp - 1 -> 0),
+    // all at once. A two-rank ring sends each rank's whole buffer once each
+    // way, as a transfer of that size in both directions.
+    out.embeddingSync.reset();
+    out.embedding_sync_s = 0;
+    const double sync = in.embedding_sync_bytes_per_gpu;
+    if (sync > 0 && pp > 1) {
+        out.embeddingSync.emplace(*ctx.topology, *in.transports);
+        for (const PairRun& r : layout.boundary[std::size_t(pp - 1)]) {
+            out.embeddingSync->add(r.a, r.b, r.count * cellGpus * sync, r.count * cellGpus);
+            out.embeddingSync->add(r.b, r.a, r.count * cellGpus * sync, r.count * cellGpus);
+        }
+        out.embedding_sync_s = boundaryTime(ctx, in, *out.embeddingSync, pp - 1, sync);
     }
 }
 
@@ -490,6 +504,16 @@ void dpTiming(const DpTimingInput& in, DpTiming& out) {
                 (*in.stage_fp8_params)[i] / shard * in.fp8_cast_bytes / k.hbm_bytes_per_s;
         if (s + 1 < pp)
             firstFwd += pin.at(pin.fwd, s, 0) + pin.p2p_fwd[i];
+    }
+    // The first and last stage's embedding gradients, all-reduced after
+    // both have synced over DP and before the optimizer (Megatron-Core's
+    // finalize_model_grads: finish_grad_sync, then
+    // _allreduce_word_embedding_grads; DeepSpeed's TrainSchedule:
+    // ReduceTiedGrads beside ReduceGrads, both before OptimizerStep).
+    if (in.embedding_sync_s > 0 && pp > 1) {
+        const std::size_t last = std::size_t(pp - 1);
+        const double end = std::max(out.end[0], out.end[last]) + in.embedding_sync_s;
+        out.end[0] = out.end[last] = end;
     }
     out.critical = 0;
     out.step_s = 0;

@@ -537,8 +537,8 @@ void addChunkLayers(ChunkTimes& t, const BuildingCosts& k, const ChunkTimesInput
 // under the plan's recompute, and one more pass through the output layer
 // and loss. With a pipeline the stage also holds its own copy of an untied
 // embedding table, which the modules look up (GPTModel builds the
-// embedding where mtp_process is set); its gradient all-reduce with the
-// first stage's copy is not counted.
+// embedding where mtp_process is set); its gradients are all-reduced with
+// the first stage's copy once a step (embeddingSyncBytes).
 // An edge of the model (the embedding, the output layer and loss, an MTP
 // module's own work) run `times` times a microbatch: its time and its TP
 // exchanges.
@@ -588,6 +588,12 @@ void chunkTimes(const ChunkTimesInput& in, ChunkTable& out) {
             if (vs == nV - 1) {
                 addEdgeTime(t, k.logits);
                 t.params += k.logits.params;
+                // Tied embeddings under PP: the last stage holds its own copy
+                // of the table for the output layer (Megatron-Core's
+                // shared_embedding_or_output_weight, DeepSpeed's
+                // TiedLayerSpec), with its gradients and optimizer state.
+                if (pp > 1 && in.model->tied_embeddings)
+                    t.params += k.embedding.params;
                 t.activation += k.logits.activation_bytes;
                 t.transient = std::max(t.transient, k.logits.transient_bytes);
                 addMtp(t, k, in, epCross);

@@ -192,7 +192,8 @@ struct StepTraffic {
         b.pp = in.p2p->load(edge, dir) * p2pCrossings;
         b.dp = dpMult * (reduceMult * in.dpReduce->load(edge, dir) + in.dpGather->load(edge, dir)) +
                (in.zero3Step ? in.zero3Step->load(edge, dir) : 0.0) +
-               (in.dpReplica ? in.dpReplica->load(edge, dir) : 0.0);
+               (in.dpReplica ? in.dpReplica->load(edge, dir) : 0.0) +
+               (in.embeddingSync ? in.embeddingSync->load(edge, dir) : 0.0);
         b.ep = in.ep->load(edge, dir) * epCalls;
         return b;
     }
@@ -225,10 +226,12 @@ LinkUsage linkUsage(const TopoEdge& e, const StepTraffic& traffic, double maxDp,
         if (b.dp > 0) {
             usesDP = true;
             // Each phase drains at the rate its own concurrent transfers reach.
-            const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step, in.dpReplica};
-            const double mult[] = {traffic.dpMult * traffic.reduceMult, traffic.dpMult, 1.0, 1.0};
+            const TrafficPhase* phases[] = {in.dpReduce, in.dpGather, in.zero3Step, in.dpReplica,
+                                            in.embeddingSync};
+            const double mult[] = {traffic.dpMult * traffic.reduceMult, traffic.dpMult, 1.0, 1.0,
+                                   1.0};
             double busy = 0;
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < 5; ++k) {
                 const double bytes = phases[k] ? mult[k] * phases[k]->load(e.id, dir) : 0.0;
                 if (bytes > 0)
                     busy += bytes / std::max(phases[k]->rateBps(e.id, dir), 1.0);

@@ -182,6 +182,7 @@ private Q_SLOTS:
     void dataParallelSharesLinksWithActivations();
     void overlappedCollectivesTakeSmsFromCompute();
     void embeddingBucketIsReducedLast();
+    void tiedEmbeddingsSyncAcrossThePipeline();
     void moeTokensArePermutedAroundTheExperts();
     void epAllToAllSplitsHostAndNetwork();
     void dpRingLeavesAHostThroughAllItsNics();
@@ -737,6 +738,57 @@ void TestFidelity::embeddingBucketIsReducedLast() {
             QVERIFY(exposed <= (share + 0.1) * sync);
         }
     }
+}
+
+void TestFidelity::tiedEmbeddingsSyncAcrossThePipeline() {
+    // Tied input and output embeddings under PP: the last stage holds its
+    // own copy of the table for the output layer, and the two copies'
+    // gradients are all-reduced between the first and the last stage once
+    // a step, after the DP sync (Megatron-Core's
+    // _allreduce_word_embedding_grads, DeepSpeed's _exec_reduce_tied_grads).
+    // TP 8 x PP 2 x DP 8, each stage in a building of its own: the pairs'
+    // all-reduce crosses the link, where the DP rings do not.
+    const Cluster c = twoBuildings(100, 10);
+    Model tied = smallLlama();
+    tied.vocab = 262144;
+    tied.tied_embeddings = true;
+    Model untied = tied;
+    untied.tied_embeddings = false;
+    Plan p = makePlan(8, 2, 8, 64);
+    p.placement = Placement{{{0, 0, 0, 7, "B1"}, {1, 1, 0, 7, "B2"}}, {}};
+    const Evaluation t = evaluated(c, tied, p);
+    const Evaluation u = evaluated(c, untied, p);
+    QCOMPARE(t.stage_building, (std::vector<int>{0, 1}));
+    // The copy: the last stage holds what an untied output layer holds.
+    QCOMPARE(t.stage_params, u.stage_params);
+    // Its gradients, fp32 (grad_reduce_bytes 4), once each way per pair.
+    const double perGpu = double(tied.vocab) * tied.hidden / 8 * 4;
+    const double pairs = 8.0 * 8.0;
+    QCOMPARE(t.links.size(), u.links.size());
+    const LinkUsage* lt = nullptr;
+    const LinkUsage* lu = nullptr;
+    for (std::size_t i = 0; i < t.links.size(); ++i)
+        if (t.links[i].tier == LinkTier::InterBuilding) {
+            lt = &t.links[i];
+            lu = &u.links[i];
+        }
+    QVERIFY(lt && lu);
+    for (int dir = 0; dir < 2; ++dir)
+        QVERIFY(closeRelative(lt->direction_bytes_per_step[dir] - lu->direction_bytes_per_step[dir],
+                              pairs * perGpu, 1e-9));
+    // Exposed after the DP sync: at least the bytes at the link's line rate,
+    // at most a third more with the latency.
+    const double line = 100e9 / 8;
+    const double extra = t.step_time_s - u.step_time_s;
+    QVERIFY2(extra >= pairs * perGpu / line && extra <= 1.34 * pairs * perGpu / line + 0.05,
+             std::to_string(extra).c_str());
+    QVERIFY(t.breakdown.dp_exposed_s >= u.breakdown.dp_exposed_s + pairs * perGpu / line);
+    // Without a pipeline there is one table and nothing to sync.
+    const Plan flat = makePlan(8, 1, 16, 64);
+    const Evaluation t1 = evaluated(c, tied, flat);
+    const Evaluation u1 = evaluated(c, untied, flat);
+    const double table = double(tied.vocab) * tied.hidden / 8;
+    QVERIFY(closeRelative(u1.stage_params[0] - t1.stage_params[0], table, 1e-9));
 }
 
 void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {
