@@ -612,6 +612,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
         QStringLiteral("Overlap gradient traffic with the backward pass"),
         [](const Plan& p) { return p.dp_overlap; },
         [](Scenario& s, bool v) { s.plan.dp_overlap = v; });
+    addCheck(
+        dp, QStringLiteral("grad_reduce_scatter"), QStringLiteral("Reduce-scatter gradients"),
+        QStringLiteral("ZeRO-1/2: reduce-scatter the gradients to the shard each rank steps "
+                       "(Megatron's distributed optimizer, DeepSpeed's default); off, "
+                       "all-reduce them, twice the bytes (DeepSpeed reduce_scatter false "
+                       "and its BF16_Optimizer, PyTorch's ZeroRedundancyOptimizer)"),
+        [](const Plan& p) { return p.grad_reduce_scatter; },
+        [](Scenario& s, bool v) { s.plan.grad_reduce_scatter = v; });
     addCombo(dp, QStringLiteral("grad_reduce_bytes"), QStringLiteral("Gradients"),
              names({"fp32 (4 B per element)", "bf16 (2 B per element)"}),
              QStringLiteral("The main-grad buffer's dtype, reduced as it is (Megatron-Core keeps "

@@ -413,6 +413,7 @@ Ref<DpCollectives> dpCollectivesOf(const ClusterContext& ctx, const Plan& plan, 
     in.transports = transports;
     const int zero = plan.effectiveZeroStage();
     in.zero_class = zero;
+    in.all_reduce = zero == 0 || !plan.grad_reduce_scatter;
     in.p2p = p2p;
     in.algo = plan.algoFor(Dim::DP);
     in.grad_bytes = double(plan.grad_reduce_bytes);

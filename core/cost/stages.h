@@ -296,6 +296,9 @@ struct DpCollectivesInput {
     // the last backward, when the pipeline has drained).
     Ref<P2p> p2p;
     int zero_class = 0; // 0, 1, 2 or 3 (as memory and traffic see it)
+    // The gradients are all-reduced (ZeRO-0, or plan grad_reduce_scatter
+    // false), else reduce-scattered.
+    bool all_reduce = false;
     CollectiveAlgo algo = CollectiveAlgo::Auto;
     double grad_bytes = 4;
     std::vector<double> stage_params;       // [stage]

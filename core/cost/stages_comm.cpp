@@ -330,7 +330,7 @@ void dpCollectives(const ClusterContext& ctx, const DpCollectivesInput& in, DpCo
     for (int s = 0; s < pp; ++s) {
         const double P = in.stage_params[std::size_t(s)];
         const CollectiveKind kind =
-            in.zero_class == 0 ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter;
+            in.all_reduce ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter;
         const CollectiveCost rs =
             algos.load(*out.reduce, layout, s, kind, in.algo, P * in.grad_bytes, cx);
         out.rsCost[std::size_t(s)] = rs;

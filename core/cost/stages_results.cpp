@@ -387,8 +387,12 @@ void planWarnings(const ClusterContext& ctx, const Plan& plan, const Layout& lay
     }
     if (plan.parallelism.dp > 1 && plan.effectiveZeroStage() >= 1 &&
         plan.algoFor(Dim::DP) == CollectiveAlgo::Tree)
-        ev.warnings.push_back("collectives: NCCL runs trees for all-reduce only; ZeRO's gradient "
-                              "reduce-scatter and parameter all-gather run as rings");
+        ev.warnings.push_back(plan.grad_reduce_scatter || plan.effectiveZeroStage() == 3
+                                  ? "collectives: NCCL runs trees for all-reduce only; ZeRO's "
+                                    "gradient reduce-scatter and parameter all-gather run as rings"
+                                  : "collectives: NCCL runs trees for all-reduce only; the "
+                                    "gradients' all-reduce may take one, ZeRO's parameter "
+                                    "all-gather runs as a ring");
     if (plan.dp_compression) {
         const Compression& c = *plan.dp_compression;
         if (!ev.compression || !ev.compression->applied)

@@ -809,6 +809,7 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     r.choice<OptimizerImpl>("optimizer_implementation", p.optimizer_implementation, kOptional,
                             {{"fused", OptimizerImpl::Fused}, {"foreach", OptimizerImpl::Foreach}});
     r.boolean("grad_accumulation_fusion", p.grad_accumulation_fusion, kOptional);
+    r.boolean("grad_reduce_scatter", p.grad_reduce_scatter, kOptional);
     r.boolean("fsdp_copies", p.fsdp_copies, kOptional);
     r.boolean("flash_attention", p.flash_attention, kOptional);
     r.choice<AttentionKernel>("attention_kernel", p.attention_kernel, kOptional,

@@ -489,6 +489,12 @@ void checkPlan(const Plan& p, Diagnostics& d) {
             break;
         }
     }
+    // FSDP (ZeRO-3) reduce-scatters: its units' gradients are sharded as
+    // they are reduced (torch FSDP, DeepSpeed stage 3).
+    if (!p.grad_reduce_scatter && p.zero_stage == 3)
+        d.error("/grad_reduce_scatter", "false all-reduces the gradients of a sharded optimizer "
+                                        "(ZeRO-1 or 2); ZeRO-3 always reduce-scatters them: leave "
+                                        "it out or set zero_stage 1 or 2");
     // Megatron: --recompute-method and --recompute-num-layers select the
     // layers of full recompute; "selective always uses all layers".
     if (checkInt(d, "/recompute_layers", p.recompute_layers, kRecomputeLayersRange) &&

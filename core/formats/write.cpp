@@ -79,13 +79,13 @@ const std::map<std::string, int>& keyRank() {
             "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
             "ep_overlap", "ep_dispatcher", "ep_dispatcher_sms", "cp_ring", "cp_a2a_size",
             "dp_bucket_mib", "grad_reduce_bytes", "optimizer_moments", "master_weights",
-            "optimizer_implementation", "grad_accumulation_fusion", "flash_attention",
-            "attention_kernel", "elementwise", "rope_fusion", "fp8_recipe", "fp8_linear",
-            "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout", "attention_dropout",
-            "cross_entropy", "fsdp_reshard_after_forward", "fsdp_copies", "compression", "method",
-            "topk_ratio", "error_feedback", "outer_sync", "inner_steps", "fragments",
-            "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async",
-            "token_budget", "target_loss",
+            "optimizer_implementation", "grad_accumulation_fusion", "grad_reduce_scatter",
+            "flash_attention", "attention_kernel", "elementwise", "rope_fusion", "fp8_recipe",
+            "fp8_linear", "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout",
+            "attention_dropout", "cross_entropy", "fsdp_reshard_after_forward", "fsdp_copies",
+            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
+            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
+            "interval_steps", "async", "token_budget", "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -416,6 +416,8 @@ nlohmann::json toJson(const Plan& p) {
         j["optimizer_implementation"] = toString(p.optimizer_implementation);
     if (all || !p.grad_accumulation_fusion)
         j["grad_accumulation_fusion"] = p.grad_accumulation_fusion;
+    if (all || !p.grad_reduce_scatter)
+        j["grad_reduce_scatter"] = p.grad_reduce_scatter;
     j["flash_attention"] = p.flash_attention;
     if (all || p.attention_kernel != AttentionKernel::Auto)
         j["attention_kernel"] = toString(p.attention_kernel);

@@ -1383,6 +1383,7 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
                                                       "cp_ring",
                                                       "cp_a2a_size",
                                                       "grad_accumulation_fusion",
+                                                      "grad_reduce_scatter",
                                                       "fsdp_copies",
                                                       "dp_bucket_mib",
                                                       "grad_reduce_bytes",
@@ -1732,6 +1733,14 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
             notes.push_back("grad_accumulation_fusion: Megatron's wgrad GEMMs accumulating into "
                             "the gradients have no torchtitan counterpart; kept in the "
                             "scaleacross comment");
+        }
+        // FSDP2 reduce-scatters and DDP all-reduces: a sharded optimizer
+        // over all-reduced gradients has no torchtitan setting.
+        if (back.plan->grad_reduce_scatter != plan.grad_reduce_scatter) {
+            comment["grad_reduce_scatter"] = plan.grad_reduce_scatter;
+            notes.push_back("grad_reduce_scatter false: torchtitan's FSDP2 reduce-scatters the "
+                            "gradients (DDP all-reduces them, without a sharded optimizer); kept "
+                            "in the scaleacross comment");
         }
         // FSDP2 copies; FSDP over views of flat buffers has no torchtitan
         // setting.

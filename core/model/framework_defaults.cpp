@@ -67,6 +67,10 @@ Plan megatronCore() {
     // wgrad GEMMs accumulate into main_grad (fused_weight_gradient_mlp_cuda,
     // Transformer Engine's fuse_wgrad_accumulation).
     p.grad_accumulation_fusion = true;
+    // The distributed optimizer reduce-scatters the gradient buckets
+    // (param_and_grad_buffer.py start_grad_sync: reduce_scatter_tensor with
+    // use_distributed_optimizer; all-reduce without it, ZeRO-0).
+    p.grad_reduce_scatter = true;
     // ZeRO-3 is Megatron-FSDP (--use-megatron-fsdp): each FSDP unit's
     // parameters and gradients are sliced views of its contiguous
     // communication buffers, with no copy in or out
@@ -98,6 +102,8 @@ Plan nemo() {
     // model.gradient_accumulation_fusion: cfg.get('gradient_accumulation_fusion',
     // False) in megatron_gpt_model.py (the launcher's recipes set True).
     p.grad_accumulation_fusion = false;
+    // NeMo's distributed optimizer is Megatron-Core's (reduce-scatter).
+    p.grad_reduce_scatter = true;
     // model.fsdp is torch FSDP (NLPFSDPStrategy over
     // torch.distributed.fsdp.FullyShardedDataParallel): each unit's
     // parameters are views of its FlatParameter, gathered and reduced in
@@ -166,6 +172,8 @@ Plan torchtitan() {
     // accumulate_unsharded_grad_if_needed); autograd's own accumulation
     // otherwise.
     p.grad_accumulation_fusion = false;
+    // FSDP2 reduce-scatters (foreach_reduce); DDP all-reduces (ZeRO-0).
+    p.grad_reduce_scatter = true;
     // fully_shard is FSDP2: its gathers are copied out to the parameters
     // and its gradients into the reduce-scatter's input
     // (_fsdp_collectives.py foreach_all_gather_copy_out, foreach_reduce).
@@ -275,6 +283,7 @@ void applyFrameworkSoftwareDefaults(Plan& p, TrainingFramework f) {
     p.cross_entropy = d.cross_entropy;
     p.cp_ring = d.cp_ring;
     p.grad_accumulation_fusion = d.grad_accumulation_fusion;
+    p.grad_reduce_scatter = d.grad_reduce_scatter;
     p.fsdp_copies = d.fsdp_copies;
     p.optimizer_implementation = d.optimizer_implementation;
     applyDerivedFrameworkDefaults(p, {});

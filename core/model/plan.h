@@ -381,6 +381,14 @@ struct Plan {
     int cp_a2a_size = 1;
     double dp_bucket_mib = 256; // gradient bucket size
     int grad_reduce_bytes = 4;  // bytes per element of reduced gradients (fp32)
+    // How ZeRO-1 and 2 sync the gradients: reduce-scatter, each rank
+    // receiving the shard it steps (Megatron's distributed optimizer,
+    // DeepSpeed stage 1/2 with its default reduce_scatter true). false: an
+    // all-reduce of the whole gradients, twice the bytes, each rank then
+    // stepping its shard (DeepSpeed "reduce_scatter": false, DeepSpeed's
+    // BF16_Optimizer, PyTorch's ZeroRedundancyOptimizer under DDP). The
+    // parameters are all-gathered after the step either way.
+    bool grad_reduce_scatter = true;
     OptimizerMoments optimizer_moments = OptimizerMoments::Fp32;
     MasterWeights master_weights = MasterWeights::Fp32;
     OptimizerImpl optimizer_implementation = OptimizerImpl::Fused;

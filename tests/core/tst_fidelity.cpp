@@ -183,6 +183,7 @@ private Q_SLOTS:
     void overlappedCollectivesTakeSmsFromCompute();
     void embeddingBucketIsReducedLast();
     void tiedEmbeddingsSyncAcrossThePipeline();
+    void shardedOptimizerAllReducesOnRequest();
     void moeTokensArePermutedAroundTheExperts();
     void epAllToAllSplitsHostAndNetwork();
     void dpRingLeavesAHostThroughAllItsNics();
@@ -789,6 +790,41 @@ void TestFidelity::tiedEmbeddingsSyncAcrossThePipeline() {
     const Evaluation u1 = evaluated(c, untied, flat);
     const double table = double(tied.vocab) * tied.hidden / 8;
     QVERIFY(closeRelative(u1.stage_params[0] - t1.stage_params[0], table, 1e-9));
+}
+
+void TestFidelity::shardedOptimizerAllReducesOnRequest() {
+    // ZeRO-1 that all-reduces its gradients (DeepSpeed reduce_scatter false,
+    // its BF16_Optimizer, PyTorch's ZeroRedundancyOptimizer): the memory of
+    // ZeRO-1, the gradient traffic of ZeRO-0, the parameter all-gather of
+    // ZeRO-1. TP 8 x DP 16 with the DP rings across the two buildings'
+    // link: a ring all-reduce sends twice what its reduce-scatter does, so
+    // the link carries one more gradient reduce-scatter's bytes a step.
+    const Cluster c = twoBuildings(400, 1);
+    const Model m = smallLlama();
+    Plan rs = makePlan(8, 1, 16, 64);
+    rs.collectives[Dim::DP] = CollectiveAlgo::Ring;
+    Plan ar = rs;
+    ar.grad_reduce_scatter = false;
+    Plan z0 = rs;
+    z0.zero_stage = 0;
+    const Evaluation e1 = evaluated(c, m, rs), eAr = evaluated(c, m, ar), e0 = evaluated(c, m, z0);
+    QCOMPARE(eAr.memory.optimizer_gib, e1.memory.optimizer_gib);
+    QCOMPARE(eAr.memory.gradients_gib, e1.memory.gradients_gib);
+    QVERIFY(e0.memory.optimizer_gib > 10 * e1.memory.optimizer_gib);
+    auto crossBytes = [](const Evaluation& e) {
+        for (const LinkUsage& u : e.links)
+            if (u.tier == LinkTier::InterBuilding)
+                return u.bytes_per_step;
+        return 0.0;
+    };
+    // ZeRO-1: reduce-scatter of fp32 gradients + all-gather of bf16 weights
+    // (4 + 2 bytes); all-reduce: 4 + 4 + 2; ZeRO-0: 4 + 4.
+    QVERIFY(crossBytes(e1) > 0);
+    QVERIFY2(closeRelative(crossBytes(eAr) / crossBytes(e1), 10.0 / 6.0, 1e-9),
+             std::to_string(crossBytes(eAr) / crossBytes(e1)).c_str());
+    QVERIFY(closeRelative(crossBytes(e0) / crossBytes(e1), 8.0 / 6.0, 1e-9));
+    QVERIFY(eAr.breakdown.dp_exposed_s > e1.breakdown.dp_exposed_s);
+    QVERIFY(eAr.step_time_s > e1.step_time_s);
 }
 
 void TestFidelity::expertParallelPlanCarriesTheAccuracyNote() {

@@ -201,6 +201,7 @@ private Q_SLOTS:
     void sequenceParallelRegatherValues();
     void dropoutValues();
     void gradAccumulationFusionValues();
+    void gradReduceScatterValues();
     void ropeFusionValues();
     void fsdpCopiesValues();
     void optimizerImplementationValues();
@@ -1821,6 +1822,19 @@ void TestFormats::sequenceParallelRegatherValues() {
 void TestFormats::gradAccumulationFusionValues() {
     checkBooleanKnob("grad_accumulation_fusion", true,
                      [](const sa::Plan& p) { return p.grad_accumulation_fusion; });
+}
+
+void TestFormats::gradReduceScatterValues() {
+    checkBooleanKnob("grad_reduce_scatter", true,
+                     [](const sa::Plan& p) { return p.grad_reduce_scatter; });
+    // FSDP always reduce-scatters: refused there, with the path and why.
+    const auto problems = strings(
+        sa::parsePlan(edited(kPlan, {"/zero_stage=3", "/grad_reduce_scatter=false"}), "plan.json")
+            .problems);
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems[0].startsWith("plan.json: /grad_reduce_scatter: ") &&
+                 problems[0].contains("ZeRO-3 always reduce-scatters"),
+             qPrintable(problems[0]));
 }
 
 void TestFormats::ropeFusionValues() {

@@ -378,6 +378,23 @@ void TestEditing::everyPlanKnobIsEditable() {
     QVERIFY(doc->scenario().plan.grad_accumulation_fusion);
     QVERIFY(fusion->isChecked());
 
+    // The sharded optimizer's gradients all-reduced: twice the gradient
+    // bytes across the buildings, a step no shorter; undo restores it.
+    QCheckBox* reduceScatter = inspector->checkBox(QStringLiteral("grad_reduce_scatter"));
+    QVERIFY(reduceScatter && reduceScatter->isChecked());
+    QVERIFY(waitForEvaluation());
+    const sa::Evaluation before = *window_->liveEvaluation()->current()->evaluation;
+    inspector->scrollArea()->ensureWidgetVisible(reduceScatter);
+    QTest::mouseClick(reduceScatter, Qt::LeftButton, {}, QPoint(4, reduceScatter->height() / 2));
+    QVERIFY(!doc->scenario().plan.grad_reduce_scatter);
+    QVERIFY(waitForEvaluation());
+    const sa::Evaluation& after = *window_->liveEvaluation()->current()->evaluation;
+    QVERIFY(after.cross_building_bytes > before.cross_building_bytes);
+    QVERIFY(after.step_time_s >= before.step_time_s);
+    doc->undoStack()->undo();
+    QVERIFY(doc->scenario().plan.grad_reduce_scatter);
+    QVERIFY(reduceScatter->isChecked());
+
     // The rotary embedding unfused: its eager ops lengthen the step; with
     // eager elementwise ops (torchtitan's own RoPE) the box is disabled.
     QCheckBox* rope = inspector->checkBox(QStringLiteral("rope_fusion"));
