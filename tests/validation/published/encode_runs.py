@@ -1798,5 +1798,146 @@ automodel("automodel-llama31-70b-64", {
         "cluster: DGX H100, 400 Gb/s a GPU (the table names the system only)",
     ])
 
+# ------------- BigScience BLOOM 176B (Megatron-DeepSpeed, Jean Zay A100 80GB, 2022)
+# A source of its own: the BLOOM training's own README and chronicles
+# (bigscience-workshop/bigscience, train/tr11-176B-ml/), which give the
+# launch script, the layout, the machine, a measured all-reduce on it and
+# the logged iteration times. Appended after the passes above, every key
+# set here from those files.
+BS = ("bigscience-workshop/bigscience train/tr11-176B-ml/ (commit 9e64edec2): chronicles.md "
+      "'7 days after the launch ... full throttle of GBS=2048', the logged iteration 12695: "
+      "105.22 s a step, 19.463 samples/s, 149.02 TFLOPs (the same in README.md's iteration "
+      "85376, 104.70 s, and chronicles.md's 42780-42781, 105.16-105.17 s)")
+BS_CLUSTER = "jean-zay-a100.json"
+dump("clusters/" + BS_CLUSTER, {
+    "format": "scaleacross.cluster", "version": 1, "name": "jean-zay-a100",
+    "description": (
+        "IDRIS Jean Zay's A100 partition as BLOOM 176B ran on it (bigscience train/tr11-176B-ml/"
+        "README.md 'Hardware'): 52 nodes of 8 A100 SXM4 80GB (416 GPUs), NVLink inside a node "
+        "(taken as the HGX A100 NVSwitch board: 300 GB/s per GPU each way), 4 x 100 Gb/s "
+        "Omni-Path per node (50 Gb/s per GPU), NCCL over the hfi1 verbs without GPUDirect RDMA. "
+        "scale_out_efficiency 0.81 is measured: experiments/bandwidth/all_reduce_bench-a100-n4.txt "
+        "(4 nodes, 32 ranks, 4 GB fp32 all-reduce, NCCL 2.10.3) logs 40.5-40.8 Gb/s bus bandwidth "
+        "after the first trial, 81% of 50 Gb/s. The fabric's topology (an enhanced 8D hypercube) "
+        "is taken as non-blocking."),
+    "gpu_models": {"A100-SXM4-80GB": {
+        "peak_tflops": {"bf16": 312, "fp8": 0}, "memory_gib": 80, "hbm_tbps": 2.039,
+        "sms": 108, "gemm_efficiency": 0.74}},
+    "buildings": [{
+        "name": "jean-zay", "region": "fr", "gpu_model": "A100-SXM4-80GB", "gpus": 416,
+        "gpus_per_host": 8, "scale_up_gbps": 2400, "scale_out_gbps": 50,
+        "scale_out_efficiency": 0.81, "zone_gpus": 416, "zone_oversubscription": 1,
+        "building_oversubscription": 1}],
+    "links": []})
+bloom = model("bloom-176b", "BLOOM 176B (BigScience, 2022): 70 layers, hidden 14336, 112 heads of "
+              "128, ffn 4h (GeLU), vocab 250880 (250,680 padded by --pad-vocab-size-to), tied "
+              "embeddings, seq 2048; ALiBi (no rotary work), a LayerNorm after the embedding",
+              70, 14336, 4 * 14336, 112, 112, 250880, "gelu", "bf16", True)
+bs_plan = {
+    "format": "scaleacross.plan", "version": 1, "name": "bigscience-bloom-176b-384",
+    "description": "BLOOM 176B on 384 A100 80GB (48 nodes): TP4 PP12 DP8, MBS 2, GBS 2048, seq "
+                   "2048 (128 microbatches a pipeline), full activation checkpointing, "
+                   "Megatron-DeepSpeed with DeepSpeed's pipeline engine and BF16_Optimizer",
+    "sequence_length": 2048, "global_batch_sequences": 2048, "micro_batch_sequences": 2,
+    "parallelism": {"tp": 4, "cp": 1, "pp": 12, "dp": 8, "ep": 1},
+    "zero_stage": 1, "recompute": "full", "sequence_parallel": False,
+    "schedule": {"kind": "1f1b", "virtual_stages": 1},
+    "dp_overlap": False, "grad_reduce_bytes": 4, "dp_bucket_mib": 1907,
+    "grad_reduce_scatter": False,
+    "flash_attention": False, "rank_order": ["tp", "cp", "dp", "pp"], "p2p_overlap": False,
+    "hidden_dropout": 0.1, "attention_dropout": 0.1, "grad_accumulation_fusion": False,
+    "placement": {"layers_per_stage": [5] + [6] * 10 + [5]}}
+dump("plans/" + bs_plan["name"] + ".json", bs_plan)
+index["runs"].append({
+    "id": "bigscience-bloom-176b-384", "family": "bigscience-2022", "source": BS,
+    "cluster": "clusters/" + BS_CLUSTER, "model": "models/bloom-176b.json",
+    "plan": "plans/" + bs_plan["name"] + ".json", "measured_metric": "step_time_s",
+    "measured_value": 105.22, "measured_tokens_per_s_per_gpu": round(2048 * 2048 / (105.22 * 384), 1),
+    "assumptions": [
+        "layout and batch from tr11-176B-ml.slurm (the training's launch script): TP_SIZE 4, "
+        "PP_SIZE 12 on 48 nodes (DP 8), MICRO_BATCH_SIZE 2, GLOBAL_BATCH_SIZE 2048 after the "
+        "ramp-up, SEQ_LEN 2048, --checkpoint-activations with --deepspeed-activation-"
+        "checkpointing (every layer: checkpoint-num-layers 1), --bf16",
+        "the logged TFLOPs are Megatron-DeepSpeed's count with recomputation, "
+        "96 B s l h^2 (1 + s/6h + V/16lh) / (t x GPUs): 149.02 at 105.22 s, as logged; the step "
+        "time is compared",
+        "layers per stage 5, 6 x 10, 5: --pp-partition-method 'type:transformer|embedding' "
+        "counts the tied embedding on the first and last stages as a layer (README.md "
+        "'Architecture')",
+        "rank order [tp, cp, dp, pp]: DeepSpeed's PipeModelDataParallelTopology orders its axes "
+        "pipe, data, model (model fastest), so a node holds 2 DP ranks x TP 4 of one stage",
+        "zero_stage 1: DeepSpeed's BF16_Optimizer (ZERO_STAGE=0 in the script: 'it implements its "
+        "own zero stage 1 equivalent') shards the fp32 master weights and moments over DP and "
+        "keeps an unsharded fp32 gradient accumulator (README.md 'Deepspeed config'): "
+        "grad_reduce_bytes 4; it all-reduces those fp32 gradients after the last backward "
+        "(pipe/engine.py _bf16_reduce_grads through buffered_allreduce_fallback, buckets of "
+        "500M elements: dp_bucket_mib 1907), grad_reduce_scatter false, and all-gathers the "
+        "updated bf16 partitions",
+        "grad_accumulation_fusion false: BF16_Optimizer adds each microbatch's BF16 gradients "
+        "into its fp32 accumulator (update_hp_grads), a pass of its own",
+        "p2p_overlap false, dp_overlap false: DeepSpeed's pipeline engine sends and receives "
+        "synchronously and reduces after the last backward (TrainSchedule's ReduceGrads), as for "
+        "the MT-NLG rows",
+        "flash_attention false: 2022 Megatron-DeepSpeed attention (baddbmm with the ALiBi bias, "
+        "the fused scale-mask-softmax kernel, --abort-on-unmet-fused-kernel-constraints); "
+        "ALiBi's bias tensor is read by the score GEMM and costs no kernel of its own",
+        "dropout 0.1 / 0.1 (hidden / attention): the script sets neither, and Megatron-DeepSpeed's "
+        "arguments.py defaults are 0.1 each",
+        "CUDA_LAUNCH_BLOCKING=1 (set in the script against a hang) is not modelled: the "
+        "chronicles' own A/B on a 200B trial (chronicles-prequel.md) measured 0-6% from it",
+        "tied embeddings: the last stage's copy of the table (0.9B parameters a TP rank) and its "
+        "fp32 gradients' all-reduce with the first stage after the last backward (pipe/engine.py "
+        "_exec_reduce_tied_grads on the BF16_Optimizer's _hp_grad), as the model charges any "
+        "tied pipeline",
+    ]})
+
+# ------------- Megatron-LM's GPT-3 175B example (README, January 2021; Selene A100)
+# The README's own figure for examples/pretrain_gpt3_175B.sh at the commit
+# that added it: one run on 1,024 GPUs, the layout and software of the
+# script. Appended after the passes above, every key set here.
+G3 = ("NVIDIA/Megatron-LM README.md 'GPT-3 Example' (commit 152aab304d, 2021-01-11): 'With full "
+      "global batch size of 1536 on 1024 A100 GPUs, each iteration takes around 32 seconds "
+      "resulting in 138 teraFLOPs per GPU'")
+g3 = model("megatron-gpt3-175b", "GPT-3 175B as examples/pretrain_gpt3_175B.sh builds it: 96 layers, "
+           "hidden 12288, 96 heads, ffn 4h (GeLU), vocab 51200 (GPT-2 BPE padded to a multiple of "
+           "128 x TP), tied embeddings, learned positions, seq 2048", 96, 12288, 4 * 12288, 96, 96,
+           51200, "gelu", "bf16", True)
+g3_plan = {
+    "format": "scaleacross.plan", "version": 1, "name": "megatron-readme-gpt3-175b-1024",
+    "description": "Megatron-LM's GPT-3 175B example on 1024 A100: TP8 PP16 DP8, MBS 1, GBS 1536, "
+                   "seq 2048 (192 microbatches a pipeline), full activation checkpointing, fp16, "
+                   "1F1B with blocking P2P, gradients all-reduced after the backward",
+    "sequence_length": 2048, "global_batch_sequences": 1536, "micro_batch_sequences": 1,
+    "parallelism": {"tp": 8, "cp": 1, "pp": 16, "dp": 8, "ep": 1},
+    "zero_stage": 0, "recompute": "full", "sequence_parallel": False,
+    "schedule": {"kind": "1f1b", "virtual_stages": 1},
+    "dp_overlap": False, "grad_reduce_bytes": 2, "flash_attention": False,
+    "rank_order": ["tp", "cp", "dp", "pp"], "p2p_overlap": False,
+    "hidden_dropout": 0.1, "attention_dropout": 0.1}
+dump("plans/" + g3_plan["name"] + ".json", g3_plan)
+index["runs"].append({
+    "id": "megatron-readme-gpt3-175b-1024", "family": "megatron-readme-2021", "source": G3,
+    "cluster": "clusters/selene-a100.json", "model": "models/megatron-gpt3-175b.json",
+    "plan": "plans/" + g3_plan["name"] + ".json", "measured_metric": "step_time_s",
+    "measured_value": 31.92, "measured_tokens_per_s_per_gpu": round(1536 * 2048 / (31.92 * 1024), 1),
+    "assumptions": [
+        "the step time from the README's 138 TFLOP/s under Megatron's count with full "
+        "recomputation, 96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 FLOPs a step: 31.92 s on "
+        "1024 GPUs (the README's 'around 32 seconds')",
+        "layout and batch from examples/pretrain_gpt3_175B.sh at that commit: "
+        "--tensor-model-parallel-size 8, --pipeline-model-parallel-size 16 on 128 nodes (DP 8), "
+        "--micro-batch-size 1, --global-batch-size 1536 (after the ramp-up), --seq-length 2048, "
+        "--checkpoint-activations, --fp16 (costed at the BF16 rates: the same tensor-core peak)",
+        "the January 2021 Megatron-LM: no distributed optimizer (zero_stage 0), the local DDP "
+        "all-reduces the fp16 gradients after the backward (--accumulate-allreduce-grads-in-fp32 "
+        "not set: grad_reduce_bytes 2, dp_overlap false), 1F1B without interleaving with blocking "
+        "P2P (p2p_communication.py waits on every request), the fused scale-mask-softmax "
+        "attention (no FlashAttention), no sequence parallelism, dropout 0.1 / 0.1 "
+        "(arguments.py defaults)",
+        "the machine: selene-a100.json (DGX A100 80GB, 8 x 200 Gb/s HDR per node, non-blocking), "
+        "as for the SC'21 rows; the README names 'A100 GPUs' only, and the memory size does not "
+        "enter the step time",
+    ]})
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
