@@ -1808,6 +1808,19 @@ BS = ("bigscience-workshop/bigscience train/tr11-176B-ml/ (commit 9e64edec2): ch
       "'7 days after the launch ... full throttle of GBS=2048', the logged iteration 12695: "
       "105.22 s a step, 19.463 samples/s, 149.02 TFLOPs (the same in README.md's iteration "
       "85376, 104.70 s, and chronicles.md's 42780-42781, 105.16-105.17 s)")
+def appended(plan_doc, family, source, cluster, model_name, step_s, gbs, gpus, assumptions):
+    """An appended run measured as a step time: its plan written, its entry
+    (id = the plan's name) added to the index."""
+    dump("plans/" + plan_doc["name"] + ".json", plan_doc)
+    index["runs"].append({
+        "id": plan_doc["name"], "family": family, "source": source,
+        "cluster": "clusters/" + cluster, "model": "models/" + model_name + ".json",
+        "plan": "plans/" + plan_doc["name"] + ".json", "measured_metric": "step_time_s",
+        "measured_value": step_s,
+        "measured_tokens_per_s_per_gpu": round(gbs * plan_doc["sequence_length"] / (step_s * gpus), 1),
+        "assumptions": assumptions})
+
+
 BS_CLUSTER = "jean-zay-a100.json"
 dump("clusters/" + BS_CLUSTER, {
     "format": "scaleacross.cluster", "version": 1, "name": "jean-zay-a100",
@@ -1847,13 +1860,7 @@ bs_plan = {
     "flash_attention": False, "rank_order": ["tp", "cp", "dp", "pp"], "p2p_overlap": False,
     "hidden_dropout": 0.1, "attention_dropout": 0.1, "grad_accumulation_fusion": False,
     "placement": {"layers_per_stage": [5] + [6] * 10 + [5]}}
-dump("plans/" + bs_plan["name"] + ".json", bs_plan)
-index["runs"].append({
-    "id": "bigscience-bloom-176b-384", "family": "bigscience-2022", "source": BS,
-    "cluster": "clusters/" + BS_CLUSTER, "model": "models/bloom-176b.json",
-    "plan": "plans/" + bs_plan["name"] + ".json", "measured_metric": "step_time_s",
-    "measured_value": 105.22, "measured_tokens_per_s_per_gpu": round(2048 * 2048 / (105.22 * 384), 1),
-    "assumptions": [
+appended(bs_plan, "bigscience-2022", BS, BS_CLUSTER, "bloom-176b", 105.22, 2048, 384, [
         "layout and batch from tr11-176B-ml.slurm (the training's launch script): TP_SIZE 4, "
         "PP_SIZE 12 on 48 nodes (DP 8), MICRO_BATCH_SIZE 2, GLOBAL_BATCH_SIZE 2048 after the "
         "ramp-up, SEQ_LEN 2048, --checkpoint-activations with --deepspeed-activation-"
@@ -1889,7 +1896,7 @@ index["runs"].append({
         "fp32 gradients' all-reduce with the first stage after the last backward (pipe/engine.py "
         "_exec_reduce_tied_grads on the BF16_Optimizer's _hp_grad), as the model charges any "
         "tied pipeline",
-    ]})
+    ])
 
 # ------------- Megatron-LM's GPT-3 175B example (README, January 2021; Selene A100)
 # The README's own figure for examples/pretrain_gpt3_175B.sh at the commit
@@ -1914,13 +1921,8 @@ g3_plan = {
     "dp_overlap": False, "grad_reduce_bytes": 2, "flash_attention": False,
     "rank_order": ["tp", "cp", "dp", "pp"], "p2p_overlap": False,
     "hidden_dropout": 0.1, "attention_dropout": 0.1}
-dump("plans/" + g3_plan["name"] + ".json", g3_plan)
-index["runs"].append({
-    "id": "megatron-readme-gpt3-175b-1024", "family": "megatron-readme-2021", "source": G3,
-    "cluster": "clusters/selene-a100.json", "model": "models/megatron-gpt3-175b.json",
-    "plan": "plans/" + g3_plan["name"] + ".json", "measured_metric": "step_time_s",
-    "measured_value": 31.92, "measured_tokens_per_s_per_gpu": round(1536 * 2048 / (31.92 * 1024), 1),
-    "assumptions": [
+appended(g3_plan, "megatron-readme-2021", G3, "selene-a100.json", "megatron-gpt3-175b", 31.92, 1536,
+         1024, [
         "the step time from the README's 138 TFLOP/s under Megatron's count with full "
         "recomputation, 96 B s l h^2 (1 + s/6h + V/16lh) = 4.511e18 FLOPs a step: 31.92 s on "
         "1024 GPUs (the README's 'around 32 seconds')",
@@ -1937,7 +1939,7 @@ index["runs"].append({
         "the machine: selene-a100.json (DGX A100 80GB, 8 x 200 Gb/s HDR per node, non-blocking), "
         "as for the SC'21 rows; the README names 'A100 GPUs' only, and the memory size does not "
         "enter the step time",
-    ]})
+    ])
 
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
