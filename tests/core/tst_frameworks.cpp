@@ -247,6 +247,28 @@ std::vector<PublishedRow> publishedRows() {
         add("nemo/" + name + ".yaml", "plans/" + name + ".json", "models/llama2-7b-fp8.json", 32000,
             {B, V});
     }
+    // NVIDIA's DGX Cloud benchmarking recipe for NeMo's GPT-3 175B, two releases, BF16 and
+    // FP8 at 128 to 2048 GPUs: the release's YAML with its launch overrides, as encoded.
+    for (const char* release : {"dgxc2411", "dgxc2502"})
+        for (const char* dtype : {"bf16", "fp8"})
+            for (const char* gpus : {"128", "256", "512", "1024", "2048"}) {
+                const std::string name = std::string(release) + "-gpt3-175b-" + dtype + "-" + gpus;
+                add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                    std::string("models/gpt3-175b-nemo-") + dtype + ".json", 50257, {});
+            }
+    // Its Llama 3.1 recipe at v25.02: 8B on 8 to 128 GPUs, 70B on 64 to 2048.
+    for (const char* dtype : {"bf16", "fp8"}) {
+        for (const char* gpus : {"8", "16", "32", "64", "128"}) {
+            const std::string name = std::string("dgxc2502-llama31-8b-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/llama3-8b-") + dtype + ".json", 128256, {});
+        }
+        for (const char* gpus : {"64", "128", "256", "512", "1024", "2048"}) {
+            const std::string name = std::string("dgxc2502-llama31-70b-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/llama31-70b-nemo-") + dtype + ".json", 128256, {});
+        }
+    }
     return rows;
 }
 

@@ -1941,5 +1941,201 @@ appended(g3_plan, "megatron-readme-2021", G3, "selene-a100.json", "megatron-gpt3
         "enter the step time",
     ])
 
+# ------------- NVIDIA DGX Cloud Benchmarking: NeMo GPT-3 175B on 128-2048 H100
+# NVIDIA/dgxc-benchmarking's nemo_megatron recipe, two releases of it: each
+# README gives the step time (step 50 of a 50-step run) at five scales, BF16
+# and FP8, and the release's files give the launch configuration. The
+# upstream training YAMLs are kept verbatim under sources/; each row's launch
+# configuration (tests/data/frameworks/nemo/<id>.yaml) is that YAML with the
+# overrides its launch.sh / configure.sh pass (trainer.num_nodes,
+# model.global_batch_size = 16 x nodes, model.fp8) and its NVTE_FUSED_ATTN
+# as the launcher's env_vars. The plans are what the NeMo importer reads
+# from those files (tst_frameworks publishedRuns checks it).
+DGXC = ("NVIDIA/dgxc-benchmarking nemo_megatron/README_175b.md, 'Expected Performance' tables "
+        "(NeMo Megatron BF16 and FP8, TP=4, PP=8, MBS=1, SEQ=2048; GBS = 2 x GPUs), release %s "
+        "(commit %s, container nvcr.io/nvidia/nemo:%s): %s %d GPUs, %.3f s a step")
+DGXC_RELEASES = [
+    # release, commit, container, VP, NVTE_FUSED_ATTN, {bf16: [...], fp8: [...]} at 128..2048
+    ("v24.11.1", "35a9aec", "24.05", 12, 0,
+     {"bf16": [8.91, 8.95, 9.09, 9.01, 9.02], "fp8": [5.92, 5.96, 6.44, 6.72, 6.24]}),
+    ("v25.02", "8f5cbb3", "24.12", 6, 1,
+     {"bf16": [8.309, 8.408, 8.42, 8.453, 8.49], "fp8": [5.626, 5.725, 5.774, 5.82, 5.96]}),
+]
+dgxc_cluster = load("clusters/dgx-h100.json")
+dgxc_cluster["name"] = "dgx-cloud-h100"
+dgxc_cluster["description"] = (
+    "NVIDIA DGX Cloud as the dgxc-benchmarking recipes ran on it: DGX H100 (H100 SXM5 80GB, "
+    "NVLink4 450 GB/s per direction, 8 x 400 Gb/s per node), 2,048 GPUs, taken as non-blocking "
+    "(the recipes name 'DGX H100' and nothing of the fabric).")
+dgxc_cluster["buildings"][0]["gpus"] = 2048
+dump("clusters/dgx-cloud-h100.json", dgxc_cluster)
+for dtype in ("bf16", "fp8"):
+    model("gpt3-175b-nemo-" + dtype, "GPT-3 175B as NeMo's gpt3_175b_hydra.yaml builds it: 96 layers, "
+          "hidden 12288, 96 heads, ffn 4h (GeLU), GPT-2 BPE (50,257) padded to a multiple of "
+          "128 x TP 4 (50,688), tied embeddings, learned positions; " + dtype.upper() + " GEMMs",
+          96, 12288, 49152, 96, 96, 50688, "gelu", dtype, True)
+for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
+    base = open(os.path.join(HERE, "sources", "dgxc-%s-gpt3_175b_hydra.yaml" % release)).read()
+    tag = "dgxc" + release[1:].replace(".", "")[:4]
+    for dtype in ("bf16", "fp8"):
+        for k, gpus in enumerate((128, 256, 512, 1024, 2048)):
+            nodes, gbs, t = gpus // 8, 2 * gpus, steps[dtype][k]
+            rid = "%s-gpt3-175b-%s-%d" % (tag, dtype, gpus)
+            text = base.replace("  num_nodes: 16\n", "  num_nodes: %d\n" % nodes, 1)
+            text = text.replace("  global_batch_size: 256\n", "  global_batch_size: %d\n" % gbs, 1)
+            text = text.replace("  fp8: true\n", "  fp8: %s\n" % str(dtype == "fp8").lower(), 1)
+            assert text.count("num_nodes: %d" % nodes) == 1
+            header = ("# NVIDIA/dgxc-benchmarking %s (%s) nemo_megatron/gpt3_175b_hydra.yaml with the "
+                      "overrides of its launch:\n# trainer.num_nodes=%d model.global_batch_size=%d "
+                      "model.fp8=%s; NVTE_FUSED_ATTN=%d exported by the launch script.\n" %
+                      (release, commit, nodes, gbs, str(dtype == "fp8").lower(), fused_attn))
+            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+                f.write(header + text.rstrip("\n") + "\nenv_vars:\n  NVTE_FUSED_ATTN: %d\n" % fused_attn)
+            doc = {
+                "format": "scaleacross.plan", "version": 1, "name": rid,
+                "description": "dgxc-benchmarking %s: NeMo %s GPT-3 175B %s on %d H100, TP4 PP8 VP%d "
+                               "DP%d, MBS 1, GBS %d, seq 2048" % (release, container, dtype.upper(), gpus,
+                                                               vp, gpus // 32, gbs),
+                "sequence_length": 2048, "global_batch_sequences": gbs, "micro_batch_sequences": 1,
+                "parallelism": {"tp": 4, "cp": 1, "pp": 8, "dp": gpus // 32, "ep": 1},
+                "zero_stage": 1, "recompute": "none", "sequence_parallel": True,
+                "schedule": {"kind": "interleaved", "virtual_stages": vp},
+                "rank_order": ["tp", "cp", "dp", "pp"], "dp_overlap": True, "tp_comm_overlap": True,
+                "dp_bucket_mib": max(40e6, 1e6 * (gpus // 32)) * 2 / (1024 * 1024),
+                "grad_reduce_bytes": 2, "master_weights": "16bit", "flash_attention": True,
+                "hidden_dropout": 0.1, "attention_dropout": 0.1}
+            if fused_attn == 0:
+                doc["attention_kernel"] = "flash2"
+            if dtype == "fp8":
+                doc["fp8_recipe"] = "delayed"
+                doc["fp8_param_gather"] = True
+            dump("plans/" + rid + ".json", doc)
+            index["runs"].append({
+                "id": rid, "family": "dgxc-benchmarking", "source": DGXC % (
+                    release, commit, container, dtype.upper(), gpus, t),
+                "cluster": "clusters/dgx-cloud-h100.json",
+                "model": "models/gpt3-175b-nemo-%s.json" % dtype, "plan": "plans/" + rid + ".json",
+                "measured_metric": "step_time_s", "measured_value": t,
+                "measured_tokens_per_s_per_gpu": round(gbs * 2048 / (t * gpus), 1),
+                "assumptions": [
+                    "the step time as the README gives it: train_step_timing at step 50 (NeMo's "
+                    "timer, synchronised, averaged over its last 5 steps)",
+                    "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
+                    "gpt3_175b_hydra.yaml (sources/dgxc-%s-gpt3_175b_hydra.yaml) with its launch "
+                    "overrides; the plan is the NeMo importer's reading of it: TP 4, PP 8, "
+                    "virtual stages %d (the YAML's; the README's table header says VP=12 in both "
+                    "releases), sequence parallelism, TP communication overlap (ub_tp_comm_overlap), "
+                    "overlapped P2P, Apex distributed Adam with overlapped grad and param sync, "
+                    "BF16 gradient sync (grad_sync_dtype bf16), BF16 parameter remainders "
+                    "(master_weights 16bit), no recompute, dropout 0.1 / 0.1%s" % (
+                        rid, release, vp, ", FP8 with delayed scaling (amax history 1024, max) "
+                        "and FP8 parameters (fp8_params)" if dtype == "fp8" else
+                        "; model.fp8 false, so the YAML's FP8 keys do nothing"),
+                    "attention: NVTE_FUSED_ATTN=%d in the release's launch script: %s" % (
+                        fused_attn, "Transformer Engine's flash-attn backend (attention_kernel "
+                        "flash2)" if fused_attn == 0 else "Transformer Engine's fused (cuDNN) "
+                        "attention, the plan's auto"),
+                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    "not modelled: NCCL_NVLS_ENABLE=0 (the model prices no NVLS for these "
+                    "collectives either), the conditional layer-norm SM margins and the "
+                    "userbuffers' per-GEMM SM counts of the YAML (Transformer Engine's defaults "
+                    "are charged)",
+                ]})
+
+# The same repository's Llama 3.1 recipe at v25.02 (NeMo 24.12): 8B (TP 1,
+# CP 2) on 8-128 GPUs and 70B (TP 4, PP 4, VP 5, CP 2) on 64-2048, BF16 and
+# FP8, GBS 16 per 8B node and 16 per 70B 8-node group (launch.sh: 128 x
+# GPUs / 8, 128 x GPUs / 64), sequence 8192; its configure.sh passes
+# model.fp8, model.fp8_hybrid and +model.fp8_params and exports
+# NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=1.
+DGXC_LLAMA = ("NVIDIA/dgxc-benchmarking llama3.1/README_%s.md, 'Expected Performance' tables "
+              "(Llama 3.1 %s %s), release v25.02 (commit 8f5cbb3, container nvcr.io/nvidia/nemo:"
+              "24.12): %d GPUs, %.2f s a step")
+DGXC_LLAMA_ROWS = {
+    # size: (GPUs, {dtype: step times}, per-8-GPU GBS divisor, model docs by dtype)
+    "8b": ((8, 16, 32, 64, 128), {"bf16": [12.78, 12.99, 13.00, 13.00, 13.16],
+                                  "fp8": [9.44, 9.47, 9.60, 9.64, 9.73]}, 8),
+    "70b": ((64, 128, 256, 512, 1024, 2048), {"bf16": [14.61, 14.70, 14.72, 14.80, 14.86, 14.84],
+                                              "fp8": [10.46, 10.52, 10.75, 10.76, 10.83, 10.99]},
+            64),
+}
+for dtype in ("bf16", "fp8"):
+    model("llama31-70b-nemo-" + dtype, "Llama 3.1 70B as NeMo's llama3.1_70b.yaml builds it: 80 "
+          "layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672, the Llama 3 tokenizer (128,256) "
+          "padded to a multiple of 128 x TP 4 (128,512), untied; " + dtype.upper() + " GEMMs",
+          80, 8192, 28672, 64, 8, 128512, "swiglu", dtype, False)
+for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
+    base = open(os.path.join(HERE, "sources", "dgxc-v25.02-llama3.1_%s.yaml" % size)).read()
+    base_nodes = 1 if size == "8b" else 8
+    for dtype in ("bf16", "fp8"):
+        fp8 = str(dtype == "fp8").lower()
+        for k, gpus in enumerate(scales):
+            nodes, gbs, t = gpus // 8, 128 * gpus // per, steps[dtype][k]
+            rid = "dgxc2502-llama31-%s-%s-%d" % (size, dtype, gpus)
+            text = base.replace("  num_nodes: %d\n" % base_nodes, "  num_nodes: %d\n" % nodes, 1)
+            text = text.replace("  global_batch_size: 128\n", "  global_batch_size: %d\n" % gbs, 1)
+            text = text.replace("  fp8: false\n", "  fp8: %s\n  fp8_params: %s\n" % (fp8, fp8), 1)
+            text = text.replace("  fp8_hybrid: false\n", "  fp8_hybrid: %s\n" % fp8, 1)
+            assert text.count("num_nodes: %d\n" % nodes) == 1 and text.count("fp8_params") == 1
+            header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) llama3.1/llama3.1_%s.yaml with the "
+                      "overrides of its launch:\n# trainer.num_nodes=%d model.global_batch_size=%d "
+                      "model.fp8=%s model.fp8_hybrid=%s +model.fp8_params=%s;\n# NVTE_FLASH_ATTN=0 "
+                      "NVTE_FUSED_ATTN=1 exported by configure.sh.\n" % (size, nodes, gbs, fp8, fp8, fp8))
+            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+                f.write(header + text.rstrip("\n") +
+                        "\nenv_vars:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 1\n")
+            tp, pp, cp = (1, 1, 2) if size == "8b" else (4, 4, 2)
+            dp = gpus // (tp * pp * cp)
+            doc = {
+                "format": "scaleacross.plan", "version": 1, "name": rid,
+                "description": "dgxc-benchmarking v25.02: NeMo 24.12 Llama 3.1 %s %s on %d H100, TP%d "
+                               "PP%d CP%d%s DP%d, MBS 1, GBS %d, seq 8192" % (
+                                   size.upper(), dtype.upper(), gpus, tp, pp, cp,
+                                   " VP5" if pp > 1 else "", dp, gbs),
+                "sequence_length": 8192, "global_batch_sequences": gbs, "micro_batch_sequences": 1,
+                "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": 1},
+                "zero_stage": 1, "recompute": "none", "sequence_parallel": tp > 1,
+                "schedule": {"kind": "interleaved", "virtual_stages": 5} if pp > 1 else
+                            {"kind": "1f1b", "virtual_stages": 1},
+                "rank_order": ["tp", "cp", "dp", "pp"], "dp_overlap": True,
+                "dp_bucket_mib": max(40e6, 1e6 * dp * cp) * 2 / (1024 * 1024),
+                "grad_reduce_bytes": 2, "master_weights": "16bit", "flash_attention": True,
+                "attention_kernel": "cudnn", "cross_entropy": "megatron-fused"}
+            if tp > 1:
+                doc["tp_comm_overlap"] = True
+            if dtype == "fp8":
+                doc["fp8_recipe"] = "delayed"
+                doc["fp8_param_gather"] = True
+            dump("plans/" + rid + ".json", doc)
+            model_doc = ("llama3-8b-" + dtype) if size == "8b" else ("llama31-70b-nemo-" + dtype)
+            index["runs"].append({
+                "id": rid, "family": "dgxc-benchmarking",
+                "source": DGXC_LLAMA % (size, size.upper(), dtype.upper(), gpus, t),
+                "cluster": "clusters/dgx-cloud-h100.json", "model": "models/" + model_doc + ".json",
+                "plan": "plans/" + rid + ".json", "measured_metric": "step_time_s",
+                "measured_value": t, "measured_tokens_per_s_per_gpu": round(gbs * 8192 / (t * gpus), 1),
+                "assumptions": [
+                    "the step time as the README gives it: train_step_timing at the run's last "
+                    "step (NeMo's timer, synchronised, averaged over its last 5 steps)",
+                    "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
+                    "llama3.1_%s.yaml (sources/dgxc-v25.02-llama3.1_%s.yaml) with its launch "
+                    "overrides; the plan is the NeMo importer's reading of it: %s, no recompute, "
+                    "Megatron's fused cross entropy, Apex distributed Adam with overlapped grad and "
+                    "param sync, BF16 gradient sync, BF16 parameter remainders, no dropout%s" % (
+                        rid, size, size, "TP 1, CP 2 (Transformer Engine's ring), no PP" if size ==
+                        "8b" else "TP 4 with sequence parallelism and TP communication overlap, "
+                        "PP 4 with 5 virtual stages and overlapped P2P, CP 2",
+                        ", FP8 with delayed scaling (amax history 1024, max) and FP8 parameters"
+                        if dtype == "fp8" else ""),
+                    "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=1 in configure.sh: "
+                    "Transformer Engine's fused (cuDNN) attention (attention_kernel cudnn)",
+                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    "not modelled: NVTE_FWD_LAYERNORM_SM_MARGIN=8 and its backward twin (the "
+                    "norms' kernels leave 8 SMs to overlapped communication) and the userbuffers' "
+                    "per-GEMM SM counts of the YAML (Transformer Engine's defaults are charged)",
+                ]})
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
