@@ -522,11 +522,13 @@ void timeline(const PipelineResult& simulated, std::vector<TimelineOp>&& ops, co
     for (int s = 0; s < pp; ++s) {
         const std::size_t i = std::size_t(s);
         const double endS = simulated.end_s[i];
-        if (dp.time[i] > 0) {
+        // The gradient syncs: DP's, and the tied embedding's between the
+        // first and the last stage (which a stage without DP has alone).
+        if (dp.time[i] > 0 || dp.end[i] > endS) {
             TimelineOp op;
             op.kind = OpKind::DpSync;
             op.stage = s;
-            op.start_s = dp.start[i];
+            op.start_s = dp.time[i] > 0 ? dp.start[i] : endS;
             op.end_s = dp.end[i];
             op.exposed_s = std::max(0.0, op.end_s - endS);
             tl.ops.push_back(op);

@@ -784,6 +784,20 @@ void TestFidelity::tiedEmbeddingsSyncAcrossThePipeline() {
     QVERIFY2(extra >= pairs * perGpu / line && extra <= 1.34 * pairs * perGpu / line + 0.05,
              std::to_string(extra).c_str());
     QVERIFY(t.breakdown.dp_exposed_s >= u.breakdown.dp_exposed_s + pairs * perGpu / line);
+    // Without DP the first and last stage still sync the table: the
+    // timeline shows it as their gradient sync, from the pipeline's end to
+    // the optimizer, and the middle has none.
+    Plan solo = makePlan(8, 2, 1, 8);
+    solo.placement = Placement{{{0, 0, 0, 0, "B1"}, {1, 1, 0, 0, "B2"}}, {}};
+    const Evaluation ts = evaluated(c, tied, solo);
+    int syncs = 0;
+    for (const TimelineOp& op : ts.timeline.ops)
+        if (op.kind == OpKind::DpSync) {
+            ++syncs;
+            QVERIFY2(op.end_s - op.start_s >= perGpu * 8 / line, std::to_string(op.end_s).c_str());
+            QVERIFY(op.exposed_s > 0);
+        }
+    QCOMPARE(syncs, 2);
     // Without a pipeline there is one table and nothing to sync.
     const Plan flat = makePlan(8, 1, 16, 64);
     const Evaluation t1 = evaluated(c, tied, flat);
