@@ -2009,15 +2009,9 @@ for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
             if dtype == "fp8":
                 doc["fp8_recipe"] = "delayed"
                 doc["fp8_param_gather"] = True
-            dump("plans/" + rid + ".json", doc)
-            index["runs"].append({
-                "id": rid, "family": "dgxc-benchmarking", "source": DGXC % (
-                    release, commit, container, dtype.upper(), gpus, t),
-                "cluster": "clusters/dgx-cloud-h100.json",
-                "model": "models/gpt3-175b-nemo-%s.json" % dtype, "plan": "plans/" + rid + ".json",
-                "measured_metric": "step_time_s", "measured_value": t,
-                "measured_tokens_per_s_per_gpu": round(gbs * 2048 / (t * gpus), 1),
-                "assumptions": [
+            appended(doc, "dgxc-benchmarking",
+                     DGXC % (release, commit, container, dtype.upper(), gpus, t),
+                     "dgx-cloud-h100.json", "gpt3-175b-nemo-" + dtype, t, gbs, gpus, [
                     "the step time as the README gives it: train_step_timing at step 50 (NeMo's "
                     "timer, synchronised, averaged over its last 5 steps)",
                     "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
@@ -2041,7 +2035,7 @@ for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
                     "collectives either), the conditional layer-norm SM margins and the "
                     "userbuffers' per-GEMM SM counts of the YAML (Transformer Engine's defaults "
                     "are charged)",
-                ]})
+                ])
 
 # The same repository's Llama 3.1 recipe at v25.02 (NeMo 24.12): 8B (TP 1,
 # CP 2) on 8-128 GPUs and 70B (TP 4, PP 4, VP 5, CP 2) on 64-2048, BF16 and
@@ -2107,15 +2101,10 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
             if dtype == "fp8":
                 doc["fp8_recipe"] = "delayed"
                 doc["fp8_param_gather"] = True
-            dump("plans/" + rid + ".json", doc)
             model_doc = ("llama3-8b-" + dtype) if size == "8b" else ("llama31-70b-nemo-" + dtype)
-            index["runs"].append({
-                "id": rid, "family": "dgxc-benchmarking",
-                "source": DGXC_LLAMA % (size, size.upper(), dtype.upper(), gpus, t),
-                "cluster": "clusters/dgx-cloud-h100.json", "model": "models/" + model_doc + ".json",
-                "plan": "plans/" + rid + ".json", "measured_metric": "step_time_s",
-                "measured_value": t, "measured_tokens_per_s_per_gpu": round(gbs * 8192 / (t * gpus), 1),
-                "assumptions": [
+            appended(doc, "dgxc-benchmarking",
+                     DGXC_LLAMA % (size, size.upper(), dtype.upper(), gpus, t),
+                     "dgx-cloud-h100.json", model_doc, t, gbs, gpus, [
                     "the step time as the README gives it: train_step_timing at the run's last "
                     "step (NeMo's timer, synchronised, averaged over its last 5 steps)",
                     "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
@@ -2135,7 +2124,7 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
                     "not modelled: NVTE_FWD_LAYERNORM_SM_MARGIN=8 and its backward twin (the "
                     "norms' kernels leave 8 SMs to overlapped communication) and the userbuffers' "
                     "per-GEMM SM counts of the YAML (Transformer Engine's defaults are charged)",
-                ]})
+                ])
 
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
