@@ -269,6 +269,20 @@ std::vector<PublishedRow> publishedRows() {
                 std::string("models/llama31-70b-nemo-") + dtype + ".json", 128256, {});
         }
     }
+    // Its Nemotron-4 recipe at v25.02: 15B on 16 to 2048 GPUs, 340B on 128 to 2048 (CP 2 in
+    // BF16), each YAML with configure.sh's overrides in place.
+    for (const char* dtype : {"bf16", "fp8"}) {
+        for (const char* gpus : {"16", "32", "64", "128", "256", "512", "1024", "2048"}) {
+            const std::string name = std::string("dgxc2502-nemotron4-15b-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/nemotron4-15b-") + dtype + ".json", 256000, {});
+        }
+        for (const char* gpus : {"128", "256", "512", "1024", "2048"}) {
+            const std::string name = std::string("dgxc2502-nemotron4-340b-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/nemotron4-340b-") + dtype + ".json", 256000, {});
+        }
+    }
     return rows;
 }
 

@@ -2126,5 +2126,160 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
                     "per-GEMM SM counts of the YAML (Transformer Engine's defaults are charged)",
                 ])
 
+
+# The same repository's Nemotron-4 recipe at v25.02: 15B (NeMo 24.12; TP 4,
+# MBS 4, GBS 4 per GPU) on 16-2048 GPUs and 340B (NeMo 24.09; TP 8, PP 8, VP
+# 12, MBS 1, GBS 2 per node, CP 2 in BF16 and 1 in FP8) on 128-2048, BF16 and
+# FP8, sequence 4096. configure.sh passes its settings as Hydra overrides of
+# the release's YAMLs (kept verbatim under sources/); here each override
+# replaces its key in place (or is added to its section, as Hydra's "+" adds
+# it), and the exported NVTE_FUSED_ATTN becomes the launcher's env_vars.
+def hydra_override(text, dotted, value):
+    """The YAML text with `dotted` (section.key or section.group.key, two
+    levels of two-space indentation at most) set to `value`: the key's line
+    replaced, comment and all, or added at the end of its section."""
+    parts = dotted.split(".")
+    lines = text.split("\n")
+    start = next(i for i, l in enumerate(lines) if l == parts[0] + ":")
+    end = next((i for i in range(start + 1, len(lines))
+                if lines[i] and not lines[i].startswith(" ") and not lines[i].startswith("#")),
+               len(lines))
+    indent = "  " * (len(parts) - 1)
+    if len(parts) == 3:
+        group = next(i for i in range(start + 1, end) if lines[i] == "  " + parts[1] + ":")
+        start = group
+        end = next((i for i in range(group + 1, end)
+                    if lines[i].strip() and not lines[i].startswith("    ")), end)
+    for i in range(start + 1, end):
+        stripped = lines[i]
+        if stripped.startswith(indent + parts[-1] + ":") and not stripped.startswith(indent + " "):
+            lines[i] = indent + parts[-1] + ": " + value
+            return "\n".join(lines)
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    lines.insert(end, indent + parts[-1] + ": " + value)
+    return "\n".join(lines)
+
+
+DGXC_NEMOTRON = ("NVIDIA/dgxc-benchmarking nemotron/README_%s.md, 'Expected Slurm Performance' "
+                 "tables (Nemotron4 %s %s), release v25.02 (commit 8f5cbb3, container "
+                 "nvcr.io/nvidia/nemo:%s): %d GPUs, %.3f s a step")
+DGXC_NEMOTRON_ROWS = {
+    # size: (container, GPUs, {dtype: step times})
+    "15b": ("24.12", (16, 32, 64, 128, 256, 512, 1024, 2048),
+            {"bf16": [2.812, 2.824, 2.845, 2.859, 2.852, 2.875, 2.895, 2.887],
+             "fp8": [2.039, 2.046, 2.048, 2.059, 2.075, 2.12, 2.094, 2.12]}),
+    "340b": ("24.09", (128, 256, 512, 1024, 2048),
+             {"bf16": [4.61, 4.67, 4.7, 4.73, 4.84], "fp8": [3.16, 3.21, 3.26, 3.34, 3.49]}),
+}
+for dtype in ("bf16", "fp8"):
+    model("nemotron4-15b-" + dtype, "Nemotron-4 15B as NeMo's nemotron4-15b-synth.yaml (dgxc-benchmarking "
+          "v25.02) builds it: 32 layers, hidden 6144, 48 heads, 8 KV heads, ffn 24576 squared-ReLU "
+          "(non-gated: encoded as gelu, the same GEMM shapes), RoPE on half of each head, "
+          "LayerNorm1p, no biases, the 256,000-token sentencepiece vocabulary (a multiple of "
+          "128 x TP 4), untied; " + dtype.upper() + " GEMMs",
+          32, 6144, 24576, 48, 8, 256000, "gelu", dtype, False)
+model("nemotron4-340b-bf16", "Nemotron-4 340B as NeMo's nemotron4-340b-synth.yaml (dgxc-benchmarking "
+      "v25.02) builds it: 96 layers, hidden 18432, 96 heads, 8 KV heads, ffn 73728 squared-ReLU "
+      "(non-gated: encoded as gelu, the same GEMM shapes), RoPE on half of each head, "
+      "LayerNorm1p, no biases, 256,000-token vocabulary, untied; BF16 GEMMs",
+      96, 18432, 73728, 96, 8, 256000, "gelu", "bf16", False)
+for size, (container, scales, steps) in DGXC_NEMOTRON_ROWS.items():
+    base = open(os.path.join(HERE, "sources", "dgxc-v25.02-nemotron4-%s-synth.yaml" % size)).read()
+    for dtype in ("bf16", "fp8"):
+        fp8 = dtype == "fp8"
+        for k, gpus in enumerate(scales):
+            nodes, t = gpus // 8, steps[dtype][k]
+            if size == "15b":
+                tp, pp, cp, vp, mbs, gbs, fused = 4, 1, 1, None, 4, 4 * gpus, 1
+            else:
+                tp, pp, cp, vp, mbs, gbs, fused = 8, 8, 1 if fp8 else 2, 12, 1, 2 * nodes, 0
+            dp = gpus // (tp * pp * cp)
+            # 15B: Megatron-Core's distributed optimizer without optim.grad_sync_dtype
+            # reduces FP32 gradients; 340B: Apex's with grad_sync_dtype bf16.
+            grad_bytes = 4 if size == "15b" else 2
+            rid = "dgxc2502-nemotron4-%s-%s-%d" % (size, dtype, gpus)
+            overrides = []
+            if size == "340b":
+                overrides += [("model.overlap_p2p_comm", "True"), ("model.batch_p2p_comm", "False")]
+            overrides += [
+                ("model.global_batch_size", str(gbs)), ("trainer.num_nodes", str(nodes)),
+                ("model.tensor_model_parallel_size", str(tp)),
+                ("model.pipeline_model_parallel_size", str(pp)),
+                ("model.context_parallel_size", str(cp)),
+                ("model.virtual_pipeline_model_parallel_size", str(vp) if vp else "null"),
+                ("model.fp8", str(fp8)), ("model.ub_tp_comm_overlap", "True"),
+                ("model.sequence_parallel", "True"), ("model.micro_batch_size", str(mbs)),
+                ("model.mcore_gpt", "True"), ("model.transformer_engine", "True"),
+                ("model.fp8_hybrid", "True"), ("model.fp8_params", str(fp8))]
+            text = base
+            for key, value in overrides:
+                text = hydra_override(text, key, value)
+            header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) nemotron/nemotron4-%s-synth.yaml with "
+                      "the overrides of its\n# configure.sh (the run-bookkeeping ones left out):\n# %s\n"
+                      "# NVTE_FUSED_ATTN=%d exported by configure.sh.\n" % (
+                          size, " ".join(("+" if key == "model.fp8_params" else "") + key + "=" + value
+                                         for key, value in overrides), fused))
+            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+                f.write(header + text.rstrip("\n") + "\nenv_vars:\n  NVTE_FUSED_ATTN: %d\n" % fused)
+            doc = {
+                "format": "scaleacross.plan", "version": 1, "name": rid,
+                "description": "dgxc-benchmarking v25.02: NeMo %s Nemotron-4 %s %s on %d H100, TP%d "
+                               "PP%d%s CP%d DP%d, MBS %d, GBS %d, seq 4096" % (
+                                   container, size.upper(), dtype.upper(), gpus, tp, pp,
+                                   " VP%d" % vp if vp else "", cp, dp, mbs, gbs),
+                "sequence_length": 4096, "global_batch_sequences": gbs, "micro_batch_sequences": mbs,
+                "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": 1},
+                "zero_stage": 1, "recompute": "none" if size == "15b" else "selective",
+                "sequence_parallel": True,
+                "schedule": {"kind": "interleaved", "virtual_stages": vp} if vp else
+                            {"kind": "1f1b", "virtual_stages": 1},
+                "rank_order": ["tp", "cp", "dp", "pp"], "dp_overlap": True, "tp_comm_overlap": True,
+                "dp_bucket_mib": max(40e6, 1e6 * dp * cp) * grad_bytes / (1024 * 1024),
+                "grad_reduce_bytes": grad_bytes, "flash_attention": True,
+                "cross_entropy": "megatron-fused"}
+            if not fused:
+                doc["attention_kernel"] = "flash2"
+            if size == "340b":
+                doc["optimizer_moments"] = "bf16"
+                doc["master_weights"] = "none"
+            if fp8:
+                doc["fp8_recipe"] = "delayed"
+                doc["fp8_param_gather"] = True
+            model_doc = "nemotron4-%s-%s" % (size, dtype)
+            appended(doc, "dgxc-benchmarking",
+                     DGXC_NEMOTRON % (size, size.upper(), dtype.upper(), container, gpus, t),
+                     "dgx-cloud-h100.json", model_doc, t, gbs, gpus, [
+                    "the step time as the README gives it: train_step_timing at the run's last "
+                    "step (NeMo's timer, synchronised, averaged over its last 5 steps)",
+                    "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
+                    "nemotron4-%s-synth.yaml (sources/dgxc-v25.02-nemotron4-%s-synth.yaml) with the "
+                    "overrides of its configure.sh; the plan is the NeMo importer's reading of it: "
+                    "%s, no dropout%s" % (rid, size, size, (
+                        "TP 4 with sequence parallelism and TP communication overlap, no PP, micro "
+                        "batch 4, no recompute, Megatron-Core's distributed optimizer with overlapped "
+                        "grad and param sync reducing FP32 gradients (optim.grad_sync_dtype unset: "
+                        "NeMo's setup_mcore_distributed_parallel sets grad_reduce_in_fp32), Megatron's "
+                        "fused cross entropy" if size == "15b" else
+                        "TP 8 with sequence parallelism and TP communication overlap, PP 8 with 12 "
+                        "virtual stages and overlapped, unbatched P2P, CP %d, selective recompute, "
+                        "Apex distributed Adam with BF16 moments and no master copy (optim.dtype "
+                        "bf16), BF16 gradient sync, Megatron's fused cross entropy" % cp),
+                        ", FP8 with delayed scaling (amax history 1024, max) and FP8 parameters"
+                        if fp8 else ""),
+                    "attention: NVTE_FUSED_ATTN=%d in configure.sh: %s" % (
+                        fused, "Transformer Engine's pick (cuDNN fused attention on Hopper), the "
+                        "plan's auto" if fused else "Transformer Engine's flash-attn backend "
+                        "(attention_kernel flash2)"),
+                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    "not modelled: RoPE on half of each head (rotary_percentage 0.5: charged over "
+                    "the whole head), LayerNorm1p (charged as the documents' norm)%s" % (
+                        "" if size == "15b" else ", the deferred embedding weight gradient "
+                        "(defer_embedding_wgrad_compute), the conditional layer-norm SM margins and "
+                        "NVTE_UB_SPLIT_AG; CP %d is configure.sh's (CP 2 for BF16), where the README's "
+                        "table header gives GA=16, which matches CP 1" % cp),
+                ])
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
