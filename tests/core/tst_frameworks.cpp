@@ -283,6 +283,16 @@ std::vector<PublishedRow> publishedRows() {
                 std::string("models/nemotron4-340b-") + dtype + ".json", 256000, {});
         }
     }
+    // Its Grok-1 recipe (MoE, token drop): configure.sh's layer count at each scale.
+    const std::pair<const char*, const char*> grokScales[] = {
+        {"8", "2"},    {"16", "4"},   {"32", "4"},    {"64", "8"},   {"128", "16"},
+        {"256", "32"}, {"512", "64"}, {"1024", "64"}, {"2048", "64"}};
+    for (const char* dtype : {"bf16", "fp8"})
+        for (const auto& [gpus, layers] : grokScales) {
+            const std::string name = std::string("dgxc2502-grok1-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/grok1-") + layers + "l-" + dtype + ".json", 128256, {});
+        }
     return rows;
 }
 

@@ -2281,5 +2281,109 @@ for size, (container, scales, steps) in DGXC_NEMOTRON_ROWS.items():
                         "table header gives GA=16, which matches CP 1" % cp),
                 ])
 
+
+# The same repository's Grok-1 recipe at v25.02 (NeMo 24.12): an MoE of 8
+# experts, top 2, with token drop (capacity 1, padded), on 8 to 2048 GPUs.
+# configure.sh shrinks the model below 64 nodes (layers, PP, CP, EP and the
+# sequence change with the scale, GBS 1024 there): each scale is its own
+# model document, with the layer count it ran.
+DGXC_GROK = ("NVIDIA/dgxc-benchmarking grok1/README_314b.md, 'Expected Performance' tables "
+             "(Grok 1 314b %s), release v25.02 (commit 8f5cbb3, container nvcr.io/nvidia/nemo:24.12): "
+             "%d GPUs, %.2f s a step")
+# GPUs: (layers, PP, CP, EP, VP, sequence, GBS); configure.sh by node count.
+DGXC_GROK_SCALES = {8: (2, 1, 1, 2, None, 4096, 1024), 16: (4, 1, 1, 4, None, 4096, 1024),
+                    32: (4, 1, 1, 8, None, 4096, 1024), 64: (8, 1, 2, 8, None, 8192, 1024),
+                    128: (16, 2, 2, 8, 8, 8192, 1024), 256: (32, 4, 2, 8, 8, 8192, 1024),
+                    512: (64, 8, 2, 8, 8, 8192, 1024), 1024: (64, 8, 2, 8, 8, 8192, 2048),
+                    2048: (64, 8, 2, 8, 8, 8192, 4096)}
+DGXC_GROK_STEPS = {"bf16": [24.00, 21.71, 10.70, 21.42, 20.73, 20.83, 21.01, 21.20, 21.29],
+                   "fp8": [19.71, 17.80, 8.70, 17.53, 16.70, 16.75, 16.90, 17.01, 17.30]}
+grok_base = open(os.path.join(HERE, "sources", "dgxc-v25.02-grok1_314b.yaml")).read()
+for layers in sorted({v[0] for v in DGXC_GROK_SCALES.values()}):
+    for dtype in ("bf16", "fp8"):
+        model("grok1-%dl-%s" % (layers, dtype), "Grok-1 as NeMo's grok1_314b.yaml (dgxc-benchmarking "
+              "v25.02) builds it, with %d of its 64 layers (configure.sh's layer count at the "
+              "scales that ran it): hidden 6144, 48 heads, 8 KV heads, 8 experts top-2 of ffn 32768 "
+              "GeGLU (gated: encoded as swiglu, the same GEMM shapes), token drop at capacity 1 with "
+              "each expert's input padded to it, the Llama 3 tokenizer (128,256) padded to a "
+              "multiple of 128 x TP 4 (128,512), untied; %s GEMMs" % (layers, dtype.upper()),
+              layers, 6144, 32768, 48, 8, 128512, "swiglu", dtype, False,
+              moe={"experts": 8, "top_k": 2, "expert_ffn_hidden": 32768, "capacity_factor": 1.0,
+                   "pad_to_capacity": True})
+for dtype in ("bf16", "fp8"):
+    fp8 = dtype == "fp8"
+    for k, (gpus, (layers, pp, cp, ep, vp, seq, gbs)) in enumerate(sorted(DGXC_GROK_SCALES.items())):
+        nodes, tp, t = gpus // 8, 4, DGXC_GROK_STEPS[dtype][k]
+        dp = gpus // (tp * pp * cp)
+        overlap_opt = pp > 1
+        rid = "dgxc2502-grok1-%s-%d" % (dtype, gpus)
+        overrides = [
+            ("model.global_batch_size", str(gbs)), ("trainer.num_nodes", str(nodes)),
+            ("model.encoder_seq_length", str(seq)), ("model.data.seq_length", str(seq)),
+            ("model.tensor_model_parallel_size", str(tp)),
+            ("model.pipeline_model_parallel_size", str(pp)),
+            ("model.context_parallel_size", str(cp)), ("model.expert_model_parallel_size", str(ep)),
+            ("model.virtual_pipeline_model_parallel_size", str(vp) if vp else "null"),
+            ("model.num_layers", str(layers)),
+            ("model.optim.overlap_param_gather_with_optimizer_step", str(overlap_opt).lower()),
+            ("model.fp8", str(fp8)), ("model.ub_tp_comm_overlap", "true"),
+            ("model.sequence_parallel", "true"), ("model.micro_batch_size", "1"),
+            ("model.mcore_gpt", "true"), ("model.transformer_engine", "true"),
+            ("model.fp8_hybrid", "true"), ("model.fp8_params", str(fp8)),
+            ("model.gc_interval", "40")]
+        text = grok_base
+        for key, value in overrides:
+            text = hydra_override(text, key, value)
+        header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) grok1/grok1_314b.yaml with the overrides "
+                  "of its\n# configure.sh for %d nodes (the run-bookkeeping ones left out):\n# %s\n" % (
+                      nodes, " ".join(key + "=" + value for key, value in overrides)))
+        with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+            f.write(header + text.rstrip("\n") + "\n")
+        doc = {
+            "format": "scaleacross.plan", "version": 1, "name": rid,
+            "description": "dgxc-benchmarking v25.02: NeMo 24.12 Grok-1 (%d layers) %s on %d H100, TP4 "
+                           "PP%d%s CP%d EP%d DP%d, MBS 1, GBS %d, seq %d" % (
+                               layers, dtype.upper(), gpus, pp, " VP%d" % vp if vp else "", cp, ep,
+                               dp, gbs, seq),
+            "sequence_length": seq, "global_batch_sequences": gbs, "micro_batch_sequences": 1,
+            "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": ep},
+            "zero_stage": 1, "recompute": "none", "sequence_parallel": True,
+            "schedule": {"kind": "interleaved", "virtual_stages": vp} if vp else
+                        {"kind": "1f1b", "virtual_stages": 1},
+            "rank_order": ["tp", "cp", "dp", "pp"], "dp_overlap": True, "tp_comm_overlap": True,
+            "dp_bucket_mib": max(40e6, 1e6 * dp * cp) * 2 / (1024 * 1024),
+            "grad_reduce_bytes": 2, "flash_attention": True}
+        if fp8:
+            doc["fp8_recipe"] = "delayed"
+            doc["fp8_param_gather"] = True
+        appended(doc, "dgxc-benchmarking", DGXC_GROK % (dtype.upper(), gpus, t),
+                 "dgx-cloud-h100.json", "grok1-%dl-%s" % (layers, dtype), t, gbs, gpus, [
+                "the step time as the README gives it: train_step_timing at the run's last step "
+                "(NeMo's timer, synchronised, averaged over its last 5 steps)",
+                "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
+                "grok1_314b.yaml (sources/dgxc-v25.02-grok1_314b.yaml) with the overrides of its "
+                "configure.sh for %d nodes (%d layers, PP %d, CP %d, EP %d, sequence %d, GBS %d); the "
+                "plan is the NeMo importer's reading of it: TP 4 with sequence parallelism and TP "
+                "communication overlap, the experts split over TP as well (Megatron-Core 0.10's "
+                "expert_tensor_parallel_size defaults to TP), the all-to-all dispatcher, token drop "
+                "at capacity 1 with each expert's input padded to it (every expert runs its capacity "
+                "whatever the routing), %s, no recompute, Megatron-Core's distributed optimizer with "
+                "overlapped grad and param sync, BF16 gradient sync, no dropout%s" % (
+                    rid, nodes, layers, pp, cp, ep, seq, gbs,
+                    "interleaved PP with overlapped, unbatched P2P" if pp > 1 else "no PP",
+                    ", FP8 with delayed scaling (amax history 1024, max) and FP8 parameters"
+                    if fp8 else ""),
+                "not modelled: overlap_param_gather_with_optimizer_step (PP > 1: the first "
+                "bucket's all-gather starts inside the optimizer step), sequential expert GEMMs "
+                "(moe_grouped_gemm false; %d local expert%s a rank), the expert grid's own rank order "
+                "(Megatron-Core 0.10 lays EP over consecutive TP groups, the documents carve EP out "
+                "of DP at stride TP x CP: %s)" % (
+                    8 // ep, "" if ep == 8 else "s",
+                    "the all-to-all stays inside a node either way" if tp * cp * ep <= 8 else
+                    "the all-to-all crosses nodes either way"),
+                "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                "non-blocking (clusters/dgx-cloud-h100.json)",
+            ])
+
 dump("runs.json", index)
 print("%d runs (%d new)" % (len(index["runs"]), len(runs)))
