@@ -269,6 +269,17 @@ std::vector<PublishedRow> publishedRows() {
                 std::string("models/llama31-70b-nemo-") + dtype + ".json", 128256, {});
         }
     }
+    // Its Llama 3.1 405B rows at v25.02, on 32 to 2304 GPUs (configure.sh shrinks the model
+    // below 576: 7, 21 or 42 layers), with the GPT-2 tokenizer configure.sh passes.
+    const std::pair<const char*, const char*> l405Scales[] = {
+        {"32", "7"}, {"96", "21"}, {"192", "42"}, {"576", "126"}, {"1152", "126"}, {"2304", "126"}};
+    for (const char* dtype : {"bf16", "fp8"})
+        for (const auto& [gpus, layers] : l405Scales) {
+            const std::string name = std::string("dgxc2502-llama31-405b-") + dtype + "-" + gpus;
+            add("nemo/" + name + ".yaml", "plans/" + name + ".json",
+                std::string("models/llama31-405b-dgxc-") + layers + "l-" + dtype + ".json", 50257,
+                {});
+        }
     // Its Nemotron-4 recipe at v25.02: 15B on 16 to 2048 GPUs, 340B on 128 to 2048 (CP 2 in
     // BF16), each YAML with configure.sh's overrides in place.
     for (const char* dtype : {"bf16", "fp8"}) {

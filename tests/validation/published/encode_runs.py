@@ -1821,6 +1821,35 @@ def appended(plan_doc, family, source, cluster, model_name, step_s, gbs, gpus, a
         "assumptions": assumptions})
 
 
+def hydra_override(text, dotted, value):
+    """The YAML text with the key at `dotted` (section.group...key, two spaces
+    of indentation a level) set to `value`: the key's line replaced, comment
+    and all, or added at the end of its group."""
+    lines = text.split("\n")
+
+    def indentation(line):
+        return len(line) - len(line.lstrip(" "))
+
+    lo, hi = 0, len(lines)
+    parts = dotted.split(".")
+    for depth, part in enumerate(parts):
+        indent = "  " * depth
+        found = next((i for i in range(lo, hi) if lines[i].startswith(indent + part + ":") and
+                      indentation(lines[i]) == len(indent)), None)
+        if depth + 1 == len(parts):
+            if found is not None:
+                lines[found] = indent + part + ": " + value
+            else:
+                while hi > lo and not lines[hi - 1].strip():
+                    hi -= 1
+                lines.insert(hi, indent + part + ": " + value)
+            return "\n".join(lines)
+        lo = found + 1
+        hi = next((i for i in range(lo, hi) if lines[i].strip() and
+                   not lines[i].lstrip().startswith("#") and indentation(lines[i]) <= len(indent)),
+                  hi)
+
+
 BS_CLUSTER = "jean-zay-a100.json"
 dump("clusters/" + BS_CLUSTER, {
     "format": "scaleacross.cluster", "version": 1, "name": "jean-zay-a100",
@@ -1965,9 +1994,9 @@ dgxc_cluster = load("clusters/dgx-h100.json")
 dgxc_cluster["name"] = "dgx-cloud-h100"
 dgxc_cluster["description"] = (
     "NVIDIA DGX Cloud as the dgxc-benchmarking recipes ran on it: DGX H100 (H100 SXM5 80GB, "
-    "NVLink4 450 GB/s per direction, 8 x 400 Gb/s per node), 2,048 GPUs, taken as non-blocking "
+    "NVLink4 450 GB/s per direction, 8 x 400 Gb/s per node), 2,304 GPUs (the largest scale its tables give), taken as non-blocking "
     "(the recipes name 'DGX H100' and nothing of the fabric).")
-dgxc_cluster["buildings"][0]["gpus"] = 2048
+dgxc_cluster["buildings"][0]["gpus"] = 2304
 dump("clusters/dgx-cloud-h100.json", dgxc_cluster)
 for dtype in ("bf16", "fp8"):
     model("gpt3-175b-nemo-" + dtype, "GPT-3 175B as NeMo's gpt3_175b_hydra.yaml builds it: 96 layers, "
@@ -2127,6 +2156,102 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
                 ])
 
 
+# Its Llama 3.1 405B rows at v25.02 (NeMo 24.12): TP 8, CP 2, PP 9 with 7
+# virtual stages at 576 GPUs and more (GBS 252 per 576 GPUs), and below that
+# the model shrunk by configure.sh (7, 21 or 42 layers on 32, 96 or 192 GPUs),
+# each scale its own model document. configure.sh gives the 405B the GPT-2
+# tokenizer (huggingface /megatron-gpt2-345m: 50,257, padded to 51,200 at TP 8).
+DGXC_405B = ("NVIDIA/dgxc-benchmarking llama3.1/README_405b.md, 'Expected Performance' tables "
+             "(Llama 3.1 405b %s), release v25.02 (commit 8f5cbb3, container nvcr.io/nvidia/nemo:"
+             "24.12): %d GPUs, %.2f s a step")
+# GPUs: (layers, PP, VP, GBS)
+DGXC_405B_SCALES = {32: (7, 1, None, 126), 96: (21, 3, 7, 126), 192: (42, 3, 7, 252),
+                    576: (126, 9, 7, 252), 1152: (126, 9, 7, 504), 2304: (126, 9, 7, 1008)}
+DGXC_405B_STEPS = {"bf16": [9.00, 8.87, 17.30, 17.50, 17.60, 17.70],
+                   "fp8": [5.75, 5.63, 10.8, 11.00, 11.10, 11.20]}
+for layers in sorted({v[0] for v in DGXC_405B_SCALES.values()}):
+    for dtype in ("bf16", "fp8"):
+        model("llama31-405b-dgxc-%dl-%s" % (layers, dtype), "Llama 3.1 405B as dgxc-benchmarking "
+              "v25.02's llama3.1_405b.yaml builds it, with %d of its 126 layers (configure.sh's "
+              "layer count at the scales that ran it): hidden 16384, 128 heads, 16 KV heads (the "
+              "YAML's num_query_groups), SwiGLU 53248, the GPT-2 tokenizer configure.sh passes "
+              "(50,257, padded to a multiple of 128 x TP 8: 51,200), untied; %s GEMMs" % (
+                  layers, dtype.upper()),
+              layers, 16384, 53248, 128, 16, 51200, "swiglu", dtype, False)
+l405_base = open(os.path.join(HERE, "sources", "dgxc-v25.02-llama3.1_405b.yaml")).read()
+for dtype in ("bf16", "fp8"):
+    fp8 = str(dtype == "fp8").lower()
+    for k, (gpus, (layers, pp, vp, gbs)) in enumerate(sorted(DGXC_405B_SCALES.items())):
+        nodes, tp, cp, t = gpus // 8, 8, 2, DGXC_405B_STEPS[dtype][k]
+        dp = gpus // (tp * pp * cp)
+        rid = "dgxc2502-llama31-405b-%s-%d" % (dtype, gpus)
+        overrides = [("model.tokenizer.library", "huggingface"),
+                     ("model.tokenizer.type", "/megatron-gpt2-345m"),
+                     ("model.ub_tp_comm_overlap_cfg.proj_fprop.fp8_buf", fp8),
+                     ("model.ub_tp_comm_overlap_cfg.fc2_fprop.fp8_buf", fp8)]
+        if gpus == 32:
+            overrides.append(("model.defer_embedding_wgrad_compute", "false"))
+        overrides += [("trainer.num_nodes", str(nodes)), ("trainer.devices", "8"),
+                      ("model.global_batch_size", str(gbs)), ("model.fp8", fp8),
+                      ("model.fp8_hybrid", fp8), ("model.fp8_params", fp8)]
+        if gpus < 576:
+            overrides += [("model.pipeline_model_parallel_size", str(pp)),
+                          ("model.virtual_pipeline_model_parallel_size", str(vp) if vp else "null"),
+                          ("model.num_layers", str(layers))]
+        text = l405_base
+        for key, value in overrides:
+            text = hydra_override(text, key, value)
+        header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) llama3.1/llama3.1_405b.yaml with the "
+                  "overrides of its\n# configure.sh for %d GPUs (the data and run-bookkeeping ones "
+                  "left out):\n# %s\n# NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=1 exported by configure.sh.\n" % (
+                      gpus, " ".join(("+" if key == "model.fp8_params" else "") + key + "=" + value
+                                     for key, value in overrides)))
+        with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+            f.write(header + text.rstrip("\n") +
+                    "\nenv_vars:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 1\n")
+        doc = {
+            "format": "scaleacross.plan", "version": 1, "name": rid,
+            "description": "dgxc-benchmarking v25.02: NeMo 24.12 Llama 3.1 405B (%d layers) %s on %d "
+                           "H100, TP8 PP%d%s CP2 DP%d, MBS 1, GBS %d, seq 8192" % (
+                               layers, dtype.upper(), gpus, pp, " VP%d" % vp if vp else "", dp, gbs),
+            "sequence_length": 8192, "global_batch_sequences": gbs, "micro_batch_sequences": 1,
+            "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": 1},
+            "zero_stage": 1, "recompute": "none", "sequence_parallel": True,
+            "schedule": {"kind": "interleaved", "virtual_stages": vp} if vp else
+                        {"kind": "1f1b", "virtual_stages": 1},
+            "rank_order": ["tp", "cp", "dp", "pp"], "dp_overlap": True, "tp_comm_overlap": True,
+            "dp_bucket_mib": max(40e6, 1e6 * dp * cp) * 2 / (1024 * 1024),
+            "grad_reduce_bytes": 2, "master_weights": "16bit", "flash_attention": True,
+            "attention_kernel": "cudnn", "cross_entropy": "megatron-fused"}
+        if fp8 == "true":
+            doc["fp8_recipe"] = "delayed"
+            doc["fp8_param_gather"] = True
+        appended(doc, "dgxc-benchmarking", DGXC_405B % (dtype.upper(), gpus, t),
+                 "dgx-cloud-h100.json", "llama31-405b-dgxc-%dl-%s" % (layers, dtype), t, gbs, gpus, [
+                "the step time as the README gives it: train_step_timing at the run's last step "
+                "(NeMo's timer, synchronised, averaged over its last 5 steps)",
+                "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
+                "llama3.1_405b.yaml (sources/dgxc-v25.02-llama3.1_405b.yaml) with the overrides of "
+                "its configure.sh for %d GPUs (%d layers, PP %d, GBS %d); the plan is the NeMo "
+                "importer's reading of it: TP 8 with sequence parallelism and TP communication "
+                "overlap, CP 2 (Transformer Engine's ring), %s, no recompute, Megatron's fused cross "
+                "entropy, Apex distributed Adam with overlapped grad and param sync, BF16 gradient "
+                "sync, BF16 parameter remainders, no dropout%s" % (
+                    rid, gpus, layers, pp, gbs,
+                    "PP %d with 7 virtual stages and overlapped, unbatched P2P" % pp if vp else
+                    "no PP",
+                    ", FP8 with delayed scaling (amax history 1024, max) and FP8 parameters"
+                    if fp8 == "true" else ""),
+                "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=1 in configure.sh: Transformer "
+                "Engine's fused (cuDNN) attention (attention_kernel cudnn)",
+                "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                "non-blocking (clusters/dgx-cloud-h100.json)",
+                "not modelled: the deferred embedding weight gradient (defer_embedding_wgrad_compute), "
+                "NVTE_FWD_LAYERNORM_SM_MARGIN=8 and its backward twin, the userbuffers' per-GEMM SM "
+                "counts and aggregation of the YAML (Transformer Engine's defaults are charged), "
+                "NCCL_P2P_NET_CHUNKSIZE=262144",
+            ])
+
 # The same repository's Nemotron-4 recipe at v25.02: 15B (NeMo 24.12; TP 4,
 # MBS 4, GBS 4 per GPU) on 16-2048 GPUs and 340B (NeMo 24.09; TP 8, PP 8, VP
 # 12, MBS 1, GBS 2 per node, CP 2 in BF16 and 1 in FP8) on 128-2048, BF16 and
@@ -2134,33 +2259,6 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
 # the release's YAMLs (kept verbatim under sources/); here each override
 # replaces its key in place (or is added to its section, as Hydra's "+" adds
 # it), and the exported NVTE_FUSED_ATTN becomes the launcher's env_vars.
-def hydra_override(text, dotted, value):
-    """The YAML text with `dotted` (section.key or section.group.key, two
-    levels of two-space indentation at most) set to `value`: the key's line
-    replaced, comment and all, or added at the end of its section."""
-    parts = dotted.split(".")
-    lines = text.split("\n")
-    start = next(i for i, l in enumerate(lines) if l == parts[0] + ":")
-    end = next((i for i in range(start + 1, len(lines))
-                if lines[i] and not lines[i].startswith(" ") and not lines[i].startswith("#")),
-               len(lines))
-    indent = "  " * (len(parts) - 1)
-    if len(parts) == 3:
-        group = next(i for i in range(start + 1, end) if lines[i] == "  " + parts[1] + ":")
-        start = group
-        end = next((i for i in range(group + 1, end)
-                    if lines[i].strip() and not lines[i].startswith("    ")), end)
-    for i in range(start + 1, end):
-        stripped = lines[i]
-        if stripped.startswith(indent + parts[-1] + ":") and not stripped.startswith(indent + " "):
-            lines[i] = indent + parts[-1] + ": " + value
-            return "\n".join(lines)
-    while end > start + 1 and not lines[end - 1].strip():
-        end -= 1
-    lines.insert(end, indent + parts[-1] + ": " + value)
-    return "\n".join(lines)
-
-
 DGXC_NEMOTRON = ("NVIDIA/dgxc-benchmarking nemotron/README_%s.md, 'Expected Slurm Performance' "
                  "tables (Nemotron4 %s %s), release v25.02 (commit 8f5cbb3, container "
                  "nvcr.io/nvidia/nemo:%s): %d GPUs, %.3f s a step")
