@@ -683,6 +683,27 @@ double tpGatherBytes(const LayerShape& s) {
     return s.sp && fp8 ? 1.0 : kBf16;
 }
 
+// Bytes of the tensor an MoE layer's expert half all-gathers over TP before
+// its experts and reduce-scatters after them (BF16), the experts being split
+// over TP (Megatron-Core's expert_tensor_parallel_size, TP by default). The
+// all-to-all dispatcher sends each rank's sequence shard's top_k copies over
+// EP, then gathers what arrived across the TP group
+// (MoEAlltoAllTokenDispatcher dispatch_postprocess:
+// gather_from_sequence_parallel_region over the TP group), and the combine
+// reduce-scatters it back before the reverse all-to-all: top_k copies of
+// every token, each expert's whole capacity when padded to it. Without EP
+// (Megatron-Core's all-gather dispatcher) the hidden states themselves are
+// gathered and the output reduce-scattered; the flex dispatchers are
+// charged the same.
+double moeTpTensorBytes(const LayerContext& ctx, const LayerShape& s) {
+    const double hidden = s.T * s.h * kBf16;
+    const Plan& plan = *ctx.plan;
+    if (plan.parallelism.ep <= 1 || plan.ep_dispatcher != EpDispatcher::AllToAll)
+        return hidden;
+    const MoeConfig& moe = *ctx.model->moe;
+    return hidden * double(moe.top_k) * moe.executedFactor();
+}
+
 // The GEMMs of a layer, summed: forward, input and weight gradients, FLOPs.
 struct GemmSums {
     double fwd = 0, dgrad = 0, wgrad = 0, modelFlops = 0, hwFlops = 0;
@@ -1313,11 +1334,11 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double one = s.sp ? ringAllGatherTime(gatherBytes, ti, bps, ctx.scale_up_step_s) +
                                       ringAllGatherTime(bytes, ti, bps, ctx.scale_up_step_s)
                                 : ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
-        const double bf16One = ringAllReduceTime(bytes, ti, bps, ctx.scale_up_step_s);
         // An MoE layer's tokens reach the experts through the dispatcher,
-        // in BF16.
+        // in BF16 (moeTpTensorBytes).
         const bool moe = ctx.moe_layer && ctx.model->moe;
-        const double mlpOne = moe ? bf16One : one;
+        const double moeBytes = moe ? moeTpTensorBytes(ctx, s) : 0.0;
+        const double mlpOne = moe ? ringAllReduceTime(moeBytes, ti, bps, ctx.scale_up_step_s) : one;
         // MLA under SP runs its down projections on the sequence shard and
         // all-gathers the latents, not the hidden states, before the up
         // projections (Megatron-Core MultiLatentAttention: TELinear
@@ -1337,7 +1358,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double share = double(ti - 1) / ti;
         const double oneBytes = share * (s.sp ? gatherBytes + bytes : 2.0 * bytes);
         const double attnOneBytes = latents ? 2.0 * share * attnBytes : oneBytes;
-        const double mlpOneBytes = moe ? 2.0 * share * bytes : oneBytes;
+        const double mlpOneBytes = moe ? 2.0 * share * moeBytes : oneBytes;
         c.tp_bytes = (mlpOneBytes + attnOneBytes) * (2.0 + (full ? 1.0 : 0.0));
         // Sequence parallelism's backward all-gather: the QKV and FC1 inputs
         // were kept as the shard and are gathered again for wgrad, on NCCL's
@@ -1594,8 +1615,11 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     double bwd = ring({s.T, o, s.h, 1}, gather) + bulk({s.h, q, s.T, 1}, half);
     const double attnFwd = fwd;
     if (ctx.moe_layer && ctx.model->moe) {
-        fwd += 2.0 * half; // the expert half's all-gather and reduce-scatter as they were
-        bwd += 2.0 * half;
+        // The expert half's all-gather and reduce-scatter as they were.
+        const double moeHalf =
+            ringAllGatherTime(moeTpTensorBytes(ctx, s), ti, bps, ctx.scale_up_step_s);
+        fwd += 2.0 * moeHalf;
+        bwd += 2.0 * moeHalf;
     } else {
         const double f = double(ctx.model->ffn_hidden) / s.t;
         const double up = (s.gated ? 2.0 : 1.0) * f;

@@ -220,6 +220,7 @@ private Q_SLOTS:
     void groupedExpertsLaunchPerExpert();
     void moeForwardWaitsForTokenCounts();
     void moeTokenDropPadsToCapacity();
+    void moeExpertTpGathersTheDispatchedCopies();
     void mlaUpProjectionRecompute();
     void slidingWindowAttention();
     void hostBoundPlanWarns();
@@ -2857,6 +2858,64 @@ void TestFidelity::moeForwardWaitsForTokenCounts() {
     Plan p = makePlan(1, 1, 8, 64);
     p.micro_batch_sequences = 4;
     QVERIFY(!layerCost(layerContext(c, c.buildings[0], smallLlama(), p)).host_sync);
+}
+
+void TestFidelity::moeExpertTpGathersTheDispatchedCopies() {
+    // Experts split over TP 4 behind Megatron-Core's all-to-all dispatcher:
+    // each rank sends its sequence shard's top_k copies over EP, then the TP
+    // group all-gathers what arrived (dispatch_postprocess:
+    // gather_from_sequence_parallel_region) and the combine reduce-scatters
+    // it: top_k copies of every token, each expert's capacity when padded.
+    // Before, the expert half's TP collectives moved the hidden states once
+    // whatever top_k, as a dense MLP's do.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto cost = [&](int topK, double cf, int ep, EpDispatcher dispatcher) {
+        Model m = smallLlama();
+        m.moe = moeOf(8, topK, 4096);
+        m.moe->capacity_factor = cf;
+        if (cf > 1)
+            m.moe->pad_to_capacity = true;
+        Plan p = makePlan(4, 1, 16, 64);
+        p.micro_batch_sequences = 2;
+        p.parallelism.ep = ep;
+        p.ep_dispatcher = dispatcher;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const double T = 2.0 * 2048, h = double(smallLlama().hidden);
+    const double share = 3.0 / 4.0;
+    // Forward and backward each gather and reduce-scatter the tensor once.
+    const auto expertTpBytes = [&](double copies) {
+        return 2.0 * 2.0 * share * T * h * 2.0 * copies;
+    };
+    const LayerCost one = cost(1, 1.0, 8, EpDispatcher::AllToAll);
+    const LayerCost two = cost(2, 1.0, 8, EpDispatcher::AllToAll);
+    QVERIFY_CLOSE(two.tp_bytes - one.tp_bytes, expertTpBytes(2) - expertTpBytes(1), 1e-9);
+    QVERIFY(two.tp_fwd_s > one.tp_fwd_s);
+    QVERIFY(two.tp_bwd_s > one.tp_bwd_s);
+    // Padded to a capacity factor of 1.5: half as much again.
+    const LayerCost padded = cost(2, 1.5, 8, EpDispatcher::AllToAll);
+    QVERIFY_CLOSE(padded.tp_bytes - one.tp_bytes, expertTpBytes(3) - expertTpBytes(1), 1e-9);
+    // Without EP (the all-gather dispatcher) and under the flex dispatcher
+    // the hidden states are what moves, whatever top_k.
+    QCOMPARE(cost(2, 1.0, 1, EpDispatcher::AllToAll).tp_bytes,
+             cost(1, 1.0, 1, EpDispatcher::AllToAll).tp_bytes);
+    QCOMPARE(cost(2, 1.0, 8, EpDispatcher::Flex).tp_bytes,
+             cost(1, 1.0, 8, EpDispatcher::Flex).tp_bytes);
+    // Under TP communication overlap the expert half stays unoverlapped, and
+    // as large.
+    const auto overlapped = [&](int topK) {
+        Model m = smallLlama();
+        m.moe = moeOf(8, topK, 4096);
+        Plan p = makePlan(4, 1, 16, 64);
+        p.parallelism.ep = 8;
+        p.tp_comm_overlap = true;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    QVERIFY(overlapped(2).tp_mlp_fwd_s > 1.9 * overlapped(1).tp_mlp_fwd_s);
 }
 
 void TestFidelity::moeTokenDropPadsToCapacity() {
