@@ -1850,6 +1850,27 @@ def hydra_override(text, dotted, value):
                   hi)
 
 
+def hydra_overridden(text, overrides):
+    """The YAML text with each (dotted key, value) of `overrides` applied in
+    turn (hydra_override), and the overrides as Hydra's command line writes
+    them ("+" before a key the YAML lacks is left to the caller)."""
+    for key, value in overrides:
+        text = hydra_override(text, key, value)
+    return text
+
+
+def nemo_fixture(rid, header, text, env_vars=()):
+    """Writes tests/data/frameworks/nemo/<rid>.yaml: a comment header, the
+    launch YAML and the exported environment as the launcher's env_vars."""
+    env = "".join("\n  %s: %s" % kv for kv in env_vars)
+    with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
+        f.write(header + text.rstrip("\n") + ("\nenv_vars:" + env if env else "") + "\n")
+
+
+# The machine every DGX Cloud row ran on, as its assumptions state it.
+DGXC_MACHINE = ("the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
+                "non-blocking (clusters/dgx-cloud-h100.json)")
+
 BS_CLUSTER = "jean-zay-a100.json"
 dump("clusters/" + BS_CLUSTER, {
     "format": "scaleacross.cluster", "version": 1, "name": "jean-zay-a100",
@@ -2018,8 +2039,7 @@ for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
                       "overrides of its launch:\n# trainer.num_nodes=%d model.global_batch_size=%d "
                       "model.fp8=%s; NVTE_FUSED_ATTN=%d exported by the launch script.\n" %
                       (release, commit, nodes, gbs, str(dtype == "fp8").lower(), fused_attn))
-            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
-                f.write(header + text.rstrip("\n") + "\nenv_vars:\n  NVTE_FUSED_ATTN: %d\n" % fused_attn)
+            nemo_fixture(rid, header, text, [("NVTE_FUSED_ATTN", fused_attn)])
             doc = {
                 "format": "scaleacross.plan", "version": 1, "name": rid,
                 "description": "dgxc-benchmarking %s: NeMo %s GPT-3 175B %s on %d H100, TP4 PP8 VP%d "
@@ -2058,8 +2078,7 @@ for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
                         fused_attn, "Transformer Engine's flash-attn backend (attention_kernel "
                         "flash2)" if fused_attn == 0 else "Transformer Engine's fused (cuDNN) "
                         "attention, the plan's auto"),
-                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
-                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    DGXC_MACHINE,
                     "not modelled: NCCL_NVLS_ENABLE=0 (the model prices no NVLS for these "
                     "collectives either), the conditional layer-norm SM margins and the "
                     "userbuffers' per-GEMM SM counts of the YAML (Transformer Engine's defaults "
@@ -2105,9 +2124,7 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
                       "overrides of its launch:\n# trainer.num_nodes=%d model.global_batch_size=%d "
                       "model.fp8=%s model.fp8_hybrid=%s +model.fp8_params=%s;\n# NVTE_FLASH_ATTN=0 "
                       "NVTE_FUSED_ATTN=1 exported by configure.sh.\n" % (size, nodes, gbs, fp8, fp8, fp8))
-            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
-                f.write(header + text.rstrip("\n") +
-                        "\nenv_vars:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 1\n")
+            nemo_fixture(rid, header, text, [("NVTE_FLASH_ATTN", 0), ("NVTE_FUSED_ATTN", 1)])
             tp, pp, cp = (1, 1, 2) if size == "8b" else (4, 4, 2)
             dp = gpus // (tp * pp * cp)
             doc = {
@@ -2148,8 +2165,7 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
                         if dtype == "fp8" else ""),
                     "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=1 in configure.sh: "
                     "Transformer Engine's fused (cuDNN) attention (attention_kernel cudnn)",
-                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
-                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    DGXC_MACHINE,
                     "not modelled: NVTE_FWD_LAYERNORM_SM_MARGIN=8 and its backward twin (the "
                     "norms' kernels leave 8 SMs to overlapped communication) and the userbuffers' "
                     "per-GEMM SM counts of the YAML (Transformer Engine's defaults are charged)",
@@ -2198,17 +2214,13 @@ for dtype in ("bf16", "fp8"):
             overrides += [("model.pipeline_model_parallel_size", str(pp)),
                           ("model.virtual_pipeline_model_parallel_size", str(vp) if vp else "null"),
                           ("model.num_layers", str(layers))]
-        text = l405_base
-        for key, value in overrides:
-            text = hydra_override(text, key, value)
+        text = hydra_overridden(l405_base, overrides)
         header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) llama3.1/llama3.1_405b.yaml with the "
                   "overrides of its\n# configure.sh for %d GPUs (the data and run-bookkeeping ones "
                   "left out):\n# %s\n# NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=1 exported by configure.sh.\n" % (
                       gpus, " ".join(("+" if key == "model.fp8_params" else "") + key + "=" + value
                                      for key, value in overrides)))
-        with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
-            f.write(header + text.rstrip("\n") +
-                    "\nenv_vars:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 1\n")
+        nemo_fixture(rid, header, text, [("NVTE_FLASH_ATTN", 0), ("NVTE_FUSED_ATTN", 1)])
         doc = {
             "format": "scaleacross.plan", "version": 1, "name": rid,
             "description": "dgxc-benchmarking v25.02: NeMo 24.12 Llama 3.1 405B (%d layers) %s on %d "
@@ -2244,8 +2256,7 @@ for dtype in ("bf16", "fp8"):
                     if fp8 == "true" else ""),
                 "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=1 in configure.sh: Transformer "
                 "Engine's fused (cuDNN) attention (attention_kernel cudnn)",
-                "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
-                "non-blocking (clusters/dgx-cloud-h100.json)",
+                DGXC_MACHINE,
                 "not modelled: the deferred embedding weight gradient (defer_embedding_wgrad_compute), "
                 "NVTE_FWD_LAYERNORM_SM_MARGIN=8 and its backward twin, the userbuffers' per-GEMM SM "
                 "counts and aggregation of the YAML (Transformer Engine's defaults are charged), "
@@ -2310,16 +2321,13 @@ for size, (container, scales, steps) in DGXC_NEMOTRON_ROWS.items():
                 ("model.sequence_parallel", "True"), ("model.micro_batch_size", str(mbs)),
                 ("model.mcore_gpt", "True"), ("model.transformer_engine", "True"),
                 ("model.fp8_hybrid", "True"), ("model.fp8_params", str(fp8))]
-            text = base
-            for key, value in overrides:
-                text = hydra_override(text, key, value)
+            text = hydra_overridden(base, overrides)
             header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) nemotron/nemotron4-%s-synth.yaml with "
                       "the overrides of its\n# configure.sh (the run-bookkeeping ones left out):\n# %s\n"
                       "# NVTE_FUSED_ATTN=%d exported by configure.sh.\n" % (
                           size, " ".join(("+" if key == "model.fp8_params" else "") + key + "=" + value
                                          for key, value in overrides), fused))
-            with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
-                f.write(header + text.rstrip("\n") + "\nenv_vars:\n  NVTE_FUSED_ATTN: %d\n" % fused)
+            nemo_fixture(rid, header, text, [("NVTE_FUSED_ATTN", fused)])
             doc = {
                 "format": "scaleacross.plan", "version": 1, "name": rid,
                 "description": "dgxc-benchmarking v25.02: NeMo %s Nemotron-4 %s %s on %d H100, TP%d "
@@ -2369,8 +2377,7 @@ for size, (container, scales, steps) in DGXC_NEMOTRON_ROWS.items():
                         fused, "Transformer Engine's pick (cuDNN fused attention on Hopper), the "
                         "plan's auto" if fused else "Transformer Engine's flash-attn backend "
                         "(attention_kernel flash2)"),
-                    "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
-                    "non-blocking (clusters/dgx-cloud-h100.json)",
+                    DGXC_MACHINE,
                     "not modelled: RoPE on half of each head (rotary_percentage 0.5: charged over "
                     "the whole head), LayerNorm1p (charged as the documents' norm)%s" % (
                         "" if size == "15b" else ", the deferred embedding weight gradient "
@@ -2429,14 +2436,11 @@ for dtype in ("bf16", "fp8"):
             ("model.mcore_gpt", "true"), ("model.transformer_engine", "true"),
             ("model.fp8_hybrid", "true"), ("model.fp8_params", str(fp8)),
             ("model.gc_interval", "40")]
-        text = grok_base
-        for key, value in overrides:
-            text = hydra_override(text, key, value)
+        text = hydra_overridden(grok_base, overrides)
         header = ("# NVIDIA/dgxc-benchmarking v25.02 (8f5cbb3) grok1/grok1_314b.yaml with the overrides "
                   "of its\n# configure.sh for %d nodes (the run-bookkeeping ones left out):\n# %s\n" % (
                       nodes, " ".join(key + "=" + value for key, value in overrides)))
-        with open(os.path.join(FRAMEWORKS, "nemo", rid + ".yaml"), "w") as f:
-            f.write(header + text.rstrip("\n") + "\n")
+        nemo_fixture(rid, header, text)
         doc = {
             "format": "scaleacross.plan", "version": 1, "name": rid,
             "description": "dgxc-benchmarking v25.02: NeMo 24.12 Grok-1 (%d layers) %s on %d H100, TP4 "
@@ -2479,8 +2483,7 @@ for dtype in ("bf16", "fp8"):
                     8 // ep, "" if ep == 8 else "s",
                     "the all-to-all stays inside a node either way" if tp * cp * ep <= 8 else
                     "the all-to-all crosses nodes either way"),
-                "the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
-                "non-blocking (clusters/dgx-cloud-h100.json)",
+                DGXC_MACHINE,
             ])
 
 dump("runs.json", index)
