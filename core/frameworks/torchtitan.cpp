@@ -1680,8 +1680,12 @@ Exported exportTorchtitan(const Model& model, const Plan& plan) {
     const Imported back = importTorchtitan(probe, ImportOptions{});
     const json want = toJson(plan);
     if (!back.plan) {
-        for (const Diagnostic& d : back.problems)
-            ex.problems.push_back({"", d.path, "torchtitan cannot take this plan: " + d.message});
+        // What the writer refused already says why; the read-back would name
+        // the same setting again in torchtitan's keys.
+        if (ex.problems.empty())
+            for (const Diagnostic& d : back.problems)
+                ex.problems.push_back(
+                    {"", d.path, "torchtitan cannot take this plan: " + d.message});
     } else {
         const json got = toJson(*back.plan);
         for (const char* k : {"name", "rank_order", "collectives", "link_technologies",
