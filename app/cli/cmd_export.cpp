@@ -52,9 +52,45 @@ bool printedAll(const std::vector<Diagnostic>& problems) {
     return problems.empty();
 }
 
+// Where the plan being exported was read from: the file a problem with it
+// names, and the pointer its paths sit under there (a scenario's inline
+// plan: "/plan").
+struct PlanSource {
+    std::string file;
+    std::string prefix;
+};
+
+// A scenario names its plan's file relative to itself, or holds it inline.
+PlanSource scenarioPlanSource(const std::string& scenarioPath) {
+    const auto text = readTextFile(scenarioPath, nullptr);
+    const auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+    if (j.is_object() && j.contains("plan") && j["plan"].is_string()) {
+        const std::string rel = j["plan"].get<std::string>();
+        if (!rel.empty() && rel.front() == '/')
+            return {rel, ""};
+        const auto slash = scenarioPath.find_last_of('/');
+        return {slash == std::string::npos ? rel : scenarioPath.substr(0, slash + 1) + rel, ""};
+    }
+    return {scenarioPath, "/plan"};
+}
+
+// What the framework cannot express is a problem of the plan: it names the
+// plan's document, as a document check does.
+std::vector<Diagnostic> namingThePlan(std::vector<Diagnostic> problems, const PlanSource& source) {
+    for (Diagnostic& d : problems) {
+        if (!d.file.empty())
+            continue;
+        d.file = source.file;
+        if (!d.path.empty() && d.path.front() == '/')
+            d.path = source.prefix + d.path;
+    }
+    return problems;
+}
+
 int runExport(const ExportArgs& a) {
     Model model;
     Plan plan;
+    PlanSource source;
     std::optional<Cluster> cluster; // a scenario's: what the plan's placement means
     if (!a.files.empty()) {
         if (a.model || a.plan || a.cluster)
@@ -67,6 +103,7 @@ int runExport(const ExportArgs& a) {
         model = s.value->model;
         plan = s.value->plan;
         cluster = s.value->cluster;
+        source = scenarioPlanSource(a.files.front());
     } else if (a.result) {
         if (a.plan || !a.model)
             return bad("--result takes --model (the result names its model only), not --plan");
@@ -104,7 +141,8 @@ int runExport(const ExportArgs& a) {
                          searched.c_str(), m.value->name.c_str());
         model = *m.value;
         plan = *p.value;
-        if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, *a.result + " " + at})))
+        source = {*a.result + " " + at, ""};
+        if (!printedAll(validateModelAndPlan(model, plan, {"", *a.model, source.file})))
             return kExitBadInput;
     } else {
         if (!a.model || !a.plan)
@@ -117,6 +155,7 @@ int runExport(const ExportArgs& a) {
             return kExitBadInput;
         model = *m.value;
         plan = *p.value;
+        source = {*a.plan, ""};
         // What a scenario's checks say of the two together (a plan's EP
         // on a model without experts, interleaving on one stage, ...),
         // naming the document to fix, before the framework is asked.
@@ -135,7 +174,7 @@ int runExport(const ExportArgs& a) {
     }
     const frameworks::Exported e = cluster ? frameworks::exportPlan(a.to, *cluster, model, plan)
                                            : frameworks::exportPlan(a.to, model, plan);
-    if (!printedAll(e.problems))
+    if (!printedAll(namingThePlan(e.problems, source)))
         return kExitBadInput;
     for (const auto& n : e.notes)
         std::fprintf(stderr, "note: %s\n", n.c_str());

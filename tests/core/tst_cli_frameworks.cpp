@@ -60,6 +60,7 @@ private Q_SLOTS:
     void exportRefusesWhatAScenarioWould_data();
     void exportRefusesWhatAScenarioWould();
     void exportWritesHsdpGroupsWithTheCluster();
+    void exportNamesThePlanForWhatTheFrameworkCannotSay();
     void calibrate();
     void calibrateBadInput();
 };
@@ -280,6 +281,48 @@ void TestCliFrameworks::exportRefusesWhatAScenarioWould() {
     plan["parallelism"].erase("pp");
     refused(plan,
             "/schedule/kind: the interleaved schedule needs a pipeline (pp >= 2), got pp = 1");
+}
+
+// A plan the checks accept but the framework cannot express (torchtitan:
+// expert parallelism beside context parallelism) is refused naming the
+// plan's document and the setting, given with --plan or through a
+// scenario, once, and nothing is written.
+void TestCliFrameworks::exportNamesThePlanForWhatTheFrameworkCannotSay() {
+    QTemporaryDir dir;
+    const QString model = sourcePath(QStringLiteral("sample_clusters/models/mixtral-8x22b.json"));
+    json plan = json::parse(
+        readText(sourcePath(QStringLiteral("sample_clusters/plans/mixtral-8x22b-campus.json"))));
+    plan["parallelism"]["cp"] = 2;
+    plan["parallelism"]["dp"] = plan["parallelism"]["dp"].get<int>() / 2;
+    const QString planPath = dir.filePath(QStringLiteral("plan.json"));
+    std::ofstream(planPath.toStdString()) << plan.dump(2);
+    const QString out = dir.filePath(QStringLiteral("job.toml"));
+    const std::string want = ": /parallelism/ep: expert parallelism with context parallelism";
+    const CliRun r = runCli({QStringLiteral("export"), QStringLiteral("--to"),
+                             QStringLiteral("torchtitan"), QStringLiteral("--model"), model,
+                             QStringLiteral("--plan"), planPath, QStringLiteral("-o"), out});
+    QVERIFY2(r.code == 2, describe(r).constData());
+    QVERIFY2(r.err.find(planPath.toStdString() + want) != std::string::npos,
+             describe(r).constData());
+    QVERIFY2(r.err.find("<input>") == std::string::npos, describe(r).constData());
+    QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), std::ptrdiff_t(1));
+    QVERIFY(!QFileInfo::exists(out));
+    // The same plan through a scenario that names it.
+    const QString scenarioPath = dir.filePath(QStringLiteral("scenario.json"));
+    std::ofstream(scenarioPath.toStdString()) << json{
+        {"format", "scaleacross.scenario"},
+        {"version", 1},
+        {"cluster", sourcePath(QStringLiteral("sample_clusters/clusters/two-buildings-campus.json"))
+                        .toStdString()},
+        {"model", model.toStdString()},
+        {"plan", "plan.json"}}.dump(2);
+    const CliRun s =
+        runCli({QStringLiteral("export"), QStringLiteral("--to"), QStringLiteral("torchtitan"),
+                scenarioPath, QStringLiteral("-o"), out});
+    QVERIFY2(s.code == 2, describe(s).constData());
+    QVERIFY2(s.err.find(planPath.toStdString() + want) != std::string::npos,
+             describe(s).constData());
+    QVERIFY(!QFileInfo::exists(out));
 }
 
 // An outer-sync hsdp plan says its HSDP groups only on a cluster: with
