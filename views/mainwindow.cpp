@@ -406,8 +406,13 @@ QString problemText(const std::vector<Diagnostic>& problems) {
 bool MainWindow::exportFrameworkConfig(frameworks::Framework framework, const QString& path,
                                        QString* error, QStringList* notes) const {
     const Scenario& s = document_->scenario();
-    const frameworks::Exported out = frameworks::exportPlan(framework, s.cluster, s.model, s.plan);
+    frameworks::Exported out = frameworks::exportPlan(framework, s.cluster, s.model, s.plan);
     if (!out.ok()) {
+        // What the framework cannot express is a setting of the plan being
+        // edited (its paths are the plan's), not of a file.
+        for (Diagnostic& d : out.problems)
+            if (d.file.empty())
+                d.file = "the plan";
         if (error)
             *error = problemText(out.problems);
         return false;
