@@ -1870,6 +1870,16 @@ def nemo_fixture(rid, header, text, env_vars=()):
 # The machine every DGX Cloud row ran on, as its assumptions state it.
 DGXC_MACHINE = ("the machine: DGX H100 nodes of DGX Cloud, 8 x 400 Gb/s a node, taken as "
                 "non-blocking (clusters/dgx-cloud-h100.json)")
+# How the DGX Cloud READMEs measured their step, as the rows state it.
+DGXC_LAST_STEP = ("the step time as the README gives it: train_step_timing at the run's last "
+                  "step (NeMo's timer, synchronised, averaged over its last 5 steps)")
+
+
+def nemo_fp8(doc):
+    """The plan keys of NeMo's FP8 launches (model.fp8 with fp8_params):
+    Transformer Engine's delayed scaling, the parameters gathered in FP8."""
+    doc["fp8_recipe"] = "delayed"
+    doc["fp8_param_gather"] = True
 
 BS_CLUSTER = "jean-zay-a100.json"
 dump("clusters/" + BS_CLUSTER, {
@@ -2056,8 +2066,7 @@ for release, commit, container, vp, fused_attn, steps in DGXC_RELEASES:
             if fused_attn == 0:
                 doc["attention_kernel"] = "flash2"
             if dtype == "fp8":
-                doc["fp8_recipe"] = "delayed"
-                doc["fp8_param_gather"] = True
+                nemo_fp8(doc)
             appended(doc, "dgxc-benchmarking",
                      DGXC % (release, commit, container, dtype.upper(), gpus, t),
                      "dgx-cloud-h100.json", "gpt3-175b-nemo-" + dtype, t, gbs, gpus, [
@@ -2145,14 +2154,12 @@ for size, (scales, steps, per) in DGXC_LLAMA_ROWS.items():
             if tp > 1:
                 doc["tp_comm_overlap"] = True
             if dtype == "fp8":
-                doc["fp8_recipe"] = "delayed"
-                doc["fp8_param_gather"] = True
+                nemo_fp8(doc)
             model_doc = ("llama3-8b-" + dtype) if size == "8b" else ("llama31-70b-nemo-" + dtype)
             appended(doc, "dgxc-benchmarking",
                      DGXC_LLAMA % (size, size.upper(), dtype.upper(), gpus, t),
                      "dgx-cloud-h100.json", model_doc, t, gbs, gpus, [
-                    "the step time as the README gives it: train_step_timing at the run's last "
-                    "step (NeMo's timer, synchronised, averaged over its last 5 steps)",
+                    DGXC_LAST_STEP,
                     "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
                     "llama3.1_%s.yaml (sources/dgxc-v25.02-llama3.1_%s.yaml) with its launch "
                     "overrides; the plan is the NeMo importer's reading of it: %s, no recompute, "
@@ -2236,12 +2243,10 @@ for dtype in ("bf16", "fp8"):
             "grad_reduce_bytes": 2, "master_weights": "16bit", "flash_attention": True,
             "attention_kernel": "cudnn", "cross_entropy": "megatron-fused"}
         if fp8 == "true":
-            doc["fp8_recipe"] = "delayed"
-            doc["fp8_param_gather"] = True
+            nemo_fp8(doc)
         appended(doc, "dgxc-benchmarking", DGXC_405B % (dtype.upper(), gpus, t),
                  "dgx-cloud-h100.json", "llama31-405b-dgxc-%dl-%s" % (layers, dtype), t, gbs, gpus, [
-                "the step time as the README gives it: train_step_timing at the run's last step "
-                "(NeMo's timer, synchronised, averaged over its last 5 steps)",
+                DGXC_LAST_STEP,
                 "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
                 "llama3.1_405b.yaml (sources/dgxc-v25.02-llama3.1_405b.yaml) with the overrides of "
                 "its configure.sh for %d GPUs (%d layers, PP %d, GBS %d); the plan is the NeMo "
@@ -2350,14 +2355,12 @@ for size, (container, scales, steps) in DGXC_NEMOTRON_ROWS.items():
                 doc["optimizer_moments"] = "bf16"
                 doc["master_weights"] = "none"
             if fp8:
-                doc["fp8_recipe"] = "delayed"
-                doc["fp8_param_gather"] = True
+                nemo_fp8(doc)
             model_doc = "nemotron4-%s-%s" % (size, dtype)
             appended(doc, "dgxc-benchmarking",
                      DGXC_NEMOTRON % (size, size.upper(), dtype.upper(), container, gpus, t),
                      "dgx-cloud-h100.json", model_doc, t, gbs, gpus, [
-                    "the step time as the README gives it: train_step_timing at the run's last "
-                    "step (NeMo's timer, synchronised, averaged over its last 5 steps)",
+                    DGXC_LAST_STEP,
                     "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
                     "nemotron4-%s-synth.yaml (sources/dgxc-v25.02-nemotron4-%s-synth.yaml) with the "
                     "overrides of its configure.sh; the plan is the NeMo importer's reading of it: "
@@ -2456,12 +2459,10 @@ for dtype in ("bf16", "fp8"):
             "dp_bucket_mib": max(40e6, 1e6 * dp * cp) * 2 / (1024 * 1024),
             "grad_reduce_bytes": 2, "flash_attention": True}
         if fp8:
-            doc["fp8_recipe"] = "delayed"
-            doc["fp8_param_gather"] = True
+            nemo_fp8(doc)
         appended(doc, "dgxc-benchmarking", DGXC_GROK % (dtype.upper(), gpus, t),
                  "dgx-cloud-h100.json", "grok1-%dl-%s" % (layers, dtype), t, gbs, gpus, [
-                "the step time as the README gives it: train_step_timing at the run's last step "
-                "(NeMo's timer, synchronised, averaged over its last 5 steps)",
+                DGXC_LAST_STEP,
                 "launch configuration: tests/data/frameworks/nemo/%s.yaml, the release's "
                 "grok1_314b.yaml (sources/dgxc-v25.02-grok1_314b.yaml) with the overrides of its "
                 "configure.sh for %d nodes (%d layers, PP %d, CP %d, EP %d, sequence %d, GBS %d); the "
