@@ -116,15 +116,23 @@ def load(path):
         return json.load(f)
 
 
+def derived_cluster(base, name, description, building):
+    """clusters/<name>.json: the cluster document `base` renamed, described
+    anew and its one building updated with `building`; returned."""
+    doc = load("clusters/" + base)
+    doc["name"] = name
+    doc["description"] = description
+    doc["buildings"][0].update(building)
+    dump("clusters/%s.json" % name, doc)
+    return doc
+
+
 # ---------------------------------------------------------------- clusters
-eos = load("clusters/dgx-h100.json")
-eos["name"] = "dgx-h100-6144"
-eos["description"] = (
+derived_cluster("dgx-h100.json", "dgx-h100-6144", (
     "A DGX H100 SuperPOD large enough for the Megatron-Core r0.8.0 weak-scaling runs (6,144 GPUs): "
     "same GPU and links as dgx-h100.json (NVLink4 450 GB/s per direction, 8x 400 Gb/s NDR IB per "
-    "node), non-blocking. The README does not name the machine (NVIDIA Eos has this shape).")
-eos["buildings"][0]["gpus"] = 6144
-dump("clusters/dgx-h100-6144.json", eos)
+    "node), non-blocking. The README does not name the machine (NVIDIA Eos has this shape)."),
+    {"gpus": 6144})
 
 # ------------------------------------------------ NeMo 24.07 (FP8, DGX-H100)
 NEMO = ("NVIDIA/NeMo docs/source/performance/performance_summary.md (NeMo 24.07, DGX-H100, FP8; "
@@ -717,16 +725,12 @@ for suffix, step, tflops, window in (("", 24.7138, 244.039, "overlap off, iterat
 # framework's choices used below.
 L3 = ("Dubey et al., 'The Llama 3 Herd of Models' (arXiv 2407.21783, 2024), Section 3.3.2, "
       "Table 4 (scaling configurations and MFU of Llama 3 405B pre-training)")
-meta = load("clusters/dgx-h100.json")
-meta["name"] = "meta-roce-h100-24k"
-meta["description"] = (
+derived_cluster("dgx-h100.json", "meta-roce-h100-24k", (
     "Meta's RoCE AI cluster of the Llama 3 paper (Section 3.3.1): 24K H100 SXM5 80GB HBM3 at 700 W, "
     "8 per Grand Teton server on NVLink, 400 Gb/s RoCE per GPU in a three-layer Clos: pods of "
     "3,072 GPUs (192 racks of 16) at full bisection, 1:7 oversubscribed between pods at the "
-    "aggregation layer.")
-meta["gpu_models"] = {"H100-SXM5-80GB": dict(meta["gpu_models"]["H100-SXM5-80GB"])}
-meta["buildings"][0].update({"gpus": 24576, "zone_gpus": 3072, "zone_oversubscription": 7})
-dump("clusters/meta-roce-h100-24k.json", meta)
+    "aggregation layer."),
+    {"gpus": 24576, "zone_gpus": 3072, "zone_oversubscription": 7})
 l405 = model("llama31-405b-bf16", "Llama 3 405B (Table 3 of the paper: 126 x 16384, 128 heads, "
              "8 KV heads, ffn 53248, vocab 128256), BF16", 126, 16384, 53248, 128, 8, 128256,
              "swiglu", "bf16", False)
@@ -1362,22 +1366,16 @@ for r in index["runs"]:
 # every key the passes derive is set here from fms-fsdp's own code.
 FMS = ("PyTorch blog 'Maximizing training throughput using PyTorch FSDP' (IBM and Meta, 2024-03-13, "
        "pytorch/pytorch.github.io _posts/2024-03-13-maximizing-training.md), Table 1")
-a100 = load("clusters/selene-a100.json")
-a100["name"] = "fms-a100-128"
-a100["description"] = (
+derived_cluster("selene-a100.json", "fms-a100-128", (
     "The A100 cluster of the fms-fsdp runs (PyTorch blog, 2024-03-13): 128 A100 80GB, 8 per node on "
     "NVLink3 (300 GB/s per GPU each way), '400Gbps network connectivity and GPU direct RDMA' per "
-    "node (50 Gb/s per GPU), non-blocking.")
-a100["buildings"][0].update({"name": "B1", "gpus": 128, "scale_out_gbps": 50, "zone_gpus": 128})
-dump("clusters/fms-a100-128.json", a100)
-h100 = load("clusters/dgx-h100.json")
-h100["name"] = "fms-h100-96"
-h100["description"] = (
+    "node (50 Gb/s per GPU), non-blocking."),
+    {"name": "B1", "gpus": 128, "scale_out_gbps": 50, "zone_gpus": 128})
+derived_cluster("dgx-h100.json", "fms-h100-96", (
     "The H100 cluster of the fms-fsdp runs (PyTorch blog, 2024-03-13): 96 H100 SXM 80GB, 8 per "
     "node on NVLink4 (450 GB/s per GPU each way), '800Gbps inter-node interconnect' per node "
-    "(100 Gb/s per GPU), non-blocking.")
-h100["buildings"][0].update({"gpus": 96, "scale_out_gbps": 100})
-dump("clusters/fms-h100-96.json", h100)
+    "(100 Gb/s per GPU), non-blocking."),
+    {"gpus": 96, "scale_out_gbps": 100})
 FMS_MODELS = {
     "7b": model("llama2-7b-bf16", "Llama 2 7B as fms-fsdp builds it (get_model_config llama2_7b: "
                 "32 x 4096, 32 heads, ffn 11008, vocab 32000), BF16", 32, 4096, 11008, 32, 32,
@@ -2021,14 +2019,12 @@ DGXC_RELEASES = [
     ("v25.02", "8f5cbb3", "24.12", 6, 1,
      {"bf16": [8.309, 8.408, 8.42, 8.453, 8.49], "fp8": [5.626, 5.725, 5.774, 5.82, 5.96]}),
 ]
-dgxc_cluster = load("clusters/dgx-h100.json")
-dgxc_cluster["name"] = "dgx-cloud-h100"
-dgxc_cluster["description"] = (
+derived_cluster("dgx-h100.json", "dgx-cloud-h100", (
     "NVIDIA DGX Cloud as the dgxc-benchmarking recipes ran on it: DGX H100 (H100 SXM5 80GB, "
-    "NVLink4 450 GB/s per direction, 8 x 400 Gb/s per node), 2,304 GPUs (the largest scale its tables give), taken as non-blocking "
-    "(the recipes name 'DGX H100' and nothing of the fabric).")
-dgxc_cluster["buildings"][0]["gpus"] = 2304
-dump("clusters/dgx-cloud-h100.json", dgxc_cluster)
+    "NVLink4 450 GB/s per direction, 8 x 400 Gb/s per node), 2,304 GPUs (the largest scale its "
+    "tables give), taken as non-blocking (the recipes name 'DGX H100' and nothing of the "
+    "fabric)."),
+    {"gpus": 2304})
 for dtype in ("bf16", "fp8"):
     model("gpt3-175b-nemo-" + dtype, "GPT-3 175B as NeMo's gpt3_175b_hydra.yaml builds it: 96 layers, "
           "hidden 12288, 96 heads, ffn 4h (GeLU), GPT-2 BPE (50,257) padded to a multiple of "
