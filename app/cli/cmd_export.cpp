@@ -60,20 +60,6 @@ struct PlanSource {
     std::string prefix;
 };
 
-// A scenario names its plan's file relative to itself, or holds it inline.
-PlanSource scenarioPlanSource(const std::string& scenarioPath) {
-    const auto text = readTextFile(scenarioPath, nullptr);
-    const auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-    if (j.is_object() && j.contains("plan") && j["plan"].is_string()) {
-        const std::string rel = j["plan"].get<std::string>();
-        if (!rel.empty() && rel.front() == '/')
-            return {rel, ""};
-        const auto slash = scenarioPath.find_last_of('/');
-        return {slash == std::string::npos ? rel : scenarioPath.substr(0, slash + 1) + rel, ""};
-    }
-    return {scenarioPath, "/plan"};
-}
-
 // What the framework cannot express is a problem of the plan: it names the
 // plan's document, as a document check does.
 std::vector<Diagnostic> namingThePlan(std::vector<Diagnostic> problems, const PlanSource& source) {
@@ -103,7 +89,11 @@ int runExport(const ExportArgs& a) {
         model = s.value->model;
         plan = s.value->plan;
         cluster = s.value->cluster;
-        source = scenarioPlanSource(a.files.front());
+        // The file the scenario names for its plan, else the scenario with
+        // the inline plan's pointer.
+        source.file = planSourceName({a.files, {}, {}, {}});
+        if (source.file == a.files.front())
+            source.prefix = "/plan";
     } else if (a.result) {
         if (a.plan || !a.model)
             return bad("--result takes --model (the result names its model only), not --plan");
