@@ -219,8 +219,18 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                 fitPlacementToGrid(s.plan);
             });
     addSpin(par, QStringLiteral("ep"), QStringLiteral("Expert (EP)"), 1, 1024,
-            QStringLiteral("Expert-parallel degree, carved out of DP"),
+            QStringLiteral("Expert-parallel degree, carved out of DP (with Expert TP below TP, "
+                           "out of each cell's other ranks first)"),
             [](Scenario& s, int v) { s.plan.parallelism.ep = v; });
+    auto* etp = addSpin(
+        par, QStringLiteral("etp"), QStringLiteral("Expert TP"), 0, 1024,
+        QStringLiteral("GPUs each expert is split over (Megatron --expert-tensor-parallel-size, "
+                       "torchtitan expert_tensor_parallel_degree), a divisor of TP. Below TP "
+                       "the experts fold the rest of each TP x CP cell into EP, which then "
+                       "spans replicas"),
+        [](Scenario& s, int v) { s.plan.parallelism.etp = v == s.plan.parallelism.tp ? 0 : v; });
+    etp->setSpecialValueText(QStringLiteral("= TP"));
+    enableWhen(etp, [](const Scenario& s) { return s.model.moe.has_value(); });
     const auto orders = rankOrders();
     QStringList orderNames;
     for (const auto& o : orders)
@@ -689,6 +699,7 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
     spinValue(QStringLiteral("pp"), [](const Scenario& s) { return s.plan.parallelism.pp; });
     spinValue(QStringLiteral("dp"), [](const Scenario& s) { return s.plan.parallelism.dp; });
     spinValue(QStringLiteral("ep"), [](const Scenario& s) { return s.plan.parallelism.ep; });
+    spinValue(QStringLiteral("etp"), [](const Scenario& s) { return s.plan.parallelism.etp; });
     spinValue(QStringLiteral("sequence_length"),
               [](const Scenario& s) { return int(s.plan.sequence_length); });
     spinValue(QStringLiteral("global_batch_sequences"),

@@ -505,6 +505,7 @@ LayerPlanKey layerPlanKey(const Plan& plan) {
     k.tp = plan.parallelism.tp;
     k.cp = plan.parallelism.cp;
     k.ep = plan.parallelism.ep;
+    k.etp = plan.parallelism.etp;
     k.micro_batch_sequences = plan.micro_batch_sequences;
     k.sequence_length = plan.sequence_length;
     k.recompute = plan.recompute;
@@ -538,6 +539,7 @@ Plan planOf(const LayerPlanKey& key) {
     p.parallelism.tp = key.tp;
     p.parallelism.cp = key.cp;
     p.parallelism.ep = key.ep;
+    p.parallelism.etp = key.etp;
     p.micro_batch_sequences = key.micro_batch_sequences;
     p.sequence_length = key.sequence_length;
     p.recompute = key.recompute;
@@ -611,6 +613,7 @@ namespace {
 // The sizes of one layer on one GPU of a tp x cp cell.
 struct LayerShape {
     double t, cp, ep;     // degrees
+    double et;            // the experts' TP degree (Parallelism::expertTp)
     double b;             // sequences per microbatch
     double sFull, sLocal; // sequence length, and its share on one CP rank
     double T;             // tokens per GPU
@@ -628,6 +631,7 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.t = plan.parallelism.tp;
     s.cp = plan.parallelism.cp;
     s.ep = plan.parallelism.ep;
+    s.et = plan.parallelism.expertTp();
     s.b = double(plan.micro_batch_sequences);
     s.sFull = double(plan.sequence_length);
     s.sLocal = s.sFull / s.cp;
@@ -683,20 +687,22 @@ double tpGatherBytes(const LayerShape& s) {
     return s.sp && fp8 ? 1.0 : kBf16;
 }
 
-// Bytes of the tensor an MoE layer's expert half all-gathers over TP before
-// its experts and reduce-scatters after them (BF16), the experts being split
-// over TP (Megatron-Core's expert_tensor_parallel_size, TP by default). The
-// all-to-all dispatcher sends each rank's sequence shard's top_k copies over
-// EP, then gathers what arrived across the TP group
-// (MoEAlltoAllTokenDispatcher dispatch_postprocess:
-// gather_from_sequence_parallel_region over the TP group), and the combine
-// reduce-scatters it back before the reverse all-to-all: top_k copies of
-// every token, each expert's whole capacity when padded to it. Without EP
-// (Megatron-Core's all-gather dispatcher) the hidden states themselves are
-// gathered and the output reduce-scattered; the flex dispatchers are
-// charged the same.
+// Bytes of the tensor an MoE layer's expert half all-gathers over its
+// expert TP group before its experts and reduce-scatters after them (BF16),
+// the experts being split over etp ranks (Megatron-Core's
+// expert_tensor_parallel_size, TP by default). The all-to-all dispatcher
+// sends each rank's sequence shard's top_k copies over EP, then gathers what
+// arrived across the expert TP group (MoEAlltoAllTokenDispatcher
+// dispatch_postprocess: gather_from_sequence_parallel_region over
+// tp_group, the expert TP group), and the combine reduce-scatters it back
+// before the reverse all-to-all: top_k copies of every token, each expert's
+// whole capacity when padded to it. Without EP (Megatron-Core's all-gather
+// dispatcher) the hidden states themselves are gathered and the output
+// reduce-scattered; the flex dispatchers are charged the same. With the
+// experts on fewer ranks than TP each gathers etp sequence shards, not the
+// whole TP group's (expertTpGroup below).
 double moeTpTensorBytes(const LayerContext& ctx, const LayerShape& s) {
-    const double hidden = s.T * s.h * kBf16;
+    const double hidden = s.T * s.h * kBf16 * (s.et < s.t ? s.et / s.t : 1.0);
     const Plan& plan = *ctx.plan;
     if (plan.parallelism.ep <= 1 || plan.ep_dispatcher != EpDispatcher::AllToAll)
         return hidden;
@@ -975,17 +981,25 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
         const MoeConfig& moe = *model.moe;
         const double fe = double(moe.expert_ffn_hidden);
         const double localExperts = double(moe.experts) / s.ep;
-        const double tokensPerExpert = T * s.ep * moe.top_k * moe.executedFactor() / moe.experts;
+        // The tokens an expert rank runs: its expert TP group's (the whole TP
+        // group's, or etp sequence shards when the experts fold TP ranks into
+        // EP) from each of the ep ranks, top_k copies each. Each expert is
+        // split over et ranks.
+        const double groupTokens = s.et < t ? T / t * s.et : T;
+        const double et = s.et;
+        const double tokensPerExpert =
+            groupTokens * s.ep * moe.top_k * moe.executedFactor() / moe.experts;
         // The router stays BF16 (Megatron-Core's TopKRouter is not a TE layer).
         gemms.add(ctx, s.bf16, {T, double(moe.experts), h, 1});
         // Capacity padding (pad_to_capacity, capacity_factor > 1) is executed, not model work.
         const double routed = 1.0 / std::max(1.0, moe.executedFactor());
-        gemms.add(ctx, s.linear, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / t, h, localExperts},
+        gemms.add(ctx, s.linear, {tokensPerExpert, (gated ? 2.0 : 1.0) * fe / et, h, localExperts},
                   routed);
-        gemms.add(ctx, s.linear, {tokensPerExpert, h, fe / t, localExperts}, routed);
-        c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / t;
+        gemms.add(ctx, s.linear, {tokensPerExpert, h, fe / et, localExperts}, routed);
+        c.expert_params = localExperts * (gated ? 3.0 : 2.0) * h * fe / et;
         c.params += c.expert_params + h * moe.experts;
-        ffnActBytes += T * moe.top_k * moe.executedFactor() * (gated ? 3.0 : 2.0) * fe / t * kBf16;
+        ffnActBytes +=
+            groupTokens * moe.top_k * moe.executedFactor() * (gated ? 3.0 : 2.0) * fe / et * kBf16;
         if (moe.shared_experts > 0) {
             const double fs = fe * moe.shared_experts;
             const GemmSums before = gemms;
@@ -1338,7 +1352,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         // in BF16 (moeTpTensorBytes).
         const bool moe = ctx.moe_layer && ctx.model->moe;
         const double moeBytes = moe ? moeTpTensorBytes(ctx, s) : 0.0;
-        const double mlpOne = moe ? ringAllReduceTime(moeBytes, ti, bps, ctx.scale_up_step_s) : one;
+        const int eti = int(s.et);
+        const double mlpOne =
+            moe ? ringAllReduceTime(moeBytes, eti, bps, ctx.scale_up_step_s) : one;
         // MLA under SP runs its down projections on the sequence shard and
         // all-gathers the latents, not the hidden states, before the up
         // projections (Megatron-Core MultiLatentAttention: TELinear
@@ -1358,7 +1374,7 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
         const double share = double(ti - 1) / ti;
         const double oneBytes = share * (s.sp ? gatherBytes + bytes : 2.0 * bytes);
         const double attnOneBytes = latents ? 2.0 * share * attnBytes : oneBytes;
-        const double mlpOneBytes = moe ? 2.0 * share * moeBytes : oneBytes;
+        const double mlpOneBytes = moe ? 2.0 * double(eti - 1) / eti * moeBytes : oneBytes;
         c.tp_bytes = (mlpOneBytes + attnOneBytes) * (2.0 + (full ? 1.0 : 0.0));
         // Sequence parallelism's backward all-gather: the QKV and FC1 inputs
         // were kept as the shard and are gathered again for wgrad, on NCCL's
@@ -1487,7 +1503,10 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             plan.ep_dispatcher == EpDispatcher::AllToAll ? ctx.model->moe->executedFactor() : 1.0;
         const double oneWay =
             tokensDispatched * ctx.model->moe->top_k * padded * h * kBf16 * (epi - 1) / epi;
-        const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, ti * cpi), 1, epi);
+        // The group's ranks on one host: one a cell (ep over replicas), or
+        // every etp-th rank when the experts fold the cell (tp-cp-ep order).
+        const int stride = s.et < s.t ? int(s.et) : ti * cpi;
+        const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, stride), 1, epi);
         c.ep_bytes_per_remote_peer = oneWay / (epi - 1);
         double sent = oneWay; // leaving the GPU, one way
         if (plan.ep_dispatcher != EpDispatcher::AllToAll && onHost < epi) {
@@ -1617,7 +1636,7 @@ void overlapTpComm(const LayerContext& ctx, const LayerShape& s, LayerCost& c) {
     if (ctx.moe_layer && ctx.model->moe) {
         // The expert half's all-gather and reduce-scatter as they were.
         const double moeHalf =
-            ringAllGatherTime(moeTpTensorBytes(ctx, s), ti, bps, ctx.scale_up_step_s);
+            ringAllGatherTime(moeTpTensorBytes(ctx, s), int(s.et), bps, ctx.scale_up_step_s);
         fwd += 2.0 * moeHalf;
         bwd += 2.0 * moeHalf;
     } else {

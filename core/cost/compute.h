@@ -356,7 +356,7 @@ LayerCost layerCost(const LayerContext& ctx);
 // The plan fields layerCost, embeddingCost and logitsCost read: equal keys
 // (same model, GPU and building) give equal costs, so callers can keep them.
 struct LayerPlanKey {
-    int tp = 0, cp = 0, ep = 0;
+    int tp = 0, cp = 0, ep = 0, etp = 0;
     std::int64_t micro_batch_sequences = 0, sequence_length = 0;
     Recompute recompute = Recompute::None;
     unsigned recompute_modules = kDefaultRecomputeModules;

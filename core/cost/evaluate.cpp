@@ -315,7 +315,8 @@ const Zero3* chunkTimesOf(const ClusterContext& ctx, const Model& model, const P
     ev.layers_per_stage = layersPerStage(model, plan);
     chunkLayers(model, ev.layers_per_stage, par.pp, v, st.chunkLayers);
     epExchange(ctx,
-               {&*layout, &*transports, transports.version(), &st.costs, par.ep, bool(model.moe)},
+               {&*layout, &*transports, transports.version(), &st.costs, par.ep, bool(model.moe),
+                par.expertRanksPerCell()},
                st.ep);
     chunkTimes({&*layout, &st.costs, &st.chunkLayers, &st.ep.cross_s, &model, par.pp, v,
                 plan.recompute, plan.recompute_method, plan.recompute_layers,

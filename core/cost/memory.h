@@ -69,7 +69,7 @@ struct StageMemoryInput {
     double params = 0;        // per GPU, after TP/EP sharding
     double expert_params = 0; // the part that is expert weights
     double dp_shard = 1;      // ranks the dense parameters are sharded over
-    double ep_shard = 1;      // ranks the expert parameters are sharded over (dp / ep)
+    double ep_shard = 1;      // ranks the expert parameters are sharded over (expert DP)
     int layers = 1;           // of the stage (ZeRO-3 gathers two layers at once)
     double activation_bytes = 0;
     double residual_bytes = 0; // top-k's error-feedback residual (fp32, of the DP shard)

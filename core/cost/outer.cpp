@@ -96,7 +96,7 @@ double planParams(const Plan& plan, const Evaluation& ev) {
     double n = 0;
     for (std::size_t s = 0; s < ev.stage_params.size(); ++s) {
         const double expert = s < ev.stage_expert_params.size() ? ev.stage_expert_params[s] : 0;
-        n += (ev.stage_params[s] - expert) * g.tp + expert * g.tp * g.ep;
+        n += (ev.stage_params[s] - expert) * g.tp + expert * g.expertTp() * g.ep;
     }
     return n;
 }
@@ -180,7 +180,7 @@ OuterTraffic outerAllReduce(const Cluster& cluster, const Topology& topo,
                                   ? ev0.stage_expert_params[std::size_t(s)]
                                   : 0;
         const double full =
-            ((ev0.stage_params[std::size_t(s)] - expert) * g.tp + expert * g.tp * g.ep) *
+            ((ev0.stage_params[std::size_t(s)] - expert) * g.tp + expert * g.expertTp() * g.ep) *
             elementBytes * fraction;
         const double hop = 2.0 * (W - 1) / W * full;
         double stepLatency = 0;
@@ -322,13 +322,16 @@ EvaluationResult evaluateOuterSync(const Evaluator& evaluator, const Model& mode
         return r;
     }
     for (const Worker& w : workers)
-        if (int(w.replicas.size()) % plan.parallelism.ep != 0)
+        if (const int span = plan.parallelism.expertReplicaSpan();
+            int(w.replicas.size()) % span != 0)
             return EvaluationError{{Diagnostic{
                 options.plan_file, "/outer_sync",
                 "the worker in " + buildingList(cluster, w) + " has " +
-                    std::to_string(w.replicas.size()) + " data-parallel replicas, which ep (" +
-                    std::to_string(plan.parallelism.ep) +
-                    ") does not divide: experts are sharded inside a worker"}}};
+                    std::to_string(w.replicas.size()) + " data-parallel replicas, which " +
+                    (span == plan.parallelism.ep
+                         ? "ep (" + std::to_string(span) + ")"
+                         : "the replicas an expert group spans (" + std::to_string(span) + ")") +
+                    " does not divide: experts are sharded inside a worker"}}};
 
     // Inner steps: each worker alone.
     std::vector<Evaluation> evs;

@@ -160,6 +160,9 @@ struct EpExchangeInput {
     const std::vector<BuildingCosts>* costs = nullptr; // [building]
     int ep = 1;
     bool moe = false;
+    // Members of a group inside one cell (Parallelism::expertRanksPerCell):
+    // a group spans ep / that many replicas.
+    int ep_in_cell = 1;
 };
 struct EpExchange {
     std::optional<TrafficPhase> phase; // every stage's all-to-all at once

@@ -373,15 +373,19 @@ void epExchange(const ClusterContext& ctx, const EpExchangeInput& in, EpExchange
     }
     out.phase->clear();
     out.cross_s.assign(std::size_t(pp), 0.0);
-    if (!in.moe || ep <= 1)
+    // A group spans `span` replicas; a GPU has `peers` members of its group
+    // in each other cell of it (one, or the cell's folded expert ranks).
+    const int peers = std::max(1, in.ep_in_cell);
+    const int span = ep > peers ? ep / peers : 1;
+    if (!in.moe || ep <= 1 || span <= 1)
         return;
     for (int s = 0; s < pp; ++s) {
         TrafficPhase stagePhase(*ctx.topology, *in.transports);
         double worstLat = 0;
         bool crosses = false;
-        for (int g0 = 0; g0 < dp; g0 += ep)
-            for (int i = g0; i < g0 + ep && i < dp; ++i)
-                for (int j = g0; j < g0 + ep && j < dp; ++j) {
+        for (int g0 = 0; g0 < dp; g0 += span)
+            for (int i = g0; i < g0 + span && i < dp; ++i)
+                for (int j = g0; j < g0 + span && j < dp; ++j) {
                     if (i == j)
                         continue;
                     const Location a{grid.at(s, i), grid.zoneAt(s, i)};
@@ -391,8 +395,8 @@ void epExchange(const ClusterContext& ctx, const EpExchangeInput& in, EpExchange
                     crosses = true;
                     const double perGpu =
                         (*in.costs)[std::size_t(a.building)].moe.ep_bytes_per_remote_peer;
-                    stagePhase.add(a, b, cellGpus * perGpu, cellGpus);
-                    out.phase->add(a, b, cellGpus * perGpu, cellGpus);
+                    stagePhase.add(a, b, cellGpus * perGpu * peers, cellGpus);
+                    out.phase->add(a, b, cellGpus * perGpu * peers, cellGpus);
                     worstLat = std::max(worstLat, stagePhase.routeLatency(a, b));
                 }
         if (crosses)

@@ -91,7 +91,7 @@ Breakdown breakdown(const BreakdownInput& in, int s) {
 void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& warnings) {
     const Plan& plan = *in.plan;
     const Parallelism& par = plan.parallelism;
-    const int pp = par.pp, dp = par.dp;
+    const int pp = par.pp;
     mem.per_stage_peak_gib.assign(std::size_t(pp), 0);
     mem.per_stage_capacity_gib.assign(std::size_t(pp), 0);
     double worstRatio = -1;
@@ -111,9 +111,9 @@ void memory(const MemoryInput& in, MemoryUsage& mem, std::vector<std::string>& w
         }
         // The data-parallel group with CP (Megatron's dp x cp), or its
         // sharding group under HSDP; experts over the expert-data-parallel
-        // group dp x cp / ep (no HSDP with ep > 1).
+        // group (Parallelism::expertDataShards; no HSDP with ep > 1).
         si.dp_shard = double(plan.dpShard()) * par.cp;
-        si.ep_shard = std::max(1.0, double(dp) * par.cp / std::max(1, par.ep));
+        si.ep_shard = std::max(1.0, par.expertDataShards());
         si.layers = (*in.stage_layers)[std::size_t(s)];
         double transient = 0;
         for (const auto& c : cs)

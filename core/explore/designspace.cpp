@@ -602,16 +602,27 @@ void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
                             addStructure({tp, cp, pp, dp, ep}, mb, o);
                         }
                 }
+    const auto known = [this](const Parallelism& par, std::int64_t mb) {
+        return std::any_of(structures_.begin(), structures_.end(), [&](const auto& a) {
+            return a.structure.parallelism == par && a.structure.micro_batch == mb;
+        });
+    };
+    // The lists leave the experts split over tp: a base plan whose experts
+    // fold TP ranks (etp) gets its own structure beside its lists' one.
+    if (Parallelism folded = base_.parallelism; folded.etp > 0) {
+        Parallelism listed = folded;
+        listed.etp = 0;
+        if (known(listed, base_.micro_batch_sequences) &&
+            !known(folded, base_.micro_batch_sequences))
+            addStructure(folded, int(base_.micro_batch_sequences), o);
+    }
     // The seeds' structures: a baseline's degrees may lie outside the lists.
     for (const Plan& seed : o.seeds) {
         const Parallelism& par = seed.parallelism;
         const auto mb = seed.micro_batch_sequences;
         const std::int64_t G = base_.global_batch_sequences;
-        const bool known = std::any_of(structures_.begin(), structures_.end(), [&](const auto& a) {
-            return a.structure.parallelism == par && a.structure.micro_batch == mb;
-        });
-        if (known || mb < 1 || par.dp < 1 || G % (mb * par.dp) != 0 || par.gpus() > budget_ ||
-            unfitDegrees(d, par.tp, par.cp, par.pp, int(mb)))
+        if (known(par, mb) || mb < 1 || par.dp < 1 || G % (mb * par.dp) != 0 ||
+            par.gpus() > budget_ || unfitDegrees(d, par.tp, par.cp, par.pp, int(mb)))
             continue;
         addStructure(par, int(mb), o);
     }

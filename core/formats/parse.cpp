@@ -624,6 +624,11 @@ Plan readPlan(const json& j, Diagnostics& d, bool inlinePart) {
     par.integer("pp", p.parallelism.pp, kOptional, formats::kDegreeRange);
     par.integer("dp", p.parallelism.dp, kRequired, formats::kDegreeRange);
     par.integer("ep", p.parallelism.ep, kOptional, formats::kDegreeRange);
+    // etp equal to tp is the default: kept as 0, so that a plan reads back
+    // equal however it was written.
+    if (par.integer("etp", p.parallelism.etp, kOptional, formats::kDegreeRange) &&
+        p.parallelism.etp == p.parallelism.tp)
+        p.parallelism.etp = 0;
     par.finish();
     r.integer("zero_stage", p.zero_stage, kOptional, formats::kZeroStageRange);
     // dp_shard equal to dp is no HSDP: kept as the default, so that a plan

@@ -423,7 +423,28 @@ void checkPlan(const Plan& p, Diagnostics& d) {
         d.error("/parallelism/ep", "pp*dp*ep must be at most " + str(kMaxExpertPairs) +
                                        " (expert all-to-all pairs), got " + str(g.pp) + "*" +
                                        str(g.dp) + "*" + str(g.ep));
-    if (epOk && dpOk && g.dp % g.ep != 0)
+    const bool etpOk = g.etp == 0 || degreeOk("etp", g.etp);
+    if (etpOk && tpOk && g.etp > 0 && g.tp % g.etp != 0)
+        d.error("/parallelism/etp", "must divide tp (" + str(g.tp) + "), got " + str(g.etp));
+    else if (etpOk && tpOk && cpOk && g.expertTp() < g.tp) {
+        // The experts fold each cell's (tp / etp) x cp ranks into expert
+        // parallelism first, then whole replicas (Parallelism::etp).
+        if (!p.sequence_parallel)
+            d.error("/parallelism/etp",
+                    "experts on fewer ranks than tp (" + str(g.etp) + " < " + str(g.tp) +
+                        ") need sequence_parallel: each TP rank dispatches its own sequence "
+                        "shard to the experts");
+        const int inCell = g.expertRanksPerCell();
+        if (epOk && dpOk &&
+            (g.ep <= inCell ? inCell % g.ep != 0
+                            : g.ep % inCell != 0 || g.dp % (g.ep / inCell) != 0))
+            d.error("/parallelism/ep",
+                    "with etp = " + str(g.etp) +
+                        " an expert group takes the (tp/etp)*cp = " + str(inCell) +
+                        " ranks of a TP x CP cell first, then whole replicas: ep must divide " +
+                        str(inCell) + " or be a multiple of it by a divisor of dp (" + str(g.dp) +
+                        "), got " + str(g.ep));
+    } else if (epOk && dpOk && g.dp % g.ep != 0)
         d.error("/parallelism/ep", "must divide dp (" + str(g.dp) + "), got " + str(g.ep));
     if (cpOk && seqOk) {
         if (p.sequence_length % g.cp != 0)
@@ -801,6 +822,10 @@ void checkAcross(const Cluster* cluster, const Model& m, const Plan& p, Diagnost
                 dp.error("/parallelism/ep", "ep = " + str(g.ep) +
                                                 " needs a mixture-of-experts model, but the "
                                                 "model has no moe");
+            if (g.etp > 0 && g.etp != g.tp && !dp.isBad("/parallelism/etp"))
+                dp.error("/parallelism/etp", "etp = " + str(g.etp) +
+                                                 " needs a mixture-of-experts model, but the "
+                                                 "model has no moe");
         } else if (good(dm, "/moe/experts", m.moe->experts) && m.moe->experts % g.ep != 0) {
             dp.error("/parallelism/ep", "must divide the model's moe.experts (" +
                                             str(m.moe->experts) + "), got " + str(g.ep));

@@ -72,20 +72,21 @@ const std::map<std::string, int>& keyRank() {
             "rope_head_dim", "v_head_dim", "mtp_layers", "sliding_window", "size", "full_every",
             // plan
             "framework", "sequence_length", "global_batch_sequences", "micro_batch_sequences",
-            "parallelism", "tp", "cp", "pp", "dp", "ep", "zero_stage", "dp_shard", "recompute",
-            "recompute_method", "recompute_layers", "recompute_modules", "sequence_parallel",
-            "schedule", "kind", "virtual_stages", "latency_hiding", "rank_order", "placement",
-            "runs", "stages", "replicas", "building", "layers_per_stage", "collectives",
-            "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs", "p2p_overlap",
-            "ep_overlap", "ep_dispatcher", "ep_dispatcher_sms", "cp_ring", "cp_a2a_size",
-            "dp_bucket_mib", "grad_reduce_bytes", "optimizer_moments", "master_weights",
-            "optimizer_implementation", "grad_accumulation_fusion", "grad_reduce_scatter",
-            "flash_attention", "attention_kernel", "elementwise", "rope_fusion", "fp8_recipe",
-            "fp8_linear", "fp8_param_gather", "sequence_parallel_regather", "hidden_dropout",
-            "attention_dropout", "cross_entropy", "fsdp_reshard_after_forward", "fsdp_copies",
-            "compression", "method", "topk_ratio", "error_feedback", "outer_sync", "inner_steps",
-            "fragments", "overlap_steps", "outer_bytes", "loss_penalty", "checkpoint",
-            "interval_steps", "async", "token_budget", "target_loss",
+            "parallelism", "tp", "cp", "pp", "dp", "ep", "etp", "zero_stage", "dp_shard",
+            "recompute", "recompute_method", "recompute_layers", "recompute_modules",
+            "sequence_parallel", "schedule", "kind", "virtual_stages", "latency_hiding",
+            "rank_order", "placement", "runs", "stages", "replicas", "building", "layers_per_stage",
+            "collectives", "link_technologies", "dp_overlap", "tp_comm_overlap", "cuda_graphs",
+            "p2p_overlap", "ep_overlap", "ep_dispatcher", "ep_dispatcher_sms", "cp_ring",
+            "cp_a2a_size", "dp_bucket_mib", "grad_reduce_bytes", "optimizer_moments",
+            "master_weights", "optimizer_implementation", "grad_accumulation_fusion",
+            "grad_reduce_scatter", "flash_attention", "attention_kernel", "elementwise",
+            "rope_fusion", "fp8_recipe", "fp8_linear", "fp8_param_gather",
+            "sequence_parallel_regather", "hidden_dropout", "attention_dropout", "cross_entropy",
+            "fsdp_reshard_after_forward", "fsdp_copies", "compression", "method", "topk_ratio",
+            "error_feedback", "outer_sync", "inner_steps", "fragments", "overlap_steps",
+            "outer_bytes", "loss_penalty", "checkpoint", "interval_steps", "async", "token_budget",
+            "target_loss",
             // scenario
             "cluster", "model", "plan"};
         std::map<std::string, int> r;
@@ -330,6 +331,8 @@ nlohmann::json toJson(const Plan& p) {
                         {"pp", p.parallelism.pp},
                         {"dp", p.parallelism.dp},
                         {"ep", p.parallelism.ep}};
+    if (p.parallelism.etp > 0 && p.parallelism.etp != p.parallelism.tp)
+        j["parallelism"]["etp"] = p.parallelism.etp;
     j["zero_stage"] = p.zero_stage;
     if (all || p.dpShard() != p.parallelism.dp)
         j["dp_shard"] = p.dpShard();

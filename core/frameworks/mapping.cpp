@@ -1758,10 +1758,18 @@ Imported resolve(Settings& s, const ResolveInput& in) {
                 r.refuse("moe_pad_expert_input_to_capacity",
                          "needs " + r.spelled("moe_expert_capacity_factor"));
             }
-            if (auto etp = r.integer("expert_tensor_parallel_size", "plan:/parallelism/tp");
-                etp && *etp != tp)
-                r.refuse("expert_tensor_parallel_size",
-                         "differs from tp: the documents split experts with tp");
+            // Expert TP below TP folds the rest of the TP x CP cell into
+            // expert parallelism (Megatron-Core's MoE parallel folding;
+            // Parallelism::etp). Above TP the documents cannot say it.
+            if (auto etp = r.integer("expert_tensor_parallel_size", "plan:/parallelism/etp");
+                etp && *etp != tp) {
+                if (*etp > tp || tp % *etp != 0)
+                    r.refuse("expert_tensor_parallel_size",
+                             std::to_string(*etp) + " does not divide tp = " + std::to_string(tp) +
+                                 ": the documents split experts over a divisor of tp");
+                else
+                    p.parallelism.etp = int(*etp);
+            }
             if (ep > 1) {
                 // TransformerConfig's default dispatcher is allgather; the cost
                 // model's expert parallelism is an all-to-all (core/cost/compute.cpp).
@@ -1829,10 +1837,24 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             r.refuse("expert_model_parallel_size",
                      "expert parallelism needs experts (" + r.spelled("num_experts") + ")");
         }
-        if (ep > 1 && dp > 0 && dp % ep != 0)
+        if (const int expertTp = p.parallelism.etp; expertTp > 0) {
+            // The expert group: the cell's (tp / etp) x cp ranks, then replicas.
+            const int inCell = tp / expertTp * cp;
+            if (ep > 1 && dp > 0 &&
+                (ep <= inCell ? inCell % ep != 0 : ep % inCell != 0 || dp % (ep / inCell) != 0))
+                r.refuse(
+                    "expert_model_parallel_size",
+                    std::to_string(ep) + " with expert tensor parallelism " +
+                        std::to_string(expertTp) +
+                        ": an expert group takes the (tp/etp) x cp = " + std::to_string(inCell) +
+                        " ranks of a TP x CP cell, then whole data-parallel replicas; ep "
+                        "must divide that or be a multiple of it by a divisor of dp = " +
+                        std::to_string(dp));
+        } else if (ep > 1 && dp > 0 && dp % ep != 0) {
             r.refuse("expert_model_parallel_size",
                      std::to_string(ep) + " does not divide dp = " + std::to_string(dp) +
                          " (the documents carve expert parallelism out of data parallelism)");
+        }
     }
 
     // ---- everything else read is ignored, with the reason

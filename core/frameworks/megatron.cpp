@@ -622,6 +622,8 @@ std::vector<Arg> megatronArgs(const Model& m, const Plan& p, std::vector<std::st
     }
     if (par.ep > 1)
         add("--expert-model-parallel-size", num(par.ep));
+    if (par.expertTp() != par.tp)
+        add("--expert-tensor-parallel-size", num(par.expertTp()));
     if (p.sequence_parallel && par.tp > 1)
         add("--sequence-parallel");
     if (p.rank_order == megatronRankOrder(true))

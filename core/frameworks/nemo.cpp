@@ -474,6 +474,8 @@ Exported exportNemo(const Model& m, const Plan& p) {
     add("batch_p2p_comm", yamlBool(!p2pOverlap));
     add("context_parallel_size", num(par.cp));
     add("expert_model_parallel_size", num(par.ep));
+    if (par.expertTp() != par.tp)
+        add("expert_tensor_parallel_size", num(par.expertTp()));
     add("sequence_parallel", yamlBool(p.sequence_parallel && par.tp > 1));
     if (p.rank_order == megatronRankOrder(true))
         add("use_tp_pp_dp_mapping", "true");

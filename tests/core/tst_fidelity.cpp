@@ -221,6 +221,8 @@ private Q_SLOTS:
     void moeForwardWaitsForTokenCounts();
     void moeTokenDropPadsToCapacity();
     void moeExpertTpGathersTheDispatchedCopies();
+    void expertTensorParallelFoldsTpIntoEp();
+    void expertTensorParallelShardsAndGroups();
     void mlaUpProjectionRecompute();
     void slidingWindowAttention();
     void hostBoundPlanWarns();
@@ -2909,6 +2911,78 @@ void TestFidelity::moeExpertTpGathersTheDispatchedCopies() {
     // as large.
     QVERIFY(cost(2, 1.0, 8, EpDispatcher::AllToAll, true).tp_mlp_fwd_s >
             1.9 * cost(1, 1.0, 8, EpDispatcher::AllToAll, true).tp_mlp_fwd_s);
+}
+
+void TestFidelity::expertTensorParallelFoldsTpIntoEp() {
+    // Megatron-Core's MoE parallel folding: experts on etp of the TP ranks
+    // (--expert-tensor-parallel-size). Each TP rank dispatches its own
+    // sequence shard; the expert TP group gathers etp shards' copies, none
+    // at etp 1; each expert runs whole (etp 1) on etp x ep ranks' tokens.
+    const Cluster c = clusterOf("one", {building("B1", 64)});
+    const auto cost = [&](int etp) {
+        Model m = smallLlama();
+        m.moe = moeOf(8, 2, 4096);
+        Plan p = makePlan(4, 1, 16, 64);
+        p.micro_batch_sequences = 2;
+        p.parallelism.ep = 8;
+        p.parallelism.etp = etp;
+        LayerContext ctx = layerContext(c, c.buildings[0], m, p);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    const LayerCost tp4 = cost(0), et2 = cost(2), et1 = cost(1);
+    QCOMPARE(cost(4).tp_bytes, tp4.tp_bytes); // etp = tp is the default
+    const double T = 2.0 * 2048, h = double(smallLlama().hidden), topK = 2;
+    // Forward and backward each gather and reduce-scatter the tensor once:
+    // etp sequence shards (T / 4 tokens each), top_k copies.
+    const auto expertTpBytes = [&](double etp) {
+        return 2.0 * 2.0 * (etp - 1) / etp * (T / 4 * etp) * h * 2.0 * topK;
+    };
+    QVERIFY_CLOSE(tp4.tp_bytes - et1.tp_bytes, expertTpBytes(4), 1e-9);
+    QVERIFY_CLOSE(et2.tp_bytes - et1.tp_bytes, expertTpBytes(2), 1e-9);
+    QCOMPARE(et1.tp_mlp_fwd_s, 0.0);
+    QVERIFY(et2.tp_mlp_fwd_s > 0 && et2.tp_mlp_fwd_s < tp4.tp_mlp_fwd_s);
+    // One expert's weights: a quarter at etp 4, whole at etp 1.
+    QVERIFY_CLOSE(et1.expert_params, 4.0 * tp4.expert_params, 1e-12);
+    QVERIFY_CLOSE(et2.expert_params, 2.0 * tp4.expert_params, 1e-12);
+    // The same expert FLOPs on each rank, the same tokens dispatched.
+    QVERIFY_CLOSE(et1.model_flops_fwd, tp4.model_flops_fwd, 1e-12);
+    QCOMPARE(et1.ep_bytes, tp4.ep_bytes);
+}
+
+void TestFidelity::expertTensorParallelShardsAndGroups() {
+    // The experts' optimizer state is sharded over the expert data-parallel
+    // group, tp x cp x dp / (etp x ep): four times the weights per GPU at
+    // etp 1, over four times the ranks.
+    Model m = smallLlama();
+    m.moe = moeOf(16, 2, 4096);
+    Plan p = makePlan(4, 1, 16, 64);
+    p.zero_stage = 1;
+    p.parallelism.ep = 16;
+    const Cluster one = clusterOf("one", {building("B1", 64, {.zone_gpus = 64})});
+    const Evaluation byTp = evaluated(one, m, p);
+    Plan folded = p;
+    folded.parallelism.etp = 1;
+    const Evaluation byEp = evaluated(one, m, folded);
+    QVERIFY(byEp.memory.weights_gib > 1.5 * byTp.memory.weights_gib);
+    QVERIFY_CLOSE(byEp.memory.optimizer_gib, byTp.memory.optimizer_gib, 1e-9);
+    // Two buildings of 8 replicas: ep 16 over replicas crosses the link;
+    // folded, a group is 4 replicas' cells (16 / (4 / 1)), inside one.
+    const Cluster pair = clusterOf(
+        "pair", {building("B1", 32, {.zone_gpus = 32}), building("B2", 32, {.zone_gpus = 32})},
+        {link("B1", "B2", 400, 10)});
+    const auto epAcross = [&](const Evaluation& ev) {
+        for (const LinkUsage& l : ev.links)
+            if (l.tier == LinkTier::InterBuilding &&
+                std::find(l.dims.begin(), l.dims.end(), Dim::EP) != l.dims.end())
+                return true;
+        return false;
+    };
+    QVERIFY(epAcross(evaluated(pair, m, p)));
+    QVERIFY(!epAcross(evaluated(pair, m, folded)));
+    // A group of 2 inside a cell of 4 folded ranks never leaves the cell.
+    folded.parallelism.ep = 2;
+    QVERIFY(!epAcross(evaluated(pair, m, folded)));
 }
 
 void TestFidelity::moeTokenDropPadsToCapacity() {

@@ -215,6 +215,7 @@ private Q_SLOTS:
     void roundTrip_data();
     void roundTrip();
     void roundTripBuiltInCode();
+    void expertTensorParallelReadsBack();
     void canonicalText();
     void scenarioRelativePaths();
     void scenarioReferencedFileProblems();
@@ -827,6 +828,17 @@ void TestFormats::badDocuments_data() {
          "dp]"});
     bad("ep does not divide dp", "plan", {"/parallelism/ep=3"},
         {"plan.json: /parallelism/ep: must divide dp (64), got 3"});
+    bad("etp does not divide tp", "plan", {"/parallelism/etp=3"},
+        {"plan.json: /parallelism/etp: must divide tp (8), got 3"});
+    bad("folded ep neither divides nor fills the cell", "plan",
+        {"/parallelism/etp=1", "/parallelism/ep=12"},
+        {"plan.json: /parallelism/ep: with etp = 1 an expert group takes the (tp/etp)*cp = 8 "
+         "ranks of a TP x CP cell first, then whole replicas: ep must divide 8 or be a multiple "
+         "of it by a divisor of dp (64), got 12"});
+    bad("folded experts without sequence parallelism", "plan",
+        {"/parallelism/etp=2", "/sequence_parallel=false"},
+        {"plan.json: /parallelism/etp: experts on fewer ranks than tp (2 < 8) need "
+         "sequence_parallel: each TP rank dispatches its own sequence shard to the experts"});
     bad("cp does not divide sequence", "plan", {"/parallelism/cp=3"},
         {"plan.json: /parallelism/cp: must divide sequence_length (8192), got 3"});
     bad("cp chunks unbalanced", "plan", {"/parallelism/cp=2", "/sequence_length=8194"},
@@ -1081,6 +1093,32 @@ void TestFormats::roundTrip() {
     else
         check(sa::parseScenario(t, "a", ""),
               [](const std::string& s) { return sa::parseScenario(s, "b", ""); });
+}
+
+void TestFormats::expertTensorParallelReadsBack() {
+    const auto plan = [](const std::string& etp) {
+        return sa::parsePlan(R"({"format": "scaleacross.plan", "version": 1, "name": "p",
+            "sequence_length": 4096, "global_batch_sequences": 64,
+            "parallelism": {"tp": 4, "dp": 16, "ep": 8)" +
+                                 etp + R"(}, "sequence_parallel": true})",
+                             "plan.json");
+    };
+    // etp equal to tp is the default, read as such and not written.
+    const auto same = plan(R"(, "etp": 4)");
+    QVERIFY(same.ok());
+    QCOMPARE(same.value->parallelism.etp, 0);
+    QVERIFY(*same.value == *plan("").value);
+    QVERIFY(!sa::toJson(*same.value)["parallelism"].contains("etp"));
+    // Below tp it is kept, and reads back equal.
+    const auto folded = plan(R"(, "etp": 1)");
+    QVERIFY(folded.ok());
+    QCOMPARE(folded.value->parallelism.expertTp(), 1);
+    QCOMPARE(folded.value->parallelism.expertRanksPerCell(), 4);
+    QCOMPARE(folded.value->parallelism.expertReplicaSpan(), 2);
+    QCOMPARE(folded.value->parallelism.expertDataShards(), 8.0);
+    const std::string dumped = sa::dumpCanonical(sa::toJson(*folded.value));
+    QVERIFY(dumped.find("\"etp\": 1") != std::string::npos);
+    QVERIFY(*sa::parsePlan(dumped, "b").value == *folded.value);
 }
 
 void TestFormats::roundTripBuiltInCode() {

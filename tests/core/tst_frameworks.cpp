@@ -180,9 +180,9 @@ std::vector<PublishedRow> publishedRows() {
     // Megatron-Bridge 25.09 (v0.1.0rc4 presets): token drop, capacity 1 padded.
     add("megatron/mbridge2509-qwen3-30b-a3b-16.sh", "plans/mbridge2509-qwen3-30b-a3b-16.json",
         "models/qwen3-30b-a3b-fp8-tokendrop.json", 0, {B, S});
-    // EP 64 with expert TP 1 over tp 2 x dp 64 (encoded as ep 32 over tp 2, as below).
+    // EP 64 with expert TP 1 over tp 2 x dp 64: the plan's etp 1.
     add("megatron/mbridge2509-deepseek-v3-1024.sh", "plans/mbridge2509-deepseek-v3-1024.json",
-        "models/deepseek-v3-fp8.json", 0, {}, "--expert-tensor-parallel-size");
+        "models/deepseek-v3-fp8.json", 0, {});
     // Megatron-Bridge 26.04.01 (v0.4.2 presets): encoded with Megatron's rank order, its
     // sequence parallelism off at tp 1 and Bridge's 128M-parameter bucket (256 MiB in BF16).
     add("megatron/mbridge2604-llama3-70b-64.sh", "plans/mbridge2604-llama3-70b-64.json",
@@ -200,10 +200,10 @@ std::vector<PublishedRow> publishedRows() {
         add("megatron/" + name + ".sh", "plans/" + name + ".json", "models/qwen3-30b-a3b-bf16.json",
             0, {});
     }
-    // EP 32 with expert TP 1 over tp 2 x dp 16: the documents carve ep out of dp and split
-    // experts with tp (the plan encodes ep 16 with experts over tp 2, its assumptions say why).
+    // EP 32 with expert TP 1 over tp 2 x dp 16: the plan's etp 1. Megatron pads the
+    // vocabulary to a multiple of 128 x tp.
     add("megatron/mbridge2604-qwen3-235b-a22b-256.sh", "plans/mbridge2604-qwen3-235b-a22b-256.json",
-        "models/qwen3-235b-a22b-fp8.json", 0, {}, "--expert-tensor-parallel-size");
+        "models/qwen3-235b-a22b-fp8.json", 0, {V});
     // NeMo 24.07 (launcher YAML). Llama 2 and Nemotron name a sentencepiece file: the
     // vocabulary size comes with the import options.
     add("nemo/nemo2407-gpt3-5b-64.yaml", "plans/nemo2407-gpt3-5b-64.json",
@@ -456,6 +456,7 @@ private Q_SLOTS:
     void latentAttention();
     void multiTokenPrediction();
     void moeTokenDrop();
+    void expertTensorParallel();
     void slidingWindow();
     void moeDispatchAndGroups();
     void lossKernels_data();
@@ -921,6 +922,44 @@ void TestFrameworks::moeTokenDrop() {
     QVERIFY(!alone.ok());
     QVERIFY2(problems(alone.problems).contains("needs --moe-expert-capacity-factor"),
              problems(alone.problems).constData());
+}
+
+void TestFrameworks::expertTensorParallel() {
+    // --expert-tensor-parallel-size below TP reads into the plan's etp
+    // (Megatron-Core's MoE parallel folding) and is written back, Megatron
+    // and NeMo; above TP, or not dividing it, it is refused.
+    const QString moe = smallMegatron(2) +
+                        "--num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 1024 "
+                        "--expert-model-parallel-size 4 --moe-token-dispatcher-type alltoall "
+                        "--sequence-parallel ";
+    const Imported folded =
+        importMegatronScript((moe + "--expert-tensor-parallel-size 1").toStdString(), {});
+    QVERIFY2(folded.ok(), problems(folded.problems).constData());
+    QCOMPARE(folded.plan->parallelism.etp, 1);
+    QCOMPARE(folded.plan->parallelism.ep, 4);
+    for (Framework f : {Framework::Megatron, Framework::Nemo}) {
+        const Exported ex = exportPlan(f, *folded.model, *folded.plan);
+        QVERIFY2(ex.ok(), problems(ex.problems).constData());
+        QVERIFY(ex.text.find(f == Framework::Nemo
+                                 ? "expert_tensor_parallel_size: 1"
+                                 : "--expert-tensor-parallel-size 1") != std::string::npos);
+        const Imported again =
+            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        QVERIFY2(again.ok(), problems(again.problems).constData());
+        QCOMPARE(again.plan->parallelism.etp, 1);
+    }
+    // Equal to TP is the default; nothing written.
+    const Imported same =
+        importMegatronScript((moe + "--expert-tensor-parallel-size 2").toStdString(), {});
+    QVERIFY2(same.ok(), problems(same.problems).constData());
+    QCOMPARE(same.plan->parallelism.etp, 0);
+    QVERIFY(exportMegatron(*same.model, *same.plan).text.find("--expert-tensor-parallel-size") ==
+            std::string::npos);
+    const Imported wide =
+        importMegatronScript((moe + "--expert-tensor-parallel-size 4").toStdString(), {});
+    QVERIFY(!wide.ok());
+    QVERIFY2(problems(wide.problems).contains("does not divide tp = 2"),
+             problems(wide.problems).constData());
 }
 
 void TestFrameworks::slidingWindow() {

@@ -183,6 +183,7 @@ private Q_SLOTS:
     void roundTripSamples();
     void roundTripPublished_data();
     void roundTripPublished();
+    void expertTensorParallelOne();
     void exportNotes();
 };
 
@@ -998,6 +999,28 @@ void TestFrameworksTorchtitan::roundTripPublished() {
         if ((r.plan.zero_stage == 1 || r.plan.zero_stage == 2) && r.plan.parallelism.dp > 1)
             QVERIFY2(comment.contains("zero_stage"), comment.dump().c_str());
     }
+}
+
+// Experts on one TP rank (torchtitan's expert_tensor_parallel_degree 1, its
+// default): EP takes the tp x cp ranks first, the plan's etp 1. Written and
+// read back; an EP group smaller than tp x cp is refused at /parallelism/ep.
+void TestFrameworksTorchtitan::expertTensorParallelOne() {
+    const sa::Scenario s = sa::testing::loadSampleScenario("two-buildings-mixtral.json");
+    sa::Plan p = s.plan;
+    p.placement.reset();
+    p.parallelism = {2, 1, 4, 16, 8};
+    p.parallelism.etp = 1;
+    roundTrip(s.model, p);
+    if (QTest::currentTestFailed())
+        return;
+    const Exported ex = exportTorchtitan(s.model, p);
+    QVERIFY(ex.text.find("expert_tensor_parallel_degree = 1\n") != std::string::npos);
+    p.parallelism = {4, 1, 4, 16, 2};
+    p.parallelism.etp = 1;
+    const Exported small = exportTorchtitan(s.model, p);
+    QVERIFY(!small.ok());
+    QVERIFY2(small.problems.size() == 1 && small.problems.front().path == "/parallelism/ep",
+             problemsOf(small).c_str());
 }
 
 void TestFrameworksTorchtitan::exportNotes() {
