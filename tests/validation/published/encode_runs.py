@@ -43,7 +43,7 @@ def model(name, desc, layers, hidden, ffn, heads, kv, vocab, mlp, dtype, tied, m
 
 def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="none", sp=True,
          kind="1f1b", v=1, dp_overlap=True, grad_bytes=4, flash=True, layers_per_stage=None,
-         attention=None, rank_order=("tp", "cp", "dp", "pp"), fp8_gather=False):
+         attention=None, rank_order=("tp", "cp", "dp", "pp"), fp8_gather=False, etp=None):
     # Every encoded run lays its ranks out tp fastest, then cp, dp and pp:
     # Megatron-Core's initialize_model_parallel(order="tp-cp-ep-dp-pp")
     # (ep lives inside dp in the documents; 2021 Megatron's mpu builds the
@@ -53,7 +53,8 @@ def plan(name, desc, seq, gbs, mbs, tp, cp, pp, dp, ep=1, zero=1, recompute="non
     doc = {
         "format": "scaleacross.plan", "version": 1, "name": name, "description": desc,
         "sequence_length": seq, "global_batch_sequences": gbs, "micro_batch_sequences": mbs,
-        "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": ep},
+        "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp, "ep": ep,
+                        **({"etp": etp} if etp else {})},
         "zero_stage": zero, "recompute": recompute, "sequence_parallel": sp,
         "schedule": {"kind": kind, "virtual_stages": v},
         "dp_overlap": dp_overlap, "grad_reduce_bytes": grad_bytes, "flash_attention": flash,
@@ -633,8 +634,8 @@ q235 = model("qwen3-235b-a22b-fp8", "Qwen3-235B-A22B: 94 layers, hidden 4096, 64
              "swiglu", "fp8", False, moe={"experts": 128, "top_k": 8, "expert_ffn_hidden": 1536},
              head_dim=128)
 p = plan("mbridge2604-qwen3-235b-a22b-256", "Megatron-Bridge 26.04.01: Qwen3_235B_a22B 256 GPUs, TP2 "
-         "PP8 VP4 DP16, EP32 with expert TP 1 encoded as EP16 (experts split over TP 2), MBS 1, GBS "
-         "8192, seq 4096 (GA 512)", 4096, 8192, 1, 2, 1, 8, 16, ep=16, kind="interleaved", v=4,
+         "PP8 VP4 DP16, EP32 with expert TP 1, MBS 1, GBS 8192, seq 4096 (GA 512)", 4096, 8192, 1,
+         2, 1, 8, 16, ep=32, etp=1, kind="interleaved", v=4,
          grad_bytes=2, layers_per_stage=[11, 12, 12, 12, 12, 12, 12, 11],
          rank_order=["tp", "cp", "dp", "pp"], fp8_gather=True)
 run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model Qwen3_235B_a22B, "
@@ -650,11 +651,9 @@ run("mbridge2604-qwen3-235b-a22b-256", "megatron-bridge-26.04", MB26 + ", Model 
      "head_dim 128 (HF config.json head_dim; Bridge's flop test, 6.06e14 FLOPs per 4096-token "
      "sequence, holds with 128 and not with hidden / heads = 64)"]
     + MB26_ASSUME +
-    ["EP 32 with expert TP 1 spans the tp x dp = 32 GPUs of a pipeline stage; the documents carve "
-     "ep out of dp and split experts with tp, so it is encoded as ep 16 with experts split over tp "
-     "2: the same 4 experts' weights and expert FLOPs per GPU, no expert gradient replicas, and "
-     "an all-to-all over the same 32 GPUs with the same bytes leaving each host (the faithful "
-     "import of the launch configuration is refused at --expert-tensor-parallel-size)",
+    ["EP 32 with expert TP 1 (Megatron-Core's MoE parallel folding): each expert whole on one "
+     "GPU, the EP group the tp x dp = 32 GPUs of a pipeline stage (plan etp 1: the cell's two TP "
+     "ranks, then 16 replicas)",
      "94 layers over 32 virtual stages: the recipe sets account_for_embedding_in_pipeline_split "
      "and account_for_loss_in_pipeline_split, giving [11,12,...,12,11] layers per pipeline rank "
      "(3 per chunk, 2 in the first and last)",
@@ -1549,22 +1548,21 @@ bridge2509("mbridge2509-qwen3-30b-a3b-16", "Megatron-Bridge 25.09: Qwen3_30B_a3B
            parallelism={"tp": 1, "cp": 1, "pp": 2, "dp": 8, "ep": 8},
            schedule={"kind": "interleaved", "virtual_stages": 24})
 bridge2509("mbridge2509-qwen3-235b-a22b-256", "Megatron-Bridge 25.09: Qwen3_235B_a22B (token drop) "
-           "256 GPUs, TP2 PP8 VP4 DP16, EP32 with expert TP 1 encoded as EP16 (experts split over "
-           "TP 2), MBS 1, GBS 2048, seq 4096 (GA 128)", "qwen3-235b-a22b-fp8-tokendrop",
+           "256 GPUs, TP2 PP8 VP4 DP16, EP32 with expert TP 1, MBS 1, GBS 2048, seq 4096 (GA 128)",
+           "qwen3-235b-a22b-fp8-tokendrop",
            ("Qwen3_235B_a22B (tokendrop): 1204 tokens/s/GPU, 178 model TFLOP/s/GPU", 1204), 178,
            [MB25_CFG + "configs/qwen3/qwen3_235b_a22b_llm_pretrain.yaml h100 num_gpus_256 (TP2 PP8 "
             "VP4 EP32, expert TP 1, GBS 2048); the YAML resets recompute to none",
             TOKENDROP,
-            "EP 32 with expert TP 1 encoded as EP 16 with experts split over TP 2, as the 26.04 "
-            "row (mbridge2604-qwen3-235b-a22b-256) is: the same experts' weights and FLOPs per GPU "
-            "and an all-to-all over the same 32 GPUs",
+            "EP 32 with expert TP 1 (plan etp 1: each expert whole on one GPU, the EP group the "
+            "stage's tp x dp = 32 GPUs), as the 26.04 row (mbridge2604-qwen3-235b-a22b-256) is",
             "94 layers over 32 virtual stages with the embedding and the loss counted as a layer "
             "each (the recipe's account_for_embedding/loss_in_pipeline_split): [11,12,...,12,11] "
             "layers per pipeline rank",
             "TP comm overlap on (run_script.py passes CommOverlapConfig(tp_comm_overlap=True)); "
             "alltoall dispatcher, no MoE all-to-all overlap"],
            sequence_length=4096, global_batch_sequences=2048, micro_batch_sequences=1,
-           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 16, "ep": 16},
+           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 16, "ep": 32, "etp": 1},
            schedule={"kind": "interleaved", "virtual_stages": 4},
            placement={"layers_per_stage": [11, 12, 12, 12, 12, 12, 12, 11]}, tp_comm_overlap=True)
 model("deepseek-v3-fp8", "DeepSeek-V3 as Megatron-Bridge v0.1.0rc4 builds it (DeepSeekV3Provider: "
@@ -1581,18 +1579,16 @@ ds["mla"] = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "rope
 ds["mtp_layers"] = 1
 dump("models/deepseek-v3-fp8.json", ds)
 bridge2509("mbridge2509-deepseek-v3-1024", "Megatron-Bridge 25.09: DeepSeekV3 (dropless) 1024 GPUs, "
-           "TP2 PP8 VP4 DP64, EP64 with expert TP 1 encoded as EP32 (experts split over TP 2), MBS "
-           "1, GBS 8192, seq 4096 (GA 128)", "deepseek-v3-fp8",
+           "TP2 PP8 VP4 DP64, EP64 with expert TP 1, MBS 1, GBS 8192, seq 4096 (GA 128)",
+           "deepseek-v3-fp8",
            ("DeepSeekV3 (dropless): 1297 tokens/s/GPU, 338 model TFLOP/s/GPU", 1297), 338,
            [MB25_CFG + "run_script.py's deepseek branch on h100 over recipes/deepseek/deepseek_v3.py "
             "pretrain_config and configs/deepseek/deepseek_v3_llm_pretrain.yaml h100 num_gpus_1024 "
             "(TP2 PP8 VP4 EP64, expert TP 1, GBS 8192, CUDA graphs off)",
             "the table's 1297 tokens/s are its main column; its parenthesised TFLOP/s (330) are "
             "the DeepSeek-V3 blockwise FP8 recipe (the table's note)",
-            "EP 64 with expert TP 1 spans 64 of the stage's tp x dp = 128 GPUs; the documents "
-            "carve ep out of dp and split experts with tp, so it is encoded as ep 32 with experts "
-            "split over tp 2: the same 4 experts' weights and expert FLOPs per GPU, and an "
-            "all-to-all over 64 GPUs, as the 26.04 Qwen3-235B row is",
+            "EP 64 with expert TP 1 (plan etp 1): each expert whole on one GPU, the EP group 64 of "
+            "the stage's tp x dp = 128 GPUs (the cell's two TP ranks, then 32 replicas)",
             "pipeline layout 'Et|(tt|)*30mL' (run_script.py for h100): the embedding and one "
             "layer, thirty chunks of two layers, then the MTP module and the loss in a chunk of "
             "their own; over PP 8 x VP 4 that is [7,8,8,8,8,8,8,6] layers per pipeline rank, the "
@@ -1614,7 +1610,7 @@ bridge2509("mbridge2509-deepseek-v3-1024", "Megatron-Bridge 25.09: DeepSeekV3 (d
             "rope_fusion true: run_script.py sets model.apply_rope_fusion True for every model, "
             "over the DeepSeek-V3 recipe's False (read as unfused before)"],
            sequence_length=4096, global_batch_sequences=8192, micro_batch_sequences=1,
-           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 64, "ep": 32},
+           parallelism={"tp": 2, "cp": 1, "pp": 8, "dp": 64, "ep": 64, "etp": 1},
            schedule={"kind": "interleaved", "virtual_stages": 4},
            placement={"layers_per_stage": [7, 8, 8, 8, 8, 8, 8, 6]}, recompute="selective",
            recompute_modules=["mla_up_proj", "mlp"], dp_overlap=False, ep_dispatcher="flex",
