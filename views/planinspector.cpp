@@ -219,8 +219,8 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                 fitPlacementToGrid(s.plan);
             });
     addSpin(par, QStringLiteral("ep"), QStringLiteral("Expert (EP)"), 1, 1024,
-            QStringLiteral("Expert-parallel degree, carved out of DP (with Expert TP below TP, "
-                           "out of each cell's other ranks first)"),
+            QStringLiteral("Expert-parallel degree: each TP x CP cell's CP ranks (and TP ranks "
+                           "beyond Expert TP) first, then DP replicas"),
             [](Scenario& s, int v) { s.plan.parallelism.ep = v; });
     auto* etp = addSpin(
         par, QStringLiteral("etp"), QStringLiteral("Expert TP"), 0, 1024,

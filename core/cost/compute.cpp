@@ -1503,10 +1503,9 @@ void layerComm(const LayerContext& ctx, const LayerShape& s, const AttentionCore
             plan.ep_dispatcher == EpDispatcher::AllToAll ? ctx.model->moe->executedFactor() : 1.0;
         const double oneWay =
             tokensDispatched * ctx.model->moe->top_k * padded * h * kBf16 * (epi - 1) / epi;
-        // The group's ranks on one host: one a cell (ep over replicas), or
-        // every etp-th rank when the experts fold the cell (tp-cp-ep order).
-        const int stride = s.et < s.t ? int(s.et) : ti * cpi;
-        const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, stride), 1, epi);
+        // The group's ranks on one host: every etp-th rank (the experts fold
+        // the cell's ranks first, Parallelism::ep).
+        const int onHost = std::clamp(ctx.gpus_per_host / std::max(1, int(s.et)), 1, epi);
         c.ep_bytes_per_remote_peer = oneWay / (epi - 1);
         double sent = oneWay; // leaving the GPU, one way
         if (plan.ep_dispatcher != EpDispatcher::AllToAll && onHost < epi) {

@@ -424,28 +424,30 @@ void checkPlan(const Plan& p, Diagnostics& d) {
                                        " (expert all-to-all pairs), got " + str(g.pp) + "*" +
                                        str(g.dp) + "*" + str(g.ep));
     const bool etpOk = g.etp == 0 || degreeOk("etp", g.etp);
-    if (etpOk && tpOk && g.etp > 0 && g.tp % g.etp != 0)
+    if (etpOk && tpOk && g.etp > 0 && g.tp % g.etp != 0) {
         d.error("/parallelism/etp", "must divide tp (" + str(g.tp) + "), got " + str(g.etp));
-    else if (etpOk && tpOk && cpOk && g.expertTp() < g.tp) {
-        // The experts fold each cell's (tp / etp) x cp ranks into expert
-        // parallelism first, then whole replicas (Parallelism::etp).
-        if (!p.sequence_parallel)
+    } else if (etpOk && tpOk && cpOk) {
+        if (g.expertTp() < g.tp && !p.sequence_parallel)
             d.error("/parallelism/etp",
                     "experts on fewer ranks than tp (" + str(g.etp) + " < " + str(g.tp) +
                         ") need sequence_parallel: each TP rank dispatches its own sequence "
                         "shard to the experts");
+        // The experts fold each cell's (tp / etp) x cp ranks into expert
+        // parallelism first, then whole replicas (Parallelism::ep).
         const int inCell = g.expertRanksPerCell();
-        if (epOk && dpOk &&
-            (g.ep <= inCell ? inCell % g.ep != 0
-                            : g.ep % inCell != 0 || g.dp % (g.ep / inCell) != 0))
-            d.error("/parallelism/ep",
-                    "with etp = " + str(g.etp) +
-                        " an expert group takes the (tp/etp)*cp = " + str(inCell) +
-                        " ranks of a TP x CP cell first, then whole replicas: ep must divide " +
-                        str(inCell) + " or be a multiple of it by a divisor of dp (" + str(g.dp) +
-                        "), got " + str(g.ep));
-    } else if (epOk && dpOk && g.dp % g.ep != 0)
-        d.error("/parallelism/ep", "must divide dp (" + str(g.dp) + "), got " + str(g.ep));
+        if (epOk && dpOk && !g.expertGroupsFit()) {
+            if (inCell == 1)
+                d.error("/parallelism/ep", "must divide dp (" + str(g.dp) + "), got " + str(g.ep));
+            else
+                d.error("/parallelism/ep",
+                        "an expert group takes the (tp/etp)*cp = " + str(g.tp / g.expertTp()) +
+                            "*" + str(g.cp) + " = " + str(inCell) +
+                            " ranks of a TP x CP cell first, then whole replicas: ep must "
+                            "divide " +
+                            str(inCell) + " or be a multiple of it by a divisor of dp (" +
+                            str(g.dp) + "), got " + str(g.ep));
+        }
+    }
     if (cpOk && seqOk) {
         if (p.sequence_length % g.cp != 0)
             d.error("/parallelism/cp", "must divide sequence_length (" + str(p.sequence_length) +

@@ -1837,23 +1837,22 @@ Imported resolve(Settings& s, const ResolveInput& in) {
             r.refuse("expert_model_parallel_size",
                      "expert parallelism needs experts (" + r.spelled("num_experts") + ")");
         }
-        if (const int expertTp = p.parallelism.etp; expertTp > 0) {
-            // The expert group: the cell's (tp / etp) x cp ranks, then replicas.
-            const int inCell = tp / expertTp * cp;
-            if (ep > 1 && dp > 0 &&
-                (ep <= inCell ? inCell % ep != 0 : ep % inCell != 0 || dp % (ep / inCell) != 0))
-                r.refuse(
-                    "expert_model_parallel_size",
-                    std::to_string(ep) + " with expert tensor parallelism " +
-                        std::to_string(expertTp) +
-                        ": an expert group takes the (tp/etp) x cp = " + std::to_string(inCell) +
-                        " ranks of a TP x CP cell, then whole data-parallel replicas; ep "
-                        "must divide that or be a multiple of it by a divisor of dp = " +
-                        std::to_string(dp));
-        } else if (ep > 1 && dp > 0 && dp % ep != 0) {
-            r.refuse("expert_model_parallel_size",
-                     std::to_string(ep) + " does not divide dp = " + std::to_string(dp) +
-                         " (the documents carve expert parallelism out of data parallelism)");
+        // The expert group: the cell's (tp / etp) x cp ranks, then replicas
+        // (Megatron-Core's MoE parallel folding; Parallelism::ep).
+        const Parallelism folded{tp, cp, pp, dp, ep, p.parallelism.etp};
+        const int inCell = folded.expertRanksPerCell();
+        if (ep > 1 && dp > 0 && !folded.expertGroupsFit()) {
+            if (inCell == 1)
+                r.refuse("expert_model_parallel_size",
+                         std::to_string(ep) + " does not divide dp = " + std::to_string(dp) +
+                             " (the documents carve expert parallelism out of data parallelism)");
+            else
+                r.refuse("expert_model_parallel_size",
+                         std::to_string(ep) + ": an expert group takes the (tp/etp) x cp = " +
+                             std::to_string(inCell) +
+                             " ranks of a TP x CP cell, then whole data-parallel replicas; ep "
+                             "must divide that or be a multiple of it by a divisor of dp = " +
+                             std::to_string(dp));
         }
     }
 

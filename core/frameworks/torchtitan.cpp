@@ -791,36 +791,34 @@ Imported importImpl(const std::string& text, const ImportOptions& opt) {
         if (!model || !model->moe) {
             r.ignored(epKey, "no effect on a dense flavor (torchtitan: 'No effect for non-MoE "
                              "models')");
-        } else if (tp > 1 && etp != tp) {
-            // etp 1 (torchtitan's default): EP borrows the tp x cp ranks and
-            // then dp_shard's (ParallelDims: ep a multiple of cp x tp), the
-            // plan's experts folding the cell (Parallelism::etp).
-            const std::int64_t inCell = tp * cp;
-            if (etp != 1)
-                r.refuse(etpKey, "expert_tensor_parallel_degree " + std::to_string(etp) +
-                                     ": torchtitan splits experts over tp or not at all (1 or " +
-                                     std::to_string(tp) + ")");
-            else if (ep % inCell != 0 || (shard > 0 && (shard * inCell) % ep != 0))
-                r.refuse(epKey, "expert_parallel_degree " + std::to_string(ep) +
-                                    " with expert_tensor_parallel_degree 1: torchtitan's EP "
-                                    "group takes the tp x cp = " +
-                                    std::to_string(inCell) +
-                                    " ranks first, so ep must be a multiple of it that divides "
-                                    "dp_shard x tp x cp");
-            else {
-                plan.parallelism.ep = int(ep);
-                plan.parallelism.etp = 1;
-                r.mapped(epKey, "plan:/parallelism/ep");
-                r.mapped(etpKey, "plan:/parallelism/etp");
-            }
-        } else if (cp > 1) {
-            r.refuse(epKey, "expert parallelism with context parallelism: torchtitan's EP group "
-                            "spans dp_shard x cp ranks; the plan's ep with experts split over tp "
-                            "is carved out of dp only");
+        } else if (tp > 1 && etp != tp && etp != 1) {
+            r.refuse(etpKey, "expert_tensor_parallel_degree " + std::to_string(etp) +
+                                 ": torchtitan splits experts over tp or not at all (1 or " +
+                                 std::to_string(tp) + ")");
         } else {
-            plan.parallelism.ep = int(ep);
-            r.mapped(epKey, "plan:/parallelism/ep");
-            r.mapped(etpKey, "plan:/parallelism/ep (experts tensor-parallel over tp)");
+            // EP borrows the cp ranks, and the tp ranks at etp 1 (torchtitan's
+            // default), then dp_shard's (ParallelDims: ep a multiple of cp,
+            // of cp x tp at etp 1): the plan's experts fold the cell
+            // (Parallelism::ep).
+            const bool folded = tp > 1 && etp != tp;
+            const std::int64_t inCell = (folded ? tp : 1) * cp;
+            if (ep % inCell != 0 || (shard > 0 && (shard * inCell) % ep != 0)) {
+                r.refuse(epKey, "expert_parallel_degree " + std::to_string(ep) +
+                                    ": torchtitan's EP group takes the " +
+                                    (folded ? "tp x cp" : "cp") + " = " + std::to_string(inCell) +
+                                    " ranks first, then dp_shard's, so ep must be a multiple of "
+                                    "it that divides dp_shard x " +
+                                    std::to_string(inCell));
+            } else {
+                plan.parallelism.ep = int(ep);
+                r.mapped(epKey, "plan:/parallelism/ep");
+                if (folded) {
+                    plan.parallelism.etp = 1;
+                    r.mapped(etpKey, "plan:/parallelism/etp");
+                } else {
+                    r.mapped(etpKey, "plan:/parallelism/ep (experts tensor-parallel over tp)");
+                }
+            }
         }
     } else {
         r.mapped(epKey, "plan:/parallelism/ep");
@@ -1540,26 +1538,20 @@ std::string body(const Model& model, const Plan& plan, const char* flavor,
     if (plan.tp_comm_overlap)
         t << "enable_async_tensor_parallel = true\n";
     if (par.ep > 1) {
-        if (par.expertTp() < par.tp) {
-            // torchtitan's experts are split over tp or not at all, and with
-            // etp 1 its EP group takes every tp x cp rank first.
-            if (par.expertTp() != 1)
-                problems.push_back({"", "/parallelism/etp",
-                                    "experts split over " + std::to_string(par.expertTp()) +
-                                        " of " + std::to_string(par.tp) +
-                                        " TP ranks: torchtitan's expert_tensor_parallel_degree "
-                                        "is 1 or tp"});
-            else if (par.ep % (par.tp * par.cp) != 0)
-                problems.push_back({"", "/parallelism/ep",
-                                    "with experts on one TP rank torchtitan's EP group takes the "
-                                    "tp x cp = " +
-                                        std::to_string(par.tp * par.cp) +
-                                        " ranks first: ep must be a multiple of it"});
-        } else if (par.cp > 1) {
+        // torchtitan's experts are split over tp or not at all, and its EP
+        // group takes the cell's folded ranks (cp, tp x cp at etp 1) whole.
+        if (par.expertTp() < par.tp && par.expertTp() != 1)
+            problems.push_back({"", "/parallelism/etp",
+                                "experts split over " + std::to_string(par.expertTp()) + " of " +
+                                    std::to_string(par.tp) +
+                                    " TP ranks: torchtitan's expert_tensor_parallel_degree is 1 "
+                                    "or tp"});
+        else if (par.ep % par.expertRanksPerCell() != 0)
             problems.push_back({"", "/parallelism/ep",
-                                "expert parallelism with context parallelism: torchtitan's EP "
-                                "group would span the cp ranks"});
-        }
+                                "an expert group inside a TP x CP cell: torchtitan's EP group "
+                                "takes the cell's " +
+                                    std::to_string(par.expertRanksPerCell()) +
+                                    " folded ranks whole, so ep must be a multiple of them"});
         t << "expert_parallel_degree = " << par.ep << "\n";
         t << "expert_tensor_parallel_degree = " << par.expertTp() << "\n";
     }

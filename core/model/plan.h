@@ -171,32 +171,39 @@ struct Parallelism {
     int cp = 1;
     int pp = 1;
     int dp = 1;
-    int ep = 1; // expert parallel, carved out of dp (ep divides dp)
+    // Expert parallel: the expert layers fold each TP x CP cell's ranks
+    // beyond the experts' own TP group into expert parallelism, then whole
+    // replicas (Megatron-Core's MoE parallel folding, 0.10 on: its expert
+    // rank generator orders etp-ep-dp, cp folded, over the same
+    // tp x cp x dp ranks; torchtitan's EP mesh takes cp, and tp at etp 1,
+    // before dp_shard). ep divides the cell's (tp / etp) x cp ranks or is a
+    // multiple of them by a divisor of dp: with tp = etp and cp 1, ep
+    // divides dp.
+    int ep = 1;
     // Expert tensor parallel (Megatron-Core's expert_tensor_parallel_size,
     // torchtitan's expert_tensor_parallel_degree): the experts split over
     // etp ranks, a divisor of tp; 0 = tp, the experts split as the dense
-    // layers are and ep carved out of dp. Below tp the expert layers fold
-    // the rest of each TP x CP cell into expert parallelism (Megatron-Core's
-    // MoE parallel folding: the expert rank generator orders etp-ep-dp over
-    // the same tp x cp x dp ranks), so that ep runs over the (tp / etp) x cp
-    // ranks of a cell first and then over whole replicas.
+    // layers are.
     int etp = 0;
 
     int expertTp() const { return etp > 0 ? etp : tp; }
-    // An expert-parallel group's ranks inside one TP x CP cell: 1 unless the
-    // experts fold the cell's ranks (etp below tp).
-    int expertRanksPerCell() const { return expertTp() < tp ? tp / expertTp() * cp : 1; }
+    // An expert-parallel group's ranks inside one TP x CP cell (consecutive
+    // ranks etp apart).
+    int expertRanksPerCell() const { return tp / expertTp() * cp; }
+    // Whether ep divides the cell's folded ranks or is a multiple of them by
+    // a divisor of dp (degrees assumed positive, etp dividing tp).
+    bool expertGroupsFit() const {
+        const int inCell = expertRanksPerCell();
+        return ep <= inCell ? inCell % ep == 0 : ep % inCell == 0 && dp % (ep / inCell) == 0;
+    }
     // Replicas an expert-parallel group spans.
     int expertReplicaSpan() const {
         const int inCell = expertRanksPerCell();
         return ep > inCell ? ep / inCell : 1;
     }
     // The experts' data-parallel group: the ranks that hold the same expert
-    // shard (tp x cp x dp / (etp x ep); dp x cp / ep when etp = tp).
-    double expertDataShards() const {
-        return expertTp() < tp ? double(tp) * cp * dp / (double(expertTp()) * ep)
-                               : double(dp) * cp / ep;
-    }
+    // shard, tp x cp x dp / (etp x ep).
+    double expertDataShards() const { return double(tp) * cp * dp / (double(expertTp()) * ep); }
 
     std::int64_t gpus() const { return std::int64_t(tp) * cp * pp * dp; }
     int of(Dim d) const {

@@ -292,12 +292,11 @@ void TestCliFrameworks::exportNamesThePlanForWhatTheFrameworkCannotSay() {
     const QString model = sourcePath(QStringLiteral("sample_clusters/models/mixtral-8x22b.json"));
     json plan = json::parse(
         readText(sourcePath(QStringLiteral("sample_clusters/plans/mixtral-8x22b-campus.json"))));
-    plan["parallelism"]["cp"] = 2;
-    plan["parallelism"]["dp"] = plan["parallelism"]["dp"].get<int>() / 2;
+    plan["parallelism"]["etp"] = 2;
     const QString planPath = dir.filePath(QStringLiteral("plan.json"));
     std::ofstream(planPath.toStdString()) << plan.dump(2);
     const QString out = dir.filePath(QStringLiteral("job.toml"));
-    const std::string want = ": /parallelism/ep: expert parallelism with context parallelism";
+    const std::string want = ": /parallelism/etp: experts split over 2 of 8 TP ranks";
     const CliRun r = runCli({QStringLiteral("export"), QStringLiteral("--to"),
                              QStringLiteral("torchtitan"), QStringLiteral("--model"), model,
                              QStringLiteral("--plan"), planPath, QStringLiteral("-o"), out});

@@ -223,6 +223,7 @@ private Q_SLOTS:
     void moeExpertTpGathersTheDispatchedCopies();
     void expertTensorParallelFoldsTpIntoEp();
     void expertTensorParallelShardsAndGroups();
+    void expertGroupsFoldContextParallelRanks();
     void mlaUpProjectionRecompute();
     void slidingWindowAttention();
     void hostBoundPlanWarns();
@@ -2983,6 +2984,48 @@ void TestFidelity::expertTensorParallelShardsAndGroups() {
     // A group of 2 inside a cell of 4 folded ranks never leaves the cell.
     folded.parallelism.ep = 2;
     QVERIFY(!epAcross(evaluated(pair, m, folded)));
+}
+
+void TestFidelity::expertGroupsFoldContextParallelRanks() {
+    // Megatron-Core's expert rank generator (0.10 on) orders etp-ep-dp with
+    // cp folded: with the experts over all of TP, an EP group takes a cell's
+    // CP ranks before whole replicas. TP 4 x CP 2 cells, 4 replicas in each
+    // of two buildings: EP 8 is 2 CP ranks x 4 replicas, inside a building;
+    // EP 16 spans 8 replicas, across the link. Before, EP 8 took 8 replicas.
+    Model m = smallLlama();
+    m.moe = moeOf(16, 2, 4096);
+    Plan p = makePlan(4, 1, 8, 64);
+    p.parallelism.cp = 2;
+    p.parallelism.ep = 8;
+    const Cluster pair = clusterOf(
+        "pair", {building("B1", 32, {.zone_gpus = 32}), building("B2", 32, {.zone_gpus = 32})},
+        {link("B1", "B2", 400, 10)});
+    const auto epAcross = [&](const Plan& plan) {
+        for (const LinkUsage& l : evaluated(pair, m, plan).links)
+            if (l.tier == LinkTier::InterBuilding &&
+                std::find(l.dims.begin(), l.dims.end(), Dim::EP) != l.dims.end())
+                return true;
+        return false;
+    };
+    QVERIFY(!epAcross(p));
+    p.parallelism.ep = 16;
+    QVERIFY(epAcross(p));
+    // The two EP ranks of a TP 4 x CP 2 cell share its 8-GPU host, as two
+    // TP 4 cells' do without CP: the same tokens per GPU make the same
+    // all-to-all (before, CP 2 put one EP rank on a host: 7 of 8 copies off
+    // it, not 6).
+    const Cluster one = clusterOf("one", {building("B1", 64)});
+    const auto layer = [&](int cp) {
+        Plan q = makePlan(4, 1, 16 / cp, 64);
+        q.parallelism.cp = cp;
+        q.parallelism.ep = 8;
+        q.micro_batch_sequences = 2 * cp; // the same tokens per GPU
+        LayerContext ctx = layerContext(one, one.buildings[0], m, q);
+        ctx.moe_layer = true;
+        return layerCost(ctx);
+    };
+    QCOMPARE(layer(2).ep_bytes, layer(1).ep_bytes);
+    QCOMPARE(layer(2).ep_fwd_s, layer(1).ep_fwd_s);
 }
 
 void TestFidelity::moeTokenDropPadsToCapacity() {

@@ -832,9 +832,14 @@ void TestFormats::badDocuments_data() {
         {"plan.json: /parallelism/etp: must divide tp (8), got 3"});
     bad("folded ep neither divides nor fills the cell", "plan",
         {"/parallelism/etp=1", "/parallelism/ep=12"},
-        {"plan.json: /parallelism/ep: with etp = 1 an expert group takes the (tp/etp)*cp = 8 "
+        {"plan.json: /parallelism/ep: an expert group takes the (tp/etp)*cp = 8*1 = 8 "
          "ranks of a TP x CP cell first, then whole replicas: ep must divide 8 or be a multiple "
          "of it by a divisor of dp (64), got 12"});
+    bad("ep over cp ranks neither divides nor fills them", "plan",
+        {"/parallelism/cp=2", "/parallelism/dp=32", "/parallelism/ep=3"},
+        {"plan.json: /parallelism/ep: an expert group takes the (tp/etp)*cp = 1*2 = 2 ranks of a "
+         "TP x CP cell first, then whole replicas: ep must divide 2 or be a multiple of it by a "
+         "divisor of dp (32), got 3"});
     bad("folded experts without sequence parallelism", "plan",
         {"/parallelism/etp=2", "/sequence_parallel=false"},
         {"plan.json: /parallelism/etp: experts on fewer ranks than tp (2 < 8) need "

@@ -328,19 +328,18 @@ void TestAnalysis::frameworkExportImportRoundTrips() {
         QVERIFY(!window_->document()->scenario().plan.outer_sync);
         window_->document()->setScenario(before, QStringLiteral("restore"));
     }
-    // A plan torchtitan cannot express (expert beside context parallelism):
+    // A plan torchtitan cannot express (experts over 2 of 8 TP ranks):
     // refused naming the plan's setting, nothing written, nothing changed.
     {
         Scenario moe = sa::testing::loadSampleScenario("two-buildings-mixtral.json");
-        moe.plan.parallelism.cp = 2;
-        moe.plan.parallelism.dp /= 2;
+        moe.plan.parallelism.etp = 2;
         window_->document()->setScenario(moe, QStringLiteral("moe"));
         const QString path = dir.filePath(QStringLiteral("moe.toml"));
         QString error;
         QStringList notes;
         QVERIFY(!window_->exportFrameworkConfig(frameworks::Framework::Torchtitan, path, &error,
                                                 &notes));
-        QVERIFY2(error.startsWith(QStringLiteral("the plan: /parallelism/ep: ")),
+        QVERIFY2(error.startsWith(QStringLiteral("the plan: /parallelism/etp: ")),
                  qPrintable(error));
         QVERIFY2(!error.contains(QStringLiteral("<input>")), qPrintable(error));
         QVERIFY(!QFile::exists(path));
