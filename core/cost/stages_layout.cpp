@@ -451,14 +451,23 @@ void addLayers(ChunkTimes& t, const LayerCost& L, int n, double epCross, Recompu
         // The all-to-all's kernels hold their SMs (LayerCost::ep_sm_share,
         // set wherever a layer has an EP exchange).
         const double share = L.ep_sm_share;
-        const auto beside = [share](double compute, double comm) {
-            return overlappedWithCompute(compute, comm, share);
+        // A pass's own TP and CP exchanges hold its stream beside the
+        // other's all-to-all as its computations do (not the all-to-all's
+        // SMs): forward the attention's (CP's and TP's but the experts'
+        // half) and the experts' TP half, backward all with the attention.
+        const auto beside = [share](double compute, double comm, double own) {
+            return std::max(slowedCompute(compute, comm, share) + own, comm);
         };
-        const double fwdPair = beside(gpuF - moeF, a2aB) + beside(moeF, a2aB);
-        const double bwdPair = beside(moeB, a2aF) + beside(gpuB - moeB, a2aF);
+        const double tpMlpF = std::min(L.tp_mlp_fwd_s, L.tp_fwd_s);
+        const double fwdPair = beside(gpuF - moeF, a2aB, L.tp_fwd_s - tpMlpF + L.cp_fwd_s) +
+                               beside(moeF, a2aB, tpMlpF);
+        const double bwdPair =
+            beside(moeB, a2aF, 0.0) + beside(gpuB - moeB, a2aF, L.tp_bwd_s + L.cp_bwd_s);
+        const double ownF = fwdS + L.tp_fwd_s + L.cp_fwd_s;
+        const double ownB = bwdS + L.tp_bwd_s + L.cp_bwd_s;
         const double aloneF = epF, aloneB = epB;
-        epF = (1.0 - epOverlap) * aloneF + epOverlap * (std::max(fwdPair, fwdS) - fwdS);
-        epB = (1.0 - epOverlap) * aloneB + epOverlap * (std::max(bwdPair, bwdS) - bwdS);
+        epF = (1.0 - epOverlap) * aloneF + epOverlap * (std::max(fwdPair, ownF) - ownF);
+        epB = (1.0 - epOverlap) * aloneB + epOverlap * (std::max(bwdPair, ownB) - ownB);
     }
     const double recompTp = L.tp_recompute_s;
     const double recompCp = L.cp_recompute_s;
