@@ -155,6 +155,8 @@ QString OptimizerResultsModel::planSummary(const Plan& p) {
     QString s = QStringLiteral("tp%1 cp%2 pp%3 dp%4").arg(d.tp).arg(d.cp).arg(d.pp).arg(d.dp);
     if (d.ep > 1)
         s += QStringLiteral(" ep%1").arg(d.ep);
+    if (d.expertTp() != d.tp)
+        s += QStringLiteral(" etp%1").arg(d.expertTp());
     s += QStringLiteral(" mb%1 | %2")
              .arg(p.micro_batch_sequences)
              .arg(QString::fromLatin1(toString(p.schedule.kind)));

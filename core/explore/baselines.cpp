@@ -52,6 +52,7 @@ BaselineRecipe production(const Cluster& cluster, const Model& model, const Plan
     s.micro_batch = {1};
     if (!moe)
         s.ep = {1};
+    s.etp = {0}; // Megatron-Core's default: the experts split over tp
     s.placement_kinds = {"dp-across"};
     s.schedules = {{ScheduleKind::Interleaved, 2, false}, {ScheduleKind::OneFOneB, 1, false}};
     s.zero_stages = {1};

@@ -594,13 +594,20 @@ void DesignSpace::buildStructures(const DesignSpaceOptions& o) {
                         continue;
                     }
                     for (int dp : dps)
-                        for (int ep : epChoices(dp, o)) {
-                            if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 || dp % ep)) {
-                                pruneStructure("ep does not divide experts and dp");
-                                continue;
+                        for (int etp : etpChoices(tp, o))
+                            for (int ep : epChoices(Parallelism{tp, cp, pp, dp, 1, etp}, o)) {
+                                const Parallelism par{tp, cp, pp, dp, ep, etp};
+                                if (ep > 1 && (!isMoe || model_.moe->experts % ep != 0 ||
+                                               !par.expertGroupsFit())) {
+                                    pruneStructure("ep does not divide the experts or fit the "
+                                                   "cells and replicas");
+                                    continue;
+                                }
+                                // Experts off TP only where EP takes the ranks.
+                                if (etp > 0 && ep == 1)
+                                    continue;
+                                addStructure(par, mb, o);
                             }
-                            addStructure({tp, cp, pp, dp, ep}, mb, o);
-                        }
                 }
     const auto known = [this](const Parallelism& par, std::int64_t mb) {
         return std::any_of(structures_.begin(), structures_.end(), [&](const auto& a) {
@@ -707,15 +714,34 @@ std::vector<int> DesignSpace::dpChoices(int tp, int cp, int pp, int mb) const {
     return dps;
 }
 
-std::vector<int> DesignSpace::epChoices(int dp, const DesignSpaceOptions& o) const {
+std::vector<int> DesignSpace::epChoices(const Parallelism& par, const DesignSpaceOptions& o) const {
     std::vector<int> eps = o.ep;
     if (eps.empty()) {
         eps = {1};
+        // Up to the replicas' worth of groups (the cells' folded ranks x dp).
         if (model_.moe)
-            for (int e : divisorsOf(model_.moe->experts, dp))
+            for (int e : divisorsOf(model_.moe->experts,
+                                    std::int64_t(par.dp) *
+                                        (par.expertTp() < par.tp ? par.expertRanksPerCell() : 1)))
                 pushUnique(eps, e);
     }
     return eps;
+}
+
+std::vector<int> DesignSpace::etpChoices(int tp, const DesignSpaceOptions& o) const {
+    // 0: the experts split over tp. Derived: also each expert whole on one
+    // rank (Megatron-Core's MoE parallel folding, --expert-tensor-parallel-
+    // size 1) for MoE models under TP with sequence parallelism.
+    std::vector<int> out;
+    for (int e : o.etp.empty() ? std::vector<int>{0, 1} : o.etp) {
+        const int v = e == tp ? 0 : e;
+        if (v != 0 && (!model_.moe || !base_.sequence_parallel || v < 1 || v >= tp || tp % v != 0))
+            continue;
+        pushUnique(out, v);
+    }
+    if (out.empty())
+        out.push_back(0);
+    return out;
 }
 
 void DesignSpace::addStructure(const Parallelism& par, int mb, const DesignSpaceOptions& o) {

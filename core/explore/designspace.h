@@ -56,6 +56,9 @@ struct DesignSpaceOptions {
     std::int64_t gpu_budget = 0;
     // Explicit value lists replace the derived ones (empty = derived).
     std::vector<int> tp, cp, pp, ep, micro_batch;
+    // Expert TP degrees (0 = tp); empty = tp, and 1 for MoE models under TP
+    // with sequence parallelism.
+    std::vector<int> etp;
     std::vector<int> zero_stages;
     std::vector<Recompute> recompute;
     std::vector<Schedule> schedules;
@@ -258,7 +261,8 @@ private:
     // The reason (tp, cp, pp, micro batch) cannot work, or nullptr.
     const char* unfitDegrees(const Degrees& d, int tp, int cp, int pp, int mb) const;
     std::vector<int> dpChoices(int tp, int cp, int pp, int mb) const;
-    std::vector<int> epChoices(int dp, const DesignSpaceOptions& o) const;
+    std::vector<int> epChoices(const Parallelism& par, const DesignSpaceOptions& o) const;
+    std::vector<int> etpChoices(int tp, const DesignSpaceOptions& o) const;
     void addStructure(const Parallelism& par, int mb, const DesignSpaceOptions& o);
     void pruneStructure(const char* why) { ++structurePruned_[why]; }
     void buildSchedules(StructureAxes& s, const DesignSpaceOptions& o) const;

@@ -454,6 +454,7 @@ std::string inputDigest(const Cluster& cluster, const Model& model, const Plan& 
     add(sp.cp);
     add(sp.pp);
     add(sp.ep);
+    add(sp.etp);
     add(sp.micro_batch);
     add(sp.zero_stages);
     add(sp.recompute);

@@ -326,6 +326,8 @@ std::string planSummary(const Plan& p) {
                     std::to_string(g.pp) + " dp" + std::to_string(g.dp);
     if (g.ep > 1)
         s += " ep" + std::to_string(g.ep);
+    if (g.expertTp() != g.tp)
+        s += " etp" + std::to_string(g.expertTp());
     s += " mb" + std::to_string(p.micro_batch_sequences) + ", " + toString(p.schedule.kind);
     if (p.schedule.kind == ScheduleKind::Interleaved)
         s += " v" + std::to_string(p.schedule.virtual_stages);

@@ -89,6 +89,7 @@ void appendPlanColumns(std::vector<std::string>& row, const Plan& p) {
     row.push_back(integer(p.parallelism.pp));
     row.push_back(integer(p.parallelism.dp));
     row.push_back(integer(p.parallelism.ep));
+    row.push_back(integer(p.parallelism.expertTp()));
     row.push_back(integer(p.micro_batch_sequences));
     row.push_back(integer(p.microbatches()));
     row.push_back(toString(p.schedule.kind));
@@ -121,9 +122,9 @@ const std::vector<std::string>& optimizerCsvColumns() {
         "step_time_s", "speedup_vs_production", "speedup_vs_prior_art", "mfu", "tokens_per_s",
         "cross_building_bytes", "peak_gib_per_gpu", "gpus", "gpu_seconds", "pareto",
         // Its plan.
-        "tp", "cp", "pp", "dp", "ep", "micro_batch_sequences", "microbatches", "schedule",
-        "virtual_stages", "zero_stage", "recompute", "rank_order", "placement", "layers_per_stage",
-        "dp_collective", "link_technologies"};
+        "tp", "cp", "pp", "dp", "ep", "expert_tp", "micro_batch_sequences", "microbatches",
+        "schedule", "virtual_stages", "zero_stage", "recompute", "rank_order", "placement",
+        "layers_per_stage", "dp_collective", "link_technologies"};
     return kColumns;
 }
 

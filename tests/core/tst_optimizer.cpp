@@ -68,6 +68,7 @@ private Q_SLOTS:
     void designSpaceKeepsTheHsdpGroup();
     void candidatesKeepTheFramework();
     void designSpaceOfTheSample();
+    void designSpaceFoldsExpertsForMoe();
     void cliShardsAndMerge();
 };
 
@@ -476,6 +477,57 @@ void TestOptimizer::designSpaceKeepsTheHsdpGroup() {
         }
     }
     QVERIFY(kept > 0 && dropped > 0);
+}
+
+void TestOptimizer::designSpaceFoldsExpertsForMoe() {
+    // An MoE model under TP gets each expert whole on one rank beside its
+    // experts over TP (Megatron-Core's MoE parallel folding), with EP then
+    // reaching past dp into the cells' TP ranks; every such structure is a
+    // valid plan. A dense model, and an explicit etp list of tp, get none.
+    auto loaded = loadScenarioFile(sampleScenarioFile("two-buildings-mixtral.json"));
+    QVERIFY(loaded.ok());
+    const Scenario& s = *loaded.value;
+    DesignSpaceOptions o;
+    o.vary_placement = o.vary_links = false;
+    o.tp = {8};
+    o.cp = {1};
+    o.pp = {4};
+    o.micro_batch = {1};
+    struct Count {
+        int folded = 0, byTp = 0;
+        std::string bad; // a folded structure that is not a valid plan
+    };
+    const auto count = [&](const DesignSpaceOptions& opt, const Model& m, const Plan& base) {
+        const DesignSpace space(s.cluster, m, base, opt);
+        Count n;
+        for (std::size_t i = 0; i < space.structureCount(); ++i) {
+            const Parallelism& par = space.structure(i).parallelism;
+            if (par.expertTp() == par.tp) {
+                ++n.byTp;
+                continue;
+            }
+            ++n.folded;
+            Candidate c;
+            c.structure = std::uint32_t(i);
+            c.choice.assign(std::size_t(space.axisCount()), 0);
+            const Plan p = space.plan(c);
+            if (par.expertTp() != 1 || par.ep <= 1 || !par.expertGroupsFit() ||
+                !validateScenario({s.cluster, m, p}).empty())
+                n.bad = space.label(c);
+        }
+        return n;
+    };
+    const Count moe = count(o, s.model, s.plan);
+    QVERIFY(moe.folded > 0 && moe.byTp > 0);
+    QVERIFY2(moe.bad.empty(), moe.bad.c_str());
+    DesignSpaceOptions byTpOnly = o;
+    byTpOnly.etp = {8};
+    QCOMPARE(count(byTpOnly, s.model, s.plan).folded, 0);
+    Model dense = s.model;
+    dense.moe.reset();
+    Plan densePlan = s.plan;
+    densePlan.parallelism.ep = 1;
+    QCOMPARE(count(o, dense, densePlan).folded, 0);
 }
 
 void TestOptimizer::designSpaceOfTheSample() {
