@@ -67,6 +67,7 @@ private Q_SLOTS:
     void zeroShardGroupIsHsdp();
     void fp8WeightGatherOnlyForFp8Models();
     void epDispatcherSmsField();
+    void expertTpField();
     void recomputeModulesFromTheMenu();
     void frameworkSetsItsDefaults();
     void wheelOverUnfocusedFieldScrollsTheInspector();
@@ -793,6 +794,47 @@ void TestEditing::partialRecomputeAndFp8Fields() {
     QCOMPARE(doc->scenario().plan.recompute_layers, 1);
     QCOMPARE(layers->value(), 1);
     QCOMPARE(inspector->comboBox(QStringLiteral("fp8_recipe"))->currentIndex(), 0);
+}
+
+void TestEditing::expertTpField() {
+    // Experts over "= TP" until typed; a degree that does not divide TP is
+    // refused with the document's path and Escape puts the field back; 1,
+    // applied on Enter, puts each expert whole on a GPU (the Mixtral sample:
+    // 8 experts, EP 8 inside its TP 8 cells): more weights per GPU. Typing
+    // TP itself is the default again. Undo restores; a dense model has no
+    // experts to split.
+    QVERIFY(!spin("etp")->isEnabled()); // the 405B sample is dense
+    QVERIFY(window_->openSample(sampleScenario("two-buildings-mixtral.json")));
+    QVERIFY(waitForEvaluation());
+    Document* doc = window_->document();
+    PlanInspector* inspector = window_->inspector();
+    QSpinBox* etp = spin("etp");
+    QVERIFY(etp && etp->isEnabled());
+    QCOMPARE(etp->text(), QStringLiteral("= TP"));
+    const double weights = window_->liveEvaluation()->current()->evaluation->memory.weights_gib;
+    typeInto(etp, QStringLiteral("3"));
+    QTest::keyClick(etp, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 0);
+    QVERIFY2(inspector->problem().contains(QLatin1String("/parallelism/etp: must divide tp (8)")),
+             qPrintable(inspector->problem()));
+    QTest::keyClick(etp, Qt::Key_Escape);
+    QCOMPARE(etp->text(), QStringLiteral("= TP"));
+    typeInto(etp, QStringLiteral("1"));
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 0); // not before Enter
+    QTest::keyClick(etp, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 1);
+    QVERIFY(inspector->problem().isEmpty());
+    QVERIFY(waitForEvaluation());
+    QVERIFY(window_->liveEvaluation()->current()->evaluation->memory.weights_gib > 2 * weights);
+    typeInto(etp, QStringLiteral("8"));
+    QTest::keyClick(etp, Qt::Key_Return);
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 0);
+    QCOMPARE(etp->text(), QStringLiteral("= TP"));
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 1);
+    QCOMPARE(etp->value(), 1);
+    doc->undoStack()->undo();
+    QCOMPARE(doc->scenario().plan.parallelism.etp, 0);
 }
 
 void TestEditing::epDispatcherSmsField() {
