@@ -222,15 +222,14 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
             QStringLiteral("Expert-parallel degree: each TP x CP cell's CP ranks (and TP ranks "
                            "beyond Expert TP) first, then DP replicas"),
             [](Scenario& s, int v) { s.plan.parallelism.ep = v; });
-    auto* etp = addSpin(
+    addDefaultedSpin(
         par, QStringLiteral("etp"), QStringLiteral("Expert TP"), 0, 1024,
         QStringLiteral("GPUs each expert is split over (Megatron --expert-tensor-parallel-size, "
                        "torchtitan expert_tensor_parallel_degree), a divisor of TP. Below TP "
                        "the experts fold the rest of each TP x CP cell into EP, which then "
                        "spans replicas"),
-        [](Scenario& s, int v) { s.plan.parallelism.etp = v == s.plan.parallelism.tp ? 0 : v; });
-    etp->setSpecialValueText(QStringLiteral("= TP"));
-    enableWhen(etp, [](const Scenario& s) { return s.model.moe.has_value(); });
+        [](Scenario& s, int v) { s.plan.parallelism.etp = v == s.plan.parallelism.tp ? 0 : v; },
+        QStringLiteral("= TP"), [](const Scenario& s) { return s.model.moe.has_value(); });
     const auto orders = rankOrders();
     QStringList orderNames;
     for (const auto& o : orders)
@@ -463,17 +462,16 @@ PlanInspector::PlanInspector(Document* document, QWidget* parent)
                             "and fans it out over NVLink there; HybridEP also all-gathers "
                             "every rank's routing map before each forward's dispatch"),
              [](Scenario& s, int i) { s.plan.ep_dispatcher = EpDispatcher(i); });
-    auto* epSms = addSpin(
+    addDefaultedSpin(
         sched, QStringLiteral("ep_dispatcher_sms"), QStringLiteral("EP dispatch SMs"), 0, 1024,
         QStringLiteral("SMs the flex dispatcher's kernels hold (Megatron "
                        "--moe-flex-dispatcher-num-sms); beside another microbatch's compute "
                        "(EP overlap) the compute loses them. Default: DeepEP 20, HybridEP 24 "
                        "inside one host and 8 across hosts"),
-        [](Scenario& s, int v) { s.plan.ep_dispatcher_sms = v; });
-    epSms->setSpecialValueText(QStringLiteral("default"));
-    enableWhen(epSms, [](const Scenario& s) {
-        return s.plan.parallelism.ep > 1 && s.plan.ep_dispatcher != EpDispatcher::AllToAll;
-    });
+        [](Scenario& s, int v) { s.plan.ep_dispatcher_sms = v; }, QStringLiteral("default"),
+        [](const Scenario& s) {
+            return s.plan.parallelism.ep > 1 && s.plan.ep_dispatcher != EpDispatcher::AllToAll;
+        });
     // CpRing's order.
     addCombo(sched, QStringLiteral("cp_ring"), QStringLiteral("CP exchange"),
              names({"Transformer Engine p2p ring", "Transformer Engine all-gather",
@@ -1430,6 +1428,17 @@ QComboBox* PlanInspector::addCombo(QFormLayout* form, const QString& field, cons
         edit(box, field, QStringLiteral("Set %1 to %2").arg(label, box->itemText(i)),
              [&](Scenario& s) { write(s, i); });
     });
+    return box;
+}
+
+QSpinBox* PlanInspector::addDefaultedSpin(QFormLayout* form, const QString& field,
+                                          const QString& label, int min, int max,
+                                          const QString& toolTip,
+                                          std::function<void(Scenario&, int)> write,
+                                          const QString& special, bool (*when)(const Scenario&)) {
+    QSpinBox* box = addSpin(form, field, label, min, max, toolTip, std::move(write));
+    box->setSpecialValueText(special);
+    enableWhen(box, when);
     return box;
 }
 

@@ -73,6 +73,12 @@ private:
                         std::function<void(Scenario&, int)> write);
     // Enables `editor` only while `when` holds for the document (on each refresh).
     void enableWhen(QWidget* editor, bool (*when)(const Scenario&));
+    // A spin box whose minimum reads `special` (the plan's default), enabled
+    // only while `when` holds.
+    QSpinBox* addDefaultedSpin(QFormLayout* form, const QString& field, const QString& label,
+                               int min, int max, const QString& toolTip,
+                               std::function<void(Scenario&, int)> write, const QString& special,
+                               bool (*when)(const Scenario&));
     // A check box showing read(plan) on every refresh; a toggle writes it.
     QCheckBox* addCheck(QFormLayout* form, const QString& field, const QString& label,
                         const QString& toolTip, bool (*read)(const Plan&),
