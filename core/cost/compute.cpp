@@ -617,6 +617,7 @@ struct LayerShape {
     double b;             // sequences per microbatch
     double sFull, sLocal; // sequence length, and its share on one CP rank
     double T;             // tokens per GPU
+    double Texp;          // tokens an expert TP group gathers: T, or etp sequence shards of it
     double h, dh;         // hidden, head dimension
     double headsLocal, kvLocal;
     AttentionWidths w;     // the attention's tensors on this rank
@@ -636,6 +637,7 @@ LayerShape layerShape(const LayerContext& ctx) {
     s.sFull = double(plan.sequence_length);
     s.sLocal = s.sFull / s.cp;
     s.T = s.b * s.sLocal;
+    s.Texp = s.et < s.t ? s.T / s.t * s.et : s.T;
     s.h = double(model.hidden);
     s.dh = double(model.headDim());
     s.headsLocal = model.headsPerRank(s.t);
@@ -700,9 +702,9 @@ double tpGatherBytes(const LayerShape& s) {
 // dispatcher) the hidden states themselves are gathered and the output
 // reduce-scattered; the flex dispatchers are charged the same. With the
 // experts on fewer ranks than TP each gathers etp sequence shards, not the
-// whole TP group's (expertTpGroup below).
+// whole TP group's (LayerShape::Texp).
 double moeTpTensorBytes(const LayerContext& ctx, const LayerShape& s) {
-    const double hidden = s.T * s.h * kBf16 * (s.et < s.t ? s.et / s.t : 1.0);
+    const double hidden = s.Texp * s.h * kBf16;
     const Plan& plan = *ctx.plan;
     if (plan.parallelism.ep <= 1 || plan.ep_dispatcher != EpDispatcher::AllToAll)
         return hidden;
@@ -985,7 +987,7 @@ MlpWork mlp(const LayerContext& ctx, const LayerShape& s, GemmSums& gemms, Layer
         // group's, or etp sequence shards when the experts fold TP ranks into
         // EP) from each of the ep ranks, top_k copies each. Each expert is
         // split over et ranks.
-        const double groupTokens = s.et < t ? T / t * s.et : T;
+        const double groupTokens = s.Texp;
         const double et = s.et;
         const double tokensPerExpert =
             groupTokens * s.ep * moe.top_k * moe.executedFactor() / moe.experts;
