@@ -60,11 +60,15 @@ QByteArray problems(const std::vector<sa::Diagnostic>& ds) {
     return out;
 }
 
+// A Megatron script or a NeMo YAML, by the framework that reads it.
+Imported importText(Framework f, const std::string& text, const ImportOptions& opt = {}) {
+    return f == Framework::Nemo ? importNemo(text, opt) : importMegatronScript(text, opt);
+}
+
 Imported importFile(Framework f, const QString& rel, const ImportOptions& base = {}) {
     ImportOptions opt = base;
     opt.file = rel.toStdString();
-    const std::string text = readText(dataPath(rel));
-    return f == Framework::Nemo ? importNemo(text, opt) : importMegatronScript(text, opt);
+    return importText(f, readText(dataPath(rel)), opt);
 }
 
 // A document's values by "/key", or "/key/sub" one level into objects (whole
@@ -586,8 +590,7 @@ void TestFrameworks::roundTrip() {
     QVERIFY2(ex.ok(), problems(ex.problems).constData());
     ImportOptions opt;
     opt.file = "exported";
-    const Imported back =
-        f == Framework::Nemo ? importNemo(ex.text, opt) : importMegatronScript(ex.text, opt);
+    const Imported back = importText(f, ex.text, opt);
     QVERIFY2(back.ok(), (problems(back.problems) + QByteArray::fromStdString(ex.text)).constData());
     sa::Model m = *back.model;
     sa::Plan p = *back.plan;
@@ -741,9 +744,7 @@ void TestFrameworks::refusals() {
     QFETCH(QString, message);
     ImportOptions opt;
     opt.file = "input";
-    const Imported got = Framework(framework) == Framework::Nemo
-                             ? importNemo(text.toStdString(), opt)
-                             : importMegatronScript(text.toStdString(), opt);
+    const Imported got = importText(Framework(framework), text.toStdString(), opt);
     QVERIFY(!got.ok());
     bool found = false;
     for (const auto& d : got.problems)
@@ -801,8 +802,7 @@ void TestFrameworks::latentAttention() {
     for (Framework f : {Framework::Megatron, Framework::Nemo}) {
         const Exported ex = exportPlan(f, *got.model, *got.plan);
         QVERIFY2(ex.ok(), problems(ex.problems).constData());
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.model->mla, got.model->mla);
     }
@@ -816,8 +816,7 @@ void TestFrameworks::latentAttention() {
     for (Framework f : {Framework::Megatron, Framework::Nemo}) {
         const Exported ex = exportPlan(f, *overlapped.model, *overlapped.plan);
         QVERIFY2(ex.ok(), problems(ex.problems).constData());
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QVERIFY(again.plan->ep_overlap);
     }
@@ -860,8 +859,7 @@ void TestFrameworks::multiTokenPrediction() {
         QVERIFY2(ex.ok(), problems(ex.problems).constData());
         QVERIFY(ex.text.find(f == Framework::Nemo ? "mtp_num_layers" : "--mtp-num-layers 2") !=
                 std::string::npos);
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.model->mtp_layers, 2);
     }
@@ -899,8 +897,7 @@ void TestFrameworks::moeTokenDrop() {
         QVERIFY(ex.text.find(f == Framework::Nemo
                                  ? "moe_pad_expert_input_to_capacity"
                                  : "--moe-pad-expert-input-to-capacity") != std::string::npos);
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.model->moe->capacity_factor, 1.0);
         QVERIFY(again.model->moe->padded());
@@ -943,8 +940,7 @@ void TestFrameworks::expertTensorParallel() {
         QVERIFY(ex.text.find(f == Framework::Nemo
                                  ? "expert_tensor_parallel_size: 1"
                                  : "--expert-tensor-parallel-size 1") != std::string::npos);
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.plan->parallelism.etp, 1);
     }
@@ -976,8 +972,7 @@ void TestFrameworks::slidingWindow() {
     for (Framework f : {Framework::Megatron, Framework::Nemo}) {
         const Exported ex = exportPlan(f, *got.model, *got.plan);
         QVERIFY2(ex.ok(), problems(ex.problems).constData());
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(),
                  (problems(again.problems) + QByteArray::fromStdString(ex.text)).constData());
         QVERIFY(again.model->sliding_window == got.model->sliding_window);
@@ -1138,8 +1133,7 @@ void TestFrameworks::lossKernels() {
     QFETCH(QString, text);
     QFETCH(QString, loss);
     const Framework f = Framework(framework);
-    const Imported got = f == Framework::Nemo ? importNemo(text.toStdString(), {})
-                                              : importMegatronScript(text.toStdString(), {});
+    const Imported got = importText(f, text.toStdString());
     if (loss.isEmpty()) {
         QVERIFY(!got.ok());
         QVERIFY(problems(got.problems).contains("cross-entropy-fusion-impl"));
@@ -1161,8 +1155,7 @@ void TestFrameworks::lossKernels() {
     const Exported out = f == Framework::Nemo ? exportNemo(*got.model, *got.plan)
                                               : exportMegatron(*got.model, *got.plan);
     QVERIFY2(out.ok(), problems(out.problems).constData());
-    const Imported again =
-        f == Framework::Nemo ? importNemo(out.text, {}) : importMegatronScript(out.text, {});
+    const Imported again = importText(f, out.text);
     QVERIFY2(again.ok(), problems(again.problems).constData());
     QCOMPARE(again.plan->cross_entropy, got.plan->cross_entropy);
 }
@@ -1209,8 +1202,7 @@ void TestFrameworks::attentionBackendEnvironment() {
     QFETCH(bool, flash);
     QFETCH(QString, kernel);
     const Framework f = Framework(framework);
-    const Imported got = f == Framework::Nemo ? importNemo(text.toStdString(), {})
-                                              : importMegatronScript(text.toStdString(), {});
+    const Imported got = importText(f, text.toStdString());
     QVERIFY2(got.ok(), problems(got.problems).constData());
     QCOMPARE(got.plan->flash_attention, flash);
     QCOMPARE(QString::fromLatin1(toString(got.plan->attention_kernel)), kernel);
@@ -1235,8 +1227,7 @@ void TestFrameworks::attentionBackendEnvironment() {
     if (got.plan->flash_attention && got.plan->attention_kernel != sa::AttentionKernel::Auto) {
         const Exported ex = exportPlan(f, *got.model, *got.plan);
         QVERIFY2(ex.ok(), problems(ex.problems).constData());
-        const Imported again =
-            f == Framework::Nemo ? importNemo(ex.text, {}) : importMegatronScript(ex.text, {});
+        const Imported again = importText(f, ex.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.plan->attention_kernel, got.plan->attention_kernel);
         if (f == Framework::Nemo)
@@ -1402,9 +1393,7 @@ void TestFrameworks::p2pOverlapImported() {
     QFETCH(QString, ignored);
     ImportOptions opt;
     opt.file = "input";
-    const Imported got = Framework(framework) == Framework::Nemo
-                             ? importNemo(text.toStdString(), opt)
-                             : importMegatronScript(text.toStdString(), opt);
+    const Imported got = importText(Framework(framework), text.toStdString(), opt);
     QVERIFY2(got.ok(), problems(got.problems).constData());
     QCOMPARE(got.plan->p2p_overlap, overlap);
     bool reported = ignored.isEmpty();
@@ -1460,8 +1449,7 @@ void TestFrameworks::cudaGraphsImported_data() {
 static Imported importedAs(int framework, const std::string& text) {
     ImportOptions opt;
     opt.file = "input";
-    return Framework(framework) == Framework::Nemo ? importNemo(text, opt)
-                                                   : importMegatronScript(text, opt);
+    return importText(Framework(framework), text, opt);
 }
 
 // The plan's cuda_graphs from each spelling; the exports write it back.
@@ -2004,8 +1992,7 @@ void TestFrameworks::megatronDefaults() {
         QVERIFY(QString::fromStdString(out.text).contains(
             f == Framework::Nemo ? "recompute_modules: [layernorm, mlp, moe_act]"
                                  : "--recompute-modules layernorm mlp moe_act"));
-        const Imported again =
-            f == Framework::Nemo ? importNemo(out.text, {}) : importMegatronScript(out.text, {});
+        const Imported again = importText(f, out.text);
         QVERIFY2(again.ok(), problems(again.problems).constData());
         QCOMPARE(again.plan->recompute_modules, sm.plan->recompute_modules);
     }
@@ -2197,8 +2184,7 @@ void TestFrameworks::malformedInputs() {
     QFETCH(int, framework);
     QFETCH(QString, text);
     const std::string t = text.toStdString();
-    const Imported got =
-        Framework(framework) == Framework::Nemo ? importNemo(t, {}) : importMegatronScript(t, {});
+    const Imported got = importText(Framework(framework), t);
     QVERIFY(!got.ok());
     QVERIFY(!got.problems.empty());
     for (const auto& d : got.problems)
